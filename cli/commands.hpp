@@ -1,0 +1,31 @@
+#pragma once
+// Subcommands of tune-engine. Each cmd_*.cpp defines one add_*_command that
+// adds its CLI11 subcommand and returns the function that runs it.
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace tune::cli {
+
+constexpr int exit_ok = 0;
+constexpr int exit_failure = 1;
+constexpr int exit_bad_input = 2;
+
+/// Bad user input: printed as is, exit code 2.
+struct input_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using command_list = std::vector<std::pair<CLI::App*, std::function<int()>>>;
+
+// One line per subcommand; defined in cmd_<name>.cpp.
+void add_space_command(CLI::App& app, command_list& commands);
+
+inline void register_commands(CLI::App& app, command_list& commands) {
+  add_space_command(app, commands);
+}
+
+}  // namespace tune::cli

@@ -1,0 +1,94 @@
+#pragma once
+// The four parameter kinds of OpEvo (section 3), each with its topology.
+//
+// A parameter's values are numbered 0 .. cardinality()-1; a configuration
+// stores one such index per parameter. Each kind knows how to turn an index
+// into its value (for code generation and printing), into numeric features
+// (for the surrogate's distance), and which indices are adjacent to it.
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tune {
+
+/// The random engine used everywhere: every random choice of a run flows from
+/// one seeded instance of it (or from instances forked off it).
+using rng_type = std::mt19937_64;
+
+/// Derives an independent, reproducible seed for a named stream of a run.
+std::uint64_t fork_seed(std::uint64_t seed, std::uint64_t stream);
+
+enum class parameter_kind { factorization, permutation, discrete, categorical };
+
+const char* to_string(parameter_kind kind);
+
+/// A parameter value as a user sees it: a number, a string, or a tuple of
+/// integers (a factorization, or a permutation of 0 .. n-1).
+using parameter_value = std::variant<double, std::string, std::vector<std::int64_t>>;
+
+/// Renders a value the way the search-space files write it (JSON-like).
+std::string to_string(const parameter_value& value);
+
+class parameter {
+ public:
+  virtual ~parameter() = default;
+
+  const std::string& name() const { return name_; }
+  virtual parameter_kind kind() const = 0;
+
+  /// Number of values; exact.
+  virtual std::uint64_t cardinality() const = 0;
+
+  /// The value with this index, 0 <= index < cardinality().
+  virtual parameter_value value(std::uint64_t index) const = 0;
+
+  /// The index of a value; throws std::invalid_argument if it is not one.
+  virtual std::uint64_t index_of(const parameter_value& value) const = 0;
+
+  /// The indices adjacent to `index` in the kind's topology (never itself).
+  virtual std::vector<std::uint64_t> neighbours(std::uint64_t index) const = 0;
+
+  /// Number of numeric features of a value (for distances); at least 1.
+  virtual std::size_t feature_count() const = 0;
+
+  /// Appends the numeric features of the value with this index to `out`.
+  virtual void features(std::uint64_t index, std::vector<double>& out) const = 0;
+
+  /// A uniformly drawn index.
+  std::uint64_t draw(rng_type& rng) const;
+
+ protected:
+  explicit parameter(std::string name) : name_(std::move(name)) {}
+
+ private:
+  std::string name_;
+};
+
+using parameter_ptr = std::shared_ptr<const parameter>;
+
+/// Ordered nu-tuples of positive integers whose product is `product`. Two are
+/// adjacent when one prime factor moves from one position to another.
+parameter_ptr make_factorization_parameter(std::string name, std::int64_t product, int parts);
+
+/// All orderings of 0 .. n-1; adjacent when one transposition maps one onto
+/// the other.
+parameter_ptr make_permutation_parameter(std::string name, int n);
+
+/// Ordered numbers; adjacent when consecutive in sorted order. Values are
+/// sorted and must be distinct.
+parameter_ptr make_discrete_parameter(std::string name, std::vector<double> values);
+
+/// Unordered choices, all adjacent to each other. Values may be numbers or
+/// strings (features: the number itself, or index + 1 for strings).
+parameter_ptr make_categorical_parameter(std::string name, std::vector<parameter_value> values);
+
+/// One step of OpEvo's q-random walk (Eq. 3) is taken with probability q to a
+/// uniformly chosen neighbour; the walk stops with probability 1 - q. Returns
+/// the vertex where it stops.
+std::uint64_t q_random_walk(const parameter& param, std::uint64_t start, double q, rng_type& rng);
+
+}  // namespace tune

@@ -1,0 +1,45 @@
+#pragma once
+// Readers of search-space files. Every reader throws std::invalid_argument
+// whose message names the file, the field and the problem (and the fix where
+// there is one), e.g.
+//   "spec.json: ConfigurationSpace.TuningParameters[2].Values: cannot read '[1, 2'; expected a list such as [1, 2, 4]"
+
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "tune/engine/space.hpp"
+
+namespace tune {
+
+/// Reads a whole file, gunzipping it when its name ends in ".gz".
+std::string read_file_text(const std::string& path);
+
+/// Parses a JSON file (".gz" allowed). With `repair_truncated_cache`, a Kernel
+/// Tuner cache that lacks its final "}}" (it is written append-only) is
+/// repaired first.
+nlohmann::json read_json_file(const std::string& path, bool repair_truncated_cache = false);
+
+/// Overrides of the guessed parameter kind, by parameter name:
+/// "discrete" or "categorical".
+using kind_overrides = std::map<std::string, std::string>;
+
+/// NNI OpEvo search space: {"name": {"_type": "factor"|"discrete"|"choice"|"perm", "_value": …}}.
+search_space read_nni_space(const std::string& path);
+search_space nni_space_from_json(const nlohmann::json& doc, const std::string& origin);
+
+/// T1 spec: ConfigurationSpace.TuningParameters and Conditions.
+search_space read_t1_spec(const std::string& path);
+search_space t1_space_from_json(const nlohmann::json& doc, const std::string& origin);
+
+/// The tune_params block of a Kernel Tuner cache (in tune_params_keys order).
+/// Numeric value lists become discrete parameters; two-valued flags and
+/// non-numeric values categorical, unless `overrides` says otherwise.
+search_space read_kernel_tuner_space(const std::string& path, const kind_overrides& overrides = {});
+search_space kernel_tuner_space_from_json(const nlohmann::json& cache, const std::string& origin,
+                                          const kind_overrides& overrides = {});
+
+/// Detects the format of a file (NNI space, T1 spec, Kernel Tuner cache) and reads it.
+search_space read_space_file(const std::string& path);
+
+}  // namespace tune

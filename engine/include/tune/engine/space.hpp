@@ -1,0 +1,108 @@
+#pragma once
+// A search space: named parameters, constraints over their values, and
+// optionally an explicit set of the configurations that exist (a measured
+// dataset). A configuration holds one value index per parameter.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "tune/engine/parameter.hpp"
+
+namespace tune {
+
+/// One value index per parameter of its space, in the space's order.
+using configuration = std::vector<std::uint64_t>;
+
+struct configuration_hash {
+  std::size_t operator()(const configuration& config) const noexcept;
+};
+
+using configuration_set = std::unordered_set<configuration, configuration_hash>;
+
+class constraint_set;
+
+class search_space {
+ public:
+  /// `origin` names where the space came from (a file path), for messages.
+  explicit search_space(std::vector<parameter_ptr> parameters, std::string origin = {});
+
+  const std::vector<parameter_ptr>& parameters() const { return parameters_; }
+  std::size_t dimension() const { return parameters_.size(); }
+  const std::string& origin() const { return origin_; }
+
+  /// Index of the parameter with this name; nullopt when there is none.
+  std::optional<std::size_t> find(const std::string& name) const;
+
+  /// Product of the parameters' cardinalities; nullopt when it exceeds 2^64.
+  std::optional<std::uint64_t> cartesian_size() const;
+
+  /// Adds boolean expressions over parameter names that every valid
+  /// configuration satisfies (see constraint.hpp for the accepted forms).
+  /// Throws std::invalid_argument naming the expression and the problem.
+  void add_constraints(const std::vector<std::string>& expressions);
+  const std::vector<std::string>& constraint_expressions() const;
+
+  /// Restricts the space to exactly these configurations (a dataset: what is
+  /// absent broke the kernel's restrictions). Random sampling then draws from
+  /// them.
+  void restrict_to(std::vector<configuration> members);
+  const std::vector<configuration>* members() const;
+
+  /// True when the configuration has the right shape and index ranges,
+  /// satisfies every constraint and (if restricted) is a member.
+  bool is_valid(const configuration& config) const;
+
+  /// Mixed-radix index of a configuration and back (parameter 0 varies
+  /// slowest). Needs cartesian_size().
+  std::uint64_t flatten(const configuration& config) const;
+  configuration unflatten(std::uint64_t flat) const;
+
+  /// A uniformly drawn configuration of the Cartesian product (maybe invalid).
+  configuration draw(rng_type& rng) const;
+
+  /// A uniformly drawn valid configuration: from the members if restricted,
+  /// else by rejection (at most `tries` draws), else from the enumerated valid
+  /// set when the Cartesian product is small enough to enumerate.
+  std::optional<configuration> draw_valid(rng_type& rng, int tries = 10000) const;
+
+  /// Every valid configuration, in flat order; nullopt when the Cartesian
+  /// product exceeds `limit`. Cached after the first call.
+  const std::vector<configuration>* enumerate_valid(std::uint64_t limit = 20'000'000) const;
+
+  /// Number of valid configurations; nullopt when it cannot be enumerated
+  /// within `limit`. Cheap when there are no constraints.
+  std::optional<std::uint64_t> count_valid(std::uint64_t limit = 20'000'000) const;
+
+  /// Numeric features of a configuration (all parameters' features, concatenated).
+  std::vector<double> features(const configuration& config) const;
+  std::size_t feature_count() const { return feature_count_; }
+
+  /// Values of a configuration by parameter name.
+  std::vector<std::pair<std::string, parameter_value>> values(const configuration& config) const;
+
+  /// `{"name": value, ...}` in parameter order, JSON text.
+  std::string to_json(const configuration& config) const;
+
+  /// The configuration with these values by name; throws std::invalid_argument
+  /// naming the parameter when a name is missing or a value does not exist.
+  configuration from_values(const std::map<std::string, parameter_value>& values) const;
+
+ private:
+  std::vector<parameter_ptr> parameters_;
+  std::string origin_;
+  std::size_t feature_count_ = 0;
+  std::shared_ptr<constraint_set> constraints_;
+  std::shared_ptr<std::vector<configuration>> members_;
+  std::shared_ptr<configuration_set> member_set_;
+  mutable std::shared_ptr<std::vector<configuration>> valid_cache_;
+};
+
+using search_space_ptr = std::shared_ptr<const search_space>;
+
+}  // namespace tune

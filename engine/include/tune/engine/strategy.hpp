@@ -1,0 +1,52 @@
+#pragma once
+// Search strategies are ask/tell:
+//
+//   propose(n) ──> up to n new, valid, never-seen configurations
+//   observe(r) <── one result at a time, in any order, failures included
+//
+// The pipeline never waits for a generation: each strategy maps its
+// generations onto this steady state (see each implementation's comment).
+// Every random choice comes from an RNG seeded with the run's seed, so the
+// same seed and the same order of results give the same proposals.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tune/engine/result.hpp"
+#include "tune/engine/space.hpp"
+
+namespace tune {
+
+struct strategy_options {
+  std::uint64_t seed = 0;
+  /// Hyperparameters by name (e.g. "lambda", "rho", "q" for opevo); a name the
+  /// strategy does not know is an error.
+  std::map<std::string, double> hyper;
+};
+
+class strategy {
+ public:
+  virtual ~strategy() = default;
+  virtual std::string name() const = 0;
+
+  /// Up to n configurations that are valid, not yet measured and not in
+  /// flight. Fewer (even none) when the strategy has nothing to offer now.
+  virtual std::vector<configuration> propose(std::size_t n) = 0;
+
+  /// Takes one result of a configuration this strategy proposed (or, on
+  /// resume, one recorded earlier).
+  virtual void observe(const trial_result& result) = 0;
+};
+
+/// Names accepted by make_strategy: random, ga, opevo, nose, nsga2, opevo+knn.
+std::vector<std::string> strategy_names();
+
+/// Throws std::invalid_argument for an unknown name or hyperparameter.
+std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr space,
+                                        const strategy_options& options);
+
+}  // namespace tune

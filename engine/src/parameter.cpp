@@ -1,0 +1,375 @@
+#include "tune/engine/parameter.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+namespace tune {
+
+std::uint64_t fork_seed(std::uint64_t seed, std::uint64_t stream) {
+  // splitmix64 over the pair: distinct streams give unrelated seeds.
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+const char* to_string(parameter_kind kind) {
+  switch (kind) {
+    case parameter_kind::factorization:
+      return "factorization";
+    case parameter_kind::permutation:
+      return "permutation";
+    case parameter_kind::discrete:
+      return "discrete";
+    case parameter_kind::categorical:
+      return "categorical";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string number_to_string(double x) {
+  if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 1e15) {
+    return std::to_string(static_cast<long long>(x));
+  }
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, x);
+  if (ec != std::errc{}) return "nan";
+  return std::string(buffer, end);
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string to_string(const parameter_value& value) {
+  if (auto* number = std::get_if<double>(&value)) return number_to_string(*number);
+  if (auto* text = std::get_if<std::string>(&value)) return quote(*text);
+  const auto& tuple = std::get<std::vector<std::int64_t>>(value);
+  std::string out = "[";
+  for (std::size_t i = 0; i < tuple.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(tuple[i]);
+  }
+  return out + "]";
+}
+
+std::uint64_t parameter::draw(rng_type& rng) const {
+  std::uniform_int_distribution<std::uint64_t> pick(0, cardinality() - 1);
+  return pick(rng);
+}
+
+std::uint64_t q_random_walk(const parameter& param, std::uint64_t start, double q, rng_type& rng) {
+  if (!(q >= 0.0 && q < 1.0)) throw std::invalid_argument("q_random_walk: q must lie in [0, 1)");
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  std::uint64_t current = start;
+  while (coin(rng) < q) {
+    auto next = param.neighbours(current);
+    if (next.empty()) break;
+    std::uniform_int_distribution<std::size_t> pick(0, next.size() - 1);
+    current = next[pick(rng)];
+  }
+  return current;
+}
+
+namespace {
+
+using tuple_type = std::vector<std::int64_t>;
+
+const tuple_type& as_tuple(const parameter_value& value, const std::string& name) {
+  auto* tuple = std::get_if<tuple_type>(&value);
+  if (!tuple) throw std::invalid_argument("parameter '" + name + "': expected a list of integers");
+  return *tuple;
+}
+
+// ---------------------------------------------------------------- factorization
+
+class factorization_parameter final : public parameter {
+ public:
+  factorization_parameter(std::string name, std::int64_t product, int parts)
+      : parameter(std::move(name)), product_(product), parts_(parts) {
+    if (product < 1) throw std::invalid_argument("factorization '" + this->name() + "': product must be >= 1");
+    if (parts < 1) throw std::invalid_argument("factorization '" + this->name() + "': parts must be >= 1");
+    for (std::int64_t n = product, p = 2; n > 1; ++p) {
+      if (p * p > n) p = n;
+      if (n % p == 0) {
+        primes_.push_back(p);
+        while (n % p == 0) n /= p;
+      }
+    }
+    tuple_type current(parts, 1);
+    enumerate(0, product, current);
+    std::sort(tuples_.begin(), tuples_.end());
+    for (std::size_t i = 0; i < tuples_.size(); ++i) index_.emplace(tuples_[i], i);
+  }
+
+  parameter_kind kind() const override { return parameter_kind::factorization; }
+  std::uint64_t cardinality() const override { return tuples_.size(); }
+  parameter_value value(std::uint64_t index) const override { return tuples_.at(index); }
+
+  std::uint64_t index_of(const parameter_value& value) const override {
+    auto it = index_.find(as_tuple(value, name()));
+    if (it == index_.end()) {
+      throw std::invalid_argument("parameter '" + name() + "': " + to_string(value) + " is not an ordered " +
+                                  std::to_string(parts_) + "-factorization of " + std::to_string(product_));
+    }
+    return it->second;
+  }
+
+  std::vector<std::uint64_t> neighbours(std::uint64_t index) const override {
+    const tuple_type& u = tuples_.at(index);
+    std::vector<std::uint64_t> out;
+    tuple_type v = u;
+    for (int from = 0; from < parts_; ++from) {
+      for (std::int64_t z : primes_) {
+        if (u[from] % z != 0) continue;
+        for (int to = 0; to < parts_; ++to) {
+          if (to == from) continue;
+          v[from] = u[from] / z;
+          v[to] = u[to] * z;
+          out.push_back(index_.at(v));
+          v[from] = u[from];
+          v[to] = u[to];
+        }
+      }
+    }
+    return out;
+  }
+
+  std::size_t feature_count() const override { return parts_; }
+  void features(std::uint64_t index, std::vector<double>& out) const override {
+    for (auto f : tuples_.at(index)) out.push_back(static_cast<double>(f));
+  }
+
+ private:
+  void enumerate(int position, std::int64_t rest, tuple_type& current) {
+    if (position == parts_ - 1) {
+      current[position] = rest;
+      tuples_.push_back(current);
+      return;
+    }
+    for (std::int64_t d = 1; d <= rest; ++d) {
+      if (rest % d != 0) continue;
+      current[position] = d;
+      enumerate(position + 1, rest / d, current);
+    }
+  }
+
+  std::int64_t product_;
+  int parts_;
+  std::vector<std::int64_t> primes_;
+  std::vector<tuple_type> tuples_;
+  std::map<tuple_type, std::uint64_t> index_;
+};
+
+// ---------------------------------------------------------------- permutation
+
+class permutation_parameter final : public parameter {
+ public:
+  permutation_parameter(std::string name, int n) : parameter(std::move(name)), n_(n) {
+    if (n < 1 || n > 12) {
+      throw std::invalid_argument("permutation '" + this->name() + "': size must be between 1 and 12");
+    }
+    factorial_.assign(n + 1, 1);
+    for (int i = 1; i <= n; ++i) factorial_[i] = factorial_[i - 1] * i;
+  }
+
+  parameter_kind kind() const override { return parameter_kind::permutation; }
+  std::uint64_t cardinality() const override { return factorial_[n_]; }
+
+  // Lexicographic rank <-> permutation (Lehmer code).
+  parameter_value value(std::uint64_t index) const override { return unrank(index); }
+
+  std::uint64_t index_of(const parameter_value& value) const override {
+    const tuple_type& perm = as_tuple(value, name());
+    std::vector<bool> used(n_, false);
+    if (static_cast<int>(perm.size()) != n_) {
+      throw std::invalid_argument("parameter '" + name() + "': a permutation of 0.." + std::to_string(n_ - 1) +
+                                  " has " + std::to_string(n_) + " entries, got " + to_string(value));
+    }
+    std::uint64_t rank = 0;
+    for (int i = 0; i < n_; ++i) {
+      auto e = perm[i];
+      if (e < 0 || e >= n_ || used[e]) {
+        throw std::invalid_argument("parameter '" + name() + "': " + to_string(value) + " is not a permutation of 0.." +
+                                    std::to_string(n_ - 1));
+      }
+      std::uint64_t smaller_unused = 0;
+      for (int j = 0; j < e; ++j) smaller_unused += used[j] ? 0 : 1;
+      rank += smaller_unused * factorial_[n_ - 1 - i];
+      used[e] = true;
+    }
+    return rank;
+  }
+
+  std::vector<std::uint64_t> neighbours(std::uint64_t index) const override {
+    tuple_type perm = unrank(index);
+    std::vector<std::uint64_t> out;
+    for (int i = 0; i < n_; ++i) {
+      for (int j = i + 1; j < n_; ++j) {
+        std::swap(perm[i], perm[j]);
+        out.push_back(index_of(perm));
+        std::swap(perm[i], perm[j]);
+      }
+    }
+    return out;
+  }
+
+  std::size_t feature_count() const override { return n_; }
+  void features(std::uint64_t index, std::vector<double>& out) const override {
+    // Position of each element, shifted by one so that Canberra distances
+    // never divide zero by zero.
+    tuple_type perm = unrank(index);
+    std::vector<double> position(n_);
+    for (int i = 0; i < n_; ++i) position[perm[i]] = i + 1.0;
+    out.insert(out.end(), position.begin(), position.end());
+  }
+
+ private:
+  tuple_type unrank(std::uint64_t index) const {
+    if (index >= cardinality()) throw std::out_of_range("permutation index out of range");
+    std::vector<std::int64_t> pool(n_);
+    std::iota(pool.begin(), pool.end(), 0);
+    tuple_type out;
+    for (int i = n_ - 1; i >= 0; --i) {
+      auto q = index / factorial_[i];
+      index %= factorial_[i];
+      out.push_back(pool[q]);
+      pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(q));
+    }
+    return out;
+  }
+
+  int n_;
+  std::vector<std::uint64_t> factorial_;
+};
+
+// ---------------------------------------------------------------- discrete
+
+class discrete_parameter final : public parameter {
+ public:
+  discrete_parameter(std::string name, std::vector<double> values)
+      : parameter(std::move(name)), values_(std::move(values)) {
+    if (values_.empty()) throw std::invalid_argument("discrete '" + this->name() + "': needs at least one value");
+    for (double v : values_) {
+      if (!std::isfinite(v)) throw std::invalid_argument("discrete '" + this->name() + "': values must be finite");
+    }
+    std::sort(values_.begin(), values_.end());
+    if (std::adjacent_find(values_.begin(), values_.end()) != values_.end()) {
+      throw std::invalid_argument("discrete '" + this->name() + "': values must be distinct");
+    }
+  }
+
+  parameter_kind kind() const override { return parameter_kind::discrete; }
+  std::uint64_t cardinality() const override { return values_.size(); }
+  parameter_value value(std::uint64_t index) const override { return values_.at(index); }
+
+  std::uint64_t index_of(const parameter_value& value) const override {
+    auto* number = std::get_if<double>(&value);
+    if (number) {
+      auto it = std::lower_bound(values_.begin(), values_.end(), *number);
+      if (it != values_.end() && *it == *number) return static_cast<std::uint64_t>(it - values_.begin());
+    }
+    throw std::invalid_argument("parameter '" + name() + "': " + to_string(value) + " is not one of its values");
+  }
+
+  std::vector<std::uint64_t> neighbours(std::uint64_t index) const override {
+    std::vector<std::uint64_t> out;
+    if (index > 0) out.push_back(index - 1);
+    if (index + 1 < values_.size()) out.push_back(index + 1);
+    return out;
+  }
+
+  std::size_t feature_count() const override { return 1; }
+  void features(std::uint64_t index, std::vector<double>& out) const override { out.push_back(values_.at(index)); }
+
+ private:
+  std::vector<double> values_;
+};
+
+// ---------------------------------------------------------------- categorical
+
+class categorical_parameter final : public parameter {
+ public:
+  categorical_parameter(std::string name, std::vector<parameter_value> values)
+      : parameter(std::move(name)), values_(std::move(values)) {
+    if (values_.empty()) throw std::invalid_argument("categorical '" + this->name() + "': needs at least one value");
+    for (std::size_t i = 0; i < values_.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (values_[i] == values_[j]) {
+          throw std::invalid_argument("categorical '" + this->name() + "': value " + to_string(values_[i]) +
+                                      " appears twice");
+        }
+      }
+    }
+  }
+
+  parameter_kind kind() const override { return parameter_kind::categorical; }
+  std::uint64_t cardinality() const override { return values_.size(); }
+  parameter_value value(std::uint64_t index) const override { return values_.at(index); }
+
+  std::uint64_t index_of(const parameter_value& value) const override {
+    for (std::size_t i = 0; i < values_.size(); ++i) {
+      if (values_[i] == value) return i;
+    }
+    throw std::invalid_argument("parameter '" + name() + "': " + to_string(value) + " is not one of its values");
+  }
+
+  std::vector<std::uint64_t> neighbours(std::uint64_t index) const override {
+    std::vector<std::uint64_t> out;
+    for (std::size_t i = 0; i < values_.size(); ++i) {
+      if (i != index) out.push_back(i);
+    }
+    return out;
+  }
+
+  std::size_t feature_count() const override { return 1; }
+  void features(std::uint64_t index, std::vector<double>& out) const override {
+    const auto& v = values_.at(index);
+    auto* number = std::get_if<double>(&v);
+    out.push_back(number ? *number : static_cast<double>(index + 1));
+  }
+
+ private:
+  std::vector<parameter_value> values_;
+};
+
+}  // namespace
+
+parameter_ptr make_factorization_parameter(std::string name, std::int64_t product, int parts) {
+  return std::make_shared<factorization_parameter>(std::move(name), product, parts);
+}
+
+parameter_ptr make_permutation_parameter(std::string name, int n) {
+  return std::make_shared<permutation_parameter>(std::move(name), n);
+}
+
+parameter_ptr make_discrete_parameter(std::string name, std::vector<double> values) {
+  return std::make_shared<discrete_parameter>(std::move(name), std::move(values));
+}
+
+parameter_ptr make_categorical_parameter(std::string name, std::vector<parameter_value> values) {
+  return std::make_shared<categorical_parameter>(std::move(name), std::move(values));
+}
+
+}  // namespace tune

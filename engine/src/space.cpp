@@ -1,0 +1,209 @@
+#include "tune/engine/space.hpp"
+
+#include <stdexcept>
+
+#include "tune/engine/constraint.hpp"
+
+namespace tune {
+
+std::size_t configuration_hash::operator()(const configuration& config) const noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (auto v : config) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0x100000001b3ULL;
+  }
+  return static_cast<std::size_t>(h);
+}
+
+search_space::search_space(std::vector<parameter_ptr> parameters, std::string origin)
+    : parameters_(std::move(parameters)), origin_(std::move(origin)) {
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (!parameters_[i]) throw std::invalid_argument("search space: parameter " + std::to_string(i) + " is null");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (parameters_[j]->name() == parameters_[i]->name()) {
+        throw std::invalid_argument("search space: parameter '" + parameters_[i]->name() + "' is defined twice");
+      }
+    }
+    feature_count_ += parameters_[i]->feature_count();
+  }
+}
+
+std::optional<std::size_t> search_space::find(const std::string& name) const {
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (parameters_[i]->name() == name) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> search_space::cartesian_size() const {
+  std::uint64_t size = 1;
+  for (const auto& p : parameters_) {
+    if (__builtin_mul_overflow(size, p->cardinality(), &size)) return std::nullopt;
+  }
+  return size;
+}
+
+void search_space::add_constraints(const std::vector<std::string>& expressions) {
+  std::vector<std::string> all = constraint_expressions();
+  all.insert(all.end(), expressions.begin(), expressions.end());
+  constraints_ = make_constraint_set(*this, std::move(all));
+  valid_cache_.reset();
+}
+
+const std::vector<std::string>& search_space::constraint_expressions() const {
+  static const std::vector<std::string> none;
+  return constraints_ ? constraints_->expressions() : none;
+}
+
+void search_space::restrict_to(std::vector<configuration> members) {
+  auto set = std::make_shared<configuration_set>();
+  std::vector<configuration> unique;
+  unique.reserve(members.size());
+  for (auto& m : members) {
+    if (m.size() != parameters_.size()) {
+      throw std::invalid_argument("search space: a member configuration has " + std::to_string(m.size()) +
+                                  " values, the space has " + std::to_string(parameters_.size()) + " parameters");
+    }
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      if (m[i] >= parameters_[i]->cardinality()) {
+        throw std::invalid_argument("search space: a member has an out-of-range value for '" +
+                                    parameters_[i]->name() + "'");
+      }
+    }
+    if (set->insert(m).second) unique.push_back(std::move(m));
+  }
+  members_ = std::make_shared<std::vector<configuration>>(std::move(unique));
+  member_set_ = std::move(set);
+  valid_cache_.reset();
+}
+
+const std::vector<configuration>* search_space::members() const { return members_.get(); }
+
+bool search_space::is_valid(const configuration& config) const {
+  if (config.size() != parameters_.size()) return false;
+  for (std::size_t i = 0; i < config.size(); ++i) {
+    if (config[i] >= parameters_[i]->cardinality()) return false;
+  }
+  if (member_set_ && !member_set_->count(config)) return false;
+  if (constraints_ && !constraints_->satisfied(config)) return false;
+  return true;
+}
+
+std::uint64_t search_space::flatten(const configuration& config) const {
+  if (!cartesian_size()) throw std::logic_error("search space too large to flatten");
+  std::uint64_t flat = 0;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) flat = flat * parameters_[i]->cardinality() + config.at(i);
+  return flat;
+}
+
+configuration search_space::unflatten(std::uint64_t flat) const {
+  configuration config(parameters_.size());
+  for (std::size_t i = parameters_.size(); i-- > 0;) {
+    auto c = parameters_[i]->cardinality();
+    config[i] = flat % c;
+    flat /= c;
+  }
+  return config;
+}
+
+configuration search_space::draw(rng_type& rng) const {
+  configuration config(parameters_.size());
+  for (std::size_t i = 0; i < parameters_.size(); ++i) config[i] = parameters_[i]->draw(rng);
+  return config;
+}
+
+std::optional<configuration> search_space::draw_valid(rng_type& rng, int tries) const {
+  if (members_) {
+    if (members_->empty()) return std::nullopt;
+    std::uniform_int_distribution<std::size_t> pick(0, members_->size() - 1);
+    return (*members_)[pick(rng)];
+  }
+  for (int t = 0; t < tries; ++t) {
+    auto config = draw(rng);
+    if (is_valid(config)) return config;
+  }
+  if (auto* valid = enumerate_valid(); valid && !valid->empty()) {
+    std::uniform_int_distribution<std::size_t> pick(0, valid->size() - 1);
+    return (*valid)[pick(rng)];
+  }
+  return std::nullopt;
+}
+
+const std::vector<configuration>* search_space::enumerate_valid(std::uint64_t limit) const {
+  if (valid_cache_) return valid_cache_.get();
+  if (members_) {
+    auto valid = std::make_shared<std::vector<configuration>>();
+    for (const auto& m : *members_) {
+      if (!constraints_ || constraints_->satisfied(m)) valid->push_back(m);
+    }
+    valid_cache_ = std::move(valid);
+    return valid_cache_.get();
+  }
+  auto size = cartesian_size();
+  if (!size || *size > limit) return nullptr;
+  auto valid = std::make_shared<std::vector<configuration>>();
+  for (std::uint64_t flat = 0; flat < *size; ++flat) {
+    auto config = unflatten(flat);
+    if (!constraints_ || constraints_->satisfied(config)) valid->push_back(std::move(config));
+  }
+  valid_cache_ = std::move(valid);
+  return valid_cache_.get();
+}
+
+std::optional<std::uint64_t> search_space::count_valid(std::uint64_t limit) const {
+  if (valid_cache_) return valid_cache_->size();
+  if (members_ && !constraints_) return members_->size();
+  if (members_) return enumerate_valid()->size();
+  auto size = cartesian_size();
+  if (!constraints_) return size;
+  if (!size || *size > limit) return std::nullopt;
+  std::uint64_t count = 0;
+  for (std::uint64_t flat = 0; flat < *size; ++flat) {
+    if (constraints_->satisfied(unflatten(flat))) ++count;
+  }
+  return count;
+}
+
+std::vector<double> search_space::features(const configuration& config) const {
+  std::vector<double> out;
+  out.reserve(feature_count_);
+  for (std::size_t i = 0; i < parameters_.size(); ++i) parameters_[i]->features(config.at(i), out);
+  return out;
+}
+
+std::vector<std::pair<std::string, parameter_value>> search_space::values(const configuration& config) const {
+  std::vector<std::pair<std::string, parameter_value>> out;
+  out.reserve(parameters_.size());
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    out.emplace_back(parameters_[i]->name(), parameters_[i]->value(config.at(i)));
+  }
+  return out;
+}
+
+std::string search_space::to_json(const configuration& config) const {
+  std::string out = "{";
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (i) out += ", ";
+    out += to_string(parameter_value{parameters_[i]->name()});
+    out += ": ";
+    out += to_string(parameters_[i]->value(config.at(i)));
+  }
+  return out + "}";
+}
+
+configuration search_space::from_values(const std::map<std::string, parameter_value>& values) const {
+  configuration config(parameters_.size());
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    auto it = values.find(parameters_[i]->name());
+    if (it == values.end()) {
+      throw std::invalid_argument("configuration: parameter '" + parameters_[i]->name() + "' has no value");
+    }
+    config[i] = parameters_[i]->index_of(it->second);
+  }
+  for (const auto& [name, value] : values) {
+    if (!find(name)) throw std::invalid_argument("configuration: '" + name + "' is not a parameter of the space");
+  }
+  return config;
+}
+
+}  // namespace tune

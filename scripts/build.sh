@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds tune-engine into ./build (Release). Used by test.sh and demo.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=${TUNE_JOBS:-$(nproc)}
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs"
