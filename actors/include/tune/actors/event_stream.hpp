@@ -1,0 +1,157 @@
+#pragma once
+// The live event stream of a run: JSON objects on a ZeroMQ PUB socket, one
+// per message, for `tune-engine watch`, dashboards and tests.
+//
+//   population ──make_event(…)──> event_publisher (XPUB, bind) ══tcp══> event_subscriber (SUB, connect)
+//
+// Every event has "type" and "schema" (= event_schema_version); the fields of
+// each type are documented in docs/events.md. Publishing never blocks the
+// engine: a subscriber that falls more than the high-water mark behind loses
+// events (ZeroMQ PUB semantics).
+//
+// Slow joiner: a subscriber that connects receives only what is published
+// after its subscription reached the publisher. The publisher is an XPUB
+// socket, so it sees subscriptions arrive: wait_for_subscribers() lets a
+// caller hold the first event until n subscribers are there (or a timeout
+// passes) instead of sleeping and hoping.
+//
+// Sockets are not thread-safe: use each publisher/subscriber from one thread
+// at a time.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tune::actors {
+
+constexpr int event_schema_version = 1;
+constexpr const char* default_event_endpoint = "tcp://127.0.0.1:5556";
+
+// ---- events ---------------------------------------------------------------
+
+struct run_started_event {
+  std::int64_t run_id = 0;
+  std::string task;
+  std::string strategy;
+  std::uint64_t seed = 0;
+  std::optional<std::int64_t> budget_trials;           ///< trial budget, if any
+  std::optional<double> budget_seconds;                ///< time budget, if any
+  nlohmann::json topology = nlohmann::json::object();  ///< topology::summary()
+  bool resumed = false;                                ///< continues an earlier run
+  std::int64_t recorded_trials = 0;                    ///< trials already in the DB when resumed
+};
+
+struct trial_finished_event {
+  std::int64_t seq = 0;
+  nlohmann::json config = nlohmann::json::object();  ///< parameter name → value
+  std::string status;                                ///< tune::to_string(status)
+  std::optional<double> time_ms;                     ///< only when status is ok
+  double compile_s = 0.0;
+  double run_s = 0.0;
+  std::string device;
+  double elapsed_s = 0.0;  ///< since the run started
+  bool cached = false;     ///< reused from an earlier run, not measured
+};
+
+struct new_best_event {
+  std::int64_t seq = 0;
+  nlohmann::json config = nlohmann::json::object();
+  double time_ms = 0.0;
+  double elapsed_s = 0.0;
+};
+
+struct progress_event {
+  std::int64_t trials = 0;
+  double trials_per_s = 0.0;
+  double elapsed_s = 0.0;
+  std::map<std::string, double> device_busy;  ///< device name → busy fraction in [0, 1]
+  double compile_busy = 0.0;                  ///< compile pool busy fraction in [0, 1]
+  std::optional<double> best_time_ms;
+};
+
+struct run_finished_event {
+  std::int64_t trials = 0;
+  std::optional<double> best_time_ms;
+  nlohmann::json best_config;  ///< null when no trial was ok
+  double wall_s = 0.0;
+  std::string reason;  ///< "budget", "time", "exhausted", "interrupted", "error"
+};
+
+/// The JSON object of each event, with "type" and "schema".
+nlohmann::json make_event(const run_started_event& e);
+nlohmann::json make_event(const trial_finished_event& e);
+nlohmann::json make_event(const new_best_event& e);
+nlohmann::json make_event(const progress_event& e);
+nlohmann::json make_event(const run_finished_event& e);
+
+/// Known event types: run_started, trial_finished, new_best, progress, run_finished.
+const std::vector<std::string>& event_types();
+
+/// Checks one received message: a JSON object with a known "type", "schema"
+/// equal to event_schema_version and every field of that type with the right
+/// JSON type. Returns the event, or nullopt with the reason in `problem`.
+std::optional<nlohmann::json> parse_event(std::string_view message, std::string& problem);
+
+/// Throws std::invalid_argument with the fix when `endpoint` is not
+/// tcp://HOST:PORT, ipc://PATH or inproc://NAME.
+void check_endpoint(const std::string& endpoint);
+
+// ---- sockets --------------------------------------------------------------
+
+class event_publisher {
+ public:
+  /// Binds to `endpoint` (tcp://127.0.0.1:* picks a free port). Throws
+  /// std::invalid_argument naming the endpoint when it is malformed or
+  /// cannot be bound (e.g. the port is in use).
+  explicit event_publisher(const std::string& endpoint = default_event_endpoint);
+  ~event_publisher();
+  event_publisher(event_publisher&&) noexcept;
+  event_publisher& operator=(event_publisher&&) noexcept;
+
+  /// The bound endpoint, with the actual port when a wildcard was given.
+  const std::string& endpoint() const;
+
+  /// Sends one event (compact JSON). Never blocks.
+  void publish(const nlohmann::json& event);
+
+  /// Subscribers currently known (subscriptions seen minus unsubscriptions).
+  std::size_t subscribers();
+  /// Waits until at least `count` subscribers are known or `timeout` passes;
+  /// returns the number known.
+  std::size_t wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+class event_subscriber {
+ public:
+  /// Connects to `endpoint` and subscribes to every event. Throws
+  /// std::invalid_argument for a malformed endpoint.
+  explicit event_subscriber(const std::string& endpoint);
+  ~event_subscriber();
+  event_subscriber(event_subscriber&&) noexcept;
+  event_subscriber& operator=(event_subscriber&&) noexcept;
+
+  /// The next valid event, or nullopt when none arrives within `timeout`.
+  /// Invalid messages are skipped: each is counted and passed to the warning
+  /// handler (default: none).
+  std::optional<nlohmann::json> receive(std::chrono::milliseconds timeout);
+
+  std::size_t skipped() const;
+  void on_warning(std::function<void(const std::string&)> handler);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace tune::actors

@@ -1,0 +1,174 @@
+#pragma once
+// The results database: one SQLite file (WAL journal) holding every run and
+// every trial of every run. It is the truth the pipeline rebuilds from:
+//
+//   population ──create_run()──> runs      (one row per tuning run)
+//              ──record_trial()─> trials   (one row per measured configuration,
+//                                           committed before it is reported)
+//   --resume   <──trials(run)──── in recorded order, to replay observe()
+//   cache      <──find_cached()── same task key + device kind, earlier runs
+//   best       <──best()───────── fastest ok trial of a task
+//
+// Every row read back is validated; a corrupt row throws db_error naming the
+// file, the table and the row. A results_db is used by one thread at a time
+// (the population actor); other processes may read the file concurrently.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tune/engine/result.hpp"
+
+namespace tune::actors {
+
+/// A results database that cannot be read or written as expected (corrupt
+/// row, I/O failure). Bad user input (an unwritable path, a file that is not
+/// a results database, a newer schema) throws std::invalid_argument instead.
+struct db_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Lifecycle of a run: "running" until finish_run(); a run left "running" by
+/// a killed process is what --resume continues.
+enum class run_state { running, finished, failed };
+std::string_view to_string(run_state s);
+std::optional<run_state> run_state_from_string(std::string_view text);
+
+/// What create_run() needs to know about a new run.
+struct run_spec {
+  std::string task_key;             ///< backend::task_key()
+  std::string strategy;             ///< name given to make_strategy
+  std::uint64_t seed = 0;           ///< the run's seed (stored exactly, all 64 bits)
+  std::string options_json = "{}";  ///< budget, hyperparameters, topology…: a JSON object
+  std::string device_kind;          ///< backend::device_kind()
+};
+
+struct run_record {
+  std::int64_t id = 0;
+  std::string task_key;
+  std::string strategy;
+  std::uint64_t seed = 0;
+  std::string options_json;
+  std::string device_kind;
+  double started_at = 0.0;            ///< Unix seconds
+  std::optional<double> finished_at;  ///< Unix seconds; empty while running
+  run_state state = run_state::running;
+};
+
+/// One finished trial, as the population hands it over.
+struct trial_input {
+  std::string config_json;  ///< search_space::to_json(config): canonical
+  status state = status::unknown;
+  double time_ms = 0.0;            ///< stored only when state is ok (must then be finite, >= 0)
+  double compile_s = 0.0;          ///< >= 0
+  double run_s = 0.0;              ///< >= 0
+  std::string device;              ///< device name (topology), e.g. "sim0"
+  std::vector<double> objectives;  ///< extra objectives; may be empty
+  /// Run whose measurement was reused instead of measuring again (cache hit).
+  std::optional<std::int64_t> reused_from_run;
+};
+
+struct trial_record {
+  std::int64_t run_id = 0;
+  std::int64_t seq = 0;  ///< 0, 1, 2… in the order results arrived in the run
+  std::string config_json;
+  status state = status::unknown;
+  std::optional<double> time_ms;  ///< present exactly when state is ok
+  double compile_s = 0.0;
+  double run_s = 0.0;
+  std::string device;
+  double finished_at = 0.0;  ///< Unix seconds
+  std::vector<double> objectives;
+  std::optional<std::int64_t> reused_from_run;
+};
+
+/// Outcome of record_trial(): a configuration is recorded once per run.
+struct record_outcome {
+  bool inserted = false;  ///< false: the configuration was already in the run
+  std::int64_t seq = 0;   ///< the new trial's seq, or the existing one's
+};
+
+/// The best ok trial of a task plus counts, for `tune-engine best`.
+struct task_summary {
+  std::string task_key;
+  std::int64_t runs = 0;
+  std::int64_t trials = 0;  ///< all trials of all runs of the task
+  std::int64_t ok_trials = 0;
+  std::optional<trial_record> best;    ///< fastest ok trial (ties: earliest)
+  std::optional<run_record> best_run;  ///< the run of `best`
+};
+
+class results_db {
+ public:
+  /// Current schema version written to new files.
+  static constexpr int schema_version = 1;
+
+  enum class open_mode { read_write, read_only };
+
+  /// Opens (read_write: creates if missing) the database. Throws
+  /// std::invalid_argument naming the path when it cannot be created or
+  /// opened, is not a tune-engine results database, or has a newer schema.
+  /// `synchronous_full` makes every commit survive power loss too (slower);
+  /// the default (NORMAL) survives a killed process.
+  explicit results_db(const std::filesystem::path& file, open_mode mode = open_mode::read_write,
+                      bool synchronous_full = false);
+  ~results_db();
+  results_db(results_db&&) noexcept;
+  results_db& operator=(results_db&&) noexcept;
+
+  const std::filesystem::path& path() const;
+
+  // ---- runs -------------------------------------------------------------
+  /// Starts a run ("running"); returns its id.
+  std::int64_t create_run(const run_spec& spec);
+  std::optional<run_record> find_run(std::int64_t run_id) const;
+  /// The most recently started run still "running" with this task key,
+  /// strategy and seed: what `--resume` continues when no run id is given.
+  std::optional<run_record> latest_unfinished_run(const std::string& task_key, const std::string& strategy,
+                                                  std::uint64_t seed) const;
+  std::vector<run_record> runs() const;
+  /// Sets the run's state and finished_at. Throws db_error for an unknown run.
+  void finish_run(std::int64_t run_id, run_state state = run_state::finished);
+
+  // ---- trials -----------------------------------------------------------
+  /// Writes one trial in its own committed transaction and returns after
+  /// the commit: once this returns, the trial survives a kill -9. A
+  /// configuration already recorded in the run is not written again
+  /// (inserted = false). Throws std::invalid_argument for an invalid trial
+  /// (unknown run, negative times, ok without a finite time, config not a
+  /// JSON object).
+  record_outcome record_trial(std::int64_t run_id, const trial_input& trial);
+  /// Every trial of the run in recorded order (seq ascending).
+  std::vector<trial_record> trials(std::int64_t run_id) const;
+  std::int64_t trial_count(std::int64_t run_id) const;
+
+  // ---- across runs --------------------------------------------------------
+  /// The latest earlier measurement of this configuration for the same task
+  /// key and device kind whose outcome does not depend on luck: ok,
+  /// instantiation_error, compile_error, compile_error_device, wrong_answer.
+  /// (Runtime errors, timeouts and unknown are measured again.)
+  std::optional<trial_record> find_cached(const std::string& task_key, const std::string& device_kind,
+                                          const std::string& config_json) const;
+  /// All such measurements at once, by canonical config JSON (the latest per
+  /// configuration), for a population that wants to look up in memory.
+  std::unordered_map<std::string, trial_record> load_cache(const std::string& task_key,
+                                                           const std::string& device_kind) const;
+
+  /// Task keys with at least one run, sorted.
+  std::vector<std::string> tasks() const;
+  /// Best ok trial of the task over all its runs (any device kind unless
+  /// given) with counts; nullopt when the task has no run.
+  std::optional<task_summary> best(const std::string& task_key,
+                                   const std::optional<std::string>& device_kind = std::nullopt) const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace tune::actors
