@@ -1,0 +1,311 @@
+#pragma once
+// The actors of the tuning pipeline, their messages, and the one block of
+// type IDs that registers every message type.
+//
+//            demand(n) ─────────────> ┌───────────┐
+//      ┌──────────────────────────── │ generator │ <── observe(trial)
+//      │  candidates                 └───────────┘
+//      v
+// ┌────────────┐ evaluate(candidate) ┌──────────────┐ build  ┌──────────────┐
+// │ population │ ──────────────────> │ compile_pool │ ─────> │ build_worker │ × N (detached)
+// │            │ <────────────────── │              │        └──────────────┘
+// └────────────┘   trial (reply)     │              │ measure ┌──────────┐ run ┌───────────────┐
+//                                    │              │ ──────> │ measurer │ ──> │ device_runner │
+//                                    └──────────────┘ <────── └──────────┘     └───────────────┘
+//                                                      trial    one per device, runs serialised
+//
+// Every request carries a finite timeout; a failed build or run, a timeout or
+// an exception thrown by a backend becomes a status in the trial, never an
+// error that crosses a mailbox unanswered.
+
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/type_id.hpp>
+#include <caf/typed_actor.hpp>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tune/engine/result.hpp"
+#include "tune/engine/strategy.hpp"
+#include "tune/kernels/backend.hpp"
+
+namespace tune {
+
+// The backend's results travel between actors: found by argument-dependent lookup.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, build_result& x) {
+  return f(caf::meta::type_name("build_result"), x.state, x.artifact, x.compile_s, x.message);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_result& x) {
+  return f(caf::meta::type_name("run_result"), x.state, x.time_ms, x.run_s, x.message, x.objectives);
+}
+
+}  // namespace tune
+
+namespace tune::actors {
+
+/// A configuration on its way through the pipeline; `id` is unique in a run
+/// (the generator numbers them in the order it hands them out).
+struct candidate {
+  std::uint64_t id = 0;
+  configuration config;
+};
+
+/// A candidate and the outcome of building it.
+struct compiled_candidate {
+  candidate cand;
+  build_result build;
+};
+
+/// Everything known about one finished trial: what the strategy observes,
+/// what the results database stores and what events report.
+struct measured_trial {
+  std::uint64_t id = 0;
+  configuration config;
+  status state = status::unknown;
+  double time_ms = std::nan("");
+  std::vector<double> objectives;
+  double compile_s = 0.0;  ///< backend seconds (simulated for replay)
+  double run_s = 0.0;      ///< backend seconds (simulated for replay)
+  std::int32_t device = -1;
+  std::string message;
+  /// Seconds since the start of the run when the population received it,
+  /// in backend time (wall seconds divided by the time scale).
+  double finished_s = 0.0;
+
+  bool ok() const { return state == status::ok && std::isfinite(time_ms); }
+  trial_result to_result() const;
+};
+
+/// How busy one stage was inside a window of wall-clock time.
+struct stage_stats {
+  std::uint32_t workers = 0;
+  /// Seconds all workers of the stage spent working inside the window.
+  double busy_s = 0.0;
+  double window_s = 0.0;
+  /// CPU seconds the stage's own actor (not its blocking workers) used.
+  double cpu_s = 0.0;
+
+  double busy_fraction() const { return workers && window_s > 0 ? busy_s / (workers * window_s) : 0.0; }
+};
+
+/// One improvement of the best time, for time-to-target curves.
+struct best_point {
+  double at_s = 0.0;  ///< backend seconds since the start of the run
+  std::uint64_t trials = 0;
+  double time_ms = 0.0;
+};
+
+/// What a finished run reports.
+struct run_summary {
+  measured_trial best;             ///< state unknown when nothing succeeded
+  std::uint64_t trials = 0;        ///< trials of this run
+  std::uint64_t prior_trials = 0;  ///< trials recorded before a resume
+  double wall_s = 0.0;
+  double sim_s = 0.0;  ///< wall seconds divided by the time scale
+  /// Why the run ended: "budget", "time", "exhausted", "stopped", "failed".
+  std::string reason;
+  stage_stats compile;               ///< after warm-up
+  std::vector<stage_stats> devices;  ///< one per measurer, after warm-up
+  /// Trials finished per backend second between warm-up and the last hand-out.
+  double steady_rate = 0.0;
+  /// CPU seconds of the generator, population, pool and measurer actors.
+  double engine_cpu_s = 0.0;
+  std::vector<best_point> trace;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, candidate& x) {
+  return f(caf::meta::type_name("candidate"), x.id, x.config);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, compiled_candidate& x) {
+  return f(caf::meta::type_name("compiled_candidate"), x.cand, x.build);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
+  return f(caf::meta::type_name("measured_trial"), x.id, x.config, x.state, x.time_ms, x.objectives, x.compile_s,
+           x.run_s, x.device, x.message, x.finished_s);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stage_stats& x) {
+  return f(caf::meta::type_name("stage_stats"), x.workers, x.busy_s, x.window_s, x.cpu_s);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, best_point& x) {
+  return f(caf::meta::type_name("best_point"), x.at_s, x.trials, x.time_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_summary& x) {
+  return f(caf::meta::type_name("run_summary"), x.best, x.trials, x.prior_trials, x.wall_s, x.sim_s, x.reason,
+           x.compile, x.devices, x.steady_rate, x.engine_cpu_s, x.trace);
+}
+
+}  // namespace tune::actors
+
+CAF_BEGIN_TYPE_ID_BLOCK(tune_actors, caf::first_custom_type_id)
+CAF_ADD_TYPE_ID(tune_actors, (tune::actors::candidate))
+CAF_ADD_TYPE_ID(tune_actors, (std::vector<tune::actors::candidate>))
+CAF_ADD_TYPE_ID(tune_actors, (tune::actors::compiled_candidate))
+CAF_ADD_TYPE_ID(tune_actors, (tune::run_result))
+CAF_ADD_TYPE_ID(tune_actors, (tune::actors::measured_trial))
+CAF_ADD_TYPE_ID(tune_actors, (tune::actors::stage_stats))
+CAF_ADD_TYPE_ID(tune_actors, (tune::actors::run_summary))
+CAF_ADD_ATOM(tune_actors, tune::actors, demand_atom, "demand")
+CAF_ADD_ATOM(tune_actors, tune::actors, observe_atom, "observe")
+CAF_ADD_ATOM(tune_actors, tune::actors, evaluate_atom, "evaluate")
+CAF_ADD_ATOM(tune_actors, tune::actors, build_atom, "build")
+CAF_ADD_ATOM(tune_actors, tune::actors, measure_atom, "measure")
+CAF_ADD_ATOM(tune_actors, tune::actors, run_atom, "run")
+CAF_ADD_ATOM(tune_actors, tune::actors, stats_atom, "stats")
+CAF_ADD_ATOM(tune_actors, tune::actors, start_atom, "start")
+CAF_ADD_ATOM(tune_actors, tune::actors, stop_atom, "stop")
+CAF_ADD_ATOM(tune_actors, tune::actors, tick_atom, "tick")
+CAF_ADD_ATOM(tune_actors, tune::actors, done_atom, "done")
+CAF_END_TYPE_ID_BLOCK(tune_actors)
+
+namespace tune::actors {
+
+/// Registers every message type of the pipeline (the block above) with an
+/// actor system's configuration. Call once per configuration.
+void register_message_types(caf::actor_system_config& config);
+
+// -- the generator -----------------------------------------------------------
+/// Owns the strategy. Messages:
+/// - (demand, n) -> vector<candidate>: up to n new candidates, never one that
+///   was handed out before, is recorded, or violates the space's constraints;
+///   fewer (even none) when the strategy has nothing to offer now.
+/// - (observe, measured_trial): tells the strategy one result.
+/// - (stats, from, to) -> stage_stats: the generator's CPU time.
+using generator_actor = caf::typed_actor<caf::replies_to<demand_atom, std::uint32_t>::with<std::vector<candidate>>,
+                                         caf::reacts_to<observe_atom, measured_trial>,
+                                         caf::replies_to<stats_atom, double, double>::with<stage_stats>>;
+
+/// `prior` are recorded trials (resume): the strategy observes them in this
+/// order before the first proposal, and none of them is handed out again.
+generator_actor spawn_generator(caf::actor_system& system, search_space_ptr space, std::unique_ptr<strategy> strategy,
+                                std::vector<measured_trial> prior);
+
+// -- a build worker (detached: backend::build blocks) -------------------------
+/// - (build, candidate) -> compiled_candidate: builds with the compile timeout.
+///   An exception of the backend becomes status unknown.
+using build_worker_actor = caf::typed_actor<caf::replies_to<build_atom, candidate>::with<compiled_candidate>>;
+
+build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr backend, double compile_timeout_s);
+
+// -- a device runner (detached: backend::run blocks) --------------------------
+/// - (run, compiled_candidate) -> run_result: one run on the runner's device.
+using device_runner_actor = caf::typed_actor<caf::replies_to<run_atom, compiled_candidate>::with<run_result>>;
+
+device_runner_actor spawn_device_runner(caf::actor_system& system, backend_ptr backend, int device,
+                                        double run_timeout_s);
+
+// -- a measurer, one per device -----------------------------------------------
+/// Runs one candidate at a time on its device and queues the rest (the
+/// compile pool sends at most 1 + prefetch at once). Messages:
+/// - (measure, compiled_candidate) -> measured_trial: replied when the run ends,
+///   failed or timed out runs included.
+/// - (stats, from, to) -> stage_stats: device busy time inside [from, to]
+///   (steady-clock seconds).
+using measurer_actor = caf::typed_actor<caf::replies_to<measure_atom, compiled_candidate>::with<measured_trial>,
+                                        caf::replies_to<stats_atom, double, double>::with<stage_stats>>;
+
+struct measurer_options {
+  int device = 0;
+  double run_timeout_s = 10.0;  ///< backend seconds
+  double time_scale = 1.0;      ///< wall seconds per backend second
+  /// Wall seconds past the run timeout before a silent runner is replaced
+  /// (the backend enforces its timeout; this catches one that hangs).
+  double request_grace_s = 5.0;
+};
+
+measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, const measurer_options& options);
+
+// -- the compile pool --------------------------------------------------------
+/// N build workers; compiled candidates go to the measurer with the fewest
+/// outstanding runs that has room (1 running + its prefetch). Messages:
+/// - (evaluate, candidate) -> measured_trial: replied when the candidate has
+///   been built and measured (or failed to build).
+/// - (stats, from, to) -> stage_stats: busy time of the workers in [from, to].
+using compile_pool_actor = caf::typed_actor<caf::replies_to<evaluate_atom, candidate>::with<measured_trial>,
+                                            caf::replies_to<stats_atom, double, double>::with<stage_stats>>;
+
+struct compile_pool_options {
+  std::uint32_t workers = 1;
+  double compile_timeout_s = 60.0;  ///< backend seconds
+  double run_timeout_s = 10.0;      ///< backend seconds
+  double time_scale = 1.0;          ///< wall seconds per backend second
+  /// Wall seconds past the compile timeout before a silent worker is replaced.
+  double request_grace_s = 5.0;
+  std::vector<measurer_actor> measurers;
+  /// Compiled candidates each measurer may queue besides the one it runs.
+  std::vector<std::uint32_t> prefetch;
+};
+
+compile_pool_actor spawn_compile_pool(caf::actor_system& system, backend_ptr backend,
+                                      const compile_pool_options& options);
+
+// -- the population ----------------------------------------------------------
+/// Keeps capacity candidates in flight, takes every result, tracks the best,
+/// reports each trial once to its listener and decides when to stop.
+/// Messages:
+/// - (start): begins asking the generator for candidates.
+/// - (stop): hands out nothing more; finishes when in-flight work drained.
+/// - (tick): internal timer (progress line, time budget).
+/// When it finishes it sends (done, run_summary) to its `done_to` actor.
+using population_actor =
+    caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<stop_atom>, caf::reacts_to<tick_atom>>;
+
+/// Where the population reports, on its own thread and in arrival order: the
+/// results database and the event publisher live behind this.
+class trial_listener {
+ public:
+  virtual ~trial_listener() = default;
+  /// Once per finished trial; `new_best` when it improved the best time.
+  virtual void on_trial(const measured_trial& trial, bool new_best) = 0;
+  /// About four times a second: trials so far, backend seconds since start,
+  /// trials per backend second, and the busy fractions after warm-up.
+  virtual void on_progress(std::uint64_t /*trials*/, double /*at_s*/, double /*rate*/, double /*compile_busy*/,
+                           double /*device_busy*/) {}
+};
+
+enum class pipeline_mode {
+  steady,        ///< demand-driven: a freed slot is refilled at once
+  generational,  ///< propose a batch, build and measure all of it, wait, repeat
+};
+
+struct population_options {
+  /// Trials in all, those recorded before a resume included.
+  std::uint64_t budget = 100;
+  /// Backend seconds since the start after which nothing more is handed out; 0: none.
+  double time_budget_s = 0.0;
+  double time_scale = 1.0;  ///< wall seconds per backend second
+  /// Candidates in flight in steady mode: compile workers + per device one
+  /// running and its prefetch.
+  std::uint32_t capacity = 1;
+  pipeline_mode mode = pipeline_mode::steady;
+  std::uint32_t batch = 8;  ///< candidates per generation in generational mode
+  /// Wall seconds the population waits for a candidate's trial, and for the generator.
+  double evaluate_timeout_s = 600.0;
+  double demand_timeout_s = 30.0;
+  std::vector<measured_trial> prior;  ///< recorded trials (resume), in recorded order
+  bool progress_line = false;         ///< print a \r status line on stderr
+  std::shared_ptr<trial_listener> listener;
+  std::vector<measurer_actor> measurers;  ///< asked for their busy time
+};
+
+population_actor spawn_population(caf::actor_system& system, generator_actor generator, compile_pool_actor pool,
+                                  population_options options, caf::actor done_to);
+
+}  // namespace tune::actors

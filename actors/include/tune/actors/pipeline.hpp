@@ -1,0 +1,54 @@
+#pragma once
+// Runs one tuning session through the actor pipeline (see interfaces.hpp):
+// a generator over the strategy, a compile pool of N workers, one measurer
+// per device and a population that keeps them busy until the budget is spent.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tune/actors/interfaces.hpp"
+
+namespace tune::actors {
+
+struct device_slot {
+  int device = 0;
+  /// Compiled candidates queued at the device besides the one running.
+  std::uint32_t prefetch = 2;
+};
+
+struct pipeline_options {
+  std::uint32_t compile_workers = 1;
+  std::vector<device_slot> devices{device_slot{}};
+  double compile_timeout_s = 60.0;  ///< backend seconds
+  double run_timeout_s = 10.0;      ///< backend seconds
+  /// Wall seconds past a timeout before a silent worker or runner is replaced.
+  double request_grace_s = 5.0;
+  /// Wall seconds per backend second: a replay backend that sleeps X times
+  /// the recorded latencies runs at time scale X; real backends at 1.
+  double time_scale = 1.0;
+  std::uint64_t budget = 100;  ///< trials in all, recorded ones included
+  double time_budget_s = 0.0;  ///< backend seconds; 0: none
+  pipeline_mode mode = pipeline_mode::steady;
+  std::uint32_t batch = 8;            ///< generational mode: candidates per generation
+  std::vector<measured_trial> prior;  ///< recorded trials to resume from, in recorded order
+  bool progress_line = false;
+  std::shared_ptr<trial_listener> listener;
+  /// Polled a few times a second; once it returns true nothing more is handed
+  /// out and the run ends when the work in flight has drained.
+  std::function<bool()> stop_requested;
+  std::size_t scheduler_threads = 2;
+};
+
+/// Candidates kept in flight in steady mode: every compile worker busy and
+/// every device running one with its prefetch queue full (the same count as
+/// topology::capacity()).
+std::uint32_t pipeline_capacity(const pipeline_options& options);
+
+/// Runs the session to its end and returns its summary. Throws
+/// std::invalid_argument for options that cannot work (no device, no worker)
+/// and std::runtime_error when the pipeline itself breaks down.
+run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, const pipeline_options& options);
+
+}  // namespace tune::actors

@@ -1,0 +1,107 @@
+#include "tune/actors/pipeline.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/after.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/system_messages.hpp>
+#include <chrono>
+#include <stdexcept>
+
+namespace tune::actors {
+
+std::uint32_t pipeline_capacity(const pipeline_options& options) {
+  std::uint32_t capacity = options.compile_workers;
+  for (const auto& slot : options.devices) capacity += 1 + slot.prefetch;
+  return capacity;
+}
+
+run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, const pipeline_options& options) {
+  if (!backend || !search) throw std::invalid_argument("run_pipeline: a backend and a strategy are needed");
+  if (options.compile_workers == 0)
+    throw std::invalid_argument("pipeline: compile_workers is 0; at least one compile worker is needed");
+  if (options.devices.empty()) throw std::invalid_argument("pipeline: no device; at least one measurer is needed");
+  if (!(options.time_scale > 0)) throw std::invalid_argument("pipeline: time scale must be > 0");
+
+  caf::actor_system_config config;
+  register_message_types(config);
+  config.set("scheduler.max-threads", options.scheduler_threads);
+  config.set("logger.verbosity", caf::atom("quiet"));
+  caf::actor_system system{config};
+
+  auto space = backend->space();
+  auto generator = spawn_generator(system, space, std::move(search), options.prior);
+
+  compile_pool_options pool_options;
+  pool_options.workers = options.compile_workers;
+  pool_options.compile_timeout_s = options.compile_timeout_s;
+  pool_options.run_timeout_s = options.run_timeout_s;
+  pool_options.time_scale = options.time_scale;
+  pool_options.request_grace_s = options.request_grace_s;
+  for (const auto& slot : options.devices) {
+    measurer_options m;
+    m.device = slot.device;
+    m.run_timeout_s = options.run_timeout_s;
+    m.time_scale = options.time_scale;
+    m.request_grace_s = options.request_grace_s;
+    pool_options.measurers.push_back(spawn_measurer(system, backend, m));
+    pool_options.prefetch.push_back(slot.prefetch);
+  }
+  auto pool = spawn_compile_pool(system, backend, pool_options);
+
+  population_options pop;
+  pop.budget = options.budget;
+  pop.time_budget_s = options.time_budget_s;
+  pop.time_scale = options.time_scale;
+  pop.capacity = pipeline_capacity(options);
+  pop.mode = options.mode;
+  pop.batch = options.batch;
+  pop.prior = options.prior;
+  pop.progress_line = options.progress_line;
+  pop.listener = options.listener;
+  pop.measurers = pool_options.measurers;
+  // A candidate may wait behind every other one in flight, each taking up to
+  // both timeouts: the bound is finite and never hit by a working backend.
+  pop.evaluate_timeout_s =
+      (options.compile_timeout_s + options.run_timeout_s) * options.time_scale * (pop.capacity + 2) + 30.0;
+
+  run_summary summary;
+  std::string failure;
+  {
+    caf::scoped_actor self{system};
+    auto population = spawn_population(system, generator, pool, pop, caf::actor_cast<caf::actor>(self));
+    self->monitor(population);
+    caf::anon_send(population, start_atom::value);
+    bool done = false;
+    bool stop_sent = false;
+    while (!done) {
+      self->receive(
+          [&](done_atom, run_summary& s) {
+            summary = std::move(s);
+            done = true;
+          },
+          [&](caf::down_msg& down) {
+            failure = "the population stopped unexpectedly: " + system.render(down.reason);
+            done = true;
+          },
+          caf::after(std::chrono::milliseconds(100)) >>
+              [&] {
+                if (!stop_sent && options.stop_requested && options.stop_requested()) {
+                  caf::anon_send(population, stop_atom::value);
+                  stop_sent = true;
+                }
+              });
+    }
+    self->demonitor(caf::actor_cast<caf::actor_addr>(population));
+    caf::anon_send_exit(population, caf::exit_reason::user_shutdown);
+  }
+  caf::anon_send_exit(generator, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+  for (auto& m : pool_options.measurers) caf::anon_send_exit(m, caf::exit_reason::user_shutdown);
+  if (!failure.empty()) throw std::runtime_error(failure);
+  return summary;
+}
+
+}  // namespace tune::actors

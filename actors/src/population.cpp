@@ -1,0 +1,329 @@
+// The population keeps the pipeline full: it knows the capacity (compile
+// workers plus every device's prefetch) and whenever a slot frees it asks the
+// generator for that many candidates. It takes every trial as it arrives,
+// tells the generator (and so the strategy), reports it once to its listener,
+// tracks the best, and decides when the budget is spent; then it waits for the
+// work in flight and reports a summary.
+#include <algorithm>
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+
+#include "stage_clock.hpp"
+#include "tune/actors/interfaces.hpp"
+
+namespace tune::actors {
+namespace {
+
+constexpr auto tick_interval = std::chrono::milliseconds(250);
+constexpr auto stats_timeout = std::chrono::seconds(10);
+
+struct population_state {
+  population_options options;
+  generator_actor generator;
+  compile_pool_actor pool;
+  caf::actor done_to;
+
+  double start = 0.0;  // steady seconds
+  std::uint64_t issued = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t in_flight = 0;
+  bool demand_pending = false;
+  bool handing_out = true;
+  bool finished = false;
+  std::string reason;
+
+  measured_trial best;
+  bool has_best = false;
+  std::vector<best_point> trace;
+
+  // Warm-up ends with the first trial (the pipeline is full by then); the
+  // steady window ends when the last candidate is handed out.
+  double first_result_at = -1.0;
+  double hand_out_end_at = -1.0;
+  std::uint64_t steady_trials = 0;
+
+  // Latest busy fractions after warm-up, for the progress line.
+  double compile_busy = 0.0;
+  std::vector<double> device_busy;
+
+  run_summary summary;
+  std::size_t stats_pending = 0;
+  double cpu_s = 0.0;
+  static inline const char* name = "population";
+};
+
+using population_pointer = population_actor::stateful_pointer<population_state>;
+
+double backend_seconds(const population_state& st, double steady) {
+  return (steady - st.start) / st.options.time_scale;
+}
+
+std::uint64_t left_to_hand_out(const population_state& st) {
+  std::uint64_t done = st.options.prior.size() + st.issued;
+  return st.options.budget > done ? st.options.budget - done : 0;
+}
+
+caf::duration wall_timeout(double seconds) {
+  return caf::duration{std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0) + 1)};
+}
+
+void close_hand_out(population_state& st, const char* reason) {
+  if (!st.handing_out) return;
+  st.handing_out = false;
+  st.hand_out_end_at = detail::steady_seconds();
+  st.reason = reason;
+}
+
+double mean(const std::vector<double>& xs) {
+  if (xs.empty()) return 0.0;
+  double sum = 0.0;
+  for (double x : xs) sum += x;
+  return sum / static_cast<double>(xs.size());
+}
+
+void print_progress(const population_state& st, bool final_line) {
+  if (!st.options.progress_line) return;
+  std::uint64_t trials = st.options.prior.size() + st.completed;
+  double at = backend_seconds(st, detail::steady_seconds());
+  char best[64] = "-";
+  if (st.has_best) std::snprintf(best, sizeof best, "%.4g ms", st.best.time_ms);
+  std::fprintf(stderr,
+               "\rtrials %llu/%llu  best %s  %.2f trials/s  compile %3.0f%%  devices %3.0f%%  in flight %llu   %s",
+               static_cast<unsigned long long>(trials), static_cast<unsigned long long>(st.options.budget), best,
+               at > 0 ? static_cast<double>(st.completed) / at : 0.0, 100.0 * st.compile_busy,
+               100.0 * mean(st.device_busy), static_cast<unsigned long long>(st.in_flight), final_line ? "\n" : "");
+  std::fflush(stderr);
+}
+
+void send_summary(population_pointer self) {
+  auto& st = self->state;
+  auto& sum = st.summary;
+  double now = detail::steady_seconds();
+  sum.best = st.best;
+  sum.trials = st.completed;
+  sum.prior_trials = st.options.prior.size();
+  sum.wall_s = now - st.start;
+  sum.sim_s = sum.wall_s / st.options.time_scale;
+  sum.reason = st.reason;
+  sum.trace = st.trace;
+  if (st.first_result_at >= 0 && st.hand_out_end_at > st.first_result_at)
+    sum.steady_rate =
+        static_cast<double>(st.steady_trials) / ((st.hand_out_end_at - st.first_result_at) / st.options.time_scale);
+  sum.engine_cpu_s += st.cpu_s;
+  print_progress(st, true);
+  caf::anon_send(st.done_to, done_atom::value, sum);
+  self->quit();
+}
+
+// Collects the stages' busy time over the steady window, then reports.
+void finish(population_pointer self) {
+  auto& st = self->state;
+  if (st.finished) return;
+  st.finished = true;
+  double from = st.first_result_at >= 0 ? st.first_result_at : st.start;
+  double to = st.hand_out_end_at > from ? st.hand_out_end_at : detail::steady_seconds();
+  st.summary.devices.resize(st.options.measurers.size());
+  st.stats_pending = 2 + st.options.measurers.size();
+  auto arrived = [self] {
+    if (--self->state.stats_pending == 0) send_summary(self);
+  };
+  self->request(st.pool, stats_timeout, stats_atom::value, from, to)
+      .then(
+          [self, arrived](stage_stats& s) {
+            self->state.summary.compile = s;
+            self->state.summary.engine_cpu_s += s.cpu_s;
+            arrived();
+          },
+          [arrived](caf::error&) { arrived(); });
+  self->request(st.generator, stats_timeout, stats_atom::value, from, to)
+      .then(
+          [self, arrived](stage_stats& s) {
+            self->state.summary.engine_cpu_s += s.cpu_s;
+            arrived();
+          },
+          [arrived](caf::error&) { arrived(); });
+  for (std::size_t d = 0; d < st.options.measurers.size(); ++d)
+    self->request(st.options.measurers[d], stats_timeout, stats_atom::value, from, to)
+        .then(
+            [self, arrived, d](stage_stats& s) {
+              self->state.summary.devices[d] = s;
+              self->state.summary.engine_cpu_s += s.cpu_s;
+              arrived();
+            },
+            [arrived](caf::error&) { arrived(); });
+}
+
+void maybe_finish(population_pointer self) {
+  auto& st = self->state;
+  if (!st.handing_out && st.in_flight == 0 && !st.demand_pending) finish(self);
+}
+
+void on_trial(population_pointer self, measured_trial trial);
+
+void hand_out(population_pointer self, std::vector<candidate>& batch) {
+  auto& st = self->state;
+  auto timeout = wall_timeout(st.options.evaluate_timeout_s);
+  for (auto& cand : batch) {
+    ++st.in_flight;
+    ++st.issued;
+    auto id = cand.id;
+    auto config = cand.config;
+    self->request(st.pool, timeout, evaluate_atom::value, std::move(cand))
+        .then([self](measured_trial& trial) { on_trial(self, std::move(trial)); },
+              [self, id, config](caf::error& err) {
+                measured_trial trial;
+                trial.id = id;
+                trial.config = config;
+                trial.state = status::unknown;
+                trial.message = "no trial within the evaluation timeout: " + self->system().render(err);
+                on_trial(self, std::move(trial));
+              });
+  }
+}
+
+void maybe_demand(population_pointer self) {
+  auto& st = self->state;
+  if (!st.handing_out || st.demand_pending) return;
+  std::uint64_t left = left_to_hand_out(st);
+  if (left == 0) {
+    close_hand_out(st, "budget");
+    return;
+  }
+  std::uint64_t want = 0;
+  if (st.options.mode == pipeline_mode::generational)
+    want = st.in_flight == 0 ? st.options.batch : 0;
+  else
+    want = st.options.capacity > st.in_flight ? st.options.capacity - st.in_flight : 0;
+  want = std::min(want, left);
+  if (want == 0) return;
+  st.demand_pending = true;
+  self->request(st.generator, wall_timeout(st.options.demand_timeout_s), demand_atom::value,
+                static_cast<std::uint32_t>(want))
+      .then(
+          [self](std::vector<candidate>& batch) {
+            detail::cpu_scope cpu(self->state.cpu_s);
+            auto& st = self->state;
+            st.demand_pending = false;
+            bool got_some = !batch.empty();
+            hand_out(self, batch);
+            if (!got_some && st.in_flight == 0) close_hand_out(st, "exhausted");
+            if (left_to_hand_out(st) == 0) close_hand_out(st, "budget");
+            // In steady mode a partial answer is topped up at once; an empty
+            // one waits for the next result (the strategy may learn from it).
+            if (got_some && st.options.mode == pipeline_mode::steady) maybe_demand(self);
+            maybe_finish(self);
+          },
+          [self](caf::error& err) {
+            auto& st = self->state;
+            st.demand_pending = false;
+            std::fprintf(stderr, "\npopulation: the generator did not answer: %s\n",
+                         self->system().render(err).c_str());
+            if (st.in_flight == 0) close_hand_out(st, "failed");
+            maybe_finish(self);
+          });
+}
+
+void on_trial(population_pointer self, measured_trial trial) {
+  detail::cpu_scope cpu(self->state.cpu_s);
+  auto& st = self->state;
+  double now = detail::steady_seconds();
+  --st.in_flight;
+  ++st.completed;
+  trial.finished_s = backend_seconds(st, now);
+  if (st.first_result_at < 0)
+    st.first_result_at = now;
+  else if (st.handing_out)
+    ++st.steady_trials;
+  bool new_best = trial.ok() && (!st.has_best || trial.time_ms < st.best.time_ms);
+  if (new_best) {
+    st.best = trial;
+    st.has_best = true;
+    st.trace.push_back({trial.finished_s, st.options.prior.size() + st.completed, trial.time_ms});
+  }
+  self->send(st.generator, observe_atom::value, trial);
+  if (st.options.listener) {
+    try {
+      st.options.listener->on_trial(trial, new_best);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "\npopulation: could not record trial %llu: %s\n", static_cast<unsigned long long>(trial.id),
+                   e.what());
+      close_hand_out(st, "failed");
+    }
+  }
+  if (st.options.time_budget_s > 0 && trial.finished_s >= st.options.time_budget_s) close_hand_out(st, "time");
+  maybe_demand(self);
+  maybe_finish(self);
+}
+
+void refresh_busy(population_pointer self) {
+  auto& st = self->state;
+  if (st.first_result_at < 0) return;
+  double from = st.first_result_at;
+  double to = detail::steady_seconds();
+  self->request(st.pool, stats_timeout, stats_atom::value, from, to)
+      .then([self](stage_stats& s) { self->state.compile_busy = s.busy_fraction(); }, [](caf::error&) {});
+  st.device_busy.resize(st.options.measurers.size());
+  for (std::size_t d = 0; d < st.options.measurers.size(); ++d)
+    self->request(st.options.measurers[d], stats_timeout, stats_atom::value, from, to)
+        .then([self, d](stage_stats& s) { self->state.device_busy[d] = s.busy_fraction(); }, [](caf::error&) {});
+}
+
+population_actor::behavior_type population(population_pointer self, generator_actor generator, compile_pool_actor pool,
+                                           population_options options, caf::actor done_to) {
+  auto& st = self->state;
+  st.options = std::move(options);
+  if (st.options.time_scale <= 0) st.options.time_scale = 1.0;
+  st.generator = std::move(generator);
+  st.pool = std::move(pool);
+  st.done_to = std::move(done_to);
+  for (const auto& trial : st.options.prior) {
+    if (trial.ok() && (!st.has_best || trial.time_ms < st.best.time_ms)) {
+      st.best = trial;
+      st.has_best = true;
+    }
+  }
+  return {
+      [self](start_atom) {
+        auto& st = self->state;
+        st.start = detail::steady_seconds();
+        if (st.has_best) st.trace.push_back({0.0, st.options.prior.size(), st.best.time_ms});
+        self->delayed_send(self, tick_interval, tick_atom::value);
+        maybe_demand(self);
+        maybe_finish(self);
+      },
+      [self](stop_atom) {
+        close_hand_out(self->state, "stopped");
+        maybe_finish(self);
+      },
+      [self](tick_atom) {
+        auto& st = self->state;
+        if (st.finished) return;
+        double at = backend_seconds(st, detail::steady_seconds());
+        if (st.options.time_budget_s > 0 && at >= st.options.time_budget_s) {
+          close_hand_out(st, "time");
+          maybe_finish(self);
+        }
+        refresh_busy(self);
+        print_progress(st, false);
+        if (st.options.listener)
+          st.options.listener->on_progress(st.options.prior.size() + st.completed, at,
+                                           at > 0 ? static_cast<double>(st.completed) / at : 0.0, st.compile_busy,
+                                           mean(st.device_busy));
+        self->delayed_send(self, tick_interval, tick_atom::value);
+      },
+  };
+}
+
+}  // namespace
+
+population_actor spawn_population(caf::actor_system& system, generator_actor generator, compile_pool_actor pool,
+                                  population_options options, caf::actor done_to) {
+  return system.spawn(population, std::move(generator), std::move(pool), std::move(options), std::move(done_to));
+}
+
+}  // namespace tune::actors

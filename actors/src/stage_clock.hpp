@@ -1,0 +1,74 @@
+#pragma once
+// Time keeping shared by the pipeline's actors: wall-clock busy intervals of
+// a stage's workers (to compute busy fractions over any window after the
+// fact) and the CPU time an actor spends in its own handlers.
+
+#include <chrono>
+#include <cstddef>
+#include <ctime>
+#include <vector>
+
+namespace tune::detail {
+
+/// Seconds on the steady clock; the same epoch for every actor of a process.
+inline double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+/// Busy intervals of a fixed number of workers.
+class busy_tracker {
+ public:
+  explicit busy_tracker(std::size_t workers = 0) : open_(workers, -1.0) {}
+
+  std::size_t workers() const { return open_.size(); }
+
+  void start(std::size_t worker, double now = steady_seconds()) { open_[worker] = now; }
+
+  void stop(std::size_t worker, double now = steady_seconds()) {
+    if (open_[worker] >= 0.0) closed_.push_back({open_[worker], now});
+    open_[worker] = -1.0;
+  }
+
+  /// Seconds all workers were busy inside [from, to]; open intervals count up to `to`.
+  double busy_within(double from, double to) const {
+    double total = 0.0;
+    auto add = [&](double a, double b) {
+      double lo = a > from ? a : from;
+      double hi = b < to ? b : to;
+      if (hi > lo) total += hi - lo;
+    };
+    for (const auto& iv : closed_) add(iv.begin, iv.end);
+    for (double begin : open_)
+      if (begin >= 0.0) add(begin, to);
+    return total;
+  }
+
+ private:
+  struct interval {
+    double begin;
+    double end;
+  };
+  std::vector<double> open_;
+  std::vector<interval> closed_;
+};
+
+/// Adds the CPU time of the enclosing scope (one handler) to a counter.
+class cpu_scope {
+ public:
+  explicit cpu_scope(double& total) : total_(total), start_(thread_cpu_seconds()) {}
+  ~cpu_scope() { total_ += thread_cpu_seconds() - start_; }
+  cpu_scope(const cpu_scope&) = delete;
+  cpu_scope& operator=(const cpu_scope&) = delete;
+
+ private:
+  double& total_;
+  double start_;
+};
+
+}  // namespace tune::detail

@@ -1,0 +1,183 @@
+#pragma once
+// A small real backend and strategy for the pipeline's tests: a 2-parameter
+// space with a deterministic objective, builds and runs that take a few
+// milliseconds, and per-configuration failures, exceptions and hangs. The
+// backend counts what the pipeline does to it (concurrency, order) so the
+// tests can check the pipeline's guarantees.
+
+#include <algorithm>
+#include <atomic>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "tune/actors/interfaces.hpp"
+#include "tune/engine/parameter.hpp"
+#include "tune/engine/space.hpp"
+#include "tune/engine/strategy.hpp"
+#include "tune/kernels/backend.hpp"
+
+namespace tune::testing {
+
+/// a in 0..a_count-1, b in 0..b_count-1; time_ms = 1 + (a-3)^2 + (b-1)^2.
+inline search_space_ptr grid_space(int a_count = 8, int b_count = 4) {
+  std::vector<double> as, bs;
+  for (int i = 0; i < a_count; ++i) as.push_back(i);
+  for (int i = 0; i < b_count; ++i) bs.push_back(i);
+  return std::make_shared<search_space>(
+      std::vector<parameter_ptr>{make_discrete_parameter("a", as), make_discrete_parameter("b", bs)}, "grid");
+}
+
+inline double grid_time_ms(const configuration& c) {
+  double a = static_cast<double>(c[0]) - 3.0, b = static_cast<double>(c[1]) - 1.0;
+  return 1.0 + a * a + b * b;
+}
+
+class grid_backend : public backend {
+ public:
+  explicit grid_backend(search_space_ptr space, int devices = 1)
+      : space_(std::move(space)), running_(static_cast<std::size_t>(devices)) {
+    for (auto& r : running_) r = 0;
+  }
+
+  std::chrono::milliseconds build_time{1};
+  std::chrono::milliseconds run_time{2};
+  std::set<configuration> fail_build, hang_build, fail_run, throw_run, hang_run;
+  std::chrono::milliseconds hang_time{600};
+
+  std::string name() const override { return "grid"; }
+  std::string task_key() const override { return "grid-test"; }
+  std::string device_kind() const override { return "grid-device"; }
+  search_space_ptr space() const override { return space_; }
+
+  build_result build(const configuration& config, double) override {
+    enter(building_, max_building_);
+    ++in_pipeline_;
+    update_max(max_in_pipeline_, in_pipeline_.load());
+    std::this_thread::sleep_for(hang_build.count(config) ? hang_time : build_time);
+    --building_;
+    build_result out;
+    out.compile_s = 0.001;
+    out.state = fail_build.count(config) ? status::compile_error : status::ok;
+    if (out.state != status::ok) {
+      out.message = "grid: this configuration does not compile";
+      --in_pipeline_;
+    }
+    return out;
+  }
+
+  run_result run(const configuration& config, const build_result&, int device, double) override {
+    auto& here = running_.at(static_cast<std::size_t>(device));
+    if (++here > 1) overlapping_runs_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      run_order_[device].push_back(config);
+    }
+    std::this_thread::sleep_for(hang_run.count(config) ? hang_time : run_time);
+    --here;
+    --in_pipeline_;
+    if (throw_run.count(config)) throw std::runtime_error("grid: device fell over");
+    run_result out;
+    out.run_s = 0.002;
+    if (fail_run.count(config)) {
+      out.state = status::runtime_error;
+      out.message = "grid: kernel crashed";
+      return out;
+    }
+    out.state = status::ok;
+    out.time_ms = grid_time_ms(config);
+    return out;
+  }
+
+  int max_building() const { return max_building_; }
+  int max_in_pipeline() const { return max_in_pipeline_; }
+  bool overlapping_runs() const { return overlapping_runs_; }
+  std::vector<configuration> run_order(int device) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = run_order_.find(device);
+    return it == run_order_.end() ? std::vector<configuration>{} : it->second;
+  }
+
+ private:
+  static void update_max(std::atomic<int>& max, int value) {
+    int seen = max.load();
+    while (value > seen && !max.compare_exchange_weak(seen, value)) {
+    }
+  }
+  static void enter(std::atomic<int>& count, std::atomic<int>& max) { update_max(max, ++count); }
+
+  search_space_ptr space_;
+  std::vector<std::atomic<int>> running_;
+  std::atomic<int> building_{0}, max_building_{0}, in_pipeline_{0}, max_in_pipeline_{0};
+  std::atomic<bool> overlapping_runs_{false};
+  mutable std::mutex mutex_;
+  std::map<int, std::vector<configuration>> run_order_;
+};
+
+/// What a sweep_strategy saw, shared with the test (the strategy itself is
+/// owned by the generator).
+struct sweep_log {
+  std::mutex mutex;
+  std::vector<configuration> observed;
+  std::size_t proposals = 0;
+};
+
+/// Proposes the configurations in flat order; with `repeat`, every proposal
+/// batch also repeats the previous batch's first configuration (a strategy
+/// that forgets what it proposed), which the generator must drop.
+class sweep_strategy : public strategy {
+ public:
+  sweep_strategy(search_space_ptr space, std::shared_ptr<sweep_log> log, bool repeat = false)
+      : space_(std::move(space)), log_(std::move(log)), repeat_(repeat) {}
+
+  std::string name() const override { return "sweep"; }
+
+  std::vector<configuration> propose(std::size_t n) override {
+    std::vector<configuration> out;
+    if (repeat_ && last_) out.push_back(*last_);
+    std::uint64_t size = *space_->cartesian_size();
+    while (out.size() < n && next_ < size) out.push_back(space_->unflatten(next_++));
+    if (!out.empty()) last_ = out.back();
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    log_->proposals += out.size();
+    return out;
+  }
+
+  void observe(const trial_result& result) override {
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    log_->observed.push_back(result.config);
+  }
+
+ private:
+  search_space_ptr space_;
+  std::shared_ptr<sweep_log> log_;
+  bool repeat_;
+  std::uint64_t next_ = 0;
+  std::optional<configuration> last_;
+};
+
+/// An actor system with the pipeline's message types and a blocking actor
+/// to talk to the actor under test.
+struct actor_test_system {
+  static caf::actor_system_config& prepare(caf::actor_system_config& cfg) {
+    actors::register_message_types(cfg);
+    cfg.set("scheduler.max-threads", 2);
+    return cfg;
+  }
+  caf::actor_system_config cfg;
+  caf::actor_system system{prepare(cfg)};
+  caf::scoped_actor self{system};
+};
+
+/// Timeouts of the tests' requests: generous, the work takes milliseconds.
+constexpr auto reply_timeout = std::chrono::seconds(30);
+
+}  // namespace tune::testing

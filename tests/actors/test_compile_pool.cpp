@@ -1,0 +1,114 @@
+#include <caf/exit_reason.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/pipeline_fixtures.hpp"
+
+using namespace tune;
+using namespace tune::actors;
+using tune::testing::reply_timeout;
+
+namespace {
+
+struct pool_fixture {
+  tune::testing::actor_test_system t;
+  search_space_ptr space = tune::testing::grid_space();
+  std::shared_ptr<tune::testing::grid_backend> backend;
+  compile_pool_actor pool;
+  compile_pool_options options;
+
+  explicit pool_fixture(std::uint32_t workers, int devices, std::uint32_t prefetch = 1, double timeout_s = 10.0) {
+    backend = std::make_shared<tune::testing::grid_backend>(space, devices);
+    options.workers = workers;
+    options.compile_timeout_s = timeout_s;
+    options.request_grace_s = 0.05;
+    for (int d = 0; d < devices; ++d) {
+      measurer_options m;
+      m.device = d;
+      options.measurers.push_back(spawn_measurer(t.system, backend, m));
+      options.prefetch.push_back(prefetch);
+    }
+  }
+  void start() { pool = spawn_compile_pool(t.system, backend, options); }
+
+  std::map<std::uint64_t, measured_trial> evaluate_all(const std::vector<std::uint64_t>& flats) {
+    for (auto flat : flats) t.self->send(pool, evaluate_atom::value, candidate{flat, space->unflatten(flat)});
+    std::map<std::uint64_t, measured_trial> got;
+    for (std::size_t i = 0; i < flats.size(); ++i)
+      t.self->receive(
+          [&](measured_trial& trial) {
+            CHECK(got.count(trial.id) == 0);  // every trial arrives once
+            got[trial.id] = std::move(trial);
+          },
+          caf::after(reply_timeout) >> [&] { FAIL("no trial from the pool"); });
+    return got;
+  }
+
+  ~pool_fixture() {
+    t.self->send_exit(pool, caf::exit_reason::user_shutdown);
+    for (auto& m : options.measurers) t.self->send_exit(m, caf::exit_reason::user_shutdown);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("compile pool builds with at most N workers and serialises each device", "[actors]") {
+  pool_fixture f(3, 2);
+  f.backend->build_time = std::chrono::milliseconds(3);
+  f.start();
+  std::vector<std::uint64_t> flats;
+  for (std::uint64_t i = 0; i < 24; ++i) flats.push_back(i);
+  auto got = f.evaluate_all(flats);
+  REQUIRE(got.size() == 24);
+  for (auto& [id, trial] : got) {
+    CHECK(trial.state == status::ok);
+    CHECK(trial.config == f.space->unflatten(id));
+    CHECK((trial.device == 0 || trial.device == 1));
+  }
+  CHECK(f.backend->max_building() <= 3);
+  CHECK_FALSE(f.backend->overlapping_runs());
+  // Both devices took work.
+  CHECK_FALSE(f.backend->run_order(0).empty());
+  CHECK_FALSE(f.backend->run_order(1).empty());
+}
+
+TEST_CASE("compile failures skip the device and come back as statuses", "[actors]") {
+  pool_fixture f(2, 1);
+  f.backend->fail_build = {f.space->unflatten(2), f.space->unflatten(5)};
+  f.start();
+  auto got = f.evaluate_all({1, 2, 3, 4, 5, 6});
+  REQUIRE(got.size() == 6);
+  CHECK(got[2].state == status::compile_error);
+  CHECK(got[5].state == status::compile_error);
+  CHECK(got[2].device == -1);
+  CHECK(got[1].state == status::ok);
+  CHECK(f.backend->run_order(0).size() == 4);
+}
+
+TEST_CASE("a build that hangs past its timeout becomes build_timeout and the worker is replaced", "[actors]") {
+  pool_fixture f(1, 1, 1, 0.05);
+  f.backend->hang_build = {f.space->unflatten(3)};
+  f.backend->hang_time = std::chrono::milliseconds(800);
+  f.start();
+  auto got = f.evaluate_all({3, 4, 6});
+  REQUIRE(got.size() == 3);
+  CHECK(got[3].state == status::build_timeout);
+  CHECK(got[4].state == status::ok);
+  CHECK(got[6].state == status::ok);
+}
+
+TEST_CASE("compile pool reports busy time of its workers", "[actors]") {
+  pool_fixture f(2, 1);
+  f.backend->build_time = std::chrono::milliseconds(20);
+  f.start();
+  double from = 0.0;
+  f.evaluate_all({0, 1, 2, 3});
+  double to = 1e12;
+  f.t.self->request(f.pool, reply_timeout, stats_atom::value, from, to)
+      .receive(
+          [&](stage_stats& s) {
+            CHECK(s.workers == 2);
+            // Four builds of at least 20 ms each.
+            CHECK(s.busy_s >= 0.08);
+          },
+          [&](caf::error& err) { FAIL(f.t.system.render(err)); });
+}

@@ -1,0 +1,96 @@
+#include <caf/exit_reason.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/pipeline_fixtures.hpp"
+
+using namespace tune;
+using namespace tune::actors;
+using tune::testing::reply_timeout;
+
+namespace {
+
+compiled_candidate built(const search_space& space, std::uint64_t flat) {
+  compiled_candidate c;
+  c.cand.id = flat;
+  c.cand.config = space.unflatten(flat);
+  c.build.state = status::ok;
+  c.build.compile_s = 0.5;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("measurer runs one candidate at a time, in the order they arrive", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<tune::testing::grid_backend>(space, 2);
+  measurer_options options;
+  options.device = 1;
+  auto m = spawn_measurer(t.system, backend, options);
+
+  std::vector<std::uint64_t> sent = {7, 3, 12, 0, 30};
+  for (auto flat : sent) t.self->send(m, measure_atom::value, built(*space, flat));
+  std::vector<measured_trial> got;
+  for (std::size_t i = 0; i < sent.size(); ++i)
+    t.self->receive([&](measured_trial& trial) { got.push_back(std::move(trial)); },
+                    caf::after(reply_timeout) >> [&] { FAIL("no trial from the measurer"); });
+  REQUIRE(got.size() == sent.size());
+  auto order = backend->run_order(1);
+  REQUIRE(order.size() == sent.size());
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    CHECK(order[i] == space->unflatten(sent[i]));
+    CHECK(got[i].id == sent[i]);
+    CHECK(got[i].state == status::ok);
+    CHECK(got[i].device == 1);
+    CHECK(got[i].time_ms == tune::testing::grid_time_ms(got[i].config));
+    CHECK(got[i].compile_s == 0.5);
+  }
+  CHECK_FALSE(backend->overlapping_runs());
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a failing device gives statuses, and the measurer goes on", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<tune::testing::grid_backend>(space);
+  backend->fail_run = {space->unflatten(1)};
+  backend->throw_run = {space->unflatten(2)};
+  auto m = spawn_measurer(t.system, backend, measurer_options{});
+
+  std::map<std::uint64_t, measured_trial> got;
+  for (std::uint64_t flat : {1u, 2u, 3u}) {
+    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
+        .receive([&](measured_trial& trial) { got[trial.id] = trial; },
+                 [&](caf::error& err) { FAIL("error crossed the mailbox: " << t.system.render(err)); });
+  }
+  REQUIRE(got.size() == 3);
+  CHECK(got[1].state == status::runtime_error);
+  CHECK(got[1].message.find("crashed") != std::string::npos);
+  CHECK(std::isnan(got[1].time_ms));
+  CHECK(got[2].state == status::unknown);
+  CHECK(got[2].message.find("fell over") != std::string::npos);
+  CHECK(got[3].state == status::ok);
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a run that hangs past its timeout becomes run_timeout and the device is reused", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<tune::testing::grid_backend>(space);
+  backend->hang_run = {space->unflatten(4)};
+  backend->hang_time = std::chrono::milliseconds(800);
+  measurer_options options;
+  options.run_timeout_s = 0.05;
+  options.request_grace_s = 0.05;
+  auto m = spawn_measurer(t.system, backend, options);
+
+  std::map<std::uint64_t, measured_trial> got;
+  for (std::uint64_t flat : {4u, 5u}) t.self->send(m, measure_atom::value, built(*space, flat));
+  for (int i = 0; i < 2; ++i)
+    t.self->receive([&](measured_trial& trial) { got[trial.id] = trial; },
+                    caf::after(reply_timeout) >> [&] { FAIL("no trial from the measurer"); });
+  REQUIRE(got.size() == 2);
+  CHECK(got[4].state == status::run_timeout);
+  CHECK(got[5].state == status::ok);
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+}

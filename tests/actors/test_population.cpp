@@ -1,0 +1,142 @@
+#include <catch2/catch.hpp>
+
+#include "actors/pipeline_fixtures.hpp"
+#include "tune/actors/pipeline.hpp"
+
+using namespace tune;
+using namespace tune::actors;
+
+namespace {
+
+/// Keeps what the population reports, in order.
+struct recording_listener : trial_listener {
+  std::vector<measured_trial> trials;
+  std::vector<bool> bests;
+  void on_trial(const measured_trial& trial, bool new_best) override {
+    trials.push_back(trial);
+    bests.push_back(new_best);
+  }
+};
+
+struct session {
+  search_space_ptr space;
+  std::shared_ptr<tune::testing::grid_backend> backend;
+  std::shared_ptr<tune::testing::sweep_log> log = std::make_shared<tune::testing::sweep_log>();
+  std::shared_ptr<recording_listener> listener = std::make_shared<recording_listener>();
+  pipeline_options options;
+
+  explicit session(int a_count = 8, int b_count = 4, int devices = 2) {
+    space = tune::testing::grid_space(a_count, b_count);
+    backend = std::make_shared<tune::testing::grid_backend>(space, devices);
+    options.compile_workers = 3;
+    options.devices.clear();
+    for (int d = 0; d < devices; ++d) options.devices.push_back({d, 1});
+    options.listener = listener;
+  }
+  run_summary run() {
+    return run_pipeline(backend, std::make_unique<tune::testing::sweep_strategy>(space, log), options);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("population spends the trial budget, each trial reported once, never over capacity", "[actors]") {
+  session s;
+  s.options.budget = 20;
+  auto summary = s.run();
+  CHECK(summary.reason == "budget");
+  CHECK(summary.trials == 20);
+  REQUIRE(s.listener->trials.size() == 20);
+  configuration_set configs;
+  std::set<std::uint64_t> ids;
+  for (auto& trial : s.listener->trials) {
+    CHECK(configs.insert(trial.config).second);
+    CHECK(ids.insert(trial.id).second);
+  }
+  // Backpressure: never more candidates alive than the pipeline holds.
+  CHECK(s.backend->max_in_pipeline() <= static_cast<int>(pipeline_capacity(s.options)));
+  CHECK(pipeline_capacity(s.options) == 3 + 2 * (1 + 1));
+  CHECK_FALSE(s.backend->overlapping_runs());
+  // The strategy observed every trial.
+  CHECK(s.log->observed.size() == 20);
+  // The best is the minimum of what was reported, and new_best marks each improvement.
+  double best = 1e300;
+  for (std::size_t i = 0; i < s.listener->trials.size(); ++i) {
+    auto& trial = s.listener->trials[i];
+    bool improves = trial.ok() && trial.time_ms < best;
+    CHECK(s.listener->bests[i] == improves);
+    if (improves) best = trial.time_ms;
+  }
+  CHECK(summary.best.time_ms == best);
+  CHECK(summary.trace.back().time_ms == best);
+}
+
+TEST_CASE("population stops when the strategy has nothing left", "[actors]") {
+  session s(3, 3);
+  s.options.budget = 100;
+  auto summary = s.run();
+  CHECK(summary.reason == "exhausted");
+  CHECK(summary.trials == 9);
+  CHECK(summary.best.time_ms == 2.0);  // a = 3 is not in this space: (2, 1) is the best
+}
+
+TEST_CASE("failed builds and runs are trials with statuses; the best ignores them", "[actors]") {
+  session s(4, 4);
+  s.backend->fail_build = {s.space->from_values({{"a", 3.0}, {"b", 1.0}})};
+  s.backend->throw_run = {s.space->from_values({{"a", 2.0}, {"b", 1.0}})};
+  s.options.budget = 16;
+  auto summary = s.run();
+  REQUIRE(s.listener->trials.size() == 16);
+  std::map<status, int> counts;
+  for (auto& trial : s.listener->trials) ++counts[trial.state];
+  CHECK(counts[status::compile_error] == 1);
+  CHECK(counts[status::unknown] == 1);
+  CHECK(counts[status::ok] == 14);
+  CHECK(summary.best.ok());
+  CHECK(summary.best.time_ms == 2.0);
+}
+
+TEST_CASE("generational mode measures a whole batch before proposing the next", "[actors]") {
+  session s;
+  s.options.mode = pipeline_mode::generational;
+  s.options.batch = 4;
+  s.options.budget = 12;
+  auto summary = s.run();
+  CHECK(summary.trials == 12);
+  CHECK(s.backend->max_in_pipeline() <= 4);
+  // The ids of each batch of four finish before the next batch's first.
+  for (std::size_t i = 0; i < s.listener->trials.size(); ++i) CHECK(s.listener->trials[i].id / 4 == i / 4);
+}
+
+TEST_CASE("resume: recorded trials count toward the budget and are not measured again", "[actors]") {
+  session s;
+  for (std::uint64_t flat : {0u, 1u, 2u, 3u, 4u}) {
+    measured_trial trial;
+    trial.id = flat;
+    trial.config = s.space->unflatten(flat);
+    trial.state = status::ok;
+    trial.time_ms = 0.5;  // better than any grid time: stays the best
+    s.options.prior.push_back(trial);
+  }
+  s.options.budget = 12;
+  auto summary = s.run();
+  CHECK(summary.prior_trials == 5);
+  CHECK(summary.trials == 7);
+  for (auto& trial : s.listener->trials)
+    for (auto& prior : s.options.prior) CHECK(trial.config != prior.config);
+  CHECK(summary.best.time_ms == 0.5);
+  CHECK(s.log->observed.size() == 12);
+}
+
+TEST_CASE("a stop request drains the work in flight and reports every trial", "[actors]") {
+  session s;
+  s.backend->run_time = std::chrono::milliseconds(20);
+  s.options.budget = 32;
+  std::atomic<int> polls{0};
+  s.options.stop_requested = [&] { return ++polls >= 2; };
+  auto summary = s.run();
+  // Everything handed out finished and was reported; nothing was lost.
+  CHECK(s.listener->trials.size() == summary.trials);
+  CHECK(s.log->observed.size() == summary.trials);
+  if (summary.reason == "stopped") CHECK(summary.trials < 32);
+}
