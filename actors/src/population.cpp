@@ -171,6 +171,16 @@ void hand_out(population_pointer self, std::vector<candidate>& batch) {
   for (auto& cand : batch) {
     ++st.in_flight;
     ++st.issued;
+    if (st.options.cache) {
+      if (auto hit = st.options.cache(cand.config)) {
+        hit->id = cand.id;
+        hit->config = cand.config;
+        // Delivered as a message, like a measured trial, so that the
+        // population's bookkeeping sees one path.
+        self->send(self, cached_atom::value, std::move(*hit));
+        continue;
+      }
+    }
     auto id = cand.id;
     auto config = cand.config;
     self->request(st.pool, timeout, evaluate_atom::value, std::move(cand))
@@ -296,6 +306,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
         maybe_demand(self);
         maybe_finish(self);
       },
+      [self](cached_atom, measured_trial& trial) { on_trial(self, std::move(trial)); },
       [self](stop_atom) {
         close_hand_out(self->state, "stopped");
         maybe_finish(self);
@@ -310,10 +321,16 @@ population_actor::behavior_type population(population_pointer self, generator_ac
         }
         refresh_busy(self);
         print_progress(st, false);
-        if (st.options.listener)
-          st.options.listener->on_progress(st.options.prior.size() + st.completed, at,
-                                           at > 0 ? static_cast<double>(st.completed) / at : 0.0, st.compile_busy,
-                                           mean(st.device_busy));
+        if (st.options.listener) {
+          progress_report report;
+          report.trials = st.options.prior.size() + st.completed;
+          report.at_s = at;
+          report.rate = at > 0 ? static_cast<double>(st.completed) / at : 0.0;
+          report.compile_busy = st.compile_busy;
+          report.device_busy = st.device_busy;
+          if (st.has_best) report.best_time_ms = st.best.time_ms;
+          st.options.listener->on_progress(report);
+        }
         self->delayed_send(self, tick_interval, tick_atom::value);
       },
   };

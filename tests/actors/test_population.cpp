@@ -140,3 +140,23 @@ TEST_CASE("a stop request drains the work in flight and reports every trial", "[
   CHECK(s.log->observed.size() == summary.trials);
   if (summary.reason == "stopped") CHECK(summary.trials < 32);
 }
+
+TEST_CASE("cached measurements are trials without building or running", "[actors]") {
+  session s(4, 2);
+  auto cached_config = s.space->unflatten(3);
+  s.options.cache = [&](const configuration& config) -> std::optional<measured_trial> {
+    if (config != cached_config) return std::nullopt;
+    measured_trial trial;
+    trial.state = status::ok;
+    trial.time_ms = 0.25;
+    trial.reused_from_run = 7;
+    return trial;
+  };
+  s.options.budget = 8;
+  auto summary = s.run();
+  REQUIRE(s.listener->trials.size() == 8);
+  CHECK(s.backend->run_order(0).size() + s.backend->run_order(1).size() == 7);
+  CHECK(summary.best.time_ms == 0.25);
+  CHECK(summary.best.reused_from_run == 7);
+  CHECK(summary.best.config == cached_config);
+}

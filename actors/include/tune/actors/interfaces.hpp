@@ -25,7 +25,9 @@
 #include <caf/typed_actor.hpp>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,8 @@ struct measured_trial {
   /// Seconds since the start of the run when the population received it,
   /// in backend time (wall seconds divided by the time scale).
   double finished_s = 0.0;
+  /// Run whose recorded measurement was reused instead of measuring; -1: measured.
+  std::int64_t reused_from_run = -1;
 
   bool ok() const { return state == status::ok && std::isfinite(time_ms); }
   trial_result to_result() const;
@@ -133,7 +137,7 @@ typename Inspector::result_type inspect(Inspector& f, compiled_candidate& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
   return f(caf::meta::type_name("measured_trial"), x.id, x.config, x.state, x.time_ms, x.objectives, x.compile_s,
-           x.run_s, x.device, x.message, x.finished_s);
+           x.run_s, x.device, x.message, x.finished_s, x.reused_from_run);
 }
 
 template <class Inspector>
@@ -173,6 +177,7 @@ CAF_ADD_ATOM(tune_actors, tune::actors, start_atom, "start")
 CAF_ADD_ATOM(tune_actors, tune::actors, stop_atom, "stop")
 CAF_ADD_ATOM(tune_actors, tune::actors, tick_atom, "tick")
 CAF_ADD_ATOM(tune_actors, tune::actors, done_atom, "done")
+CAF_ADD_ATOM(tune_actors, tune::actors, cached_atom, "cached")
 CAF_END_TYPE_ID_BLOCK(tune_actors)
 
 namespace tune::actors {
@@ -263,9 +268,22 @@ compile_pool_actor spawn_compile_pool(caf::actor_system& system, backend_ptr bac
 /// - (start): begins asking the generator for candidates.
 /// - (stop): hands out nothing more; finishes when in-flight work drained.
 /// - (tick): internal timer (progress line, time budget).
+/// - (cached, measured_trial): internal; a trial reused from an earlier run.
 /// When it finishes it sends (done, run_summary) to its `done_to` actor.
-using population_actor =
-    caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<stop_atom>, caf::reacts_to<tick_atom>>;
+using population_actor = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<stop_atom>,
+                                          caf::reacts_to<tick_atom>, caf::reacts_to<cached_atom, measured_trial>>;
+
+/// Where the population reports, on its own thread and in arrival order: the
+/// results database and the event publisher live behind this.
+/// The progress line's numbers, about four times a second.
+struct progress_report {
+  std::uint64_t trials = 0;         ///< recorded trials included
+  double at_s = 0.0;                ///< backend seconds since the start
+  double rate = 0.0;                ///< trials of this run per backend second
+  double compile_busy = 0.0;        ///< after warm-up, in [0, 1]
+  std::vector<double> device_busy;  ///< per measurer, after warm-up
+  std::optional<double> best_time_ms;
+};
 
 /// Where the population reports, on its own thread and in arrival order: the
 /// results database and the event publisher live behind this.
@@ -274,11 +292,11 @@ class trial_listener {
   virtual ~trial_listener() = default;
   /// Once per finished trial; `new_best` when it improved the best time.
   virtual void on_trial(const measured_trial& trial, bool new_best) = 0;
-  /// About four times a second: trials so far, backend seconds since start,
-  /// trials per backend second, and the busy fractions after warm-up.
-  virtual void on_progress(std::uint64_t /*trials*/, double /*at_s*/, double /*rate*/, double /*compile_busy*/,
-                           double /*device_busy*/) {}
+  virtual void on_progress(const progress_report&) {}
 };
+
+/// A measurement reused from an earlier run, found by configuration.
+using trial_cache = std::function<std::optional<measured_trial>(const configuration&)>;
 
 enum class pipeline_mode {
   steady,        ///< demand-driven: a freed slot is refilled at once
@@ -302,6 +320,8 @@ struct population_options {
   std::vector<measured_trial> prior;  ///< recorded trials (resume), in recorded order
   bool progress_line = false;         ///< print a \r status line on stderr
   std::shared_ptr<trial_listener> listener;
+  /// Looked up before a candidate is built; a hit is a trial at once.
+  trial_cache cache;
   std::vector<measurer_actor> measurers;  ///< asked for their busy time
 };
 

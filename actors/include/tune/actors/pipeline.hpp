@@ -35,6 +35,7 @@ struct pipeline_options {
   std::vector<measured_trial> prior;  ///< recorded trials to resume from, in recorded order
   bool progress_line = false;
   std::shared_ptr<trial_listener> listener;
+  trial_cache cache;  ///< measurements of earlier runs to reuse; empty: none
   /// Polled a few times a second; once it returns true nothing more is handed
   /// out and the run ends when the work in flight has drained.
   std::function<bool()> stop_requested;

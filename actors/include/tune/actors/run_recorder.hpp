@@ -1,0 +1,85 @@
+#pragma once
+// The population's listener for a real run: every trial goes to the results
+// database (committed before anything else hears of it) and, when asked, to
+// the event stream. It also opens or resumes the run and offers earlier
+// measurements of the same task as a cache.
+//
+//   population ──on_trial──> run_recorder ──record_trial──> results_db
+//                                         ──publish──────> event_publisher
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/actors/event_stream.hpp"
+#include "tune/actors/interfaces.hpp"
+#include "tune/actors/results_db.hpp"
+#include "tune/actors/topology.hpp"
+
+namespace tune::actors {
+
+struct recorder_options {
+  std::string db_path;
+  run_spec spec;
+  /// Continue the latest unfinished run with the same task, strategy and seed
+  /// (a new run when there is none).
+  bool resume = false;
+  /// Reuse measurements of earlier runs of the same task and device kind.
+  bool use_cache = true;
+  /// ZeroMQ endpoint to publish events on; empty: no events.
+  std::string publish_endpoint;
+  /// Wait (up to 10 s) for this many subscribers before the first event.
+  std::size_t wait_for_subscribers = 0;
+  search_space_ptr space;
+  /// The measuring devices, in the pipeline's order (names for the database
+  /// and events).
+  std::vector<device_spec> devices;
+  std::optional<std::int64_t> budget_trials;
+  std::optional<double> budget_seconds;
+  nlohmann::json topology = nlohmann::json::object();
+};
+
+class run_recorder : public trial_listener {
+ public:
+  /// Opens the database and creates (or resumes) the run. Throws
+  /// std::invalid_argument for a database that cannot be used.
+  explicit run_recorder(recorder_options options);
+  ~run_recorder() override;
+
+  std::int64_t run_id() const { return run_id_; }
+  bool resumed() const { return resumed_; }
+  /// The run's recorded trials, in recorded order (empty for a new run).
+  const std::vector<measured_trial>& prior() const { return prior_; }
+  /// Earlier measurements to reuse; empty when the cache is off.
+  trial_cache cache() const;
+  /// The bound endpoint, or empty when not publishing.
+  std::string endpoint() const;
+
+  /// Publishes run_started; call once before the pipeline starts.
+  void started();
+  void on_trial(const measured_trial& trial, bool new_best) override;
+  void on_progress(const progress_report& report) override;
+  /// Marks the run finished (unless `interrupted`: then --resume continues
+  /// it) and publishes run_finished.
+  void finished(const run_summary& summary, bool interrupted);
+
+  /// The configuration recorded as JSON text, back in the space's indices.
+  static configuration parse_config(const search_space& space, const std::string& config_json);
+
+ private:
+  std::string device_name(std::int32_t device) const;
+  nlohmann::json config_json(const configuration& config) const;
+
+  recorder_options options_;
+  std::unique_ptr<results_db> db_;
+  std::unique_ptr<event_publisher> publisher_;
+  std::int64_t run_id_ = 0;
+  bool resumed_ = false;
+  std::vector<measured_trial> prior_;
+  std::shared_ptr<std::unordered_map<std::string, trial_record>> cache_;
+};
+
+}  // namespace tune::actors

@@ -1,0 +1,175 @@
+#include "tune/actors/run_recorder.hpp"
+
+#include <chrono>
+#include <map>
+#include <stdexcept>
+
+namespace tune::actors {
+namespace {
+
+parameter_value value_from_json(const nlohmann::json& v, const std::string& name) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) return v.get<std::vector<std::int64_t>>();
+  throw std::invalid_argument("recorded configuration: parameter '" + name +
+                              "' has a value of an unknown kind: " + v.dump());
+}
+
+}  // namespace
+
+configuration run_recorder::parse_config(const search_space& space, const std::string& config_json) {
+  auto doc = nlohmann::json::parse(config_json);
+  if (!doc.is_object()) throw std::invalid_argument("recorded configuration is not a JSON object: " + config_json);
+  std::map<std::string, parameter_value> values;
+  for (auto it = doc.begin(); it != doc.end(); ++it) values.emplace(it.key(), value_from_json(it.value(), it.key()));
+  return space.from_values(values);
+}
+
+run_recorder::run_recorder(recorder_options options) : options_(std::move(options)) {
+  if (!options_.space) throw std::invalid_argument("run_recorder: no search space");
+  db_ = std::make_unique<results_db>(options_.db_path);
+  std::optional<run_record> previous;
+  if (options_.resume)
+    previous = db_->latest_unfinished_run(options_.spec.task_key, options_.spec.strategy, options_.spec.seed);
+  if (previous) {
+    run_id_ = previous->id;
+    resumed_ = true;
+    for (const auto& row : db_->trials(run_id_)) {
+      measured_trial trial;
+      trial.id = static_cast<std::uint64_t>(row.seq);
+      try {
+        trial.config = parse_config(*options_.space, row.config_json);
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(options_.db_path + ": run " + std::to_string(run_id_) + ", trial " +
+                                    std::to_string(row.seq) + " does not fit the search space (" + e.what() +
+                                    "); resume with the same task or dataset, or start a new run without --resume");
+      }
+      trial.state = row.state;
+      trial.time_ms = row.time_ms ? *row.time_ms : std::nan("");
+      trial.compile_s = row.compile_s;
+      trial.run_s = row.run_s;
+      trial.objectives = row.objectives;
+      trial.reused_from_run = row.reused_from_run ? *row.reused_from_run : -1;
+      for (const auto& device : options_.devices)
+        if (device.name == row.device) trial.device = device.id;
+      prior_.push_back(std::move(trial));
+    }
+  } else {
+    run_id_ = db_->create_run(options_.spec);
+  }
+  if (options_.use_cache)
+    cache_ = std::make_shared<std::unordered_map<std::string, trial_record>>(
+        db_->load_cache(options_.spec.task_key, options_.spec.device_kind));
+  if (!options_.publish_endpoint.empty()) publisher_ = std::make_unique<event_publisher>(options_.publish_endpoint);
+}
+
+run_recorder::~run_recorder() = default;
+
+std::string run_recorder::endpoint() const { return publisher_ ? publisher_->endpoint() : std::string(); }
+
+trial_cache run_recorder::cache() const {
+  if (!cache_ || cache_->empty()) return {};
+  auto cache = cache_;
+  auto space = options_.space;
+  auto own_run = run_id_;
+  return [cache, space, own_run](const configuration& config) -> std::optional<measured_trial> {
+    auto it = cache->find(space->to_json(config));
+    if (it == cache->end() || it->second.run_id == own_run) return std::nullopt;
+    measured_trial trial;
+    trial.state = it->second.state;
+    trial.time_ms = it->second.time_ms ? *it->second.time_ms : std::nan("");
+    trial.objectives = it->second.objectives;
+    trial.reused_from_run = it->second.run_id;
+    trial.message = "reused from run " + std::to_string(it->second.run_id);
+    return trial;
+  };
+}
+
+std::string run_recorder::device_name(std::int32_t device) const {
+  for (const auto& spec : options_.devices)
+    if (spec.id == device) return spec.name;
+  return device < 0 ? std::string() : "device" + std::to_string(device);
+}
+
+nlohmann::json run_recorder::config_json(const configuration& config) const {
+  return nlohmann::json::parse(options_.space->to_json(config));
+}
+
+void run_recorder::started() {
+  if (!publisher_) return;
+  if (options_.wait_for_subscribers > 0)
+    publisher_->wait_for_subscribers(options_.wait_for_subscribers, std::chrono::seconds(10));
+  run_started_event e;
+  e.run_id = run_id_;
+  e.task = options_.spec.task_key;
+  e.strategy = options_.spec.strategy;
+  e.seed = options_.spec.seed;
+  e.budget_trials = options_.budget_trials;
+  e.budget_seconds = options_.budget_seconds;
+  e.topology = options_.topology;
+  e.resumed = resumed_;
+  e.recorded_trials = static_cast<std::int64_t>(prior_.size());
+  publisher_->publish(make_event(e));
+}
+
+void run_recorder::on_trial(const measured_trial& trial, bool new_best) {
+  trial_input input;
+  input.config_json = options_.space->to_json(trial.config);
+  input.state = trial.state;
+  if (trial.ok()) input.time_ms = trial.time_ms;
+  input.compile_s = trial.compile_s > 0 ? trial.compile_s : 0.0;
+  input.run_s = trial.run_s > 0 ? trial.run_s : 0.0;
+  input.device = device_name(trial.device);
+  input.objectives = trial.objectives;
+  if (trial.reused_from_run >= 0) input.reused_from_run = trial.reused_from_run;
+  auto outcome = db_->record_trial(run_id_, input);
+  if (!publisher_ || !outcome.inserted) return;
+  trial_finished_event e;
+  e.seq = outcome.seq;
+  e.config = nlohmann::json::parse(input.config_json);
+  e.status = std::string(to_string(trial.state));
+  if (trial.ok()) e.time_ms = trial.time_ms;
+  e.compile_s = input.compile_s;
+  e.run_s = input.run_s;
+  e.device = input.device;
+  e.elapsed_s = trial.finished_s;
+  e.cached = trial.reused_from_run >= 0;
+  publisher_->publish(make_event(e));
+  if (new_best) {
+    new_best_event b;
+    b.seq = outcome.seq;
+    b.config = e.config;
+    b.time_ms = trial.time_ms;
+    b.elapsed_s = trial.finished_s;
+    publisher_->publish(make_event(b));
+  }
+}
+
+void run_recorder::on_progress(const progress_report& report) {
+  if (!publisher_) return;
+  progress_event e;
+  e.trials = static_cast<std::int64_t>(report.trials);
+  e.trials_per_s = report.rate;
+  e.elapsed_s = report.at_s;
+  for (std::size_t d = 0; d < report.device_busy.size() && d < options_.devices.size(); ++d)
+    e.device_busy[options_.devices[d].name] = report.device_busy[d];
+  e.compile_busy = report.compile_busy;
+  e.best_time_ms = report.best_time_ms;
+  publisher_->publish(make_event(e));
+}
+
+void run_recorder::finished(const run_summary& summary, bool interrupted) {
+  if (!interrupted) db_->finish_run(run_id_, summary.reason == "failed" ? run_state::failed : run_state::finished);
+  if (!publisher_) return;
+  run_finished_event e;
+  e.trials = static_cast<std::int64_t>(summary.prior_trials + summary.trials);
+  if (summary.best.ok()) {
+    e.best_time_ms = summary.best.time_ms;
+    e.best_config = config_json(summary.best.config);
+  }
+  e.wall_s = summary.wall_s;
+  e.reason = interrupted ? "interrupted" : summary.reason == "failed" ? "error" : summary.reason;
+  publisher_->publish(make_event(e));
+}
+
+}  // namespace tune::actors
