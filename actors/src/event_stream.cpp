@@ -1,0 +1,362 @@
+#include "tune/actors/event_stream.hpp"
+
+#include <regex>
+#include <stdexcept>
+#include <utility>
+#include <zmq.hpp>
+
+#include "tune/engine/result.hpp"
+
+namespace tune::actors {
+namespace {
+
+// Enough for a long burst of trial events while a subscriber redraws; a
+// subscriber further behind than this loses events rather than slowing the run.
+constexpr int high_water_mark = 100000;
+// How long closing the publisher may wait to flush the last events (run_finished).
+constexpr int linger_ms = 2000;
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json header(const char* type) { return {{"type", type}, {"schema", event_schema_version}}; }
+
+/// JSON kinds a field may have.
+enum class kind { integer, unsigned_integer, number, number_or_null, string, boolean, object, object_or_null };
+
+struct field {
+  const char* name;
+  kind expected;
+};
+
+bool has_kind(const nlohmann::json& value, kind expected) {
+  switch (expected) {
+    case kind::integer:
+      return value.is_number_integer();
+    case kind::unsigned_integer:
+      return value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+    case kind::number:
+      return value.is_number();
+    case kind::number_or_null:
+      return value.is_number() || value.is_null();
+    case kind::string:
+      return value.is_string();
+    case kind::boolean:
+      return value.is_boolean();
+    case kind::object:
+      return value.is_object();
+    case kind::object_or_null:
+      return value.is_object() || value.is_null();
+  }
+  return false;
+}
+
+const std::map<std::string, std::vector<field>>& event_fields() {
+  static const std::map<std::string, std::vector<field>> fields{
+      {"run_started",
+       {{"run_id", kind::integer},
+        {"task", kind::string},
+        {"strategy", kind::string},
+        {"seed", kind::unsigned_integer},
+        {"budget", kind::object},
+        {"topology", kind::object},
+        {"resumed", kind::boolean},
+        {"recorded_trials", kind::integer}}},
+      {"trial_finished",
+       {{"seq", kind::integer},
+        {"config", kind::object},
+        {"status", kind::string},
+        {"time_ms", kind::number_or_null},
+        {"compile_s", kind::number},
+        {"run_s", kind::number},
+        {"device", kind::string},
+        {"elapsed_s", kind::number},
+        {"cached", kind::boolean}}},
+      {"new_best",
+       {{"seq", kind::integer}, {"config", kind::object}, {"time_ms", kind::number}, {"elapsed_s", kind::number}}},
+      {"progress",
+       {{"trials", kind::integer},
+        {"trials_per_s", kind::number},
+        {"elapsed_s", kind::number},
+        {"busy", kind::object},
+        {"best_time_ms", kind::number_or_null}}},
+      {"run_finished",
+       {{"trials", kind::integer},
+        {"best_time_ms", kind::number_or_null},
+        {"best_config", kind::object_or_null},
+        {"wall_s", kind::number},
+        {"reason", kind::string}}},
+  };
+  return fields;
+}
+
+/// Checks the nested parts that the flat field table cannot describe.
+std::string check_nested(const std::string& type, const nlohmann::json& event) {
+  if (type == "trial_finished") {
+    auto state = status_from_string(event["status"].get<std::string>());
+    if (!state) return "field 'status' is not a known status";
+    if ((*state == status::ok) != event["time_ms"].is_number())
+      return "field 'time_ms' must be a number exactly when status is ok";
+  }
+  if (type == "progress") {
+    const auto& busy = event["busy"];
+    if (!busy.contains("compile_pool") || !busy["compile_pool"].is_number())
+      return "field 'busy.compile_pool' is missing or not a number";
+    if (!busy.contains("devices") || !busy["devices"].is_object()) return "field 'busy.devices' is missing";
+    for (const auto& [name, value] : busy["devices"].items())
+      if (!value.is_number()) return "field 'busy.devices." + name + "' is not a number";
+  }
+  if (type == "run_started") {
+    const auto& budget = event["budget"];
+    for (const char* key : {"trials", "seconds"})
+      if (!budget.contains(key) || !(budget[key].is_number() || budget[key].is_null()))
+        return std::string("field 'budget.") + key + "' is missing or not a number or null";
+  }
+  return {};
+}
+
+}  // namespace
+
+nlohmann::json make_event(const run_started_event& e) {
+  auto event = header("run_started");
+  event["run_id"] = e.run_id;
+  event["task"] = e.task;
+  event["strategy"] = e.strategy;
+  event["seed"] = e.seed;
+  event["budget"] = {{"trials", e.budget_trials ? nlohmann::json(*e.budget_trials) : nlohmann::json(nullptr)},
+                     {"seconds", optional_number(e.budget_seconds)}};
+  event["topology"] = e.topology.is_object() ? e.topology : nlohmann::json::object();
+  event["resumed"] = e.resumed;
+  event["recorded_trials"] = e.recorded_trials;
+  return event;
+}
+
+nlohmann::json make_event(const trial_finished_event& e) {
+  auto event = header("trial_finished");
+  event["seq"] = e.seq;
+  event["config"] = e.config;
+  event["status"] = e.status;
+  event["time_ms"] = optional_number(e.time_ms);
+  event["compile_s"] = e.compile_s;
+  event["run_s"] = e.run_s;
+  event["device"] = e.device;
+  event["elapsed_s"] = e.elapsed_s;
+  event["cached"] = e.cached;
+  return event;
+}
+
+nlohmann::json make_event(const new_best_event& e) {
+  auto event = header("new_best");
+  event["seq"] = e.seq;
+  event["config"] = e.config;
+  event["time_ms"] = e.time_ms;
+  event["elapsed_s"] = e.elapsed_s;
+  return event;
+}
+
+nlohmann::json make_event(const progress_event& e) {
+  auto event = header("progress");
+  event["trials"] = e.trials;
+  event["trials_per_s"] = e.trials_per_s;
+  event["elapsed_s"] = e.elapsed_s;
+  event["busy"] = {{"devices", nlohmann::json(e.device_busy)}, {"compile_pool", e.compile_busy}};
+  event["best_time_ms"] = optional_number(e.best_time_ms);
+  return event;
+}
+
+nlohmann::json make_event(const run_finished_event& e) {
+  auto event = header("run_finished");
+  event["trials"] = e.trials;
+  event["best_time_ms"] = optional_number(e.best_time_ms);
+  event["best_config"] = e.best_config.is_object() ? e.best_config : nlohmann::json(nullptr);
+  event["wall_s"] = e.wall_s;
+  event["reason"] = e.reason;
+  return event;
+}
+
+const std::vector<std::string>& event_types() {
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> out;
+    for (const auto& [type, fields] : event_fields()) out.push_back(type);
+    return out;
+  }();
+  return types;
+}
+
+std::optional<nlohmann::json> parse_event(std::string_view message, std::string& problem) {
+  auto event = nlohmann::json::parse(message.begin(), message.end(), nullptr, false);
+  if (event.is_discarded()) {
+    problem = "not JSON";
+    return std::nullopt;
+  }
+  if (!event.is_object()) {
+    problem = "not a JSON object";
+    return std::nullopt;
+  }
+  if (!event.contains("type") || !event["type"].is_string()) {
+    problem = "no \"type\" string";
+    return std::nullopt;
+  }
+  std::string type = event["type"].get<std::string>();
+  if (!event.contains("schema") || !event["schema"].is_number_integer()) {
+    problem = "event '" + type + "' has no integer \"schema\"";
+    return std::nullopt;
+  }
+  if (event["schema"].get<std::int64_t>() != event_schema_version) {
+    problem = "event '" + type + "' has schema " + event["schema"].dump() + ", this program reads schema " +
+              std::to_string(event_schema_version);
+    return std::nullopt;
+  }
+  auto found = event_fields().find(type);
+  if (found == event_fields().end()) {
+    problem = "unknown event type '" + type + "'";
+    return std::nullopt;
+  }
+  for (const auto& f : found->second) {
+    if (!event.contains(f.name) || !has_kind(event[f.name], f.expected)) {
+      problem = "event '" + type + "': field '" + f.name + "' is missing or has the wrong type";
+      return std::nullopt;
+    }
+  }
+  if (auto nested = check_nested(type, event); !nested.empty()) {
+    problem = "event '" + type + "': " + nested;
+    return std::nullopt;
+  }
+  problem.clear();
+  return event;
+}
+
+void check_endpoint(const std::string& endpoint) {
+  static const std::regex tcp(R"(tcp://(\*|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\*|[0-9]{1,5}))");
+  std::smatch match;
+  if (std::regex_match(endpoint, match, tcp)) {
+    if (match[2] != "*" && (std::stoi(match[2]) < 1 || std::stoi(match[2]) > 65535))
+      throw std::invalid_argument("event endpoint '" + endpoint + "': the port must be 1 to 65535 (or *)");
+    return;
+  }
+  if (endpoint.rfind("ipc://", 0) == 0 && endpoint.size() > 6) return;
+  throw std::invalid_argument("event endpoint '" + endpoint +
+                              "' is not valid; use tcp://HOST:PORT (e.g. tcp://127.0.0.1:5556) or ipc://PATH");
+}
+
+// ---- publisher ---------------------------------------------------------------
+
+struct event_publisher::impl {
+  zmq::context_t context{1};
+  zmq::socket_t socket{context, zmq::socket_type::xpub};
+  std::string endpoint;
+  std::size_t subscribers = 0;
+
+  /// Reads the (un)subscription messages the XPUB socket has queued.
+  void drain_subscriptions(std::chrono::milliseconds wait) {
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    while (zmq::poll(&item, 1, wait) > 0 && (item.revents & ZMQ_POLLIN)) {
+      zmq::message_t message;
+      if (!socket.recv(message, zmq::recv_flags::dontwait)) break;
+      if (message.size() < 1) continue;
+      auto first = static_cast<const unsigned char*>(message.data())[0];
+      if (first == 1) ++subscribers;
+      if (first == 0 && subscribers > 0) --subscribers;
+      wait = std::chrono::milliseconds(0);
+    }
+  }
+};
+
+event_publisher::event_publisher(const std::string& endpoint) : impl_(std::make_unique<impl>()) {
+  check_endpoint(endpoint);
+  try {
+    // Verbose (un)subscriptions: count every subscriber, not only new topics.
+    impl_->socket.set(zmq::sockopt::xpub_verboser, 1);
+    impl_->socket.set(zmq::sockopt::sndhwm, high_water_mark);
+    impl_->socket.set(zmq::sockopt::linger, linger_ms);
+    impl_->socket.bind(endpoint);
+    impl_->endpoint = impl_->socket.get(zmq::sockopt::last_endpoint);
+  } catch (const zmq::error_t& e) {
+    throw std::invalid_argument("cannot bind the event stream to " + endpoint + ": " + e.what() +
+                                "; choose another endpoint (e.g. tcp://127.0.0.1:5557)");
+  }
+}
+
+event_publisher::~event_publisher() = default;
+event_publisher::event_publisher(event_publisher&&) noexcept = default;
+event_publisher& event_publisher::operator=(event_publisher&&) noexcept = default;
+
+const std::string& event_publisher::endpoint() const { return impl_->endpoint; }
+
+void event_publisher::publish(const nlohmann::json& event) {
+  impl_->drain_subscriptions(std::chrono::milliseconds(0));
+  std::string text = event.dump();
+  // dontwait: at the high-water mark PUB drops instead of blocking.
+  (void)impl_->socket.send(zmq::buffer(text), zmq::send_flags::dontwait);
+}
+
+std::size_t event_publisher::subscribers() {
+  impl_->drain_subscriptions(std::chrono::milliseconds(0));
+  return impl_->subscribers;
+}
+
+std::size_t event_publisher::wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  impl_->drain_subscriptions(std::chrono::milliseconds(0));
+  while (impl_->subscribers < count) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    impl_->drain_subscriptions(left);
+  }
+  return impl_->subscribers;
+}
+
+// ---- subscriber --------------------------------------------------------------
+
+struct event_subscriber::impl {
+  zmq::context_t context{1};
+  zmq::socket_t socket{context, zmq::socket_type::sub};
+  std::size_t skipped = 0;
+  std::function<void(const std::string&)> warn;
+};
+
+event_subscriber::event_subscriber(const std::string& endpoint) : impl_(std::make_unique<impl>()) {
+  check_endpoint(endpoint);
+  try {
+    impl_->socket.set(zmq::sockopt::rcvhwm, high_water_mark);
+    impl_->socket.set(zmq::sockopt::linger, 0);
+    impl_->socket.set(zmq::sockopt::subscribe, "");
+    impl_->socket.connect(endpoint);
+  } catch (const zmq::error_t& e) {
+    throw std::invalid_argument("cannot connect to the event stream at " + endpoint + ": " + e.what());
+  }
+}
+
+event_subscriber::~event_subscriber() = default;
+event_subscriber::event_subscriber(event_subscriber&&) noexcept = default;
+event_subscriber& event_subscriber::operator=(event_subscriber&&) noexcept = default;
+
+std::optional<nlohmann::json> event_subscriber::receive(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    zmq::pollitem_t item{impl_->socket.handle(), 0, ZMQ_POLLIN, 0};
+    int ready = 0;
+    try {
+      ready = zmq::poll(&item, 1, std::max(left, std::chrono::milliseconds(0)));
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) return std::nullopt;  // a signal (Ctrl-C): let the caller decide
+      throw;
+    }
+    if (ready <= 0) return std::nullopt;
+    zmq::message_t message;
+    if (!impl_->socket.recv(message, zmq::recv_flags::dontwait)) continue;
+    std::string problem;
+    auto event = parse_event(message.to_string_view(), problem);
+    if (event) return event;
+    ++impl_->skipped;
+    if (impl_->warn) impl_->warn("skipped an event message: " + problem);
+  }
+}
+
+std::size_t event_subscriber::skipped() const { return impl_->skipped; }
+
+void event_subscriber::on_warning(std::function<void(const std::string&)> handler) { impl_->warn = std::move(handler); }
+
+}  // namespace tune::actors

@@ -1,0 +1,567 @@
+#include "tune/actors/results_db.hpp"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
+
+namespace tune::actors {
+namespace {
+
+// Version 1. A newer file is refused; an older one would be migrated here.
+constexpr const char* schema_sql = R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE runs (
+  id          INTEGER PRIMARY KEY,
+  task_key    TEXT NOT NULL,
+  strategy    TEXT NOT NULL,
+  seed        TEXT NOT NULL,      -- unsigned 64-bit, decimal (SQLite integers are signed)
+  options     TEXT NOT NULL,      -- JSON object
+  device_kind TEXT NOT NULL,
+  started_at  REAL NOT NULL,      -- Unix seconds
+  finished_at REAL,
+  status      TEXT NOT NULL       -- running | finished | failed
+);
+CREATE TABLE trials (
+  id              INTEGER PRIMARY KEY,
+  run_id          INTEGER NOT NULL REFERENCES runs(id),
+  seq             INTEGER NOT NULL,  -- 0, 1, 2… in arrival order within the run
+  config          TEXT NOT NULL,     -- canonical JSON object (search_space::to_json)
+  status          TEXT NOT NULL,     -- tune::to_string(status)
+  time_ms         REAL,              -- NULL unless status is ok
+  compile_s       REAL NOT NULL,
+  run_s           REAL NOT NULL,
+  device          TEXT NOT NULL,
+  finished_at     REAL NOT NULL,
+  objectives      TEXT,              -- JSON array of numbers, or NULL
+  reused_from_run INTEGER,           -- cache hit: the run that measured it
+  UNIQUE (run_id, config),
+  UNIQUE (run_id, seq)
+);
+CREATE INDEX trials_by_config ON trials(config);
+CREATE INDEX runs_by_task ON runs(task_key, device_kind);
+)sql";
+
+// Statuses whose outcome a second measurement would repeat.
+constexpr const char* reusable_statuses =
+    "('ok', 'instantiation_error', 'compile_error', 'compile_error_device', 'wrong_answer')";
+
+constexpr const char* run_columns =
+    "id, task_key, strategy, seed, options, device_kind, started_at, finished_at, status";
+constexpr const char* trial_columns =
+    "t.id, t.run_id, t.seq, t.config, t.status, t.time_ms, t.compile_s, t.run_s, t.device, t.finished_at, "
+    "t.objectives, t.reused_from_run";
+
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+/// A prepared statement; steps and reads with error checks.
+class statement {
+ public:
+  statement(sqlite3* db, const std::string& sql, const std::string& path) : db_(db), path_(path) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr) != SQLITE_OK)
+      throw db_error("results DB " + path + ": cannot prepare a query (" + sqlite3_errmsg(db) + ")");
+  }
+  ~statement() { sqlite3_finalize(stmt_); }
+  statement(const statement&) = delete;
+  statement& operator=(const statement&) = delete;
+
+  statement& bind(int index, const std::string& text) {
+    check(sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  statement& bind(int index, std::int64_t value) {
+    check(sqlite3_bind_int64(stmt_, index, value));
+    return *this;
+  }
+  statement& bind(int index, double value) {
+    check(sqlite3_bind_double(stmt_, index, value));
+    return *this;
+  }
+  statement& bind_null(int index) {
+    check(sqlite3_bind_null(stmt_, index));
+    return *this;
+  }
+
+  /// True while there is a row.
+  bool step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw db_error("results DB " + path_ + ": " + sqlite3_errmsg(db_));
+  }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+  int type(int col) const { return sqlite3_column_type(stmt_, col); }
+  std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  std::string text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
+  }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) throw db_error("results DB " + path_ + ": cannot bind a value (" + sqlite3_errmsg(db_) + ")");
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string path_;
+};
+
+/// Validates the columns of one row read back; every failure names the
+/// file, table, row and column.
+class row_checker {
+ public:
+  row_checker(const statement& s, std::string path, std::string table, std::int64_t row_id)
+      : s_(s), path_(std::move(path)), table_(std::move(table)), row_id_(row_id) {}
+
+  [[noreturn]] void fail(const std::string& column, const std::string& problem) const {
+    throw db_error("results DB " + path_ + ": table " + table_ + ", row id " + std::to_string(row_id_) + ", column " +
+                   column + ": " + problem + " (the file is corrupt or was written by another program)");
+  }
+  std::string text(int col, const std::string& name, bool allow_empty = false) const {
+    if (s_.type(col) != SQLITE_TEXT) fail(name, "expected text");
+    std::string value = s_.text(col);
+    if (!allow_empty && value.empty()) fail(name, "is empty");
+    return value;
+  }
+  std::int64_t integer(int col, const std::string& name, std::int64_t min) const {
+    if (s_.type(col) != SQLITE_INTEGER) fail(name, "expected an integer");
+    std::int64_t value = s_.integer(col);
+    if (value < min) fail(name, std::to_string(value) + " is below " + std::to_string(min));
+    return value;
+  }
+  double real(int col, const std::string& name) const {
+    int type = s_.type(col);
+    if (type != SQLITE_FLOAT && type != SQLITE_INTEGER) fail(name, "expected a number");
+    double value = s_.real(col);
+    if (!std::isfinite(value) || value < 0) fail(name, "expected a finite number >= 0");
+    return value;
+  }
+  std::optional<double> optional_real(int col, const std::string& name) const {
+    if (s_.type(col) == SQLITE_NULL) return std::nullopt;
+    return real(col, name);
+  }
+  nlohmann::json json(int col, const std::string& name, nlohmann::json::value_t expected) const {
+    auto parsed = nlohmann::json::parse(text(col, name, true), nullptr, false);
+    if (parsed.is_discarded()) fail(name, "is not valid JSON");
+    if (parsed.type() != expected)
+      fail(name, expected == nlohmann::json::value_t::object ? "expected a JSON object" : "expected a JSON array");
+    return parsed;
+  }
+
+ private:
+  const statement& s_;
+  std::string path_, table_;
+  std::int64_t row_id_;
+};
+
+std::string seed_text(std::uint64_t seed) { return std::to_string(seed); }
+
+}  // namespace
+
+std::string_view to_string(run_state s) {
+  switch (s) {
+    case run_state::running:
+      return "running";
+    case run_state::finished:
+      return "finished";
+    case run_state::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+std::optional<run_state> run_state_from_string(std::string_view text) {
+  for (auto s : {run_state::running, run_state::finished, run_state::failed})
+    if (to_string(s) == text) return s;
+  return std::nullopt;
+}
+
+struct results_db::impl {
+  std::filesystem::path file;
+  std::string name;  // file as text, for messages
+  sqlite3* db = nullptr;
+  bool read_only = false;
+
+  ~impl() {
+    if (db) sqlite3_close_v2(db);
+  }
+
+  void exec(const std::string& sql) {
+    char* error = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+      std::string message = error ? error : sqlite3_errmsg(db);
+      sqlite3_free(error);
+      throw db_error("results DB " + name + ": " + message);
+    }
+  }
+
+  /// Runs `body` inside BEGIN IMMEDIATE … COMMIT; rolls back on exceptions.
+  template <class Body>
+  auto transaction(Body&& body) {
+    exec("BEGIN IMMEDIATE");
+    try {
+      auto result = body();
+      exec("COMMIT");
+      return result;
+    } catch (...) {
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  }
+
+  run_record read_run(const statement& s) const {
+    std::int64_t id = s.type(0) == SQLITE_INTEGER ? s.integer(0) : -1;
+    row_checker row(s, name, "runs", id);
+    run_record run;
+    run.id = row.integer(0, "id", 1);
+    run.task_key = row.text(1, "task_key");
+    run.strategy = row.text(2, "strategy");
+    std::string seed = row.text(3, "seed");
+    try {
+      std::size_t used = 0;
+      run.seed = std::stoull(seed, &used);
+      if (used != seed.size() || seed.front() == '-') throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      row.fail("seed", "'" + seed + "' is not an unsigned 64-bit integer");
+    }
+    row.json(4, "options", nlohmann::json::value_t::object);
+    run.options_json = s.text(4);
+    run.device_kind = row.text(5, "device_kind", true);
+    run.started_at = row.real(6, "started_at");
+    run.finished_at = row.optional_real(7, "finished_at");
+    std::string state = row.text(8, "status");
+    auto parsed = run_state_from_string(state);
+    if (!parsed) row.fail("status", "'" + state + "' is not running, finished or failed");
+    run.state = *parsed;
+    return run;
+  }
+
+  trial_record read_trial(const statement& s) const {
+    std::int64_t id = s.type(0) == SQLITE_INTEGER ? s.integer(0) : -1;
+    row_checker row(s, name, "trials", id);
+    trial_record trial;
+    trial.run_id = row.integer(1, "run_id", 1);
+    trial.seq = row.integer(2, "seq", 0);
+    row.json(3, "config", nlohmann::json::value_t::object);
+    trial.config_json = s.text(3);
+    std::string state = row.text(4, "status");
+    auto parsed = status_from_string(state);
+    if (!parsed) row.fail("status", "'" + state + "' is not a known status");
+    trial.state = *parsed;
+    trial.time_ms = row.optional_real(5, "time_ms");
+    if (trial.state == status::ok && !trial.time_ms) row.fail("time_ms", "is NULL but the status is ok");
+    if (trial.state != status::ok && trial.time_ms) row.fail("time_ms", "is set but the status is " + state);
+    trial.compile_s = row.real(6, "compile_s");
+    trial.run_s = row.real(7, "run_s");
+    trial.device = row.text(8, "device", true);
+    trial.finished_at = row.real(9, "finished_at");
+    if (s.type(10) != SQLITE_NULL) {
+      auto objectives = row.json(10, "objectives", nlohmann::json::value_t::array);
+      for (const auto& value : objectives) {
+        if (!value.is_number()) row.fail("objectives", "holds a value that is not a number");
+        trial.objectives.push_back(value.get<double>());
+      }
+    }
+    if (s.type(11) != SQLITE_NULL) trial.reused_from_run = row.integer(11, "reused_from_run", 1);
+    return trial;
+  }
+
+  std::vector<trial_record> read_trials(statement& s) const {
+    std::vector<trial_record> out;
+    while (s.step()) out.push_back(read_trial(s));
+    return out;
+  }
+
+  void open(open_mode mode, bool synchronous_full);
+  void check_schema();
+};
+
+void results_db::impl::open(open_mode mode, bool synchronous_full) {
+  namespace fs = std::filesystem;
+  read_only = mode == open_mode::read_only;
+  std::error_code ec;
+  if (fs::is_directory(file, ec))
+    throw std::invalid_argument("results DB " + name + " is a directory; give a file path, e.g. results.db");
+  bool exists = fs::exists(file, ec);
+  if (read_only && !exists)
+    throw std::invalid_argument("results DB " + name + " does not exist; check the path given with --db");
+  if (!exists) {
+    auto parent = fs::absolute(file, ec).parent_path();
+    if (!fs::is_directory(parent, ec))
+      throw std::invalid_argument("cannot create results DB " + name + ": directory " + parent.string() +
+                                  " does not exist; create it or choose another path");
+  }
+  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (sqlite3_open_v2(file.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+    throw std::invalid_argument("cannot open results DB " + name + ": " + message +
+                                "; check the path and its permissions");
+  }
+  sqlite3_extended_result_codes(db, 1);
+  // SQLite touches the file only at the first statement: turn what fails
+  // there (not a database, not writable) into a message about the path.
+  try {
+    sqlite3_busy_timeout(db, 10000);
+    exec("PRAGMA foreign_keys = ON");
+    {
+      statement tables(db, "SELECT count(*) FROM sqlite_master", name);
+      tables.step();
+    }  // finalized: an open statement would keep a read transaction
+    if (!read_only) {
+      statement wal(db, "PRAGMA journal_mode = WAL", name);
+      if (!wal.step() || wal.text(0) != "wal")
+        throw db_error("cannot switch to the WAL journal (the file system may not support it)");
+      exec(synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+    }
+  } catch (const db_error&) {
+    int code = sqlite3_errcode(db) & 0xff;
+    std::string why = sqlite3_errmsg(db);
+    if (code == SQLITE_NOTADB) why = "the file is not an SQLite database";
+    if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM)
+      why = "the file cannot be written (" + std::string(sqlite3_errmsg(db)) + ")";
+    throw std::invalid_argument("cannot use results DB " + name + ": " + why + "; choose another --db file");
+  }
+  check_schema();
+}
+
+void results_db::impl::check_schema() {
+  auto has_table = [&](const std::string& table) {
+    statement s(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", name);
+    s.bind(1, table);
+    s.step();
+    return s.integer(0) > 0;
+  };
+  statement count(db, "SELECT count(*) FROM sqlite_master", name);
+  count.step();
+  if (count.integer(0) == 0) {
+    if (read_only) throw std::invalid_argument("results DB " + name + " is empty: no tuning run has written to it yet");
+    transaction([&] {
+      exec(schema_sql);
+      exec("INSERT INTO schema_version (version) VALUES (" + std::to_string(schema_version) + ")");
+      return 0;
+    });
+    return;
+  }
+  if (!has_table("schema_version") || !has_table("runs") || !has_table("trials"))
+    throw std::invalid_argument("results DB " + name +
+                                " is an SQLite database but not a tune-engine results DB (tables schema_version, "
+                                "runs, trials missing); choose another --db file");
+  statement version(db, "SELECT version FROM schema_version", name);
+  if (!version.step() || version.type(0) != SQLITE_INTEGER)
+    throw std::invalid_argument("results DB " + name + ": table schema_version holds no version number");
+  std::int64_t found = version.integer(0);
+  if (found > schema_version)
+    throw std::invalid_argument("results DB " + name + " has schema version " + std::to_string(found) +
+                                ", newer than this tune-engine understands (" + std::to_string(schema_version) +
+                                "); use a newer tune-engine or another --db file");
+  if (found < 1)
+    throw std::invalid_argument("results DB " + name + ": schema version " + std::to_string(found) +
+                                " is not valid; choose another --db file");
+}
+
+results_db::results_db(const std::filesystem::path& file, open_mode mode, bool synchronous_full)
+    : impl_(std::make_unique<impl>()) {
+  impl_->file = file;
+  impl_->name = file.string();
+  impl_->open(mode, synchronous_full);
+}
+
+results_db::~results_db() = default;
+results_db::results_db(results_db&&) noexcept = default;
+results_db& results_db::operator=(results_db&&) noexcept = default;
+
+const std::filesystem::path& results_db::path() const { return impl_->file; }
+
+std::int64_t results_db::create_run(const run_spec& spec) {
+  if (spec.task_key.empty()) throw std::invalid_argument("create_run: the task key is empty");
+  if (spec.strategy.empty()) throw std::invalid_argument("create_run: the strategy name is empty");
+  auto options = nlohmann::json::parse(spec.options_json, nullptr, false);
+  if (options.is_discarded() || !options.is_object())
+    throw std::invalid_argument("create_run: options must be a JSON object, got '" + spec.options_json + "'");
+  return impl_->transaction([&] {
+    statement s(impl_->db,
+                "INSERT INTO runs (task_key, strategy, seed, options, device_kind, started_at, status) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running')",
+                impl_->name);
+    s.bind(1, spec.task_key).bind(2, spec.strategy).bind(3, seed_text(spec.seed)).bind(4, spec.options_json);
+    s.bind(5, spec.device_kind).bind(6, unix_now());
+    s.step();
+    return static_cast<std::int64_t>(sqlite3_last_insert_rowid(impl_->db));
+  });
+}
+
+std::optional<run_record> results_db::find_run(std::int64_t run_id) const {
+  statement s(impl_->db, std::string("SELECT ") + run_columns + " FROM runs WHERE id = ?1", impl_->name);
+  s.bind(1, run_id);
+  if (!s.step()) return std::nullopt;
+  return impl_->read_run(s);
+}
+
+std::optional<run_record> results_db::latest_unfinished_run(const std::string& task_key, const std::string& strategy,
+                                                            std::uint64_t seed) const {
+  statement s(impl_->db,
+              std::string("SELECT ") + run_columns +
+                  " FROM runs WHERE task_key = ?1 AND strategy = ?2 AND seed = ?3 AND status = 'running' "
+                  "ORDER BY started_at DESC, id DESC LIMIT 1",
+              impl_->name);
+  s.bind(1, task_key).bind(2, strategy).bind(3, seed_text(seed));
+  if (!s.step()) return std::nullopt;
+  return impl_->read_run(s);
+}
+
+std::vector<run_record> results_db::runs() const {
+  statement s(impl_->db, std::string("SELECT ") + run_columns + " FROM runs ORDER BY id", impl_->name);
+  std::vector<run_record> out;
+  while (s.step()) out.push_back(impl_->read_run(s));
+  return out;
+}
+
+void results_db::finish_run(std::int64_t run_id, run_state state) {
+  impl_->transaction([&] {
+    statement s(impl_->db, "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3", impl_->name);
+    s.bind(1, std::string(to_string(state))).bind(2, unix_now()).bind(3, run_id);
+    s.step();
+    if (sqlite3_changes(impl_->db) == 0)
+      throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
+    return 0;
+  });
+}
+
+record_outcome results_db::record_trial(std::int64_t run_id, const trial_input& trial) {
+  auto config = nlohmann::json::parse(trial.config_json, nullptr, false);
+  if (config.is_discarded() || !config.is_object())
+    throw std::invalid_argument("record_trial: the configuration must be a JSON object, got '" + trial.config_json +
+                                "'");
+  if (trial.state == status::ok && (!std::isfinite(trial.time_ms) || trial.time_ms < 0))
+    throw std::invalid_argument("record_trial: an ok trial needs a finite time >= 0, got " +
+                                std::to_string(trial.time_ms));
+  if (!std::isfinite(trial.compile_s) || trial.compile_s < 0 || !std::isfinite(trial.run_s) || trial.run_s < 0)
+    throw std::invalid_argument("record_trial: compile_s and run_s must be finite and >= 0");
+  for (double value : trial.objectives)
+    if (!std::isfinite(value)) throw std::invalid_argument("record_trial: objectives must be finite numbers");
+
+  return impl_->transaction([&] {
+    statement run(impl_->db, "SELECT count(*) FROM runs WHERE id = ?1", impl_->name);
+    run.bind(1, run_id).step();
+    if (run.integer(0) == 0) throw std::invalid_argument("record_trial: no run with id " + std::to_string(run_id));
+
+    statement existing(impl_->db, "SELECT seq FROM trials WHERE run_id = ?1 AND config = ?2", impl_->name);
+    existing.bind(1, run_id).bind(2, trial.config_json);
+    if (existing.step()) return record_outcome{false, existing.integer(0)};
+
+    statement next(impl_->db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", impl_->name);
+    next.bind(1, run_id).step();
+    std::int64_t seq = next.integer(0);
+
+    statement insert(impl_->db,
+                     "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, "
+                     "finished_at, objectives, reused_from_run) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                     impl_->name);
+    insert.bind(1, run_id).bind(2, seq).bind(3, trial.config_json).bind(4, std::string(tune::to_string(trial.state)));
+    if (trial.state == status::ok)
+      insert.bind(5, trial.time_ms);
+    else
+      insert.bind_null(5);
+    insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, unix_now());
+    if (trial.objectives.empty())
+      insert.bind_null(10);
+    else
+      insert.bind(10, nlohmann::json(trial.objectives).dump());
+    if (trial.reused_from_run)
+      insert.bind(11, *trial.reused_from_run);
+    else
+      insert.bind_null(11);
+    insert.step();
+    return record_outcome{true, seq};
+  });
+}
+
+std::vector<trial_record> results_db::trials(std::int64_t run_id) const {
+  statement s(impl_->db, std::string("SELECT ") + trial_columns + " FROM trials t WHERE t.run_id = ?1 ORDER BY t.seq",
+              impl_->name);
+  s.bind(1, run_id);
+  return impl_->read_trials(s);
+}
+
+std::int64_t results_db::trial_count(std::int64_t run_id) const {
+  statement s(impl_->db, "SELECT count(*) FROM trials WHERE run_id = ?1", impl_->name);
+  s.bind(1, run_id).step();
+  return s.integer(0);
+}
+
+std::optional<trial_record> results_db::find_cached(const std::string& task_key, const std::string& device_kind,
+                                                    const std::string& config_json) const {
+  statement s(impl_->db,
+              std::string("SELECT ") + trial_columns +
+                  " FROM trials t JOIN runs r ON r.id = t.run_id WHERE t.config = ?1 AND r.task_key = ?2 AND "
+                  "r.device_kind = ?3 AND t.status IN " +
+                  reusable_statuses + " ORDER BY t.finished_at DESC, t.id DESC LIMIT 1",
+              impl_->name);
+  s.bind(1, config_json).bind(2, task_key).bind(3, device_kind);
+  if (!s.step()) return std::nullopt;
+  return impl_->read_trial(s);
+}
+
+std::unordered_map<std::string, trial_record> results_db::load_cache(const std::string& task_key,
+                                                                     const std::string& device_kind) const {
+  statement s(impl_->db,
+              std::string("SELECT ") + trial_columns +
+                  " FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.task_key = ?1 AND r.device_kind = ?2 AND "
+                  "t.status IN " +
+                  reusable_statuses + " ORDER BY t.finished_at, t.id",
+              impl_->name);
+  s.bind(1, task_key).bind(2, device_kind);
+  std::unordered_map<std::string, trial_record> out;
+  // Ascending order: a later measurement of a configuration replaces an earlier one.
+  for (auto& trial : impl_->read_trials(s)) out[trial.config_json] = std::move(trial);
+  return out;
+}
+
+std::vector<std::string> results_db::tasks() const {
+  statement s(impl_->db, "SELECT DISTINCT task_key FROM runs ORDER BY task_key", impl_->name);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
+std::optional<task_summary> results_db::best(const std::string& task_key,
+                                             const std::optional<std::string>& device_kind) const {
+  std::string filter = "r.task_key = ?1" + std::string(device_kind ? " AND r.device_kind = ?2" : "");
+  statement counts(impl_->db,
+                   "SELECT count(DISTINCT r.id), count(t.id), count(CASE WHEN t.status = 'ok' THEN 1 END) FROM runs r "
+                   "LEFT JOIN trials t ON t.run_id = r.id WHERE " +
+                       filter,
+                   impl_->name);
+  counts.bind(1, task_key);
+  if (device_kind) counts.bind(2, *device_kind);
+  counts.step();
+  task_summary summary;
+  summary.task_key = task_key;
+  summary.runs = counts.integer(0);
+  summary.trials = counts.integer(1);
+  summary.ok_trials = counts.integer(2);
+  if (summary.runs == 0) return std::nullopt;
+
+  statement best(impl_->db,
+                 std::string("SELECT ") + trial_columns + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " +
+                     filter + " AND t.status = 'ok' ORDER BY t.time_ms ASC, t.finished_at ASC, t.id ASC LIMIT 1",
+                 impl_->name);
+  best.bind(1, task_key);
+  if (device_kind) best.bind(2, *device_kind);
+  if (best.step()) {
+    summary.best = impl_->read_trial(best);
+    summary.best_run = find_run(summary.best->run_id);
+  }
+  return summary;
+}
+
+}  // namespace tune::actors

@@ -1,0 +1,235 @@
+#include "tune/actors/topology.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+namespace tune::actors {
+namespace {
+
+// Limits that catch typos (a topology of 10^6 devices is not a plan).
+constexpr long long max_compile_workers = 4096;
+constexpr long long max_device_count = 1024;
+constexpr long long max_prefetch = 1024;
+constexpr long long max_device_id = 1 << 20;
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+/// Builds messages that name the source, the field path and the line.
+class reader {
+ public:
+  explicit reader(std::string origin) : origin_(std::move(origin)) {}
+
+  [[noreturn]] void fail(const std::string& path, const YAML::Node& node, const std::string& problem) const {
+    std::ostringstream out;
+    out << origin_;
+    if (node.IsDefined() && node.Mark().line >= 0) out << ":" << node.Mark().line + 1;
+    out << ": " << (path.empty() ? "top level" : path) << ": " << problem;
+    throw std::invalid_argument(out.str());
+  }
+
+  void check_keys(const std::string& path, const YAML::Node& map, const std::vector<std::string>& known) const {
+    if (!map.IsMap()) fail(path, map, "expected a mapping of key: value lines");
+    for (const auto& entry : map) {
+      std::string key = entry.first.Scalar();
+      if (std::find(known.begin(), known.end(), key) == known.end())
+        fail(path.empty() ? key : path + "." + key, entry.first,
+             "unknown key '" + key + "'; known keys are " + join(known));
+    }
+  }
+
+  long long integer(const std::string& path, const YAML::Node& node, long long min, long long max) const {
+    if (!node.IsScalar()) fail(path, node, "expected an integer, got a " + kind(node));
+    long long value = 0;
+    try {
+      value = node.as<long long>();
+    } catch (const YAML::BadConversion&) {
+      fail(path, node, "expected an integer, got '" + node.Scalar() + "'");
+    }
+    if (value < min || value > max)
+      fail(path, node,
+           std::to_string(value) + " is out of range; use an integer from " + std::to_string(min) + " to " +
+               std::to_string(max));
+    return value;
+  }
+
+  double seconds(const std::string& path, const YAML::Node& node) const {
+    if (!node.IsScalar()) fail(path, node, "expected a number of seconds, got a " + kind(node));
+    double value = 0;
+    try {
+      value = node.as<double>();
+    } catch (const YAML::BadConversion&) {
+      fail(path, node, "expected a number of seconds, got '" + node.Scalar() + "'");
+    }
+    if (!std::isfinite(value) || value <= 0)
+      fail(path, node, "'" + node.Scalar() + "' is not a positive number of seconds; use e.g. 10");
+    return value;
+  }
+
+  std::string text(const std::string& path, const YAML::Node& node) const {
+    if (!node.IsScalar() || node.Scalar().empty()) fail(path, node, "expected a non-empty string");
+    return node.Scalar();
+  }
+
+  static std::string kind(const YAML::Node& node) {
+    switch (node.Type()) {
+      case YAML::NodeType::Map:
+        return "mapping";
+      case YAML::NodeType::Sequence:
+        return "list";
+      case YAML::NodeType::Null:
+        return "null value";
+      default:
+        return "scalar";
+    }
+  }
+
+ private:
+  std::string origin_;
+};
+
+std::vector<device_spec> read_device(const reader& in, const std::string& path, const YAML::Node& node) {
+  in.check_keys(path, node, {"backend", "id", "name", "prefetch", "count"});
+  if (!node["backend"]) in.fail(path, node, "missing 'backend'; add e.g. 'backend: replay'");
+  std::string backend = in.text(path + ".backend", node["backend"]);
+  const auto& known = topology_backends();
+  if (std::find(known.begin(), known.end(), backend) == known.end())
+    in.fail(path + ".backend", node["backend"], "unknown backend '" + backend + "'; use one of " + join(known));
+  int first_id = node["id"] ? static_cast<int>(in.integer(path + ".id", node["id"], 0, max_device_id)) : 0;
+  std::size_t prefetch =
+      node["prefetch"] ? static_cast<std::size_t>(in.integer(path + ".prefetch", node["prefetch"], 0, max_prefetch))
+                       : 2;
+  long long count = node["count"] ? in.integer(path + ".count", node["count"], 1, max_device_count) : 1;
+  std::string name = node["name"] ? in.text(path + ".name", node["name"]) : std::string();
+
+  std::vector<device_spec> out;
+  for (long long k = 0; k < count; ++k) {
+    device_spec device;
+    device.backend = backend;
+    device.id = first_id + static_cast<int>(k);
+    device.prefetch = prefetch;
+    // With count > 1 a given name is a prefix: "gpu" → gpu0, gpu1, …
+    if (name.empty())
+      device.name = backend + std::to_string(device.id);
+    else
+      device.name = count > 1 ? name + std::to_string(device.id) : name;
+    out.push_back(std::move(device));
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& topology_backends() {
+  static const std::vector<std::string> names{"cpu", "cuda", "hip", "replay"};
+  return names;
+}
+
+std::size_t default_compile_workers() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+nlohmann::json topology::summary() const {
+  nlohmann::json devices_json = nlohmann::json::array();
+  for (const auto& d : devices)
+    devices_json.push_back({{"backend", d.backend}, {"id", d.id}, {"name", d.name}, {"prefetch", d.prefetch}});
+  return {{"compile_workers", compile_workers},
+          {"compile_timeout_s", compile_timeout_s},
+          {"run_timeout_s", run_timeout_s},
+          {"devices", devices_json}};
+}
+
+std::size_t topology::capacity() const {
+  std::size_t total = compile_workers;
+  for (const auto& d : devices) total += d.prefetch + 1;
+  return total;
+}
+
+topology parse_topology(std::string_view yaml_text, const std::string& origin) {
+  reader in(origin);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::ParserException& e) {
+    throw std::invalid_argument(origin + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML (" + e.msg +
+                                "); fix the syntax");
+  }
+  if (!root.IsDefined() || root.IsNull())
+    throw std::invalid_argument(origin + ": the topology is empty; it needs at least a 'devices:' list");
+  in.check_keys("", root, {"compile_workers", "compile_timeout_s", "run_timeout_s", "devices", "hosts"});
+
+  topology result;
+  result.origin = origin;
+  result.compile_workers =
+      root["compile_workers"]
+          ? static_cast<std::size_t>(in.integer("compile_workers", root["compile_workers"], 1, max_compile_workers))
+          : default_compile_workers();
+  if (root["compile_timeout_s"]) result.compile_timeout_s = in.seconds("compile_timeout_s", root["compile_timeout_s"]);
+  if (root["run_timeout_s"]) result.run_timeout_s = in.seconds("run_timeout_s", root["run_timeout_s"]);
+
+  if (const auto hosts = root["hosts"]) {
+    if (!hosts.IsNull() && !hosts.IsSequence()) in.fail("hosts", hosts, "expected a list (use 'hosts: []')");
+    if (hosts.IsSequence() && hosts.size() > 0)
+      in.fail("hosts", hosts, "remote workers are not supported yet; remove the entries (use 'hosts: []')");
+  }
+
+  const auto devices = root["devices"];
+  if (!devices) in.fail("devices", root, "missing; list at least one device, e.g. 'devices: [{backend: cpu, id: 0}]'");
+  if (!devices.IsSequence()) in.fail("devices", devices, "expected a list of devices, got a " + reader::kind(devices));
+  if (devices.size() == 0) in.fail("devices", devices, "no devices; list at least one device to measure on");
+
+  std::map<std::pair<std::string, int>, std::string> seen_ids;  // (backend, id) → field path
+  std::map<std::string, std::string> seen_names;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    std::string path = "devices[" + std::to_string(i) + "]";
+    for (auto& device : read_device(in, path, devices[i])) {
+      auto [it, fresh] = seen_ids.emplace(std::make_pair(device.backend, device.id), path);
+      if (!fresh)
+        in.fail(path, devices[i],
+                "device " + device.backend + " " + std::to_string(device.id) + " is listed twice (also in " +
+                    it->second + "); give each device of a backend its own id");
+      auto [name_it, fresh_name] = seen_names.emplace(device.name, path);
+      if (!fresh_name)
+        in.fail(path + ".name", devices[i],
+                "device name '" + device.name + "' is used twice (also in " + name_it->second +
+                    "); give each device its own name");
+      result.devices.push_back(std::move(device));
+    }
+  }
+  return result;
+}
+
+topology load_topology(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw std::invalid_argument(file.string() + ": is a directory, not a topology file; give the path of a .yaml file");
+  std::ifstream stream(file);
+  if (!stream)
+    throw std::invalid_argument(file.string() + ": cannot read the topology file; check the path and permissions");
+  std::ostringstream text;
+  text << stream.rdbuf();
+  if (stream.bad()) throw std::invalid_argument(file.string() + ": cannot read the topology file");
+  return parse_topology(text.str(), file.string());
+}
+
+topology default_topology(const std::string& backend) {
+  const auto& known = topology_backends();
+  if (std::find(known.begin(), known.end(), backend) == known.end())
+    throw std::invalid_argument("unknown backend '" + backend + "'; use one of " + join(known));
+  topology result;
+  result.origin = "<default " + backend + " topology>";
+  result.compile_workers = default_compile_workers();
+  result.devices.push_back({backend, 0, backend + "0", 2});
+  return result;
+}
+
+}  // namespace tune::actors

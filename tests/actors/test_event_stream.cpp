@@ -1,0 +1,212 @@
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "tune/actors/event_stream.hpp"
+
+using namespace tune::actors;
+using Catch::Matchers::Contains;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Only loopback, on a port the OS picks, so parallel tests never collide.
+constexpr const char* loopback_any_port = "tcp://127.0.0.1:*";
+
+std::vector<nlohmann::json> sample_run(int trials) {
+  std::vector<nlohmann::json> events;
+  run_started_event started;
+  started.run_id = 3;
+  started.task = "gemm/1024";
+  started.strategy = "opevo";
+  started.seed = 18446744073709551615ull;
+  started.budget_trials = trials;
+  started.topology = {{"compile_workers", 8}};
+  events.push_back(make_event(started));
+  for (int i = 0; i < trials; ++i) {
+    trial_finished_event t;
+    t.seq = i;
+    t.config = {{"tile", i}};
+    t.status = i % 5 == 4 ? "compile_error" : "ok";
+    if (t.status == "ok") t.time_ms = 100.0 / (i + 1);
+    t.compile_s = 0.5;
+    t.run_s = 0.1;
+    t.device = "sim" + std::to_string(i % 4);
+    t.elapsed_s = 0.01 * i;
+    events.push_back(make_event(t));
+    if (t.time_ms) events.push_back(make_event(new_best_event{i, t.config, *t.time_ms, t.elapsed_s}));
+    if (i % 10 == 9) {
+      progress_event p;
+      p.trials = i + 1;
+      p.trials_per_s = 100;
+      p.elapsed_s = t.elapsed_s;
+      p.device_busy = {{"sim0", 0.9}, {"sim1", 0.8}};
+      p.compile_busy = 0.75;
+      p.best_time_ms = 100.0 / (i + 1);
+      events.push_back(make_event(p));
+    }
+  }
+  run_finished_event done;
+  done.trials = trials;
+  done.best_time_ms = 1.0;
+  done.best_config = {{"tile", 99}};
+  done.wall_s = 1.5;
+  done.reason = "budget";
+  events.push_back(make_event(done));
+  return events;
+}
+
+}  // namespace
+
+TEST_CASE("event builders produce events that validate", "[actors]") {
+  auto events = sample_run(20);
+  std::vector<std::string> seen;
+  for (const auto& e : events) {
+    std::string problem;
+    auto parsed = parse_event(e.dump(), problem);
+    INFO(e.dump() << " -> " << problem);
+    REQUIRE(parsed);
+    CHECK(*parsed == e);
+    CHECK(e["schema"] == event_schema_version);
+    seen.push_back(e["type"]);
+  }
+  for (const auto& type : event_types()) CHECK(std::find(seen.begin(), seen.end(), type) != seen.end());
+
+  CHECK(events.front()["seed"].get<std::uint64_t>() == 18446744073709551615ull);
+  CHECK(events.front()["budget"]["seconds"].is_null());
+  CHECK(events[1]["time_ms"].get<double>() == Approx(100.0));
+  auto failed = make_event(trial_finished_event{4, {{"tile", 4}}, "compile_error", std::nullopt, 0.5, 0, "sim0", 1});
+  CHECK(failed["time_ms"].is_null());
+  auto no_best = make_event(run_finished_event{0, std::nullopt, nullptr, 0.0, "exhausted"});
+  CHECK(no_best["best_config"].is_null());
+  CHECK(no_best["best_time_ms"].is_null());
+}
+
+TEST_CASE("malformed event messages are rejected with a reason", "[actors]") {
+  auto problem_of = [](const std::string& text) {
+    std::string problem;
+    auto parsed = parse_event(text, problem);
+    return parsed ? std::string("accepted") : problem;
+  };
+  auto valid = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 0.5});
+  CHECK(problem_of(valid.dump()) == "accepted");
+  CHECK_THAT(problem_of("not json at all"), Contains("not JSON"));
+  CHECK_THAT(problem_of("[1, 2]"), Contains("not a JSON object"));
+  CHECK_THAT(problem_of(R"({"schema": 1})"), Contains("type"));
+  CHECK_THAT(problem_of(R"({"type": 5, "schema": 1})"), Contains("type"));
+  CHECK_THAT(problem_of(R"({"type": "new_best"})"), Contains("schema"));
+  auto future = valid;
+  future["schema"] = 2;
+  CHECK_THAT(problem_of(future.dump()), Contains("schema 2"));
+  CHECK_THAT(problem_of(R"({"type": "coffee_break", "schema": 1})"), Contains("unknown event type 'coffee_break'"));
+  auto missing = valid;
+  missing.erase("time_ms");
+  CHECK_THAT(problem_of(missing.dump()), Contains("'time_ms'"));
+  auto wrong_type = valid;
+  wrong_type["config"] = "tile=4";
+  CHECK_THAT(problem_of(wrong_type.dump()), Contains("'config'"));
+  auto trial = make_event(trial_finished_event{1, {{"tile", 4}}, "ok", 2.0, 0.5, 0.1, "sim0", 1.0});
+  trial["status"] = "fine";
+  CHECK_THAT(problem_of(trial.dump()), Contains("not a known status"));
+  trial["status"] = "ok";
+  trial["time_ms"] = nullptr;
+  CHECK_THAT(problem_of(trial.dump()), Contains("time_ms"));
+  auto progress = make_event(progress_event{});
+  progress["busy"]["devices"]["sim0"] = "busy";
+  CHECK_THAT(problem_of(progress.dump()), Contains("busy.devices.sim0"));
+  auto started = make_event(run_started_event{});
+  started["budget"].erase("trials");
+  CHECK_THAT(problem_of(started.dump()), Contains("budget.trials"));
+  // Extra fields are allowed: later versions of a schema may add some.
+  auto extra = valid;
+  extra["note"] = "hi";
+  CHECK(problem_of(extra.dump()) == "accepted");
+}
+
+TEST_CASE("event endpoints are checked", "[actors]") {
+  CHECK_NOTHROW(check_endpoint("tcp://127.0.0.1:5556"));
+  CHECK_NOTHROW(check_endpoint("tcp://127.0.0.1:*"));
+  CHECK_NOTHROW(check_endpoint("tcp://localhost:80"));
+  CHECK_NOTHROW(check_endpoint("ipc:///tmp/tune.sock"));
+  CHECK_THROWS_WITH(check_endpoint("127.0.0.1:5556"), Contains("tcp://HOST:PORT"));
+  CHECK_THROWS_WITH(check_endpoint("tcp://127.0.0.1"), Contains("not valid"));
+  CHECK_THROWS_WITH(check_endpoint("tcp://127.0.0.1:70000"), Contains("1 to 65535"));
+  CHECK_THROWS_WITH(check_endpoint("udp://127.0.0.1:5"), Contains("not valid"));
+  CHECK_THROWS_AS(event_publisher("nonsense"), std::invalid_argument);
+  CHECK_THROWS_AS(event_subscriber("nonsense"), std::invalid_argument);
+}
+
+TEST_CASE("a subscriber receives every published event in order", "[actors]") {
+  event_publisher publisher(loopback_any_port);
+  REQUIRE_THAT(publisher.endpoint(), Contains("tcp://127.0.0.1:"));
+  CHECK(publisher.subscribers() == 0);
+
+  event_subscriber subscriber(publisher.endpoint());
+  // Slow joiner: hold the first event until the subscription has arrived.
+  // Generous timeout; the loop ends as soon as it is there.
+  REQUIRE(publisher.wait_for_subscribers(1, 30s) == 1);
+
+  auto events = sample_run(300);
+  for (const auto& e : events) publisher.publish(e);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    auto received = subscriber.receive(30s);
+    INFO("event " << i);
+    REQUIRE(received);
+    CHECK(*received == events[i]);
+  }
+  CHECK(subscriber.skipped() == 0);
+  CHECK_FALSE(subscriber.receive(10ms));
+}
+
+TEST_CASE("a second publisher on the same endpoint is refused clearly", "[actors]") {
+  event_publisher first(loopback_any_port);
+  CHECK_THROWS_WITH(event_publisher(first.endpoint()),
+                    Contains("cannot bind the event stream to " + first.endpoint()) && Contains("another endpoint"));
+}
+
+TEST_CASE("malformed messages on the wire are skipped with a warning", "[actors]") {
+  // A raw PUB socket stands in for a foreign or broken publisher.
+  zmq::context_t context(1);
+  zmq::socket_t raw(context, zmq::socket_type::xpub);
+  raw.bind(loopback_any_port);
+  const std::string endpoint = raw.get(zmq::sockopt::last_endpoint);
+
+  event_subscriber subscriber(endpoint);
+  std::vector<std::string> warnings;
+  subscriber.on_warning([&](const std::string& w) { warnings.push_back(w); });
+  zmq::message_t subscription;
+  REQUIRE(raw.recv(subscription));  // the subscription: no slow joiner from here on
+
+  const auto good = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 0.5});
+  for (const std::string& text : {std::string("garbage{"), std::string(R"({"no_type": 1})"),
+                                  std::string(R"({"type": "new_best", "schema": 99})"), good.dump()})
+    raw.send(zmq::buffer(text));
+
+  auto received = subscriber.receive(30s);
+  REQUIRE(received);
+  CHECK(*received == good);
+  CHECK(subscriber.skipped() == 3);
+  REQUIRE(warnings.size() == 3);
+  CHECK_THAT(warnings[0], Contains("not JSON"));
+  CHECK_THAT(warnings[1], Contains("type"));
+  CHECK_THAT(warnings[2], Contains("schema 99"));
+}
+
+TEST_CASE("the publisher counts subscribers coming and going", "[actors]") {
+  event_publisher publisher(loopback_any_port);
+  {
+    event_subscriber a(publisher.endpoint());
+    event_subscriber b(publisher.endpoint());
+    CHECK(publisher.wait_for_subscribers(2, 30s) == 2);
+  }
+  // Both closed: their unsubscriptions arrive; wait_for_subscribers(0) returns at once,
+  // so poll until the count drops (bounded).
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (publisher.subscribers() > 0 && std::chrono::steady_clock::now() < deadline)
+    publisher.wait_for_subscribers(3, 20ms);
+  CHECK(publisher.subscribers() == 0);
+  // With nobody listening, publishing neither blocks nor fails.
+  for (int i = 0; i < 1000; ++i) publisher.publish(make_event(progress_event{}));
+}

@@ -1,0 +1,455 @@
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "actors/scratch_dir.hpp"
+#include "tune/actors/results_db.hpp"
+
+using namespace tune::actors;
+using Catch::Matchers::Contains;
+using tune::status;
+
+namespace {
+
+run_spec spec(const std::string& task = "gemm/1024", const std::string& strategy = "random", std::uint64_t seed = 7,
+              const std::string& kind = "replay:test") {
+  run_spec s;
+  s.task_key = task;
+  s.strategy = strategy;
+  s.seed = seed;
+  s.options_json = R"({"budget": 100})";
+  s.device_kind = kind;
+  return s;
+}
+
+std::string config(int x, int y = 1) {
+  return "{\"tile_x\":" + std::to_string(x) + ",\"tile_y\":" + std::to_string(y) + "}";
+}
+
+trial_input ok_trial(const std::string& config_json, double time_ms, const std::string& device = "sim0") {
+  trial_input t;
+  t.config_json = config_json;
+  t.state = status::ok;
+  t.time_ms = time_ms;
+  t.compile_s = 0.5;
+  t.run_s = 0.25;
+  t.device = device;
+  return t;
+}
+
+trial_input failed_trial(const std::string& config_json, status state) {
+  trial_input t;
+  t.config_json = config_json;
+  t.state = state;
+  t.compile_s = 0.1;
+  t.device = "sim1";
+  return t;
+}
+
+/// Runs SQL on the file directly, as another program (or a disk fault) would.
+void raw_sql(const std::filesystem::path& file, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
+  char* error = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  std::string message = error ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  INFO(message);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+std::int64_t raw_count(const std::filesystem::path& file, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+  std::int64_t value = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
+std::string open_error(const std::filesystem::path& file,
+                       results_db::open_mode mode = results_db::open_mode::read_write) {
+  try {
+    results_db db(file, mode);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("results db writes each trial of a run exactly once", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-once");
+  results_db db(dir / "results.db");
+  auto run = db.create_run(spec());
+  REQUIRE(run >= 1);
+
+  auto first = db.record_trial(run, ok_trial(config(4), 2.5));
+  CHECK(first.inserted);
+  CHECK(first.seq == 0);
+  auto second = db.record_trial(run, failed_trial(config(8), status::compile_error));
+  CHECK(second.inserted);
+  CHECK(second.seq == 1);
+
+  // The same configuration again, even with another result: reported, not written.
+  auto again = db.record_trial(run, ok_trial(config(4), 1.0));
+  CHECK_FALSE(again.inserted);
+  CHECK(again.seq == 0);
+  CHECK(db.trial_count(run) == 2);
+  auto trials = db.trials(run);
+  REQUIRE(trials.size() == 2);
+  CHECK(trials[0].time_ms == Approx(2.5));
+
+  // Another run may measure the same configuration.
+  auto other = db.create_run(spec());
+  CHECK(db.record_trial(other, ok_trial(config(4), 2.4)).inserted);
+
+  // Fields round-trip; time_ms is stored only for ok.
+  CHECK(trials[0].state == status::ok);
+  CHECK(trials[0].config_json == config(4));
+  CHECK(trials[0].compile_s == Approx(0.5));
+  CHECK(trials[0].run_s == Approx(0.25));
+  CHECK(trials[0].device == "sim0");
+  CHECK(trials[0].finished_at > 1.6e9);
+  CHECK(trials[1].state == status::compile_error);
+  CHECK_FALSE(trials[1].time_ms.has_value());
+  CHECK(raw_count(db.path(), "SELECT count(*) FROM trials WHERE time_ms IS NULL") == 1);
+
+  // Objectives and cache provenance round-trip too.
+  auto with_objectives = ok_trial(config(16), 3.0);
+  with_objectives.objectives = {3.0, 0.001};
+  with_objectives.reused_from_run = other;
+  db.record_trial(run, with_objectives);
+  auto last = db.trials(run).back();
+  CHECK(last.objectives == std::vector<double>{3.0, 0.001});
+  CHECK(last.reused_from_run == other);
+}
+
+TEST_CASE("results db rejects invalid trials", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-invalid");
+  results_db db(dir / "results.db");
+  auto run = db.create_run(spec());
+  CHECK_THROWS_WITH(db.record_trial(run + 1, ok_trial(config(1), 1.0)), Contains("no run with id"));
+  CHECK_THROWS_WITH(db.record_trial(run, ok_trial(config(1), std::nan(""))), Contains("finite time"));
+  CHECK_THROWS_WITH(db.record_trial(run, ok_trial(config(1), -1.0)), Contains("finite time"));
+  CHECK_THROWS_WITH(db.record_trial(run, ok_trial("[1, 2]", 1.0)), Contains("JSON object"));
+  CHECK_THROWS_WITH(db.record_trial(run, ok_trial("{tile", 1.0)), Contains("JSON object"));
+  auto negative = ok_trial(config(1), 1.0);
+  negative.compile_s = -1;
+  CHECK_THROWS_AS(db.record_trial(run, negative), std::invalid_argument);
+  auto bad_options = spec();
+  bad_options.options_json = "[]";
+  CHECK_THROWS_WITH(db.create_run(bad_options), Contains("JSON object"));
+  CHECK_THROWS_WITH(db.finish_run(run + 5), Contains("no run with id"));
+  CHECK(db.trial_count(run) == 0);
+}
+
+TEST_CASE("results db resume finds the run and returns trials in recorded order", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-resume");
+  const std::uint64_t big_seed = 18446744073709551615ull;  // all 64 bits survive
+  std::int64_t run = 0;
+  // Recorded in an order that is neither sorted by config nor by time.
+  const std::vector<int> order{9, 3, 27, 1, 12, 5};
+  {
+    results_db db(dir / "results.db");
+    db.create_run(spec("gemm/1024", "random", big_seed));  // an older unfinished run
+    run = db.create_run(spec("gemm/1024", "random", big_seed));
+    db.create_run(spec("gemm/1024", "opevo", big_seed));
+    db.create_run(spec("gemm/1024", "random", 1));
+    for (int x : order) db.record_trial(run, ok_trial(config(x), 10.0 / x));
+  }  // closed as a crash would leave it: still "running"
+
+  results_db db(dir / "results.db");
+  auto found = db.latest_unfinished_run("gemm/1024", "random", big_seed);
+  REQUIRE(found);
+  CHECK(found->id == run);
+  CHECK(found->seed == big_seed);
+  CHECK(found->state == run_state::running);
+  CHECK_FALSE(found->finished_at);
+  CHECK(found->options_json == R"({"budget": 100})");
+  CHECK(found->device_kind == "replay:test");
+  CHECK_FALSE(db.latest_unfinished_run("gemm/1024", "random", 2));
+  CHECK_FALSE(db.latest_unfinished_run("conv/1", "random", big_seed));
+
+  auto trials = db.trials(run);
+  REQUIRE(trials.size() == order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    CHECK(trials[i].seq == static_cast<std::int64_t>(i));
+    CHECK(trials[i].config_json == config(order[i]));
+  }
+  // Continuing the run appends after the recorded trials.
+  CHECK(db.record_trial(run, ok_trial(config(100), 0.1)).seq == static_cast<std::int64_t>(order.size()));
+
+  db.finish_run(run);
+  auto finished = db.find_run(run);
+  REQUIRE(finished);
+  CHECK(finished->state == run_state::finished);
+  REQUIRE(finished->finished_at);
+  CHECK(*finished->finished_at >= finished->started_at);
+  // The older unfinished run is what remains to resume.
+  auto older = db.latest_unfinished_run("gemm/1024", "random", big_seed);
+  REQUIRE(older);
+  CHECK(older->id == run - 1);
+  CHECK_FALSE(db.find_run(999));
+  CHECK(db.runs().size() == 4);
+}
+
+TEST_CASE("results db reuses measurements across runs of the same task and device kind", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-cache");
+  results_db db(dir / "results.db");
+  auto first = db.create_run(spec("gemm/1024", "random", 1, "cuda:sm90"));
+  db.record_trial(first, ok_trial(config(1), 5.0));
+  db.record_trial(first, failed_trial(config(2), status::compile_error));
+  db.record_trial(first, failed_trial(config(3), status::run_timeout));  // luck: measure again
+  db.record_trial(first, failed_trial(config(4), status::runtime_error));
+
+  auto hit = db.find_cached("gemm/1024", "cuda:sm90", config(1));
+  REQUIRE(hit);
+  CHECK(hit->run_id == first);
+  CHECK(*hit->time_ms == Approx(5.0));
+  auto failure = db.find_cached("gemm/1024", "cuda:sm90", config(2));
+  REQUIRE(failure);
+  CHECK(failure->state == status::compile_error);
+  CHECK_FALSE(db.find_cached("gemm/1024", "cuda:sm90", config(3)));
+  CHECK_FALSE(db.find_cached("gemm/1024", "cuda:sm90", config(4)));
+  CHECK_FALSE(db.find_cached("gemm/1024", "cuda:sm80", config(1)));  // other device kind
+  CHECK_FALSE(db.find_cached("gemm/2048", "cuda:sm90", config(1)));  // other task
+  CHECK_FALSE(db.find_cached("gemm/1024", "cuda:sm90", config(99)));
+
+  // A later measurement of the same configuration wins.
+  auto second = db.create_run(spec("gemm/1024", "opevo", 2, "cuda:sm90"));
+  db.record_trial(second, ok_trial(config(1), 4.0));
+  auto newer = db.find_cached("gemm/1024", "cuda:sm90", config(1));
+  REQUIRE(newer);
+  CHECK(newer->run_id == second);
+
+  auto cache = db.load_cache("gemm/1024", "cuda:sm90");
+  CHECK(cache.size() == 2);
+  REQUIRE(cache.count(config(1)) == 1);
+  CHECK(cache.at(config(1)).run_id == second);
+  CHECK(cache.count(config(2)) == 1);
+  CHECK(db.load_cache("gemm/1024", "cpu").empty());
+}
+
+TEST_CASE("results db best trial of a task", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-best");
+  results_db db(dir / "results.db");
+  CHECK(db.tasks().empty());
+  CHECK_FALSE(db.best("gemm/1024"));
+
+  auto a = db.create_run(spec("gemm/1024", "random", 1, "cuda:sm90"));
+  db.record_trial(a, ok_trial(config(1), 5.0));
+  db.record_trial(a, ok_trial(config(2), 3.0));
+  db.record_trial(a, failed_trial(config(3), status::wrong_answer));
+  auto b = db.create_run(spec("gemm/1024", "opevo", 1, "cuda:sm80"));
+  db.record_trial(b, ok_trial(config(4), 2.0, "gpu1"));
+  db.record_trial(b, ok_trial(config(5), 7.0));
+  auto c = db.create_run(spec("conv/3x3", "random", 1, "cpu"));
+  db.record_trial(c, failed_trial(config(1), status::compile_error));
+  db.create_run(spec("empty/task"));
+
+  CHECK(db.tasks() == std::vector<std::string>{"conv/3x3", "empty/task", "gemm/1024"});
+
+  auto best = db.best("gemm/1024");
+  REQUIRE(best);
+  CHECK(best->runs == 2);
+  CHECK(best->trials == 5);
+  CHECK(best->ok_trials == 4);
+  REQUIRE(best->best);
+  CHECK(best->best->config_json == config(4));
+  CHECK(*best->best->time_ms == Approx(2.0));
+  CHECK(best->best->device == "gpu1");
+  REQUIRE(best->best_run);
+  CHECK(best->best_run->id == b);
+  CHECK(best->best_run->strategy == "opevo");
+
+  auto sm90 = db.best("gemm/1024", std::string("cuda:sm90"));
+  REQUIRE(sm90);
+  CHECK(sm90->runs == 1);
+  CHECK(*sm90->best->time_ms == Approx(3.0));
+
+  auto no_ok = db.best("conv/3x3");
+  REQUIRE(no_ok);
+  CHECK(no_ok->trials == 1);
+  CHECK_FALSE(no_ok->best);
+  auto empty = db.best("empty/task");
+  REQUIRE(empty);
+  CHECK(empty->trials == 0);
+}
+
+TEST_CASE("results db reports corrupt rows by file, table and row", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-corrupt");
+  const auto file = dir / "results.db";
+  std::int64_t run = 0;
+  {
+    results_db db(file);
+    run = db.create_run(spec());
+    db.record_trial(run, ok_trial(config(1), 1.0));
+    db.record_trial(run, ok_trial(config(2), 2.0));
+  }
+  auto trials_error = [&] {
+    try {
+      results_db(file).trials(run);
+    } catch (const db_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  struct corruption {
+    std::string sql, column, restore;
+  };
+  const std::vector<corruption> cases{
+      {"UPDATE trials SET status = 'okay' WHERE seq = 1", "status: 'okay'", "UPDATE trials SET status = 'ok'"},
+      {"UPDATE trials SET config = '{not json' WHERE seq = 1", "config", ""},
+      {"UPDATE trials SET config = '[1]' WHERE seq = 1", "config", ""},
+      {"UPDATE trials SET time_ms = NULL WHERE seq = 1", "time_ms", "UPDATE trials SET time_ms = 2"},
+      {"UPDATE trials SET time_ms = -4 WHERE seq = 1", "time_ms", "UPDATE trials SET time_ms = 2"},
+      {"UPDATE trials SET time_ms = 'fast' WHERE seq = 1", "time_ms", "UPDATE trials SET time_ms = 2"},
+      {"UPDATE trials SET status = 'compile_error' WHERE seq = 1", "time_ms", "UPDATE trials SET status = 'ok'"},
+      {"UPDATE trials SET compile_s = -1 WHERE seq = 1", "compile_s", "UPDATE trials SET compile_s = 0"},
+      {"UPDATE trials SET objectives = '[1, \"x\"]' WHERE seq = 1", "objectives",
+       "UPDATE trials SET objectives = NULL"},
+      {"UPDATE trials SET device = x'00ff' WHERE seq = 1", "device", "UPDATE trials SET device = 'sim0'"},
+      {"UPDATE trials SET seq = -1 WHERE seq = 1", "seq", "UPDATE trials SET seq = 1 WHERE seq = -1"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.sql);
+    raw_sql(file, c.sql);
+    auto message = trials_error();
+    CHECK_THAT(message, Contains(file.string()) && Contains("table trials") && Contains("row id 2") &&
+                            Contains("column " + c.column));
+    raw_sql(file, c.restore.empty() ? "UPDATE trials SET config = '" + config(2) + "' WHERE seq = 1" : c.restore);
+    CHECK(trials_error().empty());
+  }
+
+  raw_sql(file, "UPDATE runs SET seed = 'abc'");
+  results_db db(file);
+  CHECK_THROWS_WITH(db.find_run(run), Contains("table runs") && Contains("row id 1") && Contains("column seed"));
+  raw_sql(file, "UPDATE runs SET seed = '7', status = 'paused'");
+  CHECK_THROWS_WITH(db.runs(), Contains("column status: 'paused'"));
+  raw_sql(file, "UPDATE runs SET status = 'running', options = 'x'");
+  CHECK_THROWS_WITH(db.latest_unfinished_run("gemm/1024", "random", 7), Contains("column options"));
+  // best() validates the row it returns.
+  raw_sql(file, "UPDATE runs SET options = '{}'; UPDATE trials SET time_ms = -1 WHERE seq = 0");
+  CHECK_THROWS_AS(db.best("gemm/1024"), db_error);
+}
+
+TEST_CASE("results db gives clear errors for bad paths and foreign files", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-paths");
+  CHECK_THAT(open_error(dir.path()), Contains(dir.path().string()) && Contains("is a directory"));
+  CHECK_THAT(open_error(dir / "no/such/dir/results.db"), Contains("does not exist") && Contains("create it"));
+  CHECK_THAT(open_error("/proc/tune-results.db"), Contains("/proc/tune-results.db") && Contains("cannot"));
+  CHECK_THAT(open_error(dir / "missing.db", results_db::open_mode::read_only),
+             Contains("missing.db") && Contains("does not exist"));
+  CHECK_FALSE(std::filesystem::exists(dir / "missing.db"));
+
+  std::ofstream(dir / "text.db") << "this is a text file, long enough to look like a header of something else\n";
+  CHECK_THAT(open_error(dir / "text.db"), Contains("text.db") && Contains("not an SQLite database"));
+
+  raw_sql(dir / "other.db", "CREATE TABLE photos (id INTEGER)");
+  CHECK_THAT(open_error(dir / "other.db"), Contains("other.db") && Contains("not a tune-engine results DB"));
+
+  {
+    results_db fresh(dir / "empty-ro.db");  // creates the schema
+  }
+  raw_sql(dir / "empty-ro.db", "UPDATE schema_version SET version = 99");
+  CHECK_THAT(open_error(dir / "empty-ro.db"),
+             Contains("schema version 99") && Contains("newer") && Contains("use a newer tune-engine"));
+  raw_sql(dir / "empty-ro.db", "UPDATE schema_version SET version = 1");
+  CHECK(open_error(dir / "empty-ro.db", results_db::open_mode::read_only).empty());
+
+  // A zero-byte file is an empty database: read-only says so, read-write initialises it.
+  std::ofstream(dir / "zero.db").close();
+  CHECK_THAT(open_error(dir / "zero.db", results_db::open_mode::read_only), Contains("is empty"));
+  CHECK(open_error(dir / "zero.db").empty());
+  CHECK(raw_count(dir / "zero.db", "SELECT version FROM schema_version") == results_db::schema_version);
+}
+
+TEST_CASE("results db uses WAL and reads while another connection writes", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-wal");
+  results_db writer(dir / "results.db");
+  auto run = writer.create_run(spec());
+  writer.record_trial(run, ok_trial(config(1), 1.0));
+  results_db reader(dir / "results.db", results_db::open_mode::read_only);
+  CHECK(reader.trial_count(run) == 1);
+  writer.record_trial(run, ok_trial(config(2), 1.0));
+  CHECK(reader.trial_count(run) == 2);
+  CHECK(std::filesystem::exists(dir / "results.db-wal"));
+}
+
+TEST_CASE("results db survives kill -9 at random moments", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-crash");
+  const auto file = dir / "results.db";
+  {
+    results_db db(file);
+    db.create_run(spec("crash/task", "random", 42));
+  }
+  std::mt19937_64 rng(2024);  // varies where the kills land; the checks do not depend on it
+  std::set<std::int64_t> reported;
+  const int kills = 24;
+  for (int round = 0; round < kills; ++round) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      close(fds[0]);
+      try {
+        // What a resumed population does: find the run, replay it, continue.
+        results_db db(file);
+        auto run = db.latest_unfinished_run("crash/task", "random", 42);
+        if (!run) _exit(3);
+        std::int64_t next = static_cast<std::int64_t>(db.trials(run->id).size());
+        for (std::int64_t k = next;; ++k) {
+          auto outcome = db.record_trial(run->id, ok_trial(config(static_cast<int>(k)), 1.0 + k));
+          // Also retry the previous configuration: must never duplicate.
+          if (k > 0) db.record_trial(run->id, ok_trial(config(static_cast<int>(k - 1)), 1.0));
+          if (!outcome.inserted) _exit(4);
+          if (write(fds[1], &k, sizeof k) != sizeof k) _exit(5);
+        }
+      } catch (...) {
+        _exit(6);
+      }
+    }
+    close(fds[1]);
+    // Wait for the first commit of this round, then kill after a random delay.
+    std::int64_t k = 0;
+    REQUIRE(read(fds[0], &k, sizeof k) == sizeof k);
+    reported.insert(k);
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
+    REQUIRE(kill(child, SIGKILL) == 0);
+    int wstatus = 0;
+    REQUIRE(waitpid(child, &wstatus, 0) == child);
+    // Killed, not exited on its own (which would mean an error in the child).
+    REQUIRE(WIFSIGNALED(wstatus));
+    while (read(fds[0], &k, sizeof k) == sizeof k) reported.insert(k);
+    close(fds[0]);
+
+    results_db db(file);
+    auto run = db.latest_unfinished_run("crash/task", "random", 42);
+    REQUIRE(run);
+    auto trials = db.trials(run->id);
+    std::set<std::string> configs;
+    for (const auto& t : trials) configs.insert(t.config_json);
+    REQUIRE(configs.size() == trials.size());  // exactly once
+    for (auto r : reported) REQUIRE(configs.count(config(static_cast<int>(r))) == 1);
+    for (std::size_t i = 0; i < trials.size(); ++i) REQUIRE(trials[i].seq == static_cast<std::int64_t>(i));
+  }
+  CHECK(reported.size() >= static_cast<std::size_t>(kills));
+  CHECK(raw_count(file, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check != 'ok'") == 0);
+}

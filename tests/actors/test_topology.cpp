@@ -1,0 +1,140 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "actors/scratch_dir.hpp"
+#include "tune/actors/topology.hpp"
+
+using tune::actors::load_topology;
+using tune::actors::parse_topology;
+
+namespace {
+
+// The message parse_topology gives for `yaml`, or "" when it parses.
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_topology(yaml, "bad.yaml");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string good_devices = "devices:\n  - backend: replay\n    id: 0\n";
+
+}  // namespace
+
+TEST_CASE("every example topology file parses", "[actors]") {
+  const std::filesystem::path examples = std::filesystem::path(TUNE_SOURCE_DIR) / "examples";
+
+  auto cpu = load_topology(examples / "topology-cpu.yaml");
+  REQUIRE(cpu.devices.size() == 1);
+  CHECK(cpu.devices[0].backend == "cpu");
+  CHECK(cpu.devices[0].name == "cpu0");
+
+  auto gpus = load_topology(examples / "topology-4gpu.yaml");
+  REQUIRE(gpus.devices.size() == 4);
+  for (int i = 0; i < 4; ++i) {
+    CHECK(gpus.devices[i].backend == "cuda");
+    CHECK(gpus.devices[i].id == i);
+    CHECK(gpus.devices[i].name == "gpu" + std::to_string(i));
+  }
+
+  auto replay = load_topology(examples / "topology-replay.yaml");
+  CHECK(replay.compile_workers == 8);
+  REQUIRE(replay.devices.size() == 4);
+  CHECK(replay.devices[0].name == "sim0");
+  CHECK(replay.devices[3].name == "sim3");
+  CHECK(replay.devices[2].prefetch == 2);
+  CHECK(replay.compile_timeout_s == 60.0);
+  CHECK(replay.run_timeout_s == 10.0);
+  CHECK(replay.origin == (examples / "topology-replay.yaml").string());
+  // 8 workers + 4 devices × (2 prefetched + 1 running)
+  CHECK(replay.capacity() == 20);
+  auto summary = replay.summary();
+  CHECK(summary["compile_workers"] == 8);
+  CHECK(summary["devices"].size() == 4);
+  CHECK(summary["devices"][1]["name"] == "sim1");
+}
+
+TEST_CASE("topology defaults", "[actors]") {
+  auto t = parse_topology(good_devices);
+  CHECK(t.compile_workers == tune::actors::default_compile_workers());
+  CHECK(t.compile_workers >= 1);
+  CHECK(t.compile_timeout_s == 60.0);
+  CHECK(t.run_timeout_s == 10.0);
+  REQUIRE(t.devices.size() == 1);
+  CHECK(t.devices[0].name == "replay0");
+  CHECK(t.devices[0].prefetch == 2);
+
+  auto d = tune::actors::default_topology("cpu");
+  REQUIRE(d.devices.size() == 1);
+  CHECK(d.devices[0].name == "cpu0");
+  CHECK_THROWS_AS(tune::actors::default_topology("tpu"), std::invalid_argument);
+
+  // A mixed topology: two backends may share ids; names default per backend.
+  auto mixed = parse_topology(
+      "devices:\n  - {backend: cpu, id: 0}\n  - {backend: cuda, id: 0, prefetch: 0}\n  - {backend: cuda, id: 1}\n");
+  REQUIRE(mixed.devices.size() == 3);
+  CHECK(mixed.devices[1].name == "cuda0");
+  CHECK(mixed.devices[1].prefetch == 0);
+  CHECK(mixed.devices[2].name == "cuda1");
+}
+
+TEST_CASE("each malformed topology gives its specific message", "[actors]") {
+  using Catch::Matchers::Contains;
+
+  CHECK_THAT(error_of(""), Contains("bad.yaml") && Contains("empty"));
+  CHECK_THAT(error_of("devices: [\n"), Contains("bad.yaml") && Contains("not valid YAML"));
+  CHECK_THAT(error_of("- 1\n- 2\n"), Contains("top level") && Contains("mapping"));
+  CHECK_THAT(error_of(good_devices + "compile_worker: 3\n"),
+             Contains("compile_worker") && Contains("unknown key") && Contains("compile_workers"));
+  CHECK_THAT(error_of(good_devices + "compile_workers: -2\n"),
+             Contains("compile_workers") && Contains("-2") && Contains("out of range"));
+  CHECK_THAT(error_of(good_devices + "compile_workers: 0\n"), Contains("compile_workers") && Contains("out of range"));
+  CHECK_THAT(error_of(good_devices + "compile_workers: many\n"),
+             Contains("compile_workers") && Contains("expected an integer") && Contains("many"));
+  CHECK_THAT(error_of(good_devices + "compile_workers: 2.5\n"), Contains("expected an integer"));
+  CHECK_THAT(error_of(good_devices + "compile_workers: [1]\n"), Contains("expected an integer, got a list"));
+  CHECK_THAT(error_of(good_devices + "run_timeout_s: -1\n"),
+             Contains("run_timeout_s") && Contains("positive number of seconds"));
+  CHECK_THAT(error_of(good_devices + "compile_timeout_s: soon\n"), Contains("compile_timeout_s") && Contains("soon"));
+  CHECK_THAT(error_of(good_devices + "run_timeout_s: .nan\n"), Contains("run_timeout_s"));
+  CHECK_THAT(error_of("compile_workers: 2\n"), Contains("devices") && Contains("missing"));
+  CHECK_THAT(error_of("devices: []\n"), Contains("devices") && Contains("no devices"));
+  CHECK_THAT(error_of("devices: cpu\n"), Contains("devices") && Contains("expected a list"));
+  CHECK_THAT(error_of("devices:\n  - backend: replay\n  - backend: gpu\n"),
+             Contains("devices[1].backend") && Contains("unknown backend 'gpu'") && Contains("cpu, cuda, hip, replay"));
+  CHECK_THAT(error_of("devices:\n  - id: 0\n"), Contains("devices[0]") && Contains("missing 'backend'"));
+  CHECK_THAT(error_of("devices:\n  - backend: cpu\n    colour: red\n"),
+             Contains("devices[0].colour") && Contains("unknown key"));
+  CHECK_THAT(error_of("devices:\n  - backend: cpu\n    id: -1\n"),
+             Contains("devices[0].id") && Contains("out of range"));
+  CHECK_THAT(error_of("devices:\n  - backend: cpu\n    prefetch: -3\n"),
+             Contains("devices[0].prefetch") && Contains("out of range"));
+  CHECK_THAT(error_of("devices:\n  - backend: cpu\n    count: 0\n"),
+             Contains("devices[0].count") && Contains("out of range"));
+  CHECK_THAT(error_of("devices:\n  - backend: cpu\n    name: [a]\n"),
+             Contains("devices[0].name") && Contains("non-empty string"));
+  CHECK_THAT(error_of("devices:\n  - {backend: cuda, id: 0, count: 2}\n  - {backend: cuda, id: 1}\n"),
+             Contains("devices[1]") && Contains("cuda 1 is listed twice") && Contains("devices[0]"));
+  CHECK_THAT(error_of("devices:\n  - {backend: cuda, id: 0, name: x}\n  - {backend: cpu, id: 0, name: x}\n"),
+             Contains("devices[1].name") && Contains("'x' is used twice"));
+  CHECK_THAT(error_of(good_devices + "hosts: [{address: 10.0.0.2}]\n"),
+             Contains("hosts") && Contains("not supported yet"));
+  CHECK_THAT(error_of(good_devices + "hosts: nobody\n"), Contains("hosts") && Contains("expected a list"));
+  // Messages carry the line of the offending field.
+  CHECK_THAT(error_of("devices:\n  - backend: replay\n  - backend: tpu\n"), Contains("bad.yaml:3"));
+}
+
+TEST_CASE("topology files that cannot be read are named", "[actors]") {
+  using Catch::Matchers::Contains;
+  tune::test::scratch_dir scratch("tune-test-topology");
+  const auto& dir = scratch.path();
+  CHECK_THROWS_WITH(load_topology(dir / "missing.yaml"), Contains("missing.yaml") && Contains("cannot read"));
+  CHECK_THROWS_WITH(load_topology(dir), Contains("is a directory"));
+  std::ofstream(dir / "bad.yaml") << "devices:\n  - backend: quantum\n";
+  CHECK_THROWS_WITH(load_topology(dir / "bad.yaml"),
+                    Contains((dir / "bad.yaml").string()) && Contains("devices[0].backend"));
+}
