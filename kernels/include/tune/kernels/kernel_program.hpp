@@ -1,0 +1,92 @@
+#pragma once
+// A kernel program: what a compiling backend needs to build and check the
+// configurations of one kernel, whether generated from a built-in template or
+// brought by a user. Every kernel is called through one C entry point,
+//
+//   extern "C" void <entry>(void* const* args);
+//
+// whose args[i] points at argument i (an array, or a scalar's value). The
+// configuration is baked into the source as compile-time constants.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tune/engine/space.hpp"
+
+namespace tune {
+
+enum class argument_type { f32_array, f64_array, i32_array, i32, i64, f32, f64 };
+
+inline constexpr const char* argument_type_names[] = {"float*", "double*", "int*", "int", "long", "float", "double"};
+
+/// "float*", "double*", "int*", "int", "long", "float", "double".
+inline const char* to_string(argument_type type) { return argument_type_names[static_cast<int>(type)]; }
+
+/// Throws std::invalid_argument listing the accepted names.
+inline argument_type argument_type_from_string(const std::string& text) {
+  for (int i = 0; i < 7; ++i)
+    if (text == argument_type_names[i]) return static_cast<argument_type>(i);
+  throw std::invalid_argument("unknown argument type '" + text +
+                              "'; expected one of float*, double*, int*, int, long, float, double");
+}
+
+inline bool is_array(argument_type type) { return static_cast<int>(type) <= 2; }
+
+/// Bytes of one element (arrays) or of the value (scalars).
+inline std::size_t element_bytes(argument_type type) {
+  switch (type) {
+    case argument_type::f64_array:
+    case argument_type::i64:
+    case argument_type::f64:
+      return 8;
+    default:
+      return 4;
+  }
+}
+
+struct kernel_argument {
+  std::string name;
+  argument_type type = argument_type::f32_array;
+  std::int64_t size = 0;  ///< elements (arrays)
+  bool output = false;    ///< compared with the reference; filled with NaN before a checked run
+  double value = 0.0;     ///< scalars
+};
+
+/// A device launch for GPU kernels: grid and block extents.
+struct launch_geometry {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;  ///< static shared memory the kernel declares
+};
+
+struct kernel_program {
+  /// Identifies the task (task_key() of the backend).
+  std::string key;
+  search_space_ptr space;
+  /// The full source for a configuration.
+  std::function<std::string(const configuration&)> source;
+  /// Why a configuration cannot be instantiated (a resource limit), or empty.
+  std::function<std::string(const configuration&)> check;
+  /// GPU kernels: the launch of a configuration.
+  std::function<launch_geometry(const configuration&)> geometry;
+  /// Entry symbol of the kernel's source.
+  std::string entry = "tune_entry";
+  std::vector<kernel_argument> arguments;
+  /// A plain C++ implementation with the same entry convention; run once per
+  /// task to produce the expected outputs.
+  std::string reference_source;
+  std::string reference_entry = "tune_reference";
+  /// Extra compiler flags the kernel needs (e.g. -fopenmp).
+  std::function<std::vector<std::string>(const configuration&)> flags;
+  double flops = 0.0;
+  /// Overrides the backend's tolerance when positive.
+  double tolerance = 0.0;
+};
+
+using kernel_program_ptr = std::shared_ptr<const kernel_program>;
+
+}  // namespace tune

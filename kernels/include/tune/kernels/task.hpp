@@ -1,0 +1,77 @@
+#pragma once
+// Tasks: one tensor operator with its problem shape, written as a string.
+//
+//   matmul:NxKxM                      C[N,M] = A[N,K] · B[K,M]
+//   bmm:BxNxKxM[:nn|tn|nt]            batched; t = that operand stored transposed
+//   conv2d:BxCxHxW:FxKHxKW[:sS][:pP]  direct 2D convolution, NCHW, stride S, padding P
+//
+// make_task_backend() turns a task into a backend that builds and measures
+// its configurations on the CPU or (when built with NVRTC) on a CUDA GPU. The
+// search space of a task depends on the backend (see docs/kernels.md).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tune/kernels/backend.hpp"
+
+namespace tune {
+
+enum class operator_kind { matmul, batch_matmul, conv2d };
+
+struct task_spec {
+  operator_kind op = operator_kind::matmul;
+  // matmul and bmm (batch == 1 for matmul)
+  std::int64_t batch = 1, n = 0, k = 0, m = 0;
+  bool transpose_a = false;  ///< A stored as [K,N]
+  bool transpose_b = false;  ///< B stored as [M,K]
+  // conv2d (batch above is the image count)
+  std::int64_t in_channels = 0, height = 0, width = 0;
+  std::int64_t out_channels = 0, kernel_h = 0, kernel_w = 0;
+  std::int64_t stride = 1, pad = 0;
+
+  std::int64_t out_height() const { return (height + 2 * pad - kernel_h) / stride + 1; }
+  std::int64_t out_width() const { return (width + 2 * pad - kernel_w) / stride + 1; }
+  /// Floating-point operations of one run (2 per multiply-add).
+  double flops() const;
+  /// The canonical task string (parse_task(to_string()) gives the same task).
+  std::string to_string() const;
+};
+
+/// Parses a task string. Throws std::invalid_argument naming the expected form.
+task_spec parse_task(const std::string& text);
+
+struct task_backend_options {
+  /// Where compiled kernels are kept; empty: $TUNE_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/tune-engine, else ~/.cache/tune-engine.
+  std::string cache_dir;
+  /// Host compiler for CPU kernels (looked up in PATH).
+  std::string compiler = "c++";
+  /// Threads one CPU kernel may use; each CPU device is this many cores.
+  int threads = 1;
+  /// Core of CPU device 0; device d is pinned to cores first_core + d*threads ...
+  int first_core = 0;
+  /// Measurement: repeats continue until this much kernel time has passed.
+  double min_time_s = 0.05;
+  int min_repeats = 3;
+  int max_repeats = 1000;
+  /// Largest accepted |out - ref| / (|ref| + 1) per element.
+  double tolerance = 1e-3;
+  /// The measuring worker program; empty: found next to the running program,
+  /// then $TUNE_KERNEL_WORKER, then where the build put it.
+  std::string worker_path;
+  /// CUDA: compute capability to compile for (80, 90, …); 0: the device's.
+  int cuda_arch = 0;
+};
+
+/// "cpu" always; "cuda" when built with NVRTC.
+std::vector<std::string> task_backend_names();
+
+/// A backend for a built-in task. Throws std::invalid_argument for an unknown
+/// backend name or a bad task string.
+backend_ptr make_task_backend(const task_spec& task, const std::string& backend_name,
+                              const task_backend_options& options = {});
+backend_ptr make_task_backend(const std::string& task, const std::string& backend_name,
+                              const task_backend_options& options = {});
+
+}  // namespace tune

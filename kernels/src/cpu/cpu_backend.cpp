@@ -1,0 +1,348 @@
+#include "tune/kernels/cpu_backend.hpp"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "tune/kernels/devices.hpp"
+#include "tune/kernels/subprocess.hpp"
+
+#ifndef TUNE_KERNEL_WORKER_PATH
+#define TUNE_KERNEL_WORKER_PATH "tune-kernel-worker"
+#endif
+
+namespace tune {
+
+namespace fs = std::filesystem;
+
+std::string cache_hash(const std::vector<std::string>& parts) {
+  // Two FNV-1a streams with different offsets: 128 bits, enough that distinct
+  // builds never share a file.
+  std::uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
+  auto mix = [&](unsigned char c) {
+    a = (a ^ c) * 0x100000001b3ULL;
+    b = (b ^ c) * 0x100000001b3ULL;
+    b ^= b >> 29;
+  };
+  for (const auto& part : parts) {
+    for (unsigned char c : std::to_string(part.size())) mix(c);
+    mix(':');
+    for (unsigned char c : part) mix(c);
+  }
+  char text[33];
+  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(a),
+                static_cast<unsigned long long>(b));
+  return text;
+}
+
+std::string kernel_cache_dir(const task_backend_options& options) {
+  if (!options.cache_dir.empty()) return options.cache_dir;
+  if (const char* dir = std::getenv("TUNE_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) return std::string(dir) + "/tune-engine";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/tune-engine";
+  return (fs::temp_directory_path() / "tune-engine-cache").string();
+}
+
+std::string kernel_worker_path(const task_backend_options& options) {
+  if (!options.worker_path.empty()) return options.worker_path;
+  if (const char* path = std::getenv("TUNE_KERNEL_WORKER"); path && *path) return path;
+  std::error_code ec;
+  auto self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto beside = self.parent_path() / "tune-kernel-worker";
+    if (fs::exists(beside, ec)) return beside.string();
+  }
+  return TUNE_KERNEL_WORKER_PATH;
+}
+
+namespace {
+
+std::string write_text(const fs::path& path, const std::string& text) {
+  auto tmp = path.string() + ".tmp" + std::to_string(::getpid()) + "-" +
+             std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) return "cannot write " + tmp;
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  return ec ? "cannot write " + path.string() + ": " + ec.message() : std::string();
+}
+
+std::string compiler_identity(const std::string& compiler) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  std::lock_guard lock(mutex);
+  auto it = known.find(compiler);
+  if (it != known.end()) return it->second;
+  std::string path = compiler;
+  if (compiler.find('/') == std::string::npos) {
+    if (const char* env_path = std::getenv("PATH")) {
+      std::stringstream dirs(env_path);
+      std::string dir;
+      while (std::getline(dirs, dir, ':')) {
+        std::error_code ec;
+        auto candidate = fs::path(dir) / compiler;
+        if (!dir.empty() && fs::exists(candidate, ec)) {
+          path = fs::canonical(candidate, ec).string();
+          break;
+        }
+      }
+    }
+  }
+  auto version = run_process({compiler, "--version"}, 30.0);
+  std::string first_line = version.output.substr(0, version.output.find('\n'));
+  return known[compiler] = path + " " + first_line;
+}
+
+struct compile_outcome {
+  status state = status::ok;
+  std::string path;
+  std::string message;
+  double seconds = 0.0;
+};
+
+// Builds `source` with `flags` into the cache unless it is there already.
+compile_outcome compile_shared_object(const task_backend_options& options, const std::string& source,
+                                      const std::vector<std::string>& flags, double timeout_s) {
+  compile_outcome outcome;
+  fs::path dir = fs::path(kernel_cache_dir(options)) / "cpu";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::vector<std::string> key_parts{source, compiler_identity(options.compiler)};
+  key_parts.insert(key_parts.end(), flags.begin(), flags.end());
+  std::string key = cache_hash(key_parts);
+  fs::path so = dir / (key + ".so");
+  outcome.path = so.string();
+  if (fs::exists(so, ec)) {
+    outcome.message = "cached";
+    return outcome;
+  }
+  fs::path cpp = dir / (key + ".cpp");
+  if (auto problem = write_text(cpp, source); !problem.empty()) {
+    outcome.state = status::compile_error;
+    outcome.message = problem;
+    return outcome;
+  }
+  std::string tmp = so.string() + ".tmp" + std::to_string(::getpid()) + "-" +
+                    std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  std::vector<std::string> argv{options.compiler};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-o", tmp, cpp.string()});
+  auto result = run_process(argv, timeout_s, 64 * 1024);
+  outcome.seconds = result.seconds;
+  if (!result.started) {
+    outcome.state = status::compile_error;
+    outcome.message = result.error;
+  } else if (result.timed_out) {
+    outcome.state = status::build_timeout;
+    outcome.message = "compiler killed after " + std::to_string(timeout_s) + " s";
+  } else if (!result.ok()) {
+    outcome.state = status::compile_error;
+    outcome.message = result.output.empty() ? "compiler failed" : result.output;
+  } else {
+    fs::rename(tmp, so, ec);
+    if (ec) {
+      outcome.state = status::compile_error;
+      outcome.message = "cannot move " + tmp + ": " + ec.message();
+    }
+  }
+  fs::remove(tmp, ec);
+  return outcome;
+}
+
+std::vector<std::string> base_flags() {
+  return {"-std=c++20", "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno"};
+}
+
+nlohmann::json arguments_json(const kernel_program& program) {
+  auto list = nlohmann::json::array();
+  for (const auto& a : program.arguments)
+    list.push_back({{"type", to_string(a.type)}, {"size", a.size}, {"output", a.output}, {"value", a.value}});
+  return list;
+}
+
+}  // namespace
+
+run_result run_worker(const std::string& worker, const std::string& request, double timeout_s) {
+  run_result out;
+  auto result = run_process({worker, request}, timeout_s, 64 * 1024);
+  out.run_s = result.seconds;
+  if (!result.started) {
+    out.state = status::runtime_error;
+    out.message = result.error;
+    return out;
+  }
+  if (result.timed_out) {
+    out.state = status::run_timeout;
+    out.message = "kernel killed after " + std::to_string(timeout_s) + " s";
+    return out;
+  }
+  if (result.signal != 0) {
+    out.state = status::runtime_error;
+    out.message = std::string("kernel crashed: signal ") + std::to_string(result.signal) + " (" +
+                  ::strsignal(result.signal) + ")";
+    return out;
+  }
+  // The reply is the last line that parses as JSON (a kernel may print).
+  std::stringstream lines(result.output);
+  std::string line;
+  nlohmann::json reply;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    try {
+      reply = nlohmann::json::parse(line);
+    } catch (const std::exception&) {
+    }
+  }
+  if (!reply.is_object()) {
+    out.state = status::runtime_error;
+    out.message = "worker exited with code " + std::to_string(result.exit_code) +
+                  " and no reply: " + result.output.substr(0, 2000);
+    return out;
+  }
+  auto state = status_from_string(reply.value("status", "unknown"));
+  out.state = state.value_or(status::unknown);
+  out.message = reply.value("message", "");
+  if (out.state == status::ok) {
+    out.time_ms = reply.value("time_ms", std::nan(""));
+    out.objectives = {out.time_ms, reply.value("max_error", 0.0)};
+  }
+  return out;
+}
+
+reference_outputs prepare_reference(const kernel_program& program, const task_backend_options& options,
+                                    double timeout_s) {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  reference_outputs ref;
+  auto args = arguments_json(program).dump();
+  fs::path dir = fs::path(kernel_cache_dir(options)) / "cpu";
+  std::vector<std::string> flags{"-std=c++20", "-O2", "-fPIC", "-shared"};
+  auto compiled = compile_shared_object(options, program.reference_source, flags, timeout_s);
+  if (compiled.state != status::ok) {
+    ref.message = "reference does not compile: " + compiled.message;
+    return ref;
+  }
+  fs::path path = dir / (cache_hash({compiled.path, program.reference_entry, args}) + ".ref");
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    ref.path = path.string();
+    return ref;
+  }
+  nlohmann::json request{{"mode", "reference"},
+                         {"library", compiled.path},
+                         {"entry", program.reference_entry},
+                         {"arguments", nlohmann::json::parse(args)},
+                         {"reference", path.string()}};
+  auto result = run_worker(kernel_worker_path(options), request.dump(), timeout_s);
+  if (result.state != status::ok) {
+    ref.message = "reference run failed (" + std::string(to_string(result.state)) + "): " + result.message;
+    return ref;
+  }
+  ref.path = path.string();
+  return ref;
+}
+
+namespace {
+
+class cpu_backend final : public backend {
+ public:
+  cpu_backend(kernel_program_ptr program, task_backend_options options)
+      : program_(std::move(program)), options_(std::move(options)) {
+    if (options_.threads < 1) throw std::invalid_argument("threads must be at least 1");
+  }
+
+  std::string name() const override { return "cpu"; }
+  std::string task_key() const override { return program_->key; }
+  std::string device_kind() const override {
+    return "cpu:" + cpu_model_name() + ":threads=" + std::to_string(options_.threads);
+  }
+  search_space_ptr space() const override { return program_->space; }
+
+  build_result build(const configuration& config, double timeout_s) override {
+    build_result out;
+    if (!program_->space->is_valid(config)) {
+      out.state = status::instantiation_error;
+      out.message = "configuration is not in the search space";
+      return out;
+    }
+    if (program_->check) {
+      if (auto problem = program_->check(config); !problem.empty()) {
+        out.state = status::instantiation_error;
+        out.message = problem;
+        return out;
+      }
+    }
+    std::string source;
+    try {
+      source = program_->source(config);
+    } catch (const std::exception& e) {
+      out.state = status::instantiation_error;
+      out.message = e.what();
+      return out;
+    }
+    auto flags = base_flags();
+    if (program_->flags) {
+      auto extra = program_->flags(config);
+      flags.insert(flags.end(), extra.begin(), extra.end());
+    }
+    auto compiled = compile_shared_object(options_, source, flags, timeout_s);
+    out.state = compiled.state;
+    out.artifact = compiled.path;
+    out.compile_s = compiled.seconds;
+    out.message = compiled.message;
+    return out;
+  }
+
+  run_result run(const configuration& config, const build_result& build, int device, double timeout_s) override {
+    (void)config;
+    run_result out;
+    if (build.state != status::ok) {
+      out.state = build.state;
+      out.message = "not built: " + build.message;
+      return out;
+    }
+    auto ref = prepare_reference(*program_, options_);
+    if (ref.path.empty()) {
+      out.state = status::runtime_error;
+      out.message = ref.message;
+      return out;
+    }
+    auto cores = nlohmann::json::array();
+    for (int t = 0; t < options_.threads; ++t) cores.push_back(options_.first_core + device * options_.threads + t);
+    nlohmann::json request{{"mode", "measure"},
+                           {"library", build.artifact},
+                           {"entry", program_->entry},
+                           {"arguments", arguments_json(*program_)},
+                           {"reference", ref.path},
+                           {"tolerance", program_->tolerance > 0 ? program_->tolerance : options_.tolerance},
+                           {"cores", cores},
+                           {"min_time_s", options_.min_time_s},
+                           {"min_repeats", options_.min_repeats},
+                           {"max_repeats", options_.max_repeats}};
+    return run_worker(kernel_worker_path(options_), request.dump(), timeout_s);
+  }
+
+ private:
+  kernel_program_ptr program_;
+  task_backend_options options_;
+};
+
+}  // namespace
+
+backend_ptr make_cpu_backend(kernel_program_ptr program, const task_backend_options& options) {
+  return std::make_shared<cpu_backend>(std::move(program), options);
+}
+
+}  // namespace tune

@@ -1,0 +1,37 @@
+#pragma once
+// Code generation helpers shared by the kernel templates: reading a
+// configuration's values by name, writing them as compile-time constants, and
+// the arguments and naive reference every backend of a task shares.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tune/engine/space.hpp"
+#include "tune/kernels/kernel_program.hpp"
+#include "tune/kernels/task.hpp"
+
+namespace tune::codegen {
+
+/// The integer tuple (factorization, permutation) of parameter `name`.
+std::vector<std::int64_t> tuple_value(const search_space& space, const configuration& config, const std::string& name);
+
+/// The numeric value (discrete, numeric categorical) of parameter `name`.
+double number_value(const search_space& space, const configuration& config, const std::string& name);
+
+/// `constexpr long NAME = value;\n`
+std::string constant(const std::string& name, std::int64_t value);
+
+/// The arguments of a task's kernels: output first, then the two inputs.
+std::vector<kernel_argument> task_arguments(const task_spec& task);
+
+/// A naive C++ implementation of the task (double accumulation), entry
+/// `tune_reference`.
+std::string reference_source(const task_spec& task);
+
+/// The CPU and CUDA programs of a task.
+kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads);
+kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads);
+kernel_program_ptr make_cuda_program(const task_spec& task);
+
+}  // namespace tune::codegen
