@@ -1,0 +1,102 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli_process.hpp"
+#include "tune/actors/event_stream.hpp"
+
+using namespace tune::actors;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+using tune::test::cli_process;
+
+namespace {
+
+std::vector<nlohmann::json> small_run() {
+  std::vector<nlohmann::json> events;
+  run_started_event started;
+  started.run_id = 5;
+  started.task = "gemm/512";
+  started.strategy = "opevo";
+  started.seed = 11;
+  started.budget_trials = 3;
+  started.topology = {{"devices", nlohmann::json::array({{{"name", "sim0"}}, {{"name", "sim1"}}})}};
+  events.push_back(make_event(started));
+  events.push_back(make_event(trial_finished_event{0, {{"tile", 2}}, "ok", 3.0, 0.2, 0.1, "sim0", 0.4}));
+  events.push_back(make_event(new_best_event{0, {{"tile", 2}}, 3.0, 0.4}));
+  events.push_back(make_event(trial_finished_event{1, {{"tile", 4}}, "compile_error", std::nullopt, 0.2, 0, "", 0.5}));
+  progress_event progress;
+  progress.trials = 2;
+  progress.trials_per_s = 4.0;
+  progress.elapsed_s = 0.5;
+  progress.device_busy = {{"sim0", 0.5}, {"sim1", 0.25}};
+  progress.compile_busy = 0.75;
+  progress.best_time_ms = 3.0;
+  events.push_back(make_event(progress));
+  events.push_back(make_event(trial_finished_event{2, {{"tile", 8}}, "ok", 1.25, 0.2, 0.1, "sim1", 0.7}));
+  events.push_back(make_event(new_best_event{2, {{"tile", 8}}, 1.25, 0.7}));
+  events.push_back(make_event(run_finished_event{3, 1.25, {{"tile", 8}}, 0.8, "budget"}));
+  return events;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("watch --json prints every valid event and ends on run_finished", "[cli]") {
+  event_publisher publisher("tcp://127.0.0.1:*");
+  cli_process watch({"watch", publisher.endpoint(), "--json", "--timeout", "60"});
+  REQUIRE(publisher.wait_for_subscribers(1, 60s) == 1);
+
+  auto events = small_run();
+  publisher.publish({{"type", "mystery"}, {"schema", 1}});  // skipped with a warning
+  for (const auto& e : events) publisher.publish(e);
+  REQUIRE(watch.wait() == 0);
+
+  auto lines = lines_of(watch.out());
+  REQUIRE(lines.size() == events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) CHECK(nlohmann::json::parse(lines[i]) == events[i]);
+  CHECK_THAT(watch.err(), Contains("unknown event type 'mystery'"));
+}
+
+TEST_CASE("watch shows a live view for a person", "[cli]") {
+  event_publisher publisher("tcp://127.0.0.1:*");
+  cli_process watch({"watch", publisher.endpoint(), "--timeout", "60"});
+  REQUIRE(publisher.wait_for_subscribers(1, 60s) == 1);
+  for (const auto& e : small_run()) publisher.publish(e);
+  REQUIRE(watch.wait() == 0);
+
+  // Not a terminal: one line per progress event, no carriage returns.
+  auto lines = lines_of(watch.out());
+  REQUIRE(lines.size() == 5);
+  CHECK_THAT(lines[0], Contains("run 5: task gemm/512, strategy opevo, seed 11, 3 trials, 2 device(s)"));
+  CHECK_THAT(lines[1], Contains("new best 3 ms at trial 0") && Contains("{\"tile\":2}"));
+  CHECK_THAT(lines[2], Contains("trials 2 | 4.0/s | best 3 ms | compile 75% sim0 50% sim1 25%"));
+  CHECK_THAT(lines[3], Contains("new best 1.25 ms at trial 2") && Contains("{\"tile\":8}"));
+  CHECK_THAT(lines[4], Contains("finished (budget): 3 trials in 0.8 s, best 1.25 ms {\"tile\":8}"));
+  CHECK(watch.out().find('\r') == std::string::npos);
+}
+
+TEST_CASE("watch ends on Ctrl-C, on silence and on a bad endpoint", "[cli]") {
+  event_publisher publisher("tcp://127.0.0.1:*");
+  cli_process interrupted({"watch", publisher.endpoint()});
+  REQUIRE(publisher.wait_for_subscribers(1, 60s) == 1);
+  interrupted.signal(SIGINT);
+  CHECK(interrupted.wait() == 130);
+
+  cli_process silent({"watch", publisher.endpoint(), "--timeout", "0.3"});
+  CHECK(silent.wait() == 1);
+  CHECK_THAT(silent.err(), Contains("no event") && Contains("giving up"));
+
+  cli_process bad({"watch", "localhost:5556"});
+  CHECK(bad.wait() == 2);
+  CHECK_THAT(bad.err(), Contains("tcp://HOST:PORT"));
+
+  cli_process negative({"watch", publisher.endpoint(), "--timeout", "-1"});
+  CHECK(negative.wait() == 2);
+}
