@@ -7,7 +7,9 @@
 //           "arguments": [{"type": "float*", "size": n, "output": bool, "value": x}],
 //           "reference": file of expected outputs (written in reference mode),
 //           "tolerance": t, "cores": [c, ...], "min_time_s": s,
-//           "min_repeats": r, "max_repeats": r}
+//           "min_repeats": r, "max_repeats": r,
+//           CUDA only: "device": "cuda", "device_index": i, "grid": [x, y, z], "block": [x, y, z]}
+// ("library" is then a cubin and "entry" the kernel's name).
 // Reply (last line of stdout): {"status": "ok" | "wrong_answer" | "runtime_error",
 //           "time_ms": median, "repeats": n, "max_error": e, "message": text}
 #include <dlfcn.h>
@@ -21,11 +23,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "tune/kernels/cuda_driver.hpp"
 #include "tune/kernels/kernel_program.hpp"
 
 namespace {
@@ -101,6 +106,156 @@ void pin(const nlohmann::json& cores) {
   sched_setaffinity(0, sizeof set, &set);  // best effort: a missing core only costs accuracy
 }
 
+// Runs the kernel on its device. load() and run_checked() return a reply
+// (JSON) when they fail, null otherwise; run_checked() leaves the outputs in
+// the host buffers.
+class kernel_runner {
+ public:
+  virtual ~kernel_runner() = default;
+  virtual nlohmann::json load(const nlohmann::json& request, const std::string& library, const std::string& entry,
+                              std::vector<argument_buffer>& buffers) = 0;
+  virtual nlohmann::json run_checked(std::vector<argument_buffer>& buffers) = 0;
+  /// Milliseconds of one run; negative on failure (see error()).
+  virtual double run_timed() = 0;
+  const std::string& error() const { return error_; }
+
+ protected:
+  std::string error_;
+};
+
+class cpu_runner final : public kernel_runner {
+ public:
+  nlohmann::json load(const nlohmann::json&, const std::string& library, const std::string& entry,
+                      std::vector<argument_buffer>& buffers) override {
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) return {{"status", "runtime_error"}, {"message", std::string("dlopen: ") + dlerror()}};
+    entry_ = reinterpret_cast<entry_function>(dlsym(handle, entry.c_str()));
+    if (!entry_) return {{"status", "runtime_error"}, {"message", "entry '" + entry + "' not found in " + library}};
+    for (auto& b : buffers) pointers_.push_back(b.bytes.data());
+    return nullptr;
+  }
+  nlohmann::json run_checked(std::vector<argument_buffer>&) override {
+    entry_(pointers_.data());
+    return nullptr;
+  }
+  double run_timed() override {
+    auto start = std::chrono::steady_clock::now();
+    entry_(pointers_.data());
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+
+ private:
+  entry_function entry_ = nullptr;
+  std::vector<void*> pointers_;
+};
+
+class cuda_runner final : public kernel_runner {
+ public:
+  ~cuda_runner() override {
+    if (!api_) return;
+    for (auto p : device_memory_) api_->mem_free(p);
+  }
+
+  nlohmann::json load(const nlohmann::json& request, const std::string& library, const std::string& entry,
+                      std::vector<argument_buffer>& buffers) override {
+    std::string why;
+    api_ = tune::cuda::load_driver(&why);
+    if (!api_) return failure(why);
+    int index = request.value("device_index", 0), count = 0;
+    api_->device_get_count(&count);
+    if (index < 0 || index >= count)
+      return failure("no CUDA device " + std::to_string(index) + " (the driver sees " + std::to_string(count) + ")");
+    tune::cuda::device_handle device = 0;
+    tune::cuda::context_handle context = nullptr;
+    if (!ok(api_->device_get(&device, index), "cuDeviceGet") ||
+        !ok(api_->primary_ctx_retain(&context, device), "cuDevicePrimaryCtxRetain") ||
+        !ok(api_->ctx_set_current(context), "cuCtxSetCurrent"))
+      return failure(error_);
+    std::ifstream file(library, std::ios::binary);
+    std::string cubin((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (cubin.empty()) return failure("cannot read " + library);
+    tune::cuda::module_handle module = nullptr;
+    if (!ok(api_->module_load_data(&module, cubin.data()), "cuModuleLoadData") ||
+        !ok(api_->module_get_function(&function_, module, entry.c_str()), "cuModuleGetFunction"))
+      return failure(error_);
+    for (int i = 0; i < 3; ++i) {
+      grid_[i] = request.at("grid")[i].get<unsigned>();
+      block_[i] = request.at("block")[i].get<unsigned>();
+    }
+    // Resource limits of this kernel on this device, before any launch.
+    int max_threads = 0, registers = 0, block_registers = 0;
+    api_->func_get_attribute(&max_threads, tune::cuda::function_max_threads_per_block, function_);
+    api_->func_get_attribute(&registers, tune::cuda::function_num_regs, function_);
+    api_->device_get_attribute(&block_registers, tune::cuda::max_registers_per_block, device);
+    long threads = static_cast<long>(block_[0]) * block_[1] * block_[2];
+    if (threads > max_threads || (block_registers > 0 && threads * registers > block_registers))
+      return {
+          {"status", "instantiation_error"},
+          {"message", std::to_string(threads) + " threads x " + std::to_string(registers) +
+                          " registers exceed the device (at most " + std::to_string(max_threads) +
+                          " threads for this kernel, " + std::to_string(block_registers) + " registers per block)"}};
+    for (auto& b : buffers) {
+      if (!tune::is_array(b.type)) continue;
+      tune::cuda::device_pointer p = 0;
+      std::size_t bytes = b.count * tune::element_bytes(b.type);
+      if (!ok(api_->mem_alloc(&p, bytes), "cuMemAlloc")) return failure(error_);
+      device_memory_.push_back(p);
+      if (!ok(api_->memcpy_htod(p, b.bytes.data(), bytes), "cuMemcpyHtoD")) return failure(error_);
+    }
+    // Launch parameters point at the device pointers (arrays) or the values.
+    std::size_t next = 0;
+    for (auto& b : buffers)
+      params_.push_back(tune::is_array(b.type) ? static_cast<void*>(&device_memory_[next++])
+                                               : static_cast<void*>(b.bytes.data()));
+    if (!ok(api_->event_create(&start_, 0), "cuEventCreate") || !ok(api_->event_create(&stop_, 0), "cuEventCreate"))
+      return failure(error_);
+    return nullptr;
+  }
+
+  nlohmann::json run_checked(std::vector<argument_buffer>& buffers) override {
+    if (!launch() || !ok(api_->ctx_synchronize(), "kernel")) return failure(error_);
+    std::size_t next = 0;
+    for (auto& b : buffers) {
+      if (!tune::is_array(b.type)) continue;
+      auto p = device_memory_[next++];
+      if (b.output && !ok(api_->memcpy_dtoh(b.bytes.data(), p, b.count * tune::element_bytes(b.type)), "cuMemcpyDtoH"))
+        return failure(error_);
+    }
+    return nullptr;
+  }
+
+  double run_timed() override {
+    float ms = 0;
+    if (!ok(api_->event_record(start_, nullptr), "cuEventRecord") || !launch() ||
+        !ok(api_->event_record(stop_, nullptr), "cuEventRecord") || !ok(api_->event_synchronize(stop_), "kernel") ||
+        !ok(api_->event_elapsed_time(&ms, start_, stop_), "cuEventElapsedTime"))
+      return -1;
+    return ms;
+  }
+
+ private:
+  bool ok(tune::cuda::result_code rc, const char* what) {
+    if (rc == 0) return true;
+    error_ = std::string(what) + ": " + api_->error_text(rc);
+    return false;
+  }
+  bool launch() {
+    return ok(api_->launch_kernel(function_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2], 0, nullptr,
+                                  params_.data(), nullptr),
+              "cuLaunchKernel");
+  }
+  static nlohmann::json failure(const std::string& message) {
+    return {{"status", "runtime_error"}, {"message", message}};
+  }
+
+  const tune::cuda::driver_api* api_ = nullptr;
+  tune::cuda::function_handle function_ = nullptr;
+  tune::cuda::event_handle start_ = nullptr, stop_ = nullptr;
+  unsigned grid_[3] = {1, 1, 1}, block_[3] = {1, 1, 1};
+  std::vector<tune::cuda::device_pointer> device_memory_;
+  std::vector<void*> params_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,14 +273,9 @@ int main(int argc, char** argv) {
 
   std::string mode = request.value("mode", "measure");
   std::string library = request.value("library", "");
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) return fail(std::string("dlopen: ") + dlerror());
   std::string entry_name = request.value("entry", "tune_entry");
-  auto entry = reinterpret_cast<entry_function>(dlsym(handle, entry_name.c_str()));
-  if (!entry) return fail("entry '" + entry_name + "' not found in " + library);
 
   std::vector<argument_buffer> buffers;
-  std::vector<void*> pointers;
   try {
     for (const auto& a : request.at("arguments")) {
       argument_buffer b;
@@ -161,11 +311,18 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(std::string("bad arguments: ") + e.what());
   }
-  for (auto& b : buffers) pointers.push_back(b.bytes.data());
+
+  std::unique_ptr<kernel_runner> runner;
+  if (request.value("device", "cpu") == "cuda") {
+    runner = std::make_unique<cuda_runner>();
+  } else {
+    runner = std::make_unique<cpu_runner>();
+  }
+  if (auto answer = runner->load(request, library, entry_name, buffers); !answer.is_null()) return reply(answer);
 
   std::string reference_path = request.value("reference", "");
   if (mode == "reference") {
-    entry(pointers.data());
+    if (auto answer = runner->run_checked(buffers); !answer.is_null()) return reply(answer);
     std::ofstream out(reference_path + ".tmp", std::ios::binary);
     for (const auto& b : buffers)
       if (b.output) out.write(reinterpret_cast<const char*>(b.bytes.data()), b.count * tune::element_bytes(b.type));
@@ -177,7 +334,7 @@ int main(int argc, char** argv) {
 
   // The first run is checked (outputs start as NaN so unwritten elements
   // show) and serves as the warm-up.
-  entry(pointers.data());
+  if (auto answer = runner->run_checked(buffers); !answer.is_null()) return reply(answer);
   std::ifstream expected(reference_path, std::ios::binary);
   if (!expected) return fail("cannot read reference outputs " + reference_path);
   double tolerance = request.value("tolerance", 1e-3);
@@ -206,11 +363,10 @@ int main(int argc, char** argv) {
   double total = 0.0;
   while (static_cast<int>(times.size()) < max_repeats &&
          (static_cast<int>(times.size()) < min_repeats || total < min_time)) {
-    auto start = std::chrono::steady_clock::now();
-    entry(pointers.data());
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    times.push_back(seconds * 1e3);
-    total += seconds;
+    double ms = runner->run_timed();
+    if (!(ms >= 0)) return fail("a timed run failed: " + runner->error());
+    times.push_back(ms);
+    total += ms * 1e-3;
   }
   std::sort(times.begin(), times.end());
   double median =

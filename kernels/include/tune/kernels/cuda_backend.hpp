@@ -1,0 +1,35 @@
+#pragma once
+// The CUDA backend (built when the toolkit provides NVRTC): NVRTC compiles the
+// configuration's source to a cubin for one compute capability, kept in the
+// compile cache; tune-kernel-worker loads it through the driver API (dlopen'ed
+// libcuda.so.1), checks the launch against the device's limits, times it with
+// CUDA events and compares the output with the reference. Without a driver,
+// runs end as runtime_error with "no CUDA driver found (libcuda.so.1)".
+
+#include <string>
+
+#include "tune/kernels/backend.hpp"
+#include "tune/kernels/kernel_program.hpp"
+#include "tune/kernels/task.hpp"
+
+namespace tune {
+
+struct nvrtc_output {
+  status state = status::ok;  ///< ok, compile_error_device or build_timeout
+  std::string cubin;          ///< the binary when ok
+  std::string log;
+  double seconds = 0.0;
+};
+
+/// Compiles CUDA source to a cubin for sm_<arch> (e.g. 80, 90).
+nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s);
+
+/// "NVRTC major.minor".
+std::string nvrtc_version();
+
+/// A CUDA backend for a program with launch geometry. options.cuda_arch 0
+/// asks the driver for device 0's compute capability (80 when there is no
+/// driver, so that building still works).
+backend_ptr make_cuda_backend(kernel_program_ptr program, const task_backend_options& options);
+
+}  // namespace tune

@@ -1,0 +1,220 @@
+#include "tune/kernels/cuda_backend.hpp"
+
+#include <nvrtc.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../tasks/codegen.hpp"
+#include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/cuda_driver.hpp"
+
+namespace tune {
+
+namespace fs = std::filesystem;
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+namespace {
+
+nvrtc_output compile_now(const std::string& source, int arch) {
+  nvrtc_output out;
+  auto start = std::chrono::steady_clock::now();
+  nvrtcProgram program = nullptr;
+  if (auto rc = nvrtcCreateProgram(&program, source.c_str(), "tune_kernel.cu", 0, nullptr, nullptr);
+      rc != NVRTC_SUCCESS) {
+    out.state = status::compile_error_device;
+    out.log = nvrtcGetErrorString(rc);
+    return out;
+  }
+  std::string arch_option = "--gpu-architecture=sm_" + std::to_string(arch);
+  const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device"};
+  auto rc = nvrtcCompileProgram(program, 3, options);
+  std::size_t log_size = 0;
+  nvrtcGetProgramLogSize(program, &log_size);
+  if (log_size > 1) {
+    out.log.resize(log_size);
+    nvrtcGetProgramLog(program, out.log.data());
+    out.log.resize(log_size - 1);
+  }
+  if (rc != NVRTC_SUCCESS) {
+    out.state = status::compile_error_device;
+    if (out.log.empty()) out.log = nvrtcGetErrorString(rc);
+  } else {
+    std::size_t size = 0;
+    nvrtcGetCUBINSize(program, &size);
+    out.cubin.resize(size);
+    nvrtcGetCUBIN(program, out.cubin.data());
+  }
+  nvrtcDestroyProgram(&program);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace
+
+nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s) {
+  // NVRTC runs in this process and cannot be interrupted: a compile that
+  // overruns is left to finish on its own thread and reported as a timeout.
+  struct shared_state {
+    std::mutex mutex;
+    std::condition_variable done_signal;
+    bool done = false;
+    nvrtc_output result;
+  };
+  auto state = std::make_shared<shared_state>();
+  std::thread([state, source, arch] {
+    auto result = compile_now(source, arch);
+    std::lock_guard lock(state->mutex);
+    state->result = std::move(result);
+    state->done = true;
+    state->done_signal.notify_all();
+  }).detach();
+  std::unique_lock lock(state->mutex);
+  if (!state->done_signal.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return state->done; })) {
+    nvrtc_output out;
+    out.state = status::build_timeout;
+    out.log = "NVRTC did not finish within " + std::to_string(timeout_s) + " s";
+    out.seconds = timeout_s;
+    return out;
+  }
+  return state->result;
+}
+
+namespace {
+
+int device_arch(int device) {
+  const auto* api = cuda::load_driver();
+  if (!api) return 80;
+  cuda::device_handle handle = 0;
+  int major = 8, minor = 0;
+  if (api->device_get(&handle, device) == 0) {
+    api->device_get_attribute(&major, cuda::compute_capability_major, handle);
+    api->device_get_attribute(&minor, cuda::compute_capability_minor, handle);
+  }
+  return major * 10 + minor;
+}
+
+class cuda_backend final : public backend {
+ public:
+  cuda_backend(kernel_program_ptr program, task_backend_options options)
+      : program_(std::move(program)), options_(std::move(options)) {
+    arch_ = options_.cuda_arch > 0 ? options_.cuda_arch : device_arch(0);
+  }
+
+  std::string name() const override { return "cuda"; }
+  std::string task_key() const override { return program_->key; }
+  std::string device_kind() const override { return "cuda:sm_" + std::to_string(arch_) + ":" + nvrtc_version(); }
+  search_space_ptr space() const override { return program_->space; }
+
+  build_result build(const configuration& config, double timeout_s) override {
+    build_result out;
+    if (!program_->space->is_valid(config)) {
+      out.state = status::instantiation_error;
+      out.message = "configuration is not in the search space";
+      return out;
+    }
+    if (auto problem = program_->check(config); !problem.empty()) {
+      out.state = status::instantiation_error;
+      out.message = problem;
+      return out;
+    }
+    auto source = program_->source(config);
+    fs::path dir = fs::path(kernel_cache_dir(options_)) / "cuda";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    fs::path cubin = dir / (cache_hash({source, std::to_string(arch_), nvrtc_version()}) + ".cubin");
+    out.artifact = cubin.string();
+    if (fs::exists(cubin, ec)) {
+      out.state = status::ok;
+      out.message = "cached";
+      return out;
+    }
+    auto compiled = nvrtc_compile(source, arch_, timeout_s);
+    out.state = compiled.state;
+    out.compile_s = compiled.seconds;
+    out.message = compiled.log;
+    if (compiled.state != status::ok) return out;
+    std::string tmp = cubin.string() + ".tmp" + std::to_string(::getpid()) + "-" +
+                      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+    {
+      std::ofstream file(tmp, std::ios::binary);
+      file.write(compiled.cubin.data(), static_cast<std::streamsize>(compiled.cubin.size()));
+    }
+    fs::rename(tmp, cubin, ec);
+    if (ec) {
+      out.state = status::compile_error_device;
+      out.message = "cannot write " + cubin.string() + ": " + ec.message();
+    }
+    return out;
+  }
+
+  run_result run(const configuration& config, const build_result& build, int device, double timeout_s) override {
+    run_result out;
+    if (build.state != status::ok) {
+      out.state = build.state;
+      out.message = "not built: " + build.message;
+      return out;
+    }
+    std::string why;
+    if (!cuda::load_driver(&why)) {
+      // Said here rather than by the worker: no reference is worth computing.
+      out.state = status::runtime_error;
+      out.message = why;
+      return out;
+    }
+    auto ref = prepare_reference(*program_, options_);
+    if (ref.path.empty()) {
+      out.state = status::runtime_error;
+      out.message = ref.message;
+      return out;
+    }
+    auto geometry = program_->geometry(config);
+    auto arguments = nlohmann::json::array();
+    for (const auto& a : program_->arguments)
+      arguments.push_back({{"type", to_string(a.type)}, {"size", a.size}, {"output", a.output}, {"value", a.value}});
+    nlohmann::json request{{"mode", "measure"},
+                           {"device", "cuda"},
+                           {"device_index", device},
+                           {"library", build.artifact},
+                           {"entry", program_->entry},
+                           {"grid", {geometry.grid[0], geometry.grid[1], geometry.grid[2]}},
+                           {"block", {geometry.block[0], geometry.block[1], geometry.block[2]}},
+                           {"arguments", arguments},
+                           {"reference", ref.path},
+                           {"tolerance", options_.tolerance},
+                           {"min_time_s", options_.min_time_s},
+                           {"min_repeats", options_.min_repeats},
+                           {"max_repeats", options_.max_repeats}};
+    return run_worker(kernel_worker_path(options_), request.dump(), timeout_s);
+  }
+
+ private:
+  kernel_program_ptr program_;
+  task_backend_options options_;
+  int arch_ = 80;
+};
+
+}  // namespace
+
+backend_ptr make_cuda_backend(kernel_program_ptr program, const task_backend_options& options) {
+  if (!program->geometry || !program->check)
+    throw std::invalid_argument("a CUDA kernel program needs a launch geometry and a resource check");
+  return std::make_shared<cuda_backend>(std::move(program), options);
+}
+
+backend_ptr make_cuda_task_backend(const task_spec& task, const task_backend_options& options) {
+  return make_cuda_backend(codegen::make_cuda_program(task), options);
+}
+
+}  // namespace tune
