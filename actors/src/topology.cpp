@@ -41,8 +41,13 @@ class reader {
 
   void check_keys(const std::string& path, const YAML::Node& map, const std::vector<std::string>& known) const {
     if (!map.IsMap()) fail(path, map, "expected a mapping of key: value lines");
+    std::vector<std::string> seen;
     for (const auto& entry : map) {
       std::string key = entry.first.Scalar();
+      // yaml-cpp keeps both entries of a repeated key and reads the first: say so instead.
+      if (std::find(seen.begin(), seen.end(), key) != seen.end())
+        fail(path.empty() ? key : path + "." + key, entry.first, "key '" + key + "' is given twice; keep one");
+      seen.push_back(key);
       if (std::find(known.begin(), known.end(), key) == known.end())
         fail(path.empty() ? key : path + "." + key, entry.first,
              "unknown key '" + key + "'; known keys are " + join(known));

@@ -124,6 +124,9 @@ TEST_CASE("each malformed topology gives its specific message", "[actors]") {
   CHECK_THAT(error_of(good_devices + "hosts: [{address: 10.0.0.2}]\n"),
              Contains("hosts") && Contains("not supported yet"));
   CHECK_THAT(error_of(good_devices + "hosts: nobody\n"), Contains("hosts") && Contains("expected a list"));
+  CHECK_THAT(error_of(good_devices + "run_timeout_s: 5\nrun_timeout_s: 6\n"),
+             Contains("bad.yaml:5") && Contains("run_timeout_s") && Contains("given twice"));
+  CHECK_THAT(error_of("devices:\n  - {backend: cpu, id: 0, id: 1}\n"), Contains("devices[0].id") && Contains("twice"));
   // Messages carry the line of the offending field.
   CHECK_THAT(error_of("devices:\n  - backend: replay\n  - backend: tpu\n"), Contains("bad.yaml:3"));
 }
