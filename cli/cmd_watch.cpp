@@ -80,9 +80,10 @@ class terminal_view {
         busy_ += " " + name + " " + percent(fraction.get<double>());
       redraw_status(true);
     } else if (type == "run_finished") {
-      print_line(fmt::format("finished ({}): {} trials in {:.1f} s, best {}{}", event["reason"].get<std::string>(),
-                             event["trials"].dump(), event["wall_s"].get<double>(), time_text(event["best_time_ms"]),
-                             event["best_config"].is_object() ? " " + event["best_config"].dump() : ""));
+      print_line_last(fmt::format("finished ({}): {} trials in {:.1f} s, best {}{}", event["reason"].get<std::string>(),
+                                  event["trials"].dump(), event["wall_s"].get<double>(),
+                                  time_text(event["best_time_ms"]),
+                                  event["best_config"].is_object() ? " " + event["best_config"].dump() : ""));
       return true;
     }
     return false;
@@ -115,6 +116,13 @@ class terminal_view {
       fmt::print("{}\n", status_text());
     }
     std::fflush(stdout);
+  }
+
+  /// Replaces the status line by a final line.
+  void print_line_last(const std::string& line) {
+    if (status_open_) fmt::print("\r\033[K");
+    status_open_ = false;
+    print_line(line);
   }
 
   void print_line(const std::string& line) {
