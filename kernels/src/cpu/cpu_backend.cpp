@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "measurement.hpp"
 #include "tune/kernels/devices.hpp"
 #include "tune/kernels/subprocess.hpp"
 
@@ -254,6 +255,48 @@ reference_outputs prepare_reference(const kernel_program& program, const task_ba
   return ref;
 }
 
+std::optional<build_result> instantiation_failure(const kernel_program& program, const configuration& config) {
+  build_result out;
+  out.state = status::instantiation_error;
+  if (!program.space->is_valid(config)) {
+    out.message = "configuration is not in the search space";
+    return out;
+  }
+  if (program.check) out.message = program.check(config);
+  if (!out.message.empty()) return out;
+  return std::nullopt;
+}
+
+measurement_plan plan_measurement(const kernel_program& program, const task_backend_options& options,
+                                  const build_result& build) {
+  measurement_plan plan;
+  if (build.state != status::ok) {
+    run_result out;
+    out.state = build.state;
+    out.message = "not built: " + build.message;
+    plan.failure = out;
+    return plan;
+  }
+  auto ref = prepare_reference(program, options);
+  if (ref.path.empty()) {
+    run_result out;
+    out.state = status::runtime_error;
+    out.message = ref.message;
+    plan.failure = out;
+    return plan;
+  }
+  plan.request = {{"mode", "measure"},
+                  {"library", build.artifact},
+                  {"entry", program.entry},
+                  {"arguments", arguments_json(program)},
+                  {"reference", ref.path},
+                  {"tolerance", program.tolerance > 0 ? program.tolerance : options.tolerance},
+                  {"min_time_s", options.min_time_s},
+                  {"min_repeats", options.min_repeats},
+                  {"max_repeats", options.max_repeats}};
+  return plan;
+}
+
 namespace {
 
 class cpu_backend final : public backend {
@@ -271,19 +314,8 @@ class cpu_backend final : public backend {
   search_space_ptr space() const override { return program_->space; }
 
   build_result build(const configuration& config, double timeout_s) override {
+    if (auto failed = instantiation_failure(*program_, config)) return *failed;
     build_result out;
-    if (!program_->space->is_valid(config)) {
-      out.state = status::instantiation_error;
-      out.message = "configuration is not in the search space";
-      return out;
-    }
-    if (program_->check) {
-      if (auto problem = program_->check(config); !problem.empty()) {
-        out.state = status::instantiation_error;
-        out.message = problem;
-        return out;
-      }
-    }
     std::string source;
     try {
       source = program_->source(config);
@@ -305,33 +337,13 @@ class cpu_backend final : public backend {
     return out;
   }
 
-  run_result run(const configuration& config, const build_result& build, int device, double timeout_s) override {
-    (void)config;
-    run_result out;
-    if (build.state != status::ok) {
-      out.state = build.state;
-      out.message = "not built: " + build.message;
-      return out;
-    }
-    auto ref = prepare_reference(*program_, options_);
-    if (ref.path.empty()) {
-      out.state = status::runtime_error;
-      out.message = ref.message;
-      return out;
-    }
+  run_result run(const configuration&, const build_result& build, int device, double timeout_s) override {
+    auto plan = plan_measurement(*program_, options_, build);
+    if (plan.failure) return *plan.failure;
     auto cores = nlohmann::json::array();
     for (int t = 0; t < options_.threads; ++t) cores.push_back(options_.first_core + device * options_.threads + t);
-    nlohmann::json request{{"mode", "measure"},
-                           {"library", build.artifact},
-                           {"entry", program_->entry},
-                           {"arguments", arguments_json(*program_)},
-                           {"reference", ref.path},
-                           {"tolerance", program_->tolerance > 0 ? program_->tolerance : options_.tolerance},
-                           {"cores", cores},
-                           {"min_time_s", options_.min_time_s},
-                           {"min_repeats", options_.min_repeats},
-                           {"max_repeats", options_.max_repeats}};
-    return run_worker(kernel_worker_path(options_), request.dump(), timeout_s);
+    plan.request["cores"] = cores;
+    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s);
   }
 
  private:

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "../cpu/measurement.hpp"
 #include "../tasks/codegen.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/cuda_driver.hpp"
@@ -118,17 +119,8 @@ class cuda_backend final : public backend {
   search_space_ptr space() const override { return program_->space; }
 
   build_result build(const configuration& config, double timeout_s) override {
+    if (auto failed = instantiation_failure(*program_, config)) return *failed;
     build_result out;
-    if (!program_->space->is_valid(config)) {
-      out.state = status::instantiation_error;
-      out.message = "configuration is not in the search space";
-      return out;
-    }
-    if (auto problem = program_->check(config); !problem.empty()) {
-      out.state = status::instantiation_error;
-      out.message = problem;
-      return out;
-    }
     auto source = program_->source(config);
     fs::path dir = fs::path(kernel_cache_dir(options_)) / "cuda";
     std::error_code ec;
@@ -160,43 +152,22 @@ class cuda_backend final : public backend {
   }
 
   run_result run(const configuration& config, const build_result& build, int device, double timeout_s) override {
-    run_result out;
-    if (build.state != status::ok) {
-      out.state = build.state;
-      out.message = "not built: " + build.message;
-      return out;
-    }
     std::string why;
-    if (!cuda::load_driver(&why)) {
+    if (build.state == status::ok && !cuda::load_driver(&why)) {
       // Said here rather than by the worker: no reference is worth computing.
+      run_result out;
       out.state = status::runtime_error;
       out.message = why;
       return out;
     }
-    auto ref = prepare_reference(*program_, options_);
-    if (ref.path.empty()) {
-      out.state = status::runtime_error;
-      out.message = ref.message;
-      return out;
-    }
+    auto plan = plan_measurement(*program_, options_, build);
+    if (plan.failure) return *plan.failure;
     auto geometry = program_->geometry(config);
-    auto arguments = nlohmann::json::array();
-    for (const auto& a : program_->arguments)
-      arguments.push_back({{"type", to_string(a.type)}, {"size", a.size}, {"output", a.output}, {"value", a.value}});
-    nlohmann::json request{{"mode", "measure"},
-                           {"device", "cuda"},
-                           {"device_index", device},
-                           {"library", build.artifact},
-                           {"entry", program_->entry},
-                           {"grid", {geometry.grid[0], geometry.grid[1], geometry.grid[2]}},
-                           {"block", {geometry.block[0], geometry.block[1], geometry.block[2]}},
-                           {"arguments", arguments},
-                           {"reference", ref.path},
-                           {"tolerance", options_.tolerance},
-                           {"min_time_s", options_.min_time_s},
-                           {"min_repeats", options_.min_repeats},
-                           {"max_repeats", options_.max_repeats}};
-    return run_worker(kernel_worker_path(options_), request.dump(), timeout_s);
+    plan.request["device"] = "cuda";
+    plan.request["device_index"] = device;
+    plan.request["grid"] = {geometry.grid[0], geometry.grid[1], geometry.grid[2]};
+    plan.request["block"] = {geometry.block[0], geometry.block[1], geometry.block[2]};
+    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s);
   }
 
  private:

@@ -38,7 +38,6 @@ backend_devices cpu_devices() {
   d.info = {"cpu", 0, cpu_model_name()};
   d.details = {{"cores", std::to_string(cpu_core_count())}};
   cpu.devices.push_back(d);
-  cpu.message = "one device per --threads cores";
   return cpu;
 }
 

@@ -29,6 +29,27 @@ std::vector<kernel_argument> task_arguments(const task_spec& task);
 /// `tune_reference`.
 std::string reference_source(const task_spec& task);
 
+/// The conv2d parameters of the OpEvo paper (same on every backend).
+std::vector<parameter_ptr> conv2d_parameters(const task_spec& task);
+
+/// A configuration of conv2d_parameters() as numbers.
+struct conv2d_tiles {
+  std::vector<std::int64_t> f, y, x, rc, ry, rx;
+  std::int64_t max_step = 0;
+  bool explicit_unroll = false;
+};
+conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& config);
+
+/// Vector lanes of a CPU register tile `extent` floats wide (16 down to 1).
+std::int64_t vector_lanes(std::int64_t extent);
+
+/// Why a CPU register tile of `accumulators` vectors, unrolled `unrolled`
+/// times, cannot be instantiated; empty when it can.
+std::string cpu_register_tile_problem(const std::string& tile, std::int64_t accumulators, std::int64_t unrolled);
+
+/// Compiler flags of the CPU templates.
+std::vector<std::string> cpu_template_flags(int threads);
+
 /// The CPU and CUDA programs of a task.
 kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads);
 kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads);

@@ -20,15 +20,6 @@ namespace tune::codegen {
 
 namespace {
 
-constexpr std::int64_t max_accumulators = 64;
-constexpr std::int64_t max_unrolled_body = 16384;
-
-std::int64_t vector_lanes(std::int64_t channels) {
-  for (std::int64_t lanes : {16, 8, 4, 2})
-    if (channels % lanes == 0) return lanes;
-  return 1;
-}
-
 const char* conv_head = R"(
 typedef float vec __attribute__((vector_size(VL * sizeof(float))));
 constexpr long NV = FR / VL;
@@ -119,24 +110,7 @@ extern "C" void tune_entry(void* const* args) {
 }
 )";
 
-struct conv_tiles {
-  std::vector<std::int64_t> f, y, x, rc, ry, rx;
-  std::int64_t max_step = 0;
-  bool explicit_unroll = false;
-};
-
-conv_tiles tiles_of(const search_space& space, const configuration& config) {
-  conv_tiles t;
-  t.f = tuple_value(space, config, "tile_f");
-  t.y = tuple_value(space, config, "tile_y");
-  t.x = tuple_value(space, config, "tile_x");
-  t.rc = tuple_value(space, config, "tile_rc");
-  t.ry = tuple_value(space, config, "tile_ry");
-  t.rx = tuple_value(space, config, "tile_rx");
-  t.max_step = static_cast<std::int64_t>(number_value(space, config, "auto_unroll_max_step"));
-  t.explicit_unroll = number_value(space, config, "unroll_explicit") != 0;
-  return t;
-}
+using conv_tiles = conv2d_tiles;
 
 // How many of the inner reduction loops (innermost first: rx, ry, rc) are
 // unrolled, and the product of their extents.
@@ -200,15 +174,7 @@ std::string conv_source(const task_spec& task, int threads, const conv_tiles& t)
 }  // namespace
 
 kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
-  std::vector<parameter_ptr> parameters{
-      make_factorization_parameter("tile_f", task.out_channels, 4),
-      make_factorization_parameter("tile_y", task.out_height(), 4),
-      make_factorization_parameter("tile_x", task.out_width(), 4),
-      make_factorization_parameter("tile_rc", task.in_channels, 2),
-      make_factorization_parameter("tile_ry", task.kernel_h, 2),
-      make_factorization_parameter("tile_rx", task.kernel_w, 2),
-      make_discrete_parameter("auto_unroll_max_step", {0, 125, 256}),
-      make_categorical_parameter("unroll_explicit", {parameter_value(0.0), parameter_value(1.0)})};
+  auto parameters = conv2d_parameters(task);
   auto program = std::make_shared<kernel_program>();
   program->key = task.to_string() + ":cpu";
   program->space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (cpu)");
@@ -217,26 +183,15 @@ kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
   program->flops = task.flops();
   auto space = program->space;
   program->source = [task, threads, space](const configuration& config) {
-    return conv_source(task, threads, tiles_of(*space, config));
+    return conv_source(task, threads, conv2d_tiles_of(*space, config));
   };
-  program->check = [space](const configuration& config) -> std::string {
-    auto t = tiles_of(*space, config);
-    std::int64_t accumulators = t.y[3] * t.x[3] * (t.f[3] / vector_lanes(t.f[3]));
-    if (accumulators > max_accumulators)
-      return "register tile of " + std::to_string(t.y[3]) + "x" + std::to_string(t.x[3]) + " pixels x " +
-             std::to_string(t.f[3]) + " channels needs " + std::to_string(accumulators) +
-             " vector accumulators; at most " + std::to_string(max_accumulators);
-    auto [unrolled, product] = unrolled_loops(t);
-    if (accumulators * product > max_unrolled_body)
-      return "unrolled reduction has " + std::to_string(accumulators * product) + " vector multiply-adds; at most " +
-             std::to_string(max_unrolled_body);
-    return {};
+  program->check = [space](const configuration& config) {
+    auto t = conv2d_tiles_of(*space, config);
+    return cpu_register_tile_problem(
+        std::to_string(t.y[3]) + "x" + std::to_string(t.x[3]) + " pixels x " + std::to_string(t.f[3]) + " channels",
+        t.y[3] * t.x[3] * (t.f[3] / vector_lanes(t.f[3])), unrolled_loops(t).second);
   };
-  program->flags = [threads](const configuration&) {
-    std::vector<std::string> flags{"-ffp-contract=fast"};
-    if (threads > 1) flags.push_back("-fopenmp");
-    return flags;
-  };
+  program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
   return program;
 }
 

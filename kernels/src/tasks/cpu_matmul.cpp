@@ -19,18 +19,6 @@ namespace tune::codegen {
 
 namespace {
 
-// Vector accumulators a register tile may use: twice the AVX-512 register
-// file, beyond which the compiler only spills.
-constexpr std::int64_t max_accumulators = 64;
-// Multiply-adds of one unrolled micro-kernel body, to bound compile time.
-constexpr std::int64_t max_unrolled_body = 8192;
-
-std::int64_t vector_lanes(std::int64_t columns) {
-  for (std::int64_t lanes : {16, 8, 4, 2})
-    if (columns % lanes == 0) return lanes;
-  return 1;
-}
-
 const char* matmul_body = R"(
 typedef float vec __attribute__((vector_size(VL * sizeof(float))));
 constexpr long NV = NR / VL;
@@ -192,22 +180,12 @@ kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads) {
   program->source = [task, threads, space, batched](const configuration& config) {
     return matmul_source(task, threads, tiles_of(*space, config, batched));
   };
-  program->check = [space, batched](const configuration& config) -> std::string {
+  program->check = [space, batched](const configuration& config) {
     auto t = tiles_of(*space, config, batched);
-    std::int64_t accumulators = t.n[3] * (t.m[3] / vector_lanes(t.m[3]));
-    if (accumulators > max_accumulators)
-      return "register tile " + std::to_string(t.n[3]) + "x" + std::to_string(t.m[3]) + " needs " +
-             std::to_string(accumulators) + " vector accumulators; at most " + std::to_string(max_accumulators);
-    if (accumulators * t.k[2] > max_unrolled_body)
-      return "micro-kernel unrolled " + std::to_string(t.k[2]) + " times has " + std::to_string(accumulators * t.k[2]) +
-             " vector multiply-adds; at most " + std::to_string(max_unrolled_body);
-    return {};
+    return cpu_register_tile_problem(std::to_string(t.n[3]) + "x" + std::to_string(t.m[3]),
+                                     t.n[3] * (t.m[3] / vector_lanes(t.m[3])), t.k[2]);
   };
-  program->flags = [threads](const configuration&) {
-    std::vector<std::string> flags{"-ffp-contract=fast"};
-    if (threads > 1) flags.push_back("-fopenmp");
-    return flags;
-  };
+  program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
   return program;
 }
 

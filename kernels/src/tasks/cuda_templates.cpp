@@ -178,25 +178,6 @@ gpu_matmul_tiles matmul_tiles(const search_space& space, const configuration& co
   return t;
 }
 
-struct gpu_conv_tiles {
-  std::vector<std::int64_t> f, y, x, rc, ry, rx;
-  std::int64_t max_step = 0;
-  bool explicit_unroll = false;
-};
-
-gpu_conv_tiles conv_tiles(const search_space& space, const configuration& config) {
-  gpu_conv_tiles t;
-  t.f = tuple_value(space, config, "tile_f");
-  t.y = tuple_value(space, config, "tile_y");
-  t.x = tuple_value(space, config, "tile_x");
-  t.rc = tuple_value(space, config, "tile_rc");
-  t.ry = tuple_value(space, config, "tile_ry");
-  t.rx = tuple_value(space, config, "tile_rx");
-  t.max_step = static_cast<std::int64_t>(number_value(space, config, "auto_unroll_max_step"));
-  t.explicit_unroll = number_value(space, config, "unroll_explicit") != 0;
-  return t;
-}
-
 std::string limits_problem(std::int64_t threads, std::int64_t shared_bytes, std::int64_t accumulators,
                            std::int64_t grid_y, std::int64_t grid_z) {
   if (threads > max_threads)
@@ -261,20 +242,12 @@ std::string unroll_pragma(bool unrolled, bool explicit_unroll) {
 }
 
 kernel_program_ptr cuda_conv2d_program(const task_spec& task) {
-  std::vector<parameter_ptr> parameters{
-      make_factorization_parameter("tile_f", task.out_channels, 4),
-      make_factorization_parameter("tile_y", task.out_height(), 4),
-      make_factorization_parameter("tile_x", task.out_width(), 4),
-      make_factorization_parameter("tile_rc", task.in_channels, 2),
-      make_factorization_parameter("tile_ry", task.kernel_h, 2),
-      make_factorization_parameter("tile_rx", task.kernel_w, 2),
-      make_discrete_parameter("auto_unroll_max_step", {0, 125, 256}),
-      make_categorical_parameter("unroll_explicit", {parameter_value(0.0), parameter_value(1.0)})};
+  auto parameters = conv2d_parameters(task);
   auto program = std::make_shared<kernel_program>();
   program->space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (cuda)");
   auto space = program->space;
   program->source = [task, space](const configuration& config) {
-    auto t = conv_tiles(*space, config);
+    auto t = conv2d_tiles_of(*space, config);
     std::string s = "// " + task.to_string() + " for CUDA, generated for one configuration\n";
     s += device_constant("C", task.in_channels) + device_constant("H", task.height) + device_constant("W", task.width) +
          device_constant("F", task.out_channels) + device_constant("KH", task.kernel_h) +
@@ -304,7 +277,7 @@ kernel_program_ptr cuda_conv2d_program(const task_spec& task) {
   };
   auto batch = task.batch;
   program->geometry = [space, batch](const configuration& config) {
-    auto t = conv_tiles(*space, config);
+    auto t = conv2d_tiles_of(*space, config);
     launch_geometry g;
     g.grid[0] = static_cast<unsigned>(t.x[0]);
     g.grid[1] = static_cast<unsigned>(t.y[0]);
@@ -316,7 +289,7 @@ kernel_program_ptr cuda_conv2d_program(const task_spec& task) {
     return g;
   };
   program->check = [space, batch](const configuration& config) {
-    auto t = conv_tiles(*space, config);
+    auto t = conv2d_tiles_of(*space, config);
     if (t.f[2] > 64) return std::string("tile_f threads ") + std::to_string(t.f[2]) + " exceed blockDim.z limit 64";
     return limits_problem(t.f[2] * t.y[2] * t.x[2], t.f[1] * t.f[2] * t.f[3] * t.rc[1] * t.ry[1] * t.rx[1] * 4,
                           t.f[1] * t.f[3] * t.y[1] * t.y[3] * t.x[1] * t.x[3], t.y[0], batch * t.f[0]);

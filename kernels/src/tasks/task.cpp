@@ -182,6 +182,58 @@ double number_value(const search_space& space, const configuration& config, cons
   return std::get<double>(space.parameters()[*index]->value(config[*index]));
 }
 
+std::vector<parameter_ptr> conv2d_parameters(const task_spec& task) {
+  return {make_factorization_parameter("tile_f", task.out_channels, 4),
+          make_factorization_parameter("tile_y", task.out_height(), 4),
+          make_factorization_parameter("tile_x", task.out_width(), 4),
+          make_factorization_parameter("tile_rc", task.in_channels, 2),
+          make_factorization_parameter("tile_ry", task.kernel_h, 2),
+          make_factorization_parameter("tile_rx", task.kernel_w, 2),
+          make_discrete_parameter("auto_unroll_max_step", {0, 125, 256}),
+          make_categorical_parameter("unroll_explicit", {parameter_value(0.0), parameter_value(1.0)})};
+}
+
+conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& config) {
+  conv2d_tiles t;
+  t.f = tuple_value(space, config, "tile_f");
+  t.y = tuple_value(space, config, "tile_y");
+  t.x = tuple_value(space, config, "tile_x");
+  t.rc = tuple_value(space, config, "tile_rc");
+  t.ry = tuple_value(space, config, "tile_ry");
+  t.rx = tuple_value(space, config, "tile_rx");
+  t.max_step = static_cast<std::int64_t>(number_value(space, config, "auto_unroll_max_step"));
+  t.explicit_unroll = number_value(space, config, "unroll_explicit") != 0;
+  return t;
+}
+
+std::int64_t vector_lanes(std::int64_t extent) {
+  for (std::int64_t lanes : {16, 8, 4, 2})
+    if (extent % lanes == 0) return lanes;
+  return 1;
+}
+
+std::string cpu_register_tile_problem(const std::string& tile, std::int64_t accumulators, std::int64_t unrolled) {
+  // Twice the AVX-512 register file: beyond it the compiler only spills.
+  constexpr std::int64_t max_accumulators = 64;
+  // Vector multiply-adds of one unrolled body, to bound compile time.
+  constexpr std::int64_t max_unrolled_body = 16384;
+  if (accumulators > max_accumulators)
+    return "register tile " + tile + " needs " + std::to_string(accumulators) + " vector accumulators; at most " +
+           std::to_string(max_accumulators);
+  if (accumulators * unrolled > max_unrolled_body)
+    return "register tile " + tile + " unrolled " + std::to_string(unrolled) + " times has " +
+           std::to_string(accumulators * unrolled) + " vector multiply-adds; at most " +
+           std::to_string(max_unrolled_body);
+  return {};
+}
+
+std::vector<std::string> cpu_template_flags(int threads) {
+  // ISO C++ mode turns floating-point contraction off; FMAs need it on.
+  std::vector<std::string> flags{"-ffp-contract=fast"};
+  if (threads > 1) flags.push_back("-fopenmp");
+  return flags;
+}
+
 std::string constant(const std::string& name, std::int64_t value) {
   return "constexpr long " + name + " = " + std::to_string(value) + ";\n";
 }

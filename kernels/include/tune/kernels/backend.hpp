@@ -62,8 +62,7 @@ class backend {
 
   /// Measures one built configuration on `device`. The caller serialises calls
   /// per device; calls on different devices may overlap.
-  virtual run_result run(const configuration& config, const build_result& build, int device,
-                         double timeout_s) = 0;
+  virtual run_result run(const configuration& config, const build_result& build, int device, double timeout_s) = 0;
 };
 
 using backend_ptr = std::shared_ptr<backend>;

@@ -1,0 +1,55 @@
+// tune-engine devices: the CPU is always listed; without a GPU driver the
+// CUDA line says so plainly; --json carries the same facts.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_process.hpp"
+
+using Catch::Matchers::Contains;
+using tune::test::cli_process;
+
+namespace {
+
+bool has_cuda_driver() {
+  // The same probe the command makes; a test machine may have a GPU.
+  cli_process p({"devices", "--json"});
+  REQUIRE(p.wait() == 0);
+  for (const auto& b : nlohmann::json::parse(p.out()))
+    if (b["backend"] == "cuda") return b["message"].get<std::string>().find("libcuda.so.1") == std::string::npos;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("tune-engine devices lists the CPU and says plainly when there is no CUDA driver", "[cli]") {
+  cli_process p({"devices"});
+  REQUIRE(p.wait() == 0);
+  CHECK_THAT(p.out(), Contains("BACKEND"));
+  CHECK_THAT(p.out(), Contains("cpu"));
+  CHECK_THAT(p.out(), Contains("cores"));
+  CHECK_THAT(p.out(), Contains("hip"));
+  if (!has_cuda_driver()) CHECK_THAT(p.out(), Contains("no CUDA driver found (libcuda.so.1)"));
+}
+
+TEST_CASE("tune-engine devices --json gives one entry per backend", "[cli]") {
+  cli_process p({"devices", "--json"});
+  REQUIRE(p.wait() == 0);
+  auto doc = nlohmann::json::parse(p.out());
+  REQUIRE(doc.is_array());
+  REQUIRE(doc.size() == 3);
+  CHECK(doc[0]["backend"] == "cpu");
+  CHECK(doc[0]["available"] == true);
+  CHECK(std::stoi(doc[0]["devices"][0]["details"]["cores"].get<std::string>()) >= 1);
+  CHECK(doc[1]["backend"] == "cuda");
+  if (!has_cuda_driver()) {
+    CHECK(doc[1]["available"] == false);
+    CHECK_THAT(doc[1]["message"].get<std::string>(), Contains("no CUDA driver found (libcuda.so.1)"));
+  }
+  CHECK(doc[2]["backend"] == "hip");
+  CHECK(doc[2]["built"] == false);
+}
+
+TEST_CASE("tune-engine devices rejects unknown options with exit code 2", "[cli]") {
+  cli_process p({"devices", "--gpu"});
+  CHECK(p.wait() == 2);
+}

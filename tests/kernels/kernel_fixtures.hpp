@@ -1,0 +1,66 @@
+#pragma once
+// Shared by the kernel tests: a compile cache of their own per test process
+// (so results never come from another run's cache unless a test wants that),
+// fast measurement settings, and a way to find a configuration a backend can
+// instantiate.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tune/kernels/backend.hpp"
+#include "tune/kernels/task.hpp"
+
+namespace tune::test {
+
+class kernel_scratch {
+ public:
+  explicit kernel_scratch(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() / ("tune-kernels-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~kernel_scratch() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  kernel_scratch(const kernel_scratch&) = delete;
+  kernel_scratch& operator=(const kernel_scratch&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+  /// Options measuring quickly, with the cache inside the scratch folder.
+  task_backend_options options() const {
+    task_backend_options o;
+    o.cache_dir = (path_ / "cache").string();
+    o.min_time_s = 0.0;
+    o.min_repeats = 1;
+    o.max_repeats = 3;
+    return o;
+  }
+
+  std::string write(const std::string& name, const std::string& text) const {
+    auto file = path_ / name;
+    std::ofstream(file) << text;
+    return file.string();
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Draws configurations until one builds past instantiation (at most `tries`).
+inline std::pair<configuration, build_result> build_some(backend& b, rng_type& rng, int tries = 200) {
+  build_result last;
+  for (int i = 0; i < tries; ++i) {
+    auto config = b.space()->draw_valid(rng);
+    if (!config) break;
+    last = b.build(*config, 120.0);
+    if (last.state != status::instantiation_error) return {*config, last};
+  }
+  return {{}, last};
+}
+
+}  // namespace tune::test

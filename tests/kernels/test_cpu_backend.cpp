@@ -1,0 +1,145 @@
+// The CPU templates compile and compute the right answer for random
+// configurations (small shapes), the cache avoids rebuilding, and resource
+// limits are found before compiling.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+
+#include "kernel_fixtures.hpp"
+#include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/task.hpp"
+
+using tune::status;
+
+namespace {
+
+// Builds and runs `count` random configurations; every one must be right.
+void check_random_configurations(const std::string& task, int count, std::uint64_t seed, int threads = 1) {
+  tune::test::kernel_scratch scratch("cpu");
+  auto options = scratch.options();
+  options.threads = threads;
+  auto backend = tune::make_task_backend(task, "cpu", options);
+  tune::rng_type rng(seed);
+  for (int i = 0; i < count; ++i) {
+    auto [config, built] = tune::test::build_some(*backend, rng);
+    INFO(task << " " << backend->space()->to_json(config) << ": " << built.message);
+    REQUIRE(built.state == status::ok);
+    auto measured = backend->run(config, built, 0, 120.0);
+    INFO(measured.message);
+    CHECK(measured.state == status::ok);
+    CHECK(std::isfinite(measured.time_ms));
+    CHECK(measured.time_ms > 0.0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("CPU MatMul is correct for random configurations", "[kernels]") {
+  check_random_configurations("matmul:24x40x48", 3, 11);
+}
+
+TEST_CASE("CPU BatchMatMul is correct in its three layouts", "[kernels]") {
+  check_random_configurations("bmm:4x16x12x32:nn", 2, 21);
+  check_random_configurations("bmm:4x16x12x32:tn", 2, 22);
+  check_random_configurations("bmm:4x16x12x32:nt", 2, 23);
+}
+
+TEST_CASE("CPU Conv2D is correct with stride, padding and both unroll styles", "[kernels]") {
+  tune::test::kernel_scratch scratch("conv");
+  auto backend = tune::make_task_backend("conv2d:2x3x13x13:8x3x3:s2:p1", "cpu", scratch.options());
+  auto space = backend->space();
+  tune::rng_type rng(5);
+  for (double explicit_unroll : {0.0, 1.0}) {
+    for (double step : {0.0, 256.0}) {
+      tune::configuration config;
+      for (int tries = 0; tries < 100; ++tries) {
+        config = *space->draw_valid(rng);
+        auto values = space->values(config);
+        std::map<std::string, tune::parameter_value> named(values.begin(), values.end());
+        named["unroll_explicit"] = explicit_unroll;
+        named["auto_unroll_max_step"] = step;
+        config = space->from_values(named);
+        if (backend->build(config, 120.0).state != status::instantiation_error) break;
+      }
+      auto built = backend->build(config, 120.0);
+      INFO(space->to_json(config) << ": " << built.message);
+      REQUIRE(built.state == status::ok);
+      auto measured = backend->run(config, built, 0, 120.0);
+      INFO(measured.message);
+      CHECK(measured.state == status::ok);
+    }
+  }
+}
+
+TEST_CASE("CPU kernels with two threads are correct", "[kernels]") {
+  check_random_configurations("matmul:32x16x64", 1, 31, 2);
+}
+
+TEST_CASE("a built configuration comes from the compile cache the second time", "[kernels]") {
+  tune::test::kernel_scratch scratch("cache");
+  auto backend = tune::make_task_backend("matmul:8x8x16", "cpu", scratch.options());
+  auto config = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 2, 4}},
+                                               {"tile_m", std::vector<std::int64_t>{1, 1, 1, 16}},
+                                               {"tile_k", std::vector<std::int64_t>{2, 2, 2}},
+                                               {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+  auto first = backend->build(config, 120.0);
+  REQUIRE(first.state == status::ok);
+  CHECK(std::filesystem::exists(first.artifact));
+  CHECK(first.message != "cached");
+  auto second = backend->build(config, 120.0);
+  CHECK(second.state == status::ok);
+  CHECK(second.message == "cached");
+  CHECK(second.artifact == first.artifact);
+  // Another loop order is another binary.
+  auto other = config;
+  other[3] = (other[3] + 1) % 6;
+  auto third = backend->build(other, 120.0);
+  CHECK(third.artifact != first.artifact);
+}
+
+TEST_CASE("a register tile too large for the register file is an instantiation error", "[kernels]") {
+  tune::test::kernel_scratch scratch("limits");
+  auto backend = tune::make_task_backend("matmul:64x8x256", "cpu", scratch.options());
+  auto config = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 1, 64}},
+                                               {"tile_m", std::vector<std::int64_t>{1, 1, 1, 256}},
+                                               {"tile_k", std::vector<std::int64_t>{1, 1, 8}},
+                                               {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+  auto built = backend->build(config, 120.0);
+  CHECK(built.state == status::instantiation_error);
+  CHECK(built.message.find("vector accumulators") != std::string::npos);
+  CHECK(backend->build({99, 0, 0, 0}, 120.0).state == status::instantiation_error);
+}
+
+TEST_CASE("a compiler that cannot be run is a compile error, not an exception", "[kernels]") {
+  tune::test::kernel_scratch scratch("compiler");
+  auto options = scratch.options();
+  options.compiler = "/nonexistent/c++";
+  auto backend = tune::make_task_backend("matmul:8x8x16", "cpu", options);
+  tune::rng_type rng(1);
+  auto [config, built] = tune::test::build_some(*backend, rng);
+  CHECK(built.state == status::compile_error);
+  CHECK(built.message.find("/nonexistent/c++") != std::string::npos);
+  auto measured = backend->run(config, built, 0, 10.0);
+  CHECK(measured.state == status::compile_error);
+}
+
+TEST_CASE("a missing worker program is a runtime error", "[kernels]") {
+  tune::test::kernel_scratch scratch("worker");
+  auto options = scratch.options();
+  options.worker_path = "/nonexistent/tune-kernel-worker";
+  auto backend = tune::make_task_backend("matmul:8x8x16", "cpu", options);
+  tune::rng_type rng(2);
+  auto [config, built] = tune::test::build_some(*backend, rng);
+  REQUIRE(built.state == status::ok);
+  auto measured = backend->run(config, built, 0, 10.0);
+  CHECK(measured.state == status::runtime_error);
+}
+
+TEST_CASE("cache keys change with every part", "[kernels]") {
+  auto base = tune::cache_hash({"source", "flags"});
+  CHECK(base.size() == 32);
+  CHECK(base == tune::cache_hash({"source", "flags"}));
+  CHECK(base != tune::cache_hash({"source ", "flags"}));
+  CHECK(base != tune::cache_hash({"sourcef", "lags"}));
+  CHECK(base != tune::cache_hash({"source", "flags", ""}));
+}

@@ -1,0 +1,96 @@
+// The CUDA templates compile with NVRTC for sm_80 and sm_90 (no GPU needed),
+// resource limits are instantiation errors, and running without a driver says
+// so plainly. Skipped when this build has no NVRTC.
+#include <catch2/catch.hpp>
+
+#include "kernel_fixtures.hpp"
+#include "tune/kernels/cuda_driver.hpp"
+#include "tune/kernels/task.hpp"
+
+#ifdef TUNE_WITH_NVRTC
+#include "tune/kernels/cuda_backend.hpp"
+#endif
+
+using tune::status;
+
+#ifdef TUNE_WITH_NVRTC
+
+TEST_CASE("every CUDA template compiles for sm_80 and sm_90", "[kernels]") {
+  tune::test::kernel_scratch scratch("cuda");
+  for (int arch : {80, 90}) {
+    auto options = scratch.options();
+    options.cuda_arch = arch;
+    for (const char* task :
+         {"matmul:512x1024x1024", "bmm:960x128x128x64:nn", "bmm:960x128x128x64:tn", "bmm:960x128x64x128:nt",
+          "conv2d:512x3x227x227:64x11x11:s4:p0", "conv2d:512x64x27x27:192x5x5:s1:p2"}) {
+      auto backend = tune::make_task_backend(task, "cuda", options);
+      CHECK(backend->device_kind().find("sm_" + std::to_string(arch)) != std::string::npos);
+      tune::rng_type rng(arch);
+      auto [config, built] = tune::test::build_some(*backend, rng, 2000);
+      INFO(task << " sm_" << arch << " " << backend->space()->to_json(config) << ": " << built.message);
+      CHECK(built.state == status::ok);
+    }
+  }
+}
+
+TEST_CASE("the CUDA spaces are those of the OpEvo search-space files", "[kernels]") {
+  auto mm = tune::make_task_backend("matmul:512x1024x1024", "cuda");
+  auto space = mm->space();
+  REQUIRE(space->dimension() == 3);
+  CHECK(space->parameters()[0]->name() == "K");
+  CHECK(space->parameters()[1]->name() == "X");
+  CHECK(space->parameters()[2]->name() == "Y");
+  auto bmm = tune::make_task_backend("bmm:960x128x128x64:nn", "cuda");
+  CHECK(bmm->space()->parameters()[0]->name() == "B");
+}
+
+TEST_CASE("a CUDA configuration over the block limits is an instantiation error", "[kernels]") {
+  tune::test::kernel_scratch scratch("cuda-limits");
+  auto backend = tune::make_task_backend("matmul:64x64x64", "cuda", scratch.options());
+  auto config = backend->space()->from_values({{"K", std::vector<std::int64_t>{1, 64, 1}},
+                                               {"X", std::vector<std::int64_t>{1, 1, 64, 1}},
+                                               {"Y", std::vector<std::int64_t>{1, 1, 64, 1}}});
+  auto built = backend->build(config, 60.0);
+  CHECK(built.state == status::instantiation_error);
+  CHECK(built.message.find("threads per block") != std::string::npos);
+}
+
+TEST_CASE("NVRTC reports device compile errors with its log", "[kernels]") {
+  auto out = tune::nvrtc_compile("extern \"C\" __global__ void k() { not_declared(); }", 80, 60.0);
+  CHECK(out.state == status::compile_error_device);
+  CHECK(out.log.find("not_declared") != std::string::npos);
+}
+
+TEST_CASE("running a CUDA kernel without a driver is a runtime error that says so", "[kernels]") {
+  std::string why;
+  if (tune::cuda::load_driver(&why)) {
+    SUCCEED("a CUDA driver is present; nothing to check here");
+    return;
+  }
+  tune::test::kernel_scratch scratch("cuda-run");
+  auto backend = tune::make_task_backend("matmul:64x64x64", "cuda", scratch.options());
+  tune::rng_type rng(4);
+  auto [config, built] = tune::test::build_some(*backend, rng, 2000);
+  REQUIRE(built.state == status::ok);
+  auto measured = backend->run(config, built, 0, 30.0);
+  CHECK(measured.state == status::runtime_error);
+  CHECK(measured.message == tune::cuda::no_driver_message);
+}
+
+#else
+
+TEST_CASE("without NVRTC the cuda backend is refused plainly", "[kernels]") {
+  CHECK_THROWS_AS(tune::make_task_backend("matmul:64x64x64", "cuda"), std::invalid_argument);
+}
+
+#endif
+
+TEST_CASE("loading the CUDA driver without one gives the plain message", "[kernels]") {
+  std::string why;
+  const auto* api = tune::cuda::load_driver(&why);
+  if (api) {
+    SUCCEED("a CUDA driver is present");
+  } else {
+    CHECK((why == tune::cuda::no_driver_message || why.find("cuInit") != std::string::npos));
+  }
+}

@@ -1,0 +1,143 @@
+// Bring-your-own kernels: the example tunes, and kernels that crash, hang or
+// compute the wrong answer come back as statuses while the engine goes on.
+#include <catch2/catch.hpp>
+#include <stdexcept>
+
+#include "kernel_fixtures.hpp"
+#include "tune/kernels/user_kernel.hpp"
+
+using tune::status;
+
+namespace {
+
+// One kernel whose `behaviour` parameter picks how it misbehaves.
+const char* misbehaving_source = R"(
+void scale(float* out, const float* in, int n) {
+  if (behaviour == 1) *(volatile int*)nullptr = 1;
+  if (behaviour == 2)
+    for (volatile long i = 0;; ++i) {
+    }
+  for (int i = 0; i < n; ++i) out[i] = in[i] * (behaviour == 3 ? 3.0f : 2.0f);
+  if (behaviour == 4) out[n / 2] = 0.0f / 0.0f;
+}
+)";
+
+const char* reference_source = R"(
+void scale_reference(float* out, const float* in, int n) {
+  for (int i = 0; i < n; ++i) out[i] = in[i] * 2.0f;
+}
+)";
+
+const char* launch = R"({
+  "source": "scale.cpp", "entry": "scale", "space": "space.json",
+  "arguments": [{"name": "out", "type": "float*", "size": 1000, "output": true},
+                {"name": "in", "type": "float*", "size": 1000},
+                {"name": "n", "type": "int", "value": 1000}],
+  "reference": {"source": "reference.cpp", "entry": "scale_reference"}
+})";
+
+struct misbehaving_kernel {
+  tune::test::kernel_scratch scratch{"user"};
+  std::string launch_path;
+  misbehaving_kernel() {
+    scratch.write("scale.cpp", misbehaving_source);
+    scratch.write("reference.cpp", reference_source);
+    scratch.write("space.json", R"({"behaviour": {"_type": "choice", "_value": [0, 1, 2, 3, 4]}})");
+    launch_path = scratch.write("launch.json", launch);
+  }
+};
+
+tune::run_result try_behaviour(tune::backend& backend, double behaviour, double timeout_s = 20.0) {
+  auto config = backend.space()->from_values({{"behaviour", behaviour}});
+  auto built = backend.build(config, 120.0);
+  REQUIRE(built.state == status::ok);
+  return backend.run(config, built, 0, timeout_s);
+}
+
+}  // namespace
+
+TEST_CASE("the example user kernel builds, runs and is checked", "[kernels]") {
+  tune::test::kernel_scratch scratch("example");
+  auto backend = tune::make_user_kernel_backend(std::string(TUNE_SOURCE_DIR) + "/examples/user-kernel/launch.json",
+                                                "cpu", scratch.options());
+  auto space = backend->space();
+  CHECK(space->find("rows"));
+  CHECK(space->find("columns"));
+  tune::rng_type rng(3);
+  for (int i = 0; i < 2; ++i) {
+    auto config = *space->draw_valid(rng);
+    auto built = backend->build(config, 120.0);
+    INFO(space->to_json(config) << ": " << built.message);
+    REQUIRE(built.state == status::ok);
+    auto measured = backend->run(config, built, 0, 60.0);
+    INFO(measured.message);
+    CHECK(measured.state == status::ok);
+  }
+}
+
+TEST_CASE("crashing, hanging and wrong user kernels become statuses", "[kernels]") {
+  misbehaving_kernel kernel;
+  auto backend = tune::make_user_kernel_backend(kernel.launch_path, "cpu", kernel.scratch.options());
+
+  CHECK(try_behaviour(*backend, 0).state == status::ok);
+
+  auto crash = try_behaviour(*backend, 1);
+  CHECK(crash.state == status::runtime_error);
+  CHECK(crash.message.find("signal") != std::string::npos);
+
+  auto hang = try_behaviour(*backend, 2, 1.0);
+  CHECK(hang.state == status::run_timeout);
+
+  auto wrong = try_behaviour(*backend, 3);
+  CHECK(wrong.state == status::wrong_answer);
+  CHECK(wrong.message.find("expected") != std::string::npos);
+
+  auto nan = try_behaviour(*backend, 4);
+  CHECK(nan.state == status::wrong_answer);
+
+  // The backend still works after all of that.
+  CHECK(try_behaviour(*backend, 0).state == status::ok);
+}
+
+TEST_CASE("a user kernel that does not compile is a compile error with the compiler's message", "[kernels]") {
+  misbehaving_kernel kernel;
+  kernel.scratch.write("scale.cpp", "void scale(float* out, const float* in, int n) { this is not C++; }\n");
+  auto backend = tune::make_user_kernel_backend(kernel.launch_path, "cpu", kernel.scratch.options());
+  auto config = backend->space()->from_values({{"behaviour", 0.0}});
+  auto built = backend->build(config, 120.0);
+  CHECK(built.state == status::compile_error);
+  CHECK(built.message.find("error") != std::string::npos);
+}
+
+TEST_CASE("bad launch descriptions name the file, the field and the fix", "[kernels]") {
+  misbehaving_kernel kernel;
+  auto expect_error = [&](const std::string& text, const std::string& field) {
+    auto path = kernel.scratch.write("bad.json", text);
+    try {
+      tune::read_user_kernel(path);
+      FAIL("no error for " << text);
+    } catch (const std::invalid_argument& e) {
+      std::string message = e.what();
+      INFO(message);
+      CHECK(message.find("bad.json") != std::string::npos);
+      CHECK(message.find(field) != std::string::npos);
+    }
+  };
+  expect_error(R"({"entry": "scale"})", "source");
+  expect_error(R"({"source": "missing.cpp", "entry": "scale"})", "source");
+  expect_error(R"({"source": "scale.cpp", "entry": "not a name", "space": "space.json"})", "entry");
+  expect_error(R"({"source": "scale.cpp", "entry": "scale", "space": "space.json"})", "arguments");
+  expect_error(R"({"source": "scale.cpp", "entry": "scale", "space": "space.json",
+                   "arguments": [{"type": "float**", "size": 3, "output": true}]})",
+               "arguments[0].type");
+  expect_error(R"({"source": "scale.cpp", "entry": "scale", "space": "space.json",
+                   "arguments": [{"type": "float*", "output": true}]})",
+               "arguments[0].size");
+  expect_error(R"({"source": "scale.cpp", "entry": "scale", "space": "space.json",
+                   "arguments": [{"type": "float*", "size": 4}]})",
+               "output");
+  expect_error(R"({"source": "scale.cpp", "entry": "scale", "space": "space.json",
+                   "arguments": [{"type": "float*", "size": 4, "output": true}]})",
+               "reference");
+  CHECK_THROWS_AS(tune::make_user_kernel_backend(kernel.launch_path, "cuda"), std::invalid_argument);
+}
