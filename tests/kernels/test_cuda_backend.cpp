@@ -77,6 +77,32 @@ TEST_CASE("running a CUDA kernel without a driver is a runtime error that says s
   CHECK(measured.message == tune::cuda::no_driver_message);
 }
 
+TEST_CASE("CUDA kernels are correct on a GPU when there is one", "[kernels][gpu]") {
+  std::string why;
+  const auto* api = tune::cuda::load_driver(&why);
+  int devices = 0;
+  if (!api || api->device_get_count(&devices) != 0 || devices == 0) {
+    SUCCEED("no GPU here (" << why << "); scripts/pack_gpu.sh runs this on one");
+    return;
+  }
+  tune::test::kernel_scratch scratch("cuda-gpu");
+  for (const char* task : {"matmul:128x256x192", "bmm:8x64x32x48:nn", "bmm:8x64x32x48:tn", "bmm:8x64x32x48:nt",
+                           "conv2d:2x3x31x31:16x5x5:s2:p1"}) {
+    auto backend = tune::make_task_backend(task, "cuda", scratch.options());
+    tune::rng_type rng(7);
+    for (int i = 0; i < 3; ++i) {
+      auto [config, built] = tune::test::build_some(*backend, rng, 2000);
+      INFO(task << " " << backend->space()->to_json(config) << ": " << built.message);
+      REQUIRE(built.state == status::ok);
+      auto measured = backend->run(config, built, 0, 60.0);
+      INFO(measured.message);
+      // The device may refuse a launch its limits do not allow; anything else must be right.
+      CHECK((measured.state == status::ok || measured.state == status::instantiation_error));
+      if (measured.state == status::ok) CHECK(measured.time_ms > 0.0);
+    }
+  }
+}
+
 #else
 
 TEST_CASE("without NVRTC the cuda backend is refused plainly", "[kernels]") {
