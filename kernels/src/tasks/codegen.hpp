@@ -29,6 +29,11 @@ std::vector<kernel_argument> task_arguments(const task_spec& task);
 /// `tune_reference`.
 std::string reference_source(const task_spec& task);
 
+/// A program of `task` on `backend` ("cpu", "cuda") over these parameters,
+/// with the task's key, arguments, reference and flops filled in.
+std::shared_ptr<kernel_program> new_task_program(const task_spec& task, std::vector<parameter_ptr> parameters,
+                                                 const std::string& backend);
+
 /// The conv2d parameters of the OpEvo paper (same on every backend).
 std::vector<parameter_ptr> conv2d_parameters(const task_spec& task);
 

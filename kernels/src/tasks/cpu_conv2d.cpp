@@ -175,12 +175,7 @@ std::string conv_source(const task_spec& task, int threads, const conv_tiles& t)
 
 kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
   auto parameters = conv2d_parameters(task);
-  auto program = std::make_shared<kernel_program>();
-  program->key = task.to_string() + ":cpu";
-  program->space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (cpu)");
-  program->arguments = task_arguments(task);
-  program->reference_source = reference_source(task);
-  program->flops = task.flops();
+  auto program = new_task_program(task, std::move(parameters), "cpu");
   auto space = program->space;
   program->source = [task, threads, space](const configuration& config) {
     return conv_source(task, threads, conv2d_tiles_of(*space, config));

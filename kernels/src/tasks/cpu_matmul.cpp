@@ -170,12 +170,7 @@ kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads) {
   parameters.push_back(make_factorization_parameter("tile_k", task.k, 3));
   parameters.push_back(make_permutation_parameter("loop_order", 3));
 
-  auto program = std::make_shared<kernel_program>();
-  program->key = task.to_string() + ":cpu";
-  program->space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (cpu)");
-  program->arguments = task_arguments(task);
-  program->reference_source = reference_source(task);
-  program->flops = task.flops();
+  auto program = new_task_program(task, std::move(parameters), "cpu");
   auto space = program->space;
   program->source = [task, threads, space, batched](const configuration& config) {
     return matmul_source(task, threads, tiles_of(*space, config, batched));

@@ -26,6 +26,11 @@ constexpr std::int64_t max_static_shared = 48 * 1024;
 constexpr std::int64_t max_accumulators = 256;
 constexpr std::int64_t max_grid_yz = 65535;
 
+// Fully unrolled loops over the per-thread tile, which lives in registers.
+const char* unrolled_loop_macro = R"(
+#define FOR_UNROLLED(i, n) _Pragma("unroll") for (int i = 0; i < (n); ++i)
+)";
+
 const char* matmul_kernel = R"(
 extern "C" __global__ void __launch_bounds__(X2 * Y2) tune_kernel(float* __restrict__ C, const float* __restrict__ A,
                                                                  const float* __restrict__ B) {
@@ -38,14 +43,10 @@ extern "C" __global__ void __launch_bounds__(X2 * Y2) tune_kernel(float* __restr
     const float* a = A + batch * N * K;
     const float* b = B + batch * K * M;
     float acc[X1][X3][Y1][Y3];
-#pragma unroll
-    for (int v = 0; v < X1; ++v)
-#pragma unroll
-      for (int i = 0; i < X3; ++i)
-#pragma unroll
-        for (int w = 0; w < Y1; ++w)
-#pragma unroll
-          for (int j = 0; j < Y3; ++j) acc[v][i][w][j] = 0.0f;
+    FOR_UNROLLED(v, X1)
+      FOR_UNROLLED(i, X3)
+        FOR_UNROLLED(w, Y1)
+          FOR_UNROLLED(j, Y3) acc[v][i][w][j] = 0.0f;
     for (long k0 = 0; k0 < K; k0 += BK) {
       // Consecutive threads read consecutive addresses in either layout.
       for (int e = tid; e < BK * BN; e += T) {
@@ -60,34 +61,22 @@ extern "C" __global__ void __launch_bounds__(X2 * Y2) tune_kernel(float* __restr
 #pragma unroll K2
       for (int kk = 0; kk < BK; ++kk) {
         float ar[X1][X3], br[Y1][Y3];
-#pragma unroll
-        for (int v = 0; v < X1; ++v)
-#pragma unroll
-          for (int i = 0; i < X3; ++i) ar[v][i] = As[kk][v * X2 * X3 + ty * X3 + i];
-#pragma unroll
-        for (int w = 0; w < Y1; ++w)
-#pragma unroll
-          for (int j = 0; j < Y3; ++j) br[w][j] = Bs[kk][w * Y2 * Y3 + tx * Y3 + j];
-#pragma unroll
-        for (int v = 0; v < X1; ++v)
-#pragma unroll
-          for (int i = 0; i < X3; ++i)
-#pragma unroll
-            for (int w = 0; w < Y1; ++w)
-#pragma unroll
-              for (int j = 0; j < Y3; ++j) acc[v][i][w][j] += ar[v][i] * br[w][j];
+        FOR_UNROLLED(v, X1)
+          FOR_UNROLLED(i, X3) ar[v][i] = As[kk][v * X2 * X3 + ty * X3 + i];
+        FOR_UNROLLED(w, Y1)
+          FOR_UNROLLED(j, Y3) br[w][j] = Bs[kk][w * Y2 * Y3 + tx * Y3 + j];
+        FOR_UNROLLED(v, X1)
+          FOR_UNROLLED(i, X3)
+            FOR_UNROLLED(w, Y1)
+              FOR_UNROLLED(j, Y3) acc[v][i][w][j] += ar[v][i] * br[w][j];
       }
       __syncthreads();
     }
     float* c = C + batch * N * M;
-#pragma unroll
-    for (int v = 0; v < X1; ++v)
-#pragma unroll
-      for (int i = 0; i < X3; ++i)
-#pragma unroll
-        for (int w = 0; w < Y1; ++w)
-#pragma unroll
-          for (int j = 0; j < Y3; ++j)
+    FOR_UNROLLED(v, X1)
+      FOR_UNROLLED(i, X3)
+        FOR_UNROLLED(w, Y1)
+          FOR_UNROLLED(j, Y3)
             c[(row0 + v * X2 * X3 + ty * X3 + i) * M + col0 + w * Y2 * Y3 + tx * Y3 + j] = acc[v][i][w][j];
   }
 }
@@ -104,8 +93,7 @@ extern "C" __global__ void __launch_bounds__(F2 * Y2 * X2) tune_kernel(float* __
   const long b = blockIdx.z / F0, f0 = (long)(blockIdx.z % F0) * BF;
   const long y0 = (long)blockIdx.y * BY, x0 = (long)blockIdx.x * BX;
   float acc[F1][F3][Y1][Y3][X1][X3];
-#pragma unroll
-  for (int a = 0; a < F1 * F3 * Y1 * Y3 * X1 * X3; ++a) (&acc[0][0][0][0][0][0])[a] = 0.0f;
+  FOR_UNROLLED(a, F1 * F3 * Y1 * Y3 * X1 * X3) (&acc[0][0][0][0][0][0])[a] = 0.0f;
   for (int rc0 = 0; rc0 < RC0; ++rc0)
     for (int ry0 = 0; ry0 < RY0; ++ry0)
       for (int rx0 = 0; rx0 < RX0; ++rx0) {
@@ -121,39 +109,27 @@ UNROLL_Y
 UNROLL_X
             for (int rx = 0; rx < RX1; ++rx) {
               const long ci = rc0 * RC1 + c, kh = ry0 * RY1 + ry, kw = rx0 * RX1 + rx;
-#pragma unroll
-              for (int v = 0; v < Y1; ++v)
-#pragma unroll
-                for (int i = 0; i < Y3; ++i) {
+              FOR_UNROLLED(v, Y1)
+                FOR_UNROLLED(i, Y3) {
                   const long h = (y0 + v * Y2 * Y3 + ty * Y3 + i) * S + kh - P;
-#pragma unroll
-                  for (int u = 0; u < X1; ++u)
-#pragma unroll
-                    for (int j = 0; j < X3; ++j) {
+                  FOR_UNROLLED(u, X1)
+                    FOR_UNROLLED(j, X3) {
                       const long col = (x0 + u * X2 * X3 + tx * X3 + j) * S + kw - P;
                       const float x = (h >= 0 && h < H && col >= 0 && col < W) ? __ldg(in + ((b * C + ci) * H + h) * W + col) : 0.0f;
-#pragma unroll
-                      for (int g = 0; g < F1; ++g)
-#pragma unroll
-                        for (int k = 0; k < F3; ++k)
+                      FOR_UNROLLED(g, F1)
+                        FOR_UNROLLED(k, F3)
                           acc[g][k][v][i][u][j] += x * ws[(((g * F2 + tf) * F3 + k) * RC1 + c) * RY1 * RX1 + ry * RX1 + rx];
                     }
                 }
             }
         __syncthreads();
       }
-#pragma unroll
-  for (int g = 0; g < F1; ++g)
-#pragma unroll
-    for (int k = 0; k < F3; ++k)
-#pragma unroll
-      for (int v = 0; v < Y1; ++v)
-#pragma unroll
-        for (int i = 0; i < Y3; ++i)
-#pragma unroll
-          for (int u = 0; u < X1; ++u)
-#pragma unroll
-            for (int j = 0; j < X3; ++j)
+  FOR_UNROLLED(g, F1)
+    FOR_UNROLLED(k, F3)
+      FOR_UNROLLED(v, Y1)
+        FOR_UNROLLED(i, Y3)
+          FOR_UNROLLED(u, X1)
+            FOR_UNROLLED(j, X3)
               out[((b * F + f0 + (g * F2 + tf) * F3 + k) * HO + y0 + v * Y2 * Y3 + ty * Y3 + i) * WO + x0 + u * X2 * X3 +
                   tx * X3 + j] = acc[g][k][v][i][u][j];
 }
@@ -193,15 +169,14 @@ std::string limits_problem(std::int64_t threads, std::int64_t shared_bytes, std:
   return {};
 }
 
-kernel_program_ptr cuda_matmul_program(const task_spec& task) {
+std::shared_ptr<kernel_program> cuda_matmul_program(const task_spec& task) {
   bool batched = task.op == operator_kind::batch_matmul;
   std::vector<parameter_ptr> parameters;
   if (batched) parameters.push_back(make_factorization_parameter("B", task.batch, 2));
   parameters.push_back(make_factorization_parameter("K", task.k, 3));
   parameters.push_back(make_factorization_parameter("X", task.n, 4));
   parameters.push_back(make_factorization_parameter("Y", task.m, 4));
-  auto program = std::make_shared<kernel_program>();
-  program->space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (cuda)");
+  auto program = new_task_program(task, std::move(parameters), "cuda");
   auto space = program->space;
   program->source = [task, space, batched](const configuration& config) {
     auto t = matmul_tiles(*space, config, batched);
@@ -213,7 +188,7 @@ kernel_program_ptr cuda_matmul_program(const task_spec& task) {
     const char* ys[] = {"Y0", "Y1", "Y2", "Y3"};
     for (int i = 0; i < 4; ++i) s += device_constant(xs[i], t.x[i]) + device_constant(ys[i], t.y[i]);
     s += device_constant("K1", t.k[1]) + device_constant("K2", t.k[2]);
-    std::string body = matmul_kernel;
+    std::string body = std::string(unrolled_loop_macro) + matmul_kernel;
     body.replace(body.find("#pragma unroll K2"), 17, "#pragma unroll " + std::to_string(t.k[2]));
     return s + body;
   };
@@ -241,10 +216,9 @@ std::string unroll_pragma(bool unrolled, bool explicit_unroll) {
   return explicit_unroll ? "#pragma unroll" : "";
 }
 
-kernel_program_ptr cuda_conv2d_program(const task_spec& task) {
+std::shared_ptr<kernel_program> cuda_conv2d_program(const task_spec& task) {
   auto parameters = conv2d_parameters(task);
-  auto program = std::make_shared<kernel_program>();
-  program->space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (cuda)");
+  auto program = new_task_program(task, std::move(parameters), "cuda");
   auto space = program->space;
   program->source = [task, space](const configuration& config) {
     auto t = conv2d_tiles_of(*space, config);
@@ -266,7 +240,7 @@ kernel_program_ptr cuda_conv2d_program(const task_spec& task) {
     bool unroll_x = (product *= t.rx[1]) <= t.max_step;
     bool unroll_y = unroll_x && (product *= t.ry[1]) <= t.max_step;
     bool unroll_c = unroll_y && (product *= t.rc[1]) <= t.max_step;
-    std::string body = conv_kernel;
+    std::string body = std::string(unrolled_loop_macro) + conv_kernel;
     auto put = [&](const std::string& what, const std::string& with) {
       body.replace(body.find(what), what.size(), with);
     };
@@ -300,13 +274,8 @@ kernel_program_ptr cuda_conv2d_program(const task_spec& task) {
 }  // namespace
 
 kernel_program_ptr make_cuda_program(const task_spec& task) {
-  auto base = task.op == operator_kind::conv2d ? cuda_conv2d_program(task) : cuda_matmul_program(task);
-  auto program = std::const_pointer_cast<kernel_program>(base);
-  program->key = task.to_string() + ":cuda";
+  auto program = task.op == operator_kind::conv2d ? cuda_conv2d_program(task) : cuda_matmul_program(task);
   program->entry = "tune_kernel";
-  program->arguments = task_arguments(task);
-  program->reference_source = reference_source(task);
-  program->flops = task.flops();
   return program;
 }
 

@@ -182,6 +182,17 @@ double number_value(const search_space& space, const configuration& config, cons
   return std::get<double>(space.parameters()[*index]->value(config[*index]));
 }
 
+std::shared_ptr<kernel_program> new_task_program(const task_spec& task, std::vector<parameter_ptr> parameters,
+                                                 const std::string& backend) {
+  auto program = std::make_shared<kernel_program>();
+  program->key = task.to_string() + ":" + backend;
+  program->space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (" + backend + ")");
+  program->arguments = task_arguments(task);
+  program->reference_source = reference_source(task);
+  program->flops = task.flops();
+  return program;
+}
+
 std::vector<parameter_ptr> conv2d_parameters(const task_spec& task) {
   return {make_factorization_parameter("tile_f", task.out_channels, 4),
           make_factorization_parameter("tile_y", task.out_height(), 4),
