@@ -28,6 +28,10 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   caf::actor_system_config config;
   register_message_types(config);
   config.set("scheduler.max-threads", options.scheduler_threads);
+  // Work sharing sleeps on a condition variable when there is nothing to do;
+  // work stealing polls, which would take the cores the measured kernels
+  // and the simulated devices need.
+  config.set("scheduler.policy", caf::atom("sharing"));
   config.set("logger.verbosity", caf::atom("quiet"));
   caf::actor_system system{config};
 
