@@ -22,14 +22,18 @@ struct generator_state {
   static inline const char* name = "generator";
 };
 
-// A strategy that returns fewer than asked because some proposals were
-// duplicates is asked again, a few times at most: more would spin on an
-// exhausted space.
-constexpr int max_propose_rounds = 4;
+// A strategy whose proposals were dropped as duplicates is asked again. After
+// a resume it may well repeat, in order, everything the dead run handed out,
+// so the rounds grow with what was handed out; the bound only stops a
+// strategy that keeps repeating itself.
+std::size_t max_propose_rounds(const generator_state& st, std::uint32_t n) {
+  return 16 + st.handed_out.size() / (n ? n : 1);
+}
 
 std::vector<candidate> fresh_candidates(generator_state& st, std::uint32_t n) {
   std::vector<candidate> out;
-  for (int round = 0; round < max_propose_rounds && out.size() < n; ++round) {
+  std::size_t rounds = max_propose_rounds(st, n);
+  for (std::size_t round = 0; round < rounds && out.size() < n; ++round) {
     std::vector<configuration> proposals;
     try {
       proposals = st.search->propose(n - out.size());

@@ -97,3 +97,26 @@ TEST_CASE("generator drops proposals that violate the space's constraints", "[ac
   CHECK(total == 10);
   t.self->send_exit(gen, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("after a resume, a strategy that repeats the dead run's proposals still gets through", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space(8, 8);
+  auto log = std::make_shared<tune::testing::sweep_log>();
+  // The first 40 configurations in flat order were recorded; the sweep
+  // proposes them again first.
+  std::vector<measured_trial> prior;
+  for (std::uint64_t flat = 0; flat < 40; ++flat) {
+    measured_trial trial;
+    trial.id = flat;
+    trial.config = space->unflatten(flat);
+    trial.state = status::ok;
+    trial.time_ms = 1.0;
+    prior.push_back(trial);
+  }
+  auto gen = spawn_generator(t.system, space, std::make_unique<tune::testing::sweep_strategy>(space, log), prior);
+  auto got = demand(t, gen, 2);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].config == space->unflatten(40));
+  CHECK(got[1].config == space->unflatten(41));
+  t.self->send_exit(gen, caf::exit_reason::user_shutdown);
+}
