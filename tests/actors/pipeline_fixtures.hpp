@@ -177,6 +177,21 @@ struct actor_test_system {
   caf::scoped_actor self{system};
 };
 
+/// Trials as a results database would give them back on resume.
+inline std::vector<actors::measured_trial> recorded_trials(const search_space& space,
+                                                           const std::vector<std::uint64_t>& flats, double time_ms) {
+  std::vector<actors::measured_trial> out;
+  for (auto flat : flats) {
+    actors::measured_trial trial;
+    trial.id = flat;
+    trial.config = space.unflatten(flat);
+    trial.state = status::ok;
+    trial.time_ms = time_ms;
+    out.push_back(trial);
+  }
+  return out;
+}
+
 /// Timeouts of the tests' requests: generous, the work takes milliseconds.
 constexpr auto reply_timeout = std::chrono::seconds(30);
 

@@ -49,15 +49,7 @@ TEST_CASE("generator replays recorded trials to the strategy and never hands the
   tune::testing::actor_test_system t;
   auto space = tune::testing::grid_space(4, 2);  // 8 configurations
   auto log = std::make_shared<tune::testing::sweep_log>();
-  std::vector<measured_trial> prior;
-  for (std::uint64_t flat : {0u, 1u, 5u}) {
-    measured_trial trial;
-    trial.id = flat;
-    trial.config = space->unflatten(flat);
-    trial.state = status::ok;
-    trial.time_ms = 1.0;
-    prior.push_back(trial);
-  }
+  auto prior = tune::testing::recorded_trials(*space, {0, 1, 5}, 1.0);
   auto gen = spawn_generator(t.system, space, std::make_unique<tune::testing::sweep_strategy>(space, log), prior);
   auto got = demand(t, gen, 8);
   REQUIRE(got.size() == 5);
@@ -104,15 +96,9 @@ TEST_CASE("after a resume, a strategy that repeats the dead run's proposals stil
   auto log = std::make_shared<tune::testing::sweep_log>();
   // The first 40 configurations in flat order were recorded; the sweep
   // proposes them again first.
-  std::vector<measured_trial> prior;
-  for (std::uint64_t flat = 0; flat < 40; ++flat) {
-    measured_trial trial;
-    trial.id = flat;
-    trial.config = space->unflatten(flat);
-    trial.state = status::ok;
-    trial.time_ms = 1.0;
-    prior.push_back(trial);
-  }
+  std::vector<std::uint64_t> flats;
+  for (std::uint64_t flat = 0; flat < 40; ++flat) flats.push_back(flat);
+  auto prior = tune::testing::recorded_trials(*space, flats, 1.0);
   auto gen = spawn_generator(t.system, space, std::make_unique<tune::testing::sweep_strategy>(space, log), prior);
   auto got = demand(t, gen, 2);
   REQUIRE(got.size() == 2);

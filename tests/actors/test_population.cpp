@@ -110,14 +110,8 @@ TEST_CASE("generational mode measures a whole batch before proposing the next", 
 
 TEST_CASE("resume: recorded trials count toward the budget and are not measured again", "[actors]") {
   session s;
-  for (std::uint64_t flat : {0u, 1u, 2u, 3u, 4u}) {
-    measured_trial trial;
-    trial.id = flat;
-    trial.config = s.space->unflatten(flat);
-    trial.state = status::ok;
-    trial.time_ms = 0.5;  // better than any grid time: stays the best
-    s.options.prior.push_back(trial);
-  }
+  // Better than any grid time: stays the best.
+  s.options.prior = tune::testing::recorded_trials(*s.space, {0, 1, 2, 3, 4}, 0.5);
   s.options.budget = 12;
   auto summary = s.run();
   CHECK(summary.prior_trials == 5);
