@@ -453,3 +453,33 @@ TEST_CASE("results db survives kill -9 at random moments", "[actors]") {
   CHECK(reported.size() >= static_cast<std::size_t>(kills));
   CHECK(raw_count(file, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check != 'ok'") == 0);
 }
+
+TEST_CASE("results db takes writes from two processes at once", "[actors]") {
+  tune::test::scratch_dir dir("tune-test-db-two-writers");
+  const auto file = dir / "results.db";
+  { results_db create(file); }
+  const int trials = 300;
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    try {
+      results_db db(file);
+      auto run = db.create_run(spec("task/child"));
+      for (int i = 0; i < trials; ++i) db.record_trial(run, ok_trial(config(i), 1.0));
+      _exit(0);
+    } catch (...) {
+      _exit(1);
+    }
+  }
+  results_db db(file);
+  auto run = db.create_run(spec("task/parent"));
+  for (int i = 0; i < trials; ++i) db.record_trial(run, ok_trial(config(i), 2.0));
+  int wstatus = 0;
+  REQUIRE(waitpid(child, &wstatus, 0) == child);
+  REQUIRE(WIFEXITED(wstatus));
+  CHECK(WEXITSTATUS(wstatus) == 0);
+  CHECK(db.trial_count(run) == trials);
+  auto child_summary = db.best("task/child");
+  REQUIRE(child_summary);
+  CHECK(child_summary->trials == trials);
+}
