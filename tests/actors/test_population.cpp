@@ -154,3 +154,16 @@ TEST_CASE("cached measurements are trials without building or running", "[actors
   CHECK(summary.best.reused_from_run == 7);
   CHECK(summary.best.config == cached_config);
 }
+
+TEST_CASE("a time budget ends the hand-out; the work in flight is still reported", "[actors]") {
+  session s(16, 16);
+  s.backend->run_time = std::chrono::milliseconds(4);
+  s.options.budget = 256;  // about half a second of runs: far more than the time budget
+  s.options.time_budget_s = 0.05;
+  auto summary = s.run();
+  CHECK(summary.reason == "time");
+  CHECK(summary.trials < 256);
+  CHECK(s.listener->trials.size() == summary.trials);
+  CHECK(s.log->observed.size() == summary.trials);
+  CHECK_FALSE(s.backend->overlapping_runs());
+}
