@@ -21,10 +21,6 @@ namespace {
 
 using trial_promise = caf::typed_response_promise<measured_trial>;
 
-caf::duration wall_timeout(double seconds) {
-  return caf::duration{std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0) + 1)};
-}
-
 build_worker_actor::behavior_type build_worker(build_worker_actor::pointer, backend_ptr backend, double timeout_s) {
   return {
       [backend, timeout_s](build_atom, candidate& cand) {
@@ -89,7 +85,7 @@ void pump_measure(pool_pointer self) {
     st.to_measure.pop_front();
     ++st.outstanding[best];
     double per_run = st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
-    auto timeout = wall_timeout(per_run * (2.0 + st.options.prefetch[best]));
+    auto timeout = detail::wall_timeout(per_run * (2.0 + st.options.prefetch[best]));
     auto promise = job.promise;
     auto cand = job.compiled.cand;
     double compile_s = job.compiled.build.compile_s;
@@ -130,7 +126,8 @@ void pump_build(pool_pointer self) {
     st.to_build.pop_front();
     st.working[w] = true;
     st.tracker.start(w);
-    auto timeout = wall_timeout(st.options.compile_timeout_s * st.options.time_scale + st.options.request_grace_s);
+    auto timeout =
+        detail::wall_timeout(st.options.compile_timeout_s * st.options.time_scale + st.options.request_grace_s);
     auto promise = job.promise;
     auto cand = job.cand;
     self->request(st.workers[w], timeout, build_atom::value, std::move(job.cand))

@@ -75,7 +75,7 @@ void start_next(measurer_pointer self) {
   st.running = true;
   st.tracker.start(0);
   double wall_s = st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
-  auto timeout = caf::duration{std::chrono::milliseconds(static_cast<long long>(wall_s * 1000.0) + 1)};
+  auto timeout = detail::wall_timeout(wall_s);
   auto promise = job.promise;
   auto compiled = job.compiled;
   self->request(st.runner, timeout, run_atom::value, std::move(job.compiled))

@@ -68,10 +68,6 @@ std::uint64_t left_to_hand_out(const population_state& st) {
   return st.options.budget > done ? st.options.budget - done : 0;
 }
 
-caf::duration wall_timeout(double seconds) {
-  return caf::duration{std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0) + 1)};
-}
-
 void close_hand_out(population_state& st, const char* reason) {
   if (!st.handing_out) return;
   st.handing_out = false;
@@ -167,7 +163,7 @@ void on_trial(population_pointer self, measured_trial trial);
 
 void hand_out(population_pointer self, std::vector<candidate>& batch) {
   auto& st = self->state;
-  auto timeout = wall_timeout(st.options.evaluate_timeout_s);
+  auto timeout = detail::wall_timeout(st.options.evaluate_timeout_s);
   for (auto& cand : batch) {
     ++st.in_flight;
     ++st.issued;
@@ -212,7 +208,7 @@ void maybe_demand(population_pointer self) {
   want = std::min(want, left);
   if (want == 0) return;
   st.demand_pending = true;
-  self->request(st.generator, wall_timeout(st.options.demand_timeout_s), demand_atom::value,
+  self->request(st.generator, detail::wall_timeout(st.options.demand_timeout_s), demand_atom::value,
                 static_cast<std::uint32_t>(want))
       .then(
           [self](std::vector<candidate>& batch) {
