@@ -123,6 +123,25 @@ TEST_CASE("a compiler that cannot be run is a compile error, not an exception", 
   CHECK(measured.state == status::compile_error);
 }
 
+TEST_CASE("a compiler that does not finish is killed and the build is a build timeout", "[kernels]") {
+  tune::test::kernel_scratch scratch("build-timeout");
+  auto options = scratch.options();
+  // A "compiler" that answers --version and then never finishes a build;
+  // its sleeping child must die with it (one process group).
+  auto compiler =
+      scratch.write("stuck-compiler", "#!/bin/sh\ncase \"$1\" in --version) echo stuck 1.0;; *) sleep 60;; esac\n");
+  std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  options.compiler = compiler;
+  auto backend = tune::make_task_backend("matmul:8x8x16", "cpu", options);
+  auto config = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 2, 4}},
+                                               {"tile_m", std::vector<std::int64_t>{1, 1, 1, 16}},
+                                               {"tile_k", std::vector<std::int64_t>{2, 2, 2}},
+                                               {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+  auto built = backend->build(config, 0.5);
+  CHECK(built.state == status::build_timeout);
+  CHECK_FALSE(std::filesystem::exists(built.artifact));
+}
+
 TEST_CASE("a missing worker program is a runtime error", "[kernels]") {
   tune::test::kernel_scratch scratch("worker");
   auto options = scratch.options();
