@@ -220,12 +220,16 @@ int run(const bench_options& o) {
   while (std::getline(list, name, ',')) {
     std::string text = name == "MM1" ? "matmul:512x1024x1024" : name == "BMM1" ? "bmm:960x128x128x64:nn" : name;
     auto task = tune::parse_task(text);
+    auto backend = tune::make_task_backend(task, "cpu", options);
+    if (task.op == tune::operator_kind::conv2d) {  // no BLAS counterpart
+      report(name, tune_backend(*backend, task.flops(), o), 0.0);
+      continue;
+    }
     // OpenBLAS is timed before and after the search and its better figure
     // kept, so that a burst of load on the machine does not flatter the ratio.
     double blas_before = openblas_gflops(task, o.threads, 0.5);
     fmt::print("{:<6} {}: OpenBLAS sgemm {:.1f} GFLOP/s on {} thread(s)\n", name, text, blas_before, o.threads);
     std::fflush(stdout);
-    auto backend = tune::make_task_backend(task, "cpu", options);
     auto outcome = tune_backend(*backend, task.flops(), o);
     double blas_after = openblas_gflops(task, o.threads, 0.5);
     fmt::print("{:<6} OpenBLAS sgemm after the search {:.1f} GFLOP/s; ratios use {:.1f}\n", name, blas_after,
