@@ -141,3 +141,56 @@ TEST_CASE("bad launch descriptions name the file, the field and the fix", "[kern
                "reference");
   CHECK_THROWS_AS(tune::make_user_kernel_backend(kernel.launch_path, "cuda"), std::invalid_argument);
 }
+
+#ifdef TUNE_WITH_NVRTC
+
+TEST_CASE("a CUDA user kernel compiles with NVRTC and takes its block from the configuration", "[kernels]") {
+  misbehaving_kernel kernel;
+  kernel.scratch.write("scale.cu", R"(
+extern "C" __global__ void scale(float* out, const float* in, int n) {
+  int i = blockIdx.x * block_size_x + threadIdx.x;
+  if (i < n) out[i] = in[i] * 2.0f * tile_1 / tile_1;
+}
+)");
+  kernel.scratch.write("cuda_space.json",
+                       R"({"block_size_x": {"_type": "choice", "_value": [32, 128, 2048]},
+                           "tile": {"_type": "factor", "_value": [4, 2]}})");
+  auto path = kernel.scratch.write("cuda.json", R"({
+    "language": "cuda", "source": "scale.cu", "entry": "scale", "space": "cuda_space.json",
+    "problem_size": [1000], "block_size": ["block_size_x"],
+    "arguments": [{"name": "out", "type": "float*", "size": 1000, "output": true},
+                  {"name": "in", "type": "float*", "size": 1000},
+                  {"name": "n", "type": "int", "value": 1000}],
+    "reference": {"source": "reference.cpp", "entry": "scale_reference"}
+  })");
+  auto options = kernel.scratch.options();
+  options.cuda_arch = 80;
+  auto backend = tune::make_user_kernel_backend(path, "cuda", options);
+  auto program = tune::read_user_kernel(path);
+  auto space = backend->space();
+  auto config = space->from_values({{"block_size_x", 128.0}, {"tile", std::vector<std::int64_t>{2, 2}}});
+  auto geometry = program->geometry(config);
+  CHECK(geometry.block[0] == 128);
+  CHECK(geometry.grid[0] == 8);  // ceil(1000 / 128)
+  auto built = backend->build(config, 60.0);
+  INFO(built.message);
+  CHECK(built.state == status::ok);
+  auto too_big = space->from_values({{"block_size_x", 2048.0}, {"tile", std::vector<std::int64_t>{2, 2}}});
+  CHECK(backend->build(too_big, 60.0).state == status::instantiation_error);
+  CHECK_THROWS_AS(tune::make_user_kernel_backend(path, "cpu", options), std::invalid_argument);
+
+  auto bad = kernel.scratch.write("bad_cuda.json", R"({
+    "language": "cuda", "source": "scale.cu", "entry": "scale", "space": "cuda_space.json",
+    "problem_size": [1000], "block_size": ["block_size_y"],
+    "arguments": [{"name": "out", "type": "float*", "size": 1000, "output": true}],
+    "reference": {"source": "reference.cpp", "entry": "scale_reference"}
+  })");
+  try {
+    tune::read_user_kernel(bad);
+    FAIL("no error for an unknown block_size parameter");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("block_size[0]") != std::string::npos);
+  }
+}
+
+#endif

@@ -8,6 +8,7 @@
 #include "codegen.hpp"
 #include "tune/engine/readers.hpp"
 #include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/cuda_backend.hpp"
 
 namespace tune {
 
@@ -57,7 +58,8 @@ std::string trampoline(const std::string& symbol, const std::string& entry,
   return "\nextern \"C\" void " + symbol + "(void* const* a) { " + entry + "(" + call + "); }\n";
 }
 
-std::string configuration_constants(const search_space& space, const configuration& config) {
+// Device code cannot read host constexpr arrays, so CUDA gets the parts only.
+std::string configuration_constants(const search_space& space, const configuration& config, bool with_arrays) {
   std::string out = "// configuration\n";
   for (const auto& [name, value] : space.values(config)) {
     if (auto* number = std::get_if<double>(&value)) {
@@ -74,10 +76,58 @@ std::string configuration_constants(const search_space& space, const configurati
         list += (i ? ", " : "") + std::to_string(tuple[i]);
         out += codegen::constant(name + "_" + std::to_string(i), tuple[i]);
       }
-      out += "constexpr long " + name + "[] = {" + list + "};\n";
+      if (with_arrays) out += "constexpr long " + name + "[] = {" + list + "};\n";
     }
   }
   return out;
+}
+
+// Kernel Tuner's convention: the grid covers problem_size with blocks of
+// block_size, each entry a number or the name of a parameter.
+void read_cuda_launch(const nlohmann::json& doc, const std::string& file, kernel_program& program) {
+  auto read_extents = [&](const char* key, bool names_allowed) {
+    if (!doc.contains(key) || !doc[key].is_array() || doc[key].empty() || doc[key].size() > 3)
+      bad(file, key, "a CUDA kernel needs 1 to 3 extents, e.g. \"" + std::string(key) + "\": [4096, 1, 1]");
+    std::vector<nlohmann::json> extents(doc[key].begin(), doc[key].end());
+    extents.resize(3, 1);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto& e = extents[i];
+      bool ok = (e.is_number_integer() && e.get<std::int64_t>() > 0) ||
+                (names_allowed && e.is_string() && program.space->find(e.get<std::string>()));
+      if (!ok)
+        bad(file, std::string(key) + "[" + std::to_string(i) + "]",
+            names_allowed ? "expected a positive integer or the name of a parameter of the space"
+                          : "expected a positive integer");
+    }
+    return extents;
+  };
+  auto problem = read_extents("problem_size", false);
+  auto block = read_extents("block_size", true);
+  auto space = program.space;
+  auto block_extents = [space, block](const configuration& config) {
+    std::int64_t out[3];
+    for (int i = 0; i < 3; ++i)
+      out[i] = block[i].is_string()
+                   ? static_cast<std::int64_t>(codegen::number_value(*space, config, block[i].get<std::string>()))
+                   : block[i].get<std::int64_t>();
+    return std::vector<std::int64_t>(out, out + 3);
+  };
+  program.geometry = [problem, block_extents](const configuration& config) {
+    auto b = block_extents(config);
+    launch_geometry g;
+    for (int i = 0; i < 3; ++i) {
+      auto p = problem[i].get<std::int64_t>();
+      g.block[i] = static_cast<unsigned>(b[i]);
+      g.grid[i] = static_cast<unsigned>((p + b[i] - 1) / std::max<std::int64_t>(b[i], 1));
+    }
+    return g;
+  };
+  program.check = [block_extents](const configuration& config) -> std::string {
+    auto b = block_extents(config);
+    if (b[0] < 1 || b[1] < 1 || b[2] < 1) return "block extents must be positive";
+    if (b[0] * b[1] * b[2] > 1024) return std::to_string(b[0] * b[1] * b[2]) + " threads per block; at most 1024";
+    return {};
+  };
 }
 
 }  // namespace
@@ -163,18 +213,35 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
                  cache_hash({source, program->reference_source, doc.dump()}).substr(0, 16);
   auto arguments = program->arguments;
   std::string full_source = "#line 1 \"" + fs::absolute(base / source_name).string() + "\"\n" + source;
-  program->source = [space, full_source, entry, arguments](const configuration& config) {
-    return configuration_constants(*space, config) + full_source + trampoline("tune_entry", entry, arguments);
-  };
+  std::string language = doc.value("language", "c++");
+  if (language == "cuda") {
+    read_cuda_launch(doc, file, *program);
+    program->source = [space, full_source](const configuration& config) {
+      return configuration_constants(*space, config, false) + full_source;
+    };
+    program->entry = entry;
+    program->key += ":cuda";
+  } else if (language == "c++") {
+    program->source = [space, full_source, entry, arguments](const configuration& config) {
+      return configuration_constants(*space, config, true) + full_source + trampoline("tune_entry", entry, arguments);
+    };
+  } else {
+    bad(file, "language", "'" + language + "' is neither \"c++\" (the default) nor \"cuda\"");
+  }
   return program;
 }
 
 backend_ptr make_user_kernel_backend(const std::string& launch_path, const std::string& backend_name,
                                      const task_backend_options& options) {
-  if (backend_name != "cpu")
-    throw std::invalid_argument("user kernels run on the cpu backend only; '" + backend_name + "' was asked for " +
-                                launch_path);
-  return make_cpu_backend(read_user_kernel(launch_path), options);
+  auto program = read_user_kernel(launch_path);
+  bool cuda = static_cast<bool>(program->geometry);
+  if (backend_name == "cpu" && !cuda) return make_cpu_backend(program, options);
+#ifdef TUNE_WITH_NVRTC
+  if (backend_name == "cuda" && cuda) return make_cuda_backend(program, options);
+#endif
+  throw std::invalid_argument(launch_path + ": a " + (cuda ? "\"language\": \"cuda\"" : "C++") +
+                              " kernel cannot run on the '" + backend_name + "' backend" +
+                              (cuda ? "; use cuda (in a build with NVRTC)" : "; use cpu"));
 }
 
 }  // namespace tune

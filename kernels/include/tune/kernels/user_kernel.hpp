@@ -24,6 +24,13 @@
 // with fixed pseudo-random values; outputs arrive filled with NaN, so a kernel
 // writes every output element. The reference has the same signature and sees
 // no configuration constants.
+//
+// CUDA kernels ("language": "cuda", built with NVRTC) name an
+// `extern "C" __global__` entry and give the launch the way Kernel Tuner does:
+// "problem_size": [x, y, z] and "block_size": [bx, by, bz], each block extent
+// a number or a parameter name; the grid is ceil(problem_size / block_size).
+// Tuples then appear only as NAME_0, NAME_1, … (device code cannot read host
+// arrays). The reference stays a C++ function run on the CPU.
 
 #include <string>
 
@@ -37,7 +44,7 @@ namespace tune {
 /// the field and the fix.
 kernel_program_ptr read_user_kernel(const std::string& launch_path);
 
-/// The CPU backend of a user kernel ("cpu" is the only backend for now).
+/// The backend of a user kernel: "cpu" for C++ kernels, "cuda" for CUDA ones.
 backend_ptr make_user_kernel_backend(const std::string& launch_path, const std::string& backend_name,
                                      const task_backend_options& options = {});
 
