@@ -76,7 +76,8 @@ extern "C" void tune_entry(void* const* args) {
   const float* weights = static_cast<const float*>(args[2]);
   // Weights repacked [C][KH][KW][F] (channels innermost, the vector lanes);
   // the image copied into a zero border when there is padding.
-  static float* wp = static_cast<float*>(std::aligned_alloc(64, (F * C * KH * KW + 16) * sizeof(float)));
+  // aligned_alloc wants a multiple of the alignment: whole 16-float lines.
+  static float* wp = static_cast<float*>(std::aligned_alloc(64, ((F * C * KH * KW + 15) / 16 * 16) * sizeof(float)));
   for (long f = 0; f < F; ++f)
     for (long c = 0; c < C; ++c)
       for (long r = 0; r < KH * KW; ++r) wp[(c * KH * KW + r) * F + f] = weights[(f * C + c) * KH * KW + r];
