@@ -4,7 +4,8 @@
 # measuring worker, the kernel tests, and every shared library they link
 # (found with ldd) except the C library itself and the CUDA driver, which the
 # GPU machine provides. NVRTC's builtins library is dlopen'ed by NVRTC, so it
-# is copied explicitly.
+# is copied explicitly. The GPU machine needs a C++ compiler (`c++`) too: the
+# naive reference that checks every kernel's output is compiled there once.
 #
 #   scripts/pack_gpu.sh [BUILD_DIR] [OUT_DIR]      (defaults: build, tune-engine-gpu)
 #
