@@ -1,0 +1,103 @@
+// Replayed evaluation and searches: strategies ask, the dataset answers.
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "tune/engine/strategy.hpp"
+#include "tune/kernels/replay.hpp"
+
+namespace tune {
+
+replay_evaluation evaluate(const replay_dataset& dataset, const configuration& config, rng_type* noise) {
+  const replay_record* rec = dataset.find(config);
+  if (!rec)
+    throw std::invalid_argument(dataset.origin + ": configuration " + dataset.space->to_json(config) +
+                                " is not in the dataset");
+  replay_evaluation out;
+  out.state = rec->state;
+  out.time_ms = rec->time_ms;
+  if (noise && rec->state == status::ok && !rec->times_ms.empty()) {
+    std::uniform_int_distribution<std::size_t> pick(0, rec->times_ms.size() - 1);
+    out.time_ms = rec->times_ms[pick(*noise)];
+  }
+  out.cost_s = rec->compile_s + rec->benchmark_s + rec->verification_s;
+  return out;
+}
+
+replay_run_result replay_search(const replay_dataset& dataset, const replay_run_options& options) {
+  strategy_options sopt;
+  sopt.seed = options.seed;
+  sopt.hyper = options.hyper;
+  auto strat = make_strategy(options.strategy, dataset.space, sopt);
+  rng_type noise_rng(fork_seed(options.seed, 0x6e6f697365));
+  replay_run_result out;
+  configuration_set seen;
+  double clock = 0.0;
+  double best = std::nan("");
+  const std::size_t budget = std::min(options.budget, dataset.configs.size());
+  // A strategy that only repeats itself must not loop forever.
+  std::size_t idle = 0;
+  const std::size_t idle_limit = 1000 + 10 * budget;
+  while (out.steps.size() < budget && idle < idle_limit) {
+    auto proposals = strat->propose(1);
+    if (proposals.empty()) break;
+    for (auto& config : proposals) {
+      trial_result tr;
+      tr.config = config;
+      if (!dataset.space->is_valid(config)) {
+        ++out.rejected;
+        ++idle;
+        tr.state = status::instantiation_error;
+        strat->observe(tr);
+        continue;
+      }
+      auto ev = evaluate(dataset, config, options.noise ? &noise_rng : nullptr);
+      tr.state = ev.state;
+      tr.time_ms = ev.time_ms;
+      if (!seen.insert(config).second || out.steps.size() >= budget) {
+        if (out.steps.size() < budget) ++out.duplicates;
+        ++idle;
+        strat->observe(tr);
+        continue;
+      }
+      idle = 0;
+      clock += ev.cost_s;
+      if (tr.ok() && !(best <= tr.time_ms)) best = tr.time_ms;
+      out.steps.push_back({config, ev.state, ev.time_ms, clock, best});
+      strat->observe(tr);
+    }
+  }
+  return out;
+}
+
+std::vector<replay_run_result> replay_searches(const replay_dataset& dataset, const replay_run_options& options,
+                                               std::size_t runs, unsigned threads) {
+  std::vector<replay_run_result> out(runs);
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto worker = [&] {
+    for (std::size_t r; (r = next++) < runs;) {
+      try {
+        auto o = options;
+        o.seed = options.seed + r;
+        out[r] = replay_search(dataset, o);
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        next = runs;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(runs)));
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+}  // namespace tune
