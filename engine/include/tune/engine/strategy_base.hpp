@@ -1,0 +1,84 @@
+#pragma once
+// Shared machinery for search strategies: the dedup set of measured and
+// in-flight configurations, the seeded RNG, fitness, hyperparameters and the
+// valid-sampling helpers. A new strategy derives from strategy_base and
+// implements generate(): it offers candidates through claim(), and whatever it
+// does not fill is topped up with uniform random unseen valid draws, so no
+// strategy can stall while unseen valid configurations remain.
+//
+// Fitness: 1 / time_ms for a result that is ok (a positive throughput-like
+// number, so maximising fitness minimises time); 0 for anything else. Failed
+// configurations are never parents: their values are not inherited.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/engine/strategy.hpp"
+
+namespace tune {
+
+/// 1 / time_ms when the result is ok and its time positive, else 0.
+double fitness(const trial_result& result);
+
+class strategy_base : public strategy {
+ public:
+  /// `defaults` lists every accepted hyperparameter with its default value;
+  /// options.hyper may only override those names (std::invalid_argument naming
+  /// the strategy, the name and the accepted names otherwise).
+  strategy_base(std::string name, search_space_ptr space, const strategy_options& options,
+                std::map<std::string, double> defaults);
+
+  std::string name() const override { return name_; }
+  std::vector<configuration> propose(std::size_t n) final;
+  void observe(const trial_result& result) final;
+
+ protected:
+  /// Offers up to n - out.size() candidates through claim(out, ...).
+  virtual void generate(std::size_t n, std::vector<configuration>& out) = 0;
+  /// Called once per observed result (after the dedup bookkeeping).
+  virtual void on_result(const trial_result& result, double fit) = 0;
+
+  /// True when the configuration is valid, not measured and not in flight.
+  bool fresh(const configuration& config) const;
+  /// Appends the configuration to out and marks it in flight if fresh().
+  bool claim(std::vector<configuration>& out, const configuration& config);
+  /// A uniformly drawn valid configuration that is not seen yet; nullopt when
+  /// the valid space is exhausted (or no unseen one could be found).
+  std::optional<configuration> random_unseen();
+  /// Applies `mutate` to `config` until it is fresh (at most `tries` times),
+  /// then falls back to random_unseen().
+  std::optional<configuration> refresh(configuration config, const std::function<void(configuration&)>& mutate,
+                                       int tries = 100);
+
+  /// Replaces each gene with a uniform draw with this probability.
+  void uniform_mutation(configuration& config, double rate);
+  /// Genes [0, cut) from a, the rest from b, with cut uniform in [1, dim).
+  configuration single_point_crossover(const configuration& a, const configuration& b);
+  /// Index drawn with probability proportional to weights (uniform if all 0).
+  std::size_t roulette(const std::vector<double>& weights);
+
+  double hyper(const std::string& name) const { return hyper_.at(name); }
+  /// A hyperparameter that must be a whole number >= minimum.
+  std::size_t hyper_count(const std::string& name, std::size_t minimum) const;
+  /// A hyperparameter that must lie in [low, high].
+  double hyper_in(const std::string& name, double low, double high) const;
+
+  std::size_t observed_count() const { return observed_; }
+
+  search_space_ptr space_;
+  rng_type rng_;
+
+ private:
+  std::string name_;
+  std::map<std::string, double> hyper_;
+  configuration_set seen_;  // measured or in flight
+  std::size_t observed_ = 0;
+  std::size_t seen_valid_ = 0;
+  std::optional<std::optional<std::uint64_t>> valid_count_;  // computed lazily
+};
+
+}  // namespace tune

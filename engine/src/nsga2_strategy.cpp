@@ -1,0 +1,114 @@
+// nsga2: NSGA-II over the objective vector of each result
+// (trial_result::objectives, or {time_ms} when empty), all minimised. Parents
+// are picked by binary tournament on (front rank, crowding distance), bred by
+// single-point crossover and per-gene uniform mutation. Failed results are
+// not ranked (their values are not inherited).
+//
+// Steady state: the pool holds the current population plus every ok result
+// that arrived since the last propose(). Each propose() first runs NSGA-II's
+// environmental selection on the pool (whole fronts, the last one cut by
+// crowding distance) down to `population`, then breeds every requested child
+// from that population. Until `population` ok results exist, proposals are
+// random (the initial population). A child that is invalid, measured or in
+// flight is mutated again (at most 100 times), then replaced by a random
+// unseen one. Hyperparameters: "population" (32), "mutation" (0.1).
+#include <algorithm>
+#include <numeric>
+
+#include "strategies.hpp"
+#include "tune/engine/pareto.hpp"
+#include "tune/engine/strategy_base.hpp"
+
+namespace tune::detail {
+
+namespace {
+class nsga2_strategy final : public strategy_base {
+ public:
+  nsga2_strategy(search_space_ptr space, const strategy_options& options)
+      : strategy_base("nsga2", std::move(space), options, {{"population", 32}, {"mutation", 0.1}}),
+        population_(hyper_count("population", 2)),
+        mutation_(hyper_in("mutation", 0, 1)) {}
+
+ protected:
+  void on_result(const trial_result& result, double) override {
+    if (!result.ok()) return;
+    points_.push_back(objectives_of(result));
+    configs_.push_back(result.config);
+    dirty_ = true;
+  }
+
+  void generate(std::size_t n, std::vector<configuration>& out) override {
+    if (points_.size() < population_) return;
+    if (dirty_) select();
+    while (out.size() < n) {
+      const auto& a = configs_[tournament()];
+      const auto& b = configs_[tournament()];
+      auto child = single_point_crossover(a, b);
+      uniform_mutation(child, mutation_);
+      auto config = refresh(std::move(child), [this](configuration& c) { uniform_mutation(c, mutation_); });
+      if (!config || !claim(out, *config)) break;
+    }
+  }
+
+ private:
+  // Environmental selection down to population_, then rank and crowding of
+  // the survivors.
+  void select() {
+    auto fronts = non_dominated_sort(points_);
+    std::vector<std::size_t> keep;
+    for (auto& front : fronts) {
+      if (keep.size() + front.size() <= population_) {
+        keep.insert(keep.end(), front.begin(), front.end());
+        continue;
+      }
+      auto crowd = crowding_distance(points_, front);
+      std::vector<std::size_t> order(front.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return crowd[a] > crowd[b]; });
+      for (std::size_t i = 0; keep.size() < population_; ++i) keep.push_back(front[order[i]]);
+      break;
+    }
+    std::vector<std::vector<double>> points;
+    std::vector<configuration> configs;
+    for (auto i : keep) {
+      points.push_back(std::move(points_[i]));
+      configs.push_back(std::move(configs_[i]));
+    }
+    points_ = std::move(points);
+    configs_ = std::move(configs);
+    rank_.assign(points_.size(), 0);
+    crowd_.assign(points_.size(), 0.0);
+    auto survivors = non_dominated_sort(points_);
+    for (std::size_t r = 0; r < survivors.size(); ++r) {
+      auto crowd = crowding_distance(points_, survivors[r]);
+      for (std::size_t i = 0; i < survivors[r].size(); ++i) {
+        rank_[survivors[r][i]] = r;
+        crowd_[survivors[r][i]] = crowd[i];
+      }
+    }
+    dirty_ = false;
+  }
+
+  std::size_t tournament() {
+    std::uniform_int_distribution<std::size_t> pick(0, points_.size() - 1);
+    std::size_t a = pick(rng_);
+    std::size_t b = pick(rng_);
+    if (rank_[a] != rank_[b]) return rank_[a] < rank_[b] ? a : b;
+    return crowd_[a] >= crowd_[b] ? a : b;
+  }
+
+  std::size_t population_;
+  double mutation_;
+  bool dirty_ = false;
+  std::vector<std::vector<double>> points_;  // ok results in the pool
+  std::vector<configuration> configs_;
+  std::vector<std::size_t> rank_;
+  std::vector<double> crowd_;
+};
+}  // namespace
+
+std::unique_ptr<strategy> make_nsga2_strategy(search_space_ptr space, const strategy_options& options) {
+  return std::make_unique<nsga2_strategy>(std::move(space), options);
+}
+
+}  // namespace tune::detail

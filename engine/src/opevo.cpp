@@ -1,0 +1,70 @@
+// opevo: OpEvo (Algorithm 1). The priority queue holds every observed
+// configuration with positive fitness (1 / time_ms); failed ones get fitness 0
+// and never become parents.
+//
+// Steady state: while fewer than λ positive results exist, propose() returns
+// random unseen valid configurations (the λ random initial ones, plus
+// replacements for failures). Afterwards every requested child is recombined
+// from the current top-λ: for each parameter, the parent is chosen with
+// probability proportional to its fitness (Eq. 2), then each parameter is
+// mutated by the q-random walk on its topology (Eq. 3). A child that is
+// invalid, measured or in flight is re-mutated (at most 100 times), then
+// replaced by a fresh random valid configuration. Without a generation
+// barrier ρ (children per generation in Algorithm 1) has no effect: each child
+// is drawn from the top-λ at the moment it is requested. It is still accepted
+// and checked so that run files written for the paper's settings work.
+// Defaults: λ = ρ = 8, q = 0.5.
+#include "opevo.hpp"
+
+#include <algorithm>
+
+#include "strategies.hpp"
+
+namespace tune::detail {
+
+opevo_strategy::opevo_strategy(std::string name, search_space_ptr space, const strategy_options& options,
+                               std::map<std::string, double> extra_defaults)
+    : strategy_base(std::move(name), std::move(space), options, [&] {
+        extra_defaults.insert({{"lambda", 8}, {"rho", 8}, {"q", 0.5}});
+        return extra_defaults;
+      }()) {
+  lambda_ = hyper_count("lambda", 1);
+  hyper_count("rho", 1);
+  q_ = hyper_in("q", 0.0, 0.999);
+}
+
+void opevo_strategy::on_result(const trial_result& result, double fit) {
+  if (!(fit > 0)) return;
+  auto pos = std::upper_bound(ranked_.begin(), ranked_.end(), fit,
+                              [](double f, const auto& entry) { return f > entry.first; });
+  ranked_.insert(pos, {fit, result.config});
+}
+
+void opevo_strategy::mutate(configuration& config) {
+  const auto& params = space_->parameters();
+  for (std::size_t i = 0; i < config.size(); ++i) config[i] = q_random_walk(*params[i], config[i], q_, rng_);
+}
+
+std::optional<configuration> opevo_strategy::child() {
+  std::size_t top = std::min(lambda_, ranked_.size());
+  std::vector<double> weights(top);
+  for (std::size_t j = 0; j < top; ++j) weights[j] = ranked_[j].first;
+  configuration config(space_->dimension());
+  for (std::size_t i = 0; i < config.size(); ++i) config[i] = ranked_[roulette(weights)].second[i];
+  mutate(config);
+  return refresh(std::move(config), [this](configuration& c) { mutate(c); });
+}
+
+void opevo_strategy::generate(std::size_t n, std::vector<configuration>& out) {
+  if (!evolving()) return;
+  while (out.size() < n) {
+    auto config = child();
+    if (!config || !claim(out, *config)) break;
+  }
+}
+
+std::unique_ptr<strategy> make_opevo_strategy(search_space_ptr space, const strategy_options& options) {
+  return std::make_unique<opevo_strategy>("opevo", std::move(space), options);
+}
+
+}  // namespace tune::detail

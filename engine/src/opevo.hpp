@@ -1,0 +1,34 @@
+#pragma once
+// OpEvo's child generation, shared by `opevo` and `opevo+knn`.
+
+#include <utility>
+#include <vector>
+
+#include "tune/engine/strategy_base.hpp"
+
+namespace tune::detail {
+
+class opevo_strategy : public strategy_base {
+ public:
+  opevo_strategy(std::string name, search_space_ptr space, const strategy_options& options,
+                 std::map<std::string, double> extra_defaults = {});
+
+ protected:
+  void generate(std::size_t n, std::vector<configuration>& out) override;
+  void on_result(const trial_result& result, double fit) override;
+
+  /// True once λ results with positive fitness exist (before that: random).
+  bool evolving() const { return ranked_.size() >= lambda_; }
+  /// A child of the current top-λ (Eq. 2 recombination, Eq. 3 mutation),
+  /// re-mutated until fresh; nullopt when the valid space is exhausted.
+  std::optional<configuration> child();
+
+ private:
+  void mutate(configuration& config);
+
+  std::size_t lambda_;
+  double q_;
+  std::vector<std::pair<double, configuration>> ranked_;  // positive fitness, best first
+};
+
+}  // namespace tune::detail

@@ -1,0 +1,143 @@
+#include "tune/engine/strategy_base.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace tune {
+
+double fitness(const trial_result& result) {
+  if (!result.ok() || !(result.time_ms > 0)) return 0.0;
+  return 1.0 / result.time_ms;
+}
+
+namespace {
+// Stream id of strategy randomness within a run's seed ("strategy").
+constexpr std::uint64_t strategy_stream = 0x7374726174656779ULL;
+}  // namespace
+
+strategy_base::strategy_base(std::string name, search_space_ptr space, const strategy_options& options,
+                             std::map<std::string, double> defaults)
+    : space_(std::move(space)),
+      rng_(fork_seed(options.seed, strategy_stream)),
+      name_(std::move(name)),
+      hyper_(std::move(defaults)) {
+  if (!space_) throw std::invalid_argument("strategy '" + name_ + "': no search space");
+  for (auto& [key, value] : options.hyper) {
+    auto it = hyper_.find(key);
+    if (it == hyper_.end()) {
+      std::string accepted;
+      for (auto& [known, unused] : hyper_) accepted += (accepted.empty() ? "" : ", ") + known;
+      throw std::invalid_argument("strategy '" + name_ + "': unknown hyperparameter '" + key +
+                                  "' (accepted: " + (accepted.empty() ? "none" : accepted) + ")");
+    }
+    it->second = value;
+  }
+}
+
+std::size_t strategy_base::hyper_count(const std::string& key, std::size_t minimum) const {
+  double v = hyper(key);
+  if (!(v >= static_cast<double>(minimum)) || v != std::floor(v) || v > 1e9)
+    throw std::invalid_argument("strategy '" + name_ + "': hyperparameter '" + key +
+                                "' must be a whole number >= " + std::to_string(minimum));
+  return static_cast<std::size_t>(v);
+}
+
+double strategy_base::hyper_in(const std::string& key, double low, double high) const {
+  double v = hyper(key);
+  if (!(v >= low && v <= high))
+    throw std::invalid_argument("strategy '" + name_ + "': hyperparameter '" + key + "' must lie in [" +
+                                std::to_string(low) + ", " + std::to_string(high) + "]");
+  return v;
+}
+
+bool strategy_base::fresh(const configuration& config) const {
+  return !seen_.count(config) && space_->is_valid(config);
+}
+
+bool strategy_base::claim(std::vector<configuration>& out, const configuration& config) {
+  if (!fresh(config)) return false;
+  seen_.insert(config);
+  ++seen_valid_;
+  out.push_back(config);
+  return true;
+}
+
+std::vector<configuration> strategy_base::propose(std::size_t n) {
+  std::vector<configuration> out;
+  if (n == 0) return out;
+  generate(n, out);
+  while (out.size() < n) {
+    auto config = random_unseen();
+    if (!config) break;
+    claim(out, *config);
+  }
+  return out;
+}
+
+void strategy_base::observe(const trial_result& result) {
+  // A result never proposed (resume) counts as measured from now on.
+  if (seen_.insert(result.config).second && space_->is_valid(result.config)) ++seen_valid_;
+  ++observed_;
+  on_result(result, fitness(result));
+}
+
+std::optional<configuration> strategy_base::random_unseen() {
+  if (valid_count_ && *valid_count_ && seen_valid_ >= **valid_count_) return std::nullopt;
+  // Rejection is cheap while most of the space is unseen.
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    auto config = space_->draw_valid(rng_, 1000);
+    if (!config) break;
+    if (!seen_.count(*config)) return config;
+  }
+  // Mostly seen (or valid points are rare): pick uniformly among the unseen
+  // members of the enumerated valid set.
+  const auto* valid = space_->enumerate_valid();
+  if (!valid) return std::nullopt;
+  if (!valid_count_) valid_count_ = std::optional<std::uint64_t>(valid->size());
+  std::vector<const configuration*> unseen;
+  for (auto& config : *valid)
+    if (!seen_.count(config)) unseen.push_back(&config);
+  if (unseen.empty()) return std::nullopt;
+  std::uniform_int_distribution<std::size_t> pick(0, unseen.size() - 1);
+  return *unseen[pick(rng_)];
+}
+
+std::optional<configuration> strategy_base::refresh(configuration config,
+                                                    const std::function<void(configuration&)>& mutate, int tries) {
+  for (int attempt = 0; attempt < tries && !fresh(config); ++attempt) mutate(config);
+  if (fresh(config)) return config;
+  return random_unseen();
+}
+
+void strategy_base::uniform_mutation(configuration& config, double rate) {
+  std::bernoulli_distribution flip(rate);
+  for (std::size_t i = 0; i < config.size(); ++i)
+    if (flip(rng_)) config[i] = space_->parameters()[i]->draw(rng_);
+}
+
+configuration strategy_base::single_point_crossover(const configuration& a, const configuration& b) {
+  if (a.size() < 2) return a;
+  std::uniform_int_distribution<std::size_t> cut_at(1, a.size() - 1);
+  auto cut = cut_at(rng_);
+  configuration child(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(cut));
+  child.insert(child.end(), b.begin() + static_cast<std::ptrdiff_t>(cut), b.end());
+  return child;
+}
+
+std::size_t strategy_base::roulette(const std::vector<double>& weights) {
+  double total = 0;
+  for (double w : weights) total += w;
+  if (!(total > 0)) {
+    std::uniform_int_distribution<std::size_t> pick(0, weights.size() - 1);
+    return pick(rng_);
+  }
+  std::uniform_real_distribution<double> u(0.0, total);
+  double r = u(rng_);
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    r -= weights[i];
+    if (r < 0) return i;
+  }
+  return weights.size() - 1;
+}
+
+}  // namespace tune
