@@ -30,7 +30,12 @@ replay_run_result replay_search(const replay_dataset& dataset, const replay_run_
   strategy_options sopt;
   sopt.seed = options.seed;
   sopt.hyper = options.hyper;
-  auto strat = make_strategy(options.strategy, dataset.space, sopt);
+  auto search = make_strategy(options.strategy, dataset.space, sopt);
+  return replay_search(dataset, *search, options);
+}
+
+replay_run_result replay_search(const replay_dataset& dataset, strategy& search, const replay_run_options& options) {
+  auto* strat = &search;
   rng_type noise_rng(fork_seed(options.seed, 0x6e6f697365));
   replay_run_result out;
   configuration_set seen;

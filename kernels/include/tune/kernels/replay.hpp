@@ -22,6 +22,7 @@
 #include "tune/engine/readers.hpp"
 #include "tune/engine/result.hpp"
 #include "tune/engine/space.hpp"
+#include "tune/engine/strategy.hpp"
 #include "tune/kernels/backend.hpp"
 
 namespace tune {
@@ -106,6 +107,10 @@ struct replay_run_result {
 /// rejected and repeated proposals do not count. Stops early when the strategy
 /// has nothing left to propose.
 replay_run_result replay_search(const replay_dataset& dataset, const replay_run_options& options);
+
+/// The same with a strategy made by the caller (options.strategy and
+/// options.hyper are then unused).
+replay_run_result replay_search(const replay_dataset& dataset, strategy& search, const replay_run_options& options);
 
 /// `runs` searches with seeds seed, seed+1, …, on at most `threads` threads.
 std::vector<replay_run_result> replay_searches(const replay_dataset& dataset, const replay_run_options& options,

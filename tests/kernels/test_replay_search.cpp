@@ -1,0 +1,128 @@
+// Replayed searches: what counts as an evaluation, the simulated clock, seeds.
+#include <catch2/catch.hpp>
+#include <deque>
+
+#include "replay_fixtures.hpp"
+#include "tune/kernels/replay.hpp"
+
+using namespace tune;
+using tune::test::conv_slice;
+
+namespace {
+
+/// Proposes a fixed script of configurations, one at a time, and records what
+/// it was told.
+class scripted_strategy final : public strategy {
+ public:
+  explicit scripted_strategy(std::deque<configuration> script) : script_(std::move(script)) {}
+  std::string name() const override { return "scripted"; }
+  std::vector<configuration> propose(std::size_t n) override {
+    std::vector<configuration> out;
+    while (out.size() < n && !script_.empty()) {
+      out.push_back(script_.front());
+      script_.pop_front();
+    }
+    return out;
+  }
+  void observe(const trial_result& result) override { told.push_back(result); }
+  std::vector<trial_result> told;
+
+ private:
+  std::deque<configuration> script_;
+};
+
+/// A configuration of the Cartesian product that the dataset lacks.
+configuration outside_config(const replay_dataset& d) {
+  for (std::uint64_t flat = 0;; ++flat) {
+    auto c = d.space->unflatten(flat);
+    if (!d.find(c)) return c;
+  }
+}
+
+std::size_t index_with(const replay_dataset& d, status s) {
+  for (std::size_t i = 0; i < d.records.size(); ++i)
+    if (d.records[i].state == s) return i;
+  FAIL("no record with that status");
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("rejected and repeated proposals cost no evaluation; failures do", "[kernels]") {
+  const auto& d = conv_slice();
+  auto ok = index_with(d, status::ok);
+  auto compile = index_with(d, status::compile_error);
+  auto runtime = index_with(d, status::runtime_error);
+  scripted_strategy s({d.configs[ok], outside_config(d), d.configs[ok], d.configs[compile], d.configs[runtime],
+                       d.configs[compile], d.configs[(ok + 1) % d.configs.size()]});
+  replay_run_options options;
+  options.budget = 3;
+  auto run = replay_search(d, s, options);
+  REQUIRE(run.steps.size() == 3);
+  CHECK(run.rejected == 1);
+  CHECK(run.duplicates == 1);
+  CHECK(run.steps[0].state == status::ok);
+  CHECK(run.steps[1].state == status::compile_error);
+  CHECK(run.steps[2].state == status::runtime_error);
+  // The clock is charged compile + benchmark + verification, failures included.
+  double clock = 0;
+  for (std::size_t i : {ok, compile, runtime}) {
+    const auto& r = d.records[i];
+    clock += r.compile_s + r.benchmark_s + r.verification_s;
+  }
+  CHECK(run.steps[2].sim_time_s == Approx(clock));
+  CHECK(run.steps[2].best_ms == d.records[ok].time_ms);
+  // The strategy heard about every proposal, the rejected one as an instantiation error.
+  REQUIRE(s.told.size() == 5);
+  CHECK(s.told[1].state == status::instantiation_error);
+  CHECK(s.told[2].state == status::ok);
+}
+
+TEST_CASE("a search stops when its strategy runs dry or only repeats itself", "[kernels]") {
+  const auto& d = conv_slice();
+  scripted_strategy dry({d.configs[0], d.configs[1]});
+  replay_run_options options;
+  options.budget = 50;
+  CHECK(replay_search(d, dry, options).steps.size() == 2);
+  std::deque<configuration> repeats(5000, d.configs[0]);
+  scripted_strategy stuck(repeats);
+  auto run = replay_search(d, stuck, options);
+  CHECK(run.steps.size() == 1);
+  CHECK(run.duplicates > 100);
+}
+
+TEST_CASE("random search visits distinct configurations and is reproducible by seed", "[kernels]") {
+  const auto& d = conv_slice();
+  replay_run_options options;
+  options.strategy = "random";
+  options.budget = 1000;  // more than the dataset holds: capped
+  options.seed = 3;
+  auto run = replay_search(d, options);
+  REQUIRE(run.steps.size() == d.configs.size());
+  configuration_set seen;
+  double previous = 0;
+  for (const auto& step : run.steps) {
+    CHECK(seen.insert(step.config).second);
+    CHECK(step.sim_time_s >= previous);
+    previous = step.sim_time_s;
+  }
+  CHECK(run.steps.back().best_ms == d.best_time_ms());
+
+  options.budget = 40;
+  auto runs = replay_searches(d, options, 4, 2);
+  REQUIRE(runs.size() == 4);
+  auto again = replay_search(d, [&] {
+    auto o = options;
+    o.seed = options.seed + 2;
+    return o;
+  }());
+  REQUIRE(again.steps.size() == runs[2].steps.size());
+  for (std::size_t i = 0; i < again.steps.size(); ++i) CHECK(again.steps[i].config == runs[2].steps[i].config);
+  CHECK(runs[0].steps.front().config != runs[1].steps.front().config);
+}
+
+TEST_CASE("an unknown strategy name is an error", "[kernels]") {
+  replay_run_options options;
+  options.strategy = "no-such-strategy";
+  CHECK_THROWS_AS(replay_searches(conv_slice(), options, 3, 2), std::invalid_argument);
+}
