@@ -16,6 +16,7 @@
 #include "tune/actors/pipeline.hpp"
 #include "tune/actors/run_recorder.hpp"
 #include "tune/actors/topology.hpp"
+#include "tune/kernels/replay.hpp"
 #include "tune/kernels/task.hpp"
 
 namespace tune::cli {
@@ -83,9 +84,10 @@ backend_ptr make_backend(const tune_args& a, const std::string& backend_name, co
     if (backend_name != "replay")
       throw input_error(topo.origin + ": devices[0].backend is '" + backend_name +
                         "'; --dataset replays recorded measurements and needs 'backend: replay' devices");
-    // The replay backend (recorded latencies slept at --time-scale) is not
-    // part of this build yet.
-    throw input_error("--dataset " + a.dataset + ": replaying datasets is not available in this build");
+    replay_backend_options options;
+    options.time_scale = a.time_scale;
+    options.seed = a.seed;
+    return make_replay_backend(std::make_shared<const replay_dataset>(read_replay_dataset(a.dataset)), options);
   }
   if (a.time_scale_given)
     throw input_error("--time-scale applies to --dataset (replayed latencies) only; drop it for --task");
