@@ -1,0 +1,255 @@
+// Strategy benchmark on replayed datasets: every strategy, R runs of N
+// evaluations each on every dataset, against the exact random baseline and
+// the best of Kernel Tuner 1.0's eleven strategies on the same data.
+//
+//   bench_strategies [--runs R] [--budget N] [--seed S] [--out DIR]
+//                    [--strategies a,b,…] [--hyper strategy:name=value …] DATASET…
+//
+// Writes DIR/strategies.md, DIR/strategies.csv and DIR/<dataset>.svg.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "tune/engine/strategy.hpp"
+#include "tune/kernels/replay.hpp"
+#include "tune/kernels/replay_stats.hpp"
+
+namespace {
+
+using namespace tune;
+
+/// Mean f of the best of Kernel Tuner 1.0's eleven strategies at 100, 200 and
+/// 500 evaluations (30 runs, simulation mode, one evaluation = one distinct
+/// configuration, failures included), as published with the datasets.
+struct peer_row {
+  const char* dataset;
+  double f100, f200, f500;
+  const char *s100, *s200, *s500;
+};
+constexpr peer_row peer_table[] = {
+    {"gemm_clblast/RTX_3090", 0.943, 0.976, 0.997, "greedy_ils", "greedy_ils", "greedy_ils"},
+    {"convolution/A100", 0.854, 0.940, 0.979, "genetic_algorithm", "genetic_algorithm", "mls"},
+    {"convolution_v1_rtx/RTX_2080_Ti", 0.956, 0.999, 0.999, "dual_annealing", "genetic_algorithm", "greedy_mls"},
+    {"pnpoly/RTX_3090", 0.999, 0.999, 1.000, "bayes_opt", "firefly_algorithm", "mls"},
+    {"dedispersion/MI250X", 0.998, 0.962, 1.000, "bayes_opt", "dual_annealing", "dual_annealing"},
+};
+
+/// "data/datasets/gemm_clblast/RTX_3090.json.gz" -> "gemm_clblast/RTX_3090".
+std::string dataset_label(const std::string& path) {
+  std::filesystem::path p(path);
+  std::string stem = p.filename().string();
+  for (const char* ext : {".gz", ".json"})
+    if (stem.size() > std::strlen(ext) && stem.substr(stem.size() - std::strlen(ext)) == ext)
+      stem.resize(stem.size() - std::strlen(ext));
+  return p.parent_path().filename().string() + "/" + stem;
+}
+
+const peer_row* find_peer(const std::string& label) {
+  for (const auto& row : peer_table)
+    if (label == row.dataset) return &row;
+  return nullptr;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, sep);)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct cell {
+  std::string strategy;
+  replay_summary summary;
+  double wall_s = 0;
+};
+
+const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+
+/// Mean f versus evaluations (log x axis), one line per strategy, random dashed.
+void write_svg(const std::string& path, const std::string& title, const std::vector<cell>& cells,
+               const std::vector<double>& random_f) {
+  const double w = 760, h = 460, left = 70, right = 170, top = 40, bottom = 60;
+  const double pw = w - left - right, ph = h - top - bottom;
+  const std::size_t n = random_f.size();
+  double lo = 1.0;
+  for (double f : random_f) lo = std::min(lo, f);
+  for (const auto& c : cells)
+    for (std::size_t i = n >= 10 ? 9 : 0; i < n; ++i) lo = std::min(lo, c.summary.mean_f[i]);
+  lo = std::max(0.0, std::floor(lo * 10) / 10);
+  auto x = [&](double evals) { return left + pw * std::log(evals) / std::log(static_cast<double>(n)); };
+  auto y = [&](double f) { return top + ph * (1.0 - (std::max(f, lo) - lo) / (1.0 - lo)); };
+  std::ofstream out(path);
+  out << fmt::format(
+             R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)",
+             w, h)
+      << "\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  out << fmt::format(
+             R"(<text x="{}" y="22" font-size="15" text-anchor="middle">{}: mean f = optimum / best found</text>)",
+             left + pw / 2, title)
+      << "\n";
+  for (double f = lo; f <= 1.0001; f += (1.0 - lo) / 5) {
+    out << fmt::format(R"(<line x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}" stroke="#ddd"/>)", left, y(f), left + pw, y(f))
+        << fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">{:.2f}</text>)", left - 6, y(f) + 4, f) << "\n";
+  }
+  for (double e : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0}) {
+    if (e > static_cast<double>(n)) break;
+    out << fmt::format(R"(<line x1="{:.1f}" y1="{}" x2="{:.1f}" y2="{}" stroke="#ddd"/>)", x(e), top, x(e), top + ph)
+        << fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle">{}</text>)", x(e), top + ph + 16, e) << "\n";
+  }
+  out << fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="black"/>)", left, top, pw, ph)
+      << fmt::format(R"~(<text x="{}" y="{}" text-anchor="middle">evaluations (log scale)</text>)~", left + pw / 2,
+                     h - 18)
+      << fmt::format(R"~(<text x="18" y="{}" transform="rotate(-90 18 {})" text-anchor="middle">mean f</text>)~",
+                     top + ph / 2, top + ph / 2)
+      << "\n";
+  auto polyline = [&](const std::vector<double>& f, const char* colour, const char* dash) {
+    out << "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" << colour << "\" " << dash << " points=\"";
+    for (std::size_t i = 0; i < n; ++i) out << fmt::format("{:.1f},{:.1f} ", x(static_cast<double>(i + 1)), y(f[i]));
+    out << "\"/>\n";
+  };
+  auto legend = [&](std::size_t row, const std::string& label, const char* colour, const char* dash) {
+    double ly = top + 10 + 20 * static_cast<double>(row);
+    out << fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke-width="2" stroke="{}" {}/>)", left + pw + 12, ly,
+                       left + pw + 40, ly, colour, dash)
+        << fmt::format(R"(<text x="{}" y="{}">{}</text>)", left + pw + 46, ly + 4, label) << "\n";
+  };
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    polyline(cells[i].summary.mean_f, colours[i % 8], "");
+    legend(i, cells[i].strategy, colours[i % 8], "");
+  }
+  polyline(random_f, "black", "stroke-dasharray=\"6,4\"");
+  legend(cells.size(), "random (exact)", "black", "stroke-dasharray=\"6,4\"");
+  if (const auto* peer = find_peer(title)) {
+    std::size_t row = cells.size() + 1;
+    for (auto [evals, f] : {std::pair{100.0, peer->f100}, {200.0, peer->f200}, {500.0, peer->f500}}) {
+      if (evals > static_cast<double>(n)) break;
+      out << fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="none" stroke="black" stroke-width="1.5"/>)",
+                         x(evals), y(f))
+          << "\n";
+    }
+    double ly = top + 10 + 20 * static_cast<double>(row);
+    out << fmt::format(R"(<circle cx="{}" cy="{}" r="5" fill="none" stroke="black" stroke-width="1.5"/>)",
+                       left + pw + 26, ly)
+        << fmt::format(R"(<text x="{}" y="{}">best of Kernel Tuner 1.0</text>)", left + pw + 46, ly + 4) << "\n";
+  }
+  out << "</svg>\n";
+}
+
+std::string fmt_f(const replay_summary& s, std::size_t evals) {
+  if (evals > s.budget) return "–";
+  return fmt::format("{:.3f} ± {:.3f}", s.mean_f[evals - 1], s.std_f[evals - 1]);
+}
+
+int run(int argc, char** argv) {
+  std::size_t runs = 50, budget = 500;
+  std::uint64_t seed = 1;
+  std::string out_dir = "bench/results";
+  std::vector<std::string> strategies = strategy_names();
+  std::map<std::string, std::map<std::string, double>> hyper;
+  std::vector<std::string> datasets;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--runs")
+      runs = std::stoul(value());
+    else if (arg == "--budget")
+      budget = std::stoul(value());
+    else if (arg == "--seed")
+      seed = std::stoull(value());
+    else if (arg == "--out")
+      out_dir = value();
+    else if (arg == "--strategies")
+      strategies = split(value(), ',');
+    else if (arg == "--hyper") {
+      // strategy:name=value
+      std::string h = value();
+      auto colon = h.find(':'), eq = h.find('=');
+      if (colon == std::string::npos || eq == std::string::npos || eq < colon)
+        throw std::invalid_argument("--hyper " + h + ": expected strategy:name=value, e.g. opevo:lambda=8");
+      hyper[h.substr(0, colon)][h.substr(colon + 1, eq - colon - 1)] = std::stod(h.substr(eq + 1));
+    } else if (!arg.empty() && arg[0] == '-')
+      throw std::invalid_argument("unknown option " + arg);
+    else
+      datasets.push_back(arg);
+  }
+  if (datasets.empty()) throw std::invalid_argument("give at least one dataset file");
+  std::filesystem::create_directories(out_dir);
+  std::ofstream csv(out_dir + "/strategies.csv");
+  csv << "dataset,strategy,evals,mean_f,std_f,random_f\n";
+  std::ostringstream md;
+  md << fmt::format(
+      "Mean f = optimum / best found ± standard deviation over {} runs (seeds {}..{}); one evaluation = "
+      "one distinct configuration measured, failures included. Random = exact expectation of random "
+      "search without replacement. Score = Willemsen et al. 2024, averaged over 1..{} evaluations.\n\n",
+      runs, seed, seed + runs - 1, budget);
+  md << "| dataset | strategy | f@20 | f@50 | f@100 | f@200 | f@500 | evals to 0.95 (never) | score | wall s |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& path : datasets) {
+    auto label = dataset_label(path);
+    auto t0 = std::chrono::steady_clock::now();
+    auto dataset = read_replay_dataset(path);
+    double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print(stderr, "{}: {} configurations, loaded in {:.2f} s\n", label, dataset.configs.size(), load_s);
+    std::vector<cell> cells;
+    for (const auto& name : strategies) {
+      replay_run_options options;
+      options.strategy = name;
+      options.budget = budget;
+      options.seed = seed;
+      if (auto it = hyper.find(name); it != hyper.end()) options.hyper = it->second;
+      auto start = std::chrono::steady_clock::now();
+      auto results = replay_searches(dataset, options, runs, 2);
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      cells.push_back({name, summarize(dataset, results, budget), wall});
+      fmt::print(stderr, "  {:<10} {:.1f} s\n", name, wall);
+    }
+    const auto& random_f = cells.front().summary.random_f;
+    for (const auto& c : cells) {
+      const auto& s = c.summary;
+      const auto& r95 = s.reaches[1];
+      md << fmt::format(
+          "| {} | {} | {} | {} | {} | {} | {} | {} | {:.3f} | {:.1f} |\n", label, c.strategy, fmt_f(s, 20),
+          fmt_f(s, 50), fmt_f(s, 100), fmt_f(s, 200), fmt_f(s, 500),
+          r95.mean_evals ? fmt::format("{:.0f} ({})", *r95.mean_evals, r95.never) : fmt::format("– ({})", r95.never),
+          s.score, c.wall_s);
+      for (std::size_t i = 0; i < budget; ++i)
+        csv << fmt::format("{},{},{},{:.6f},{:.6f},{:.6f}\n", label, c.strategy, i + 1, s.mean_f[i], s.std_f[i],
+                           s.random_f[i]);
+    }
+    auto at = [&](std::size_t e) { return e <= budget ? fmt::format("{:.3f}", random_f[e - 1]) : std::string("–"); };
+    md << fmt::format("| {} | random (exact) | {} | {} | {} | {} | {} | {:.0f} | 0 | |\n", label, at(20), at(50),
+                      at(100), at(200), at(500), cells.front().summary.reaches[1].random_evals);
+    if (const auto* p = find_peer(label))
+      md << fmt::format("| {} | best of Kernel Tuner 1.0 | | | {:.3f} ({}) | {:.3f} ({}) | {:.3f} ({}) | | | |\n",
+                        label, p->f100, p->s100, p->f200, p->s200, p->f500, p->s500);
+    auto svg_name = label;
+    std::replace(svg_name.begin(), svg_name.end(), '/', '_');
+    write_svg(out_dir + "/" + svg_name + ".svg", label, cells, random_f);
+  }
+  std::ofstream(out_dir + "/strategies.md") << md.str();
+  fmt::print("{}", md.str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_strategies: {}\n", e.what());
+    return 2;
+  }
+}
