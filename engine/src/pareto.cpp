@@ -83,7 +83,8 @@ std::vector<trial_result> pareto_front(const std::vector<trial_result>& results)
   }
   std::vector<trial_result> front;
   if (points.empty()) return front;
-  for (auto i : non_dominated_sort(points).front()) front.push_back(results[ok[i]]);
+  auto fronts = non_dominated_sort(points);
+  for (auto i : fronts.front()) front.push_back(results[ok[i]]);
   return front;
 }
 

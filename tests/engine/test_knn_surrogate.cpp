@@ -1,0 +1,69 @@
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "tune/engine/surrogate.hpp"
+
+using namespace tune;
+
+namespace {
+search_space_ptr line_space() {
+  return std::make_shared<search_space>(std::vector<parameter_ptr>{make_discrete_parameter("x", {0, 1, 2, 3, 4, 5}),
+                                                                   make_discrete_parameter("y", {0, 1, 2})});
+}
+}  // namespace
+
+TEST_CASE("canberra distance counts 0/0 terms as 0", "[engine][surrogate]") {
+  double a[] = {0, 1, 3}, b[] = {0, 3, 1};
+  CHECK(canberra_distance(a, b, 3) == Approx(0.5 + 0.5));
+  CHECK(canberra_distance(a, a, 3) == 0.0);
+}
+
+TEST_CASE("k-NN returns the measured value on an exact match", "[engine][surrogate]") {
+  knn_surrogate s(line_space(), 3);
+  CHECK(s.predict({1, 1}) == 0.0);  // nothing known yet
+  s.add({1, 0}, 10);
+  s.add({3, 0}, 30);
+  CHECK(s.predict({1, 0}) == 10);
+  s.add({1, 0}, 12);  // observed again: replaced
+  CHECK(s.size() == 2);
+  CHECK(s.predict({1, 0}) == 12);
+}
+
+TEST_CASE("k-NN averages neighbours weighted by 1 / Canberra distance", "[engine][surrogate]") {
+  knn_surrogate s(line_space(), 2);
+  s.add({1, 0}, 10);  // features (1, 0)
+  s.add({3, 0}, 30);  // features (3, 0)
+  s.add({5, 2}, 99);  // far: not among the 2 nearest of (2, 0)
+  // d((2,0),(1,0)) = 1/3, d((2,0),(3,0)) = 1/5, the y terms are 0/0.
+  CHECK(s.predict({2, 0}) == Approx((10 * 3 + 30 * 5) / 8.0));
+  // k = 3: d((2,0),(5,2)) = 3/7 + 1 = 10/7.
+  knn_surrogate t(line_space(), 3);
+  t.add({1, 0}, 10);
+  t.add({3, 0}, 30);
+  t.add({5, 2}, 99);
+  CHECK(t.predict({2, 0}) == Approx((10 * 3 + 30 * 5 + 99 * 0.7) / (3 + 5 + 0.7)));
+  CHECK_THROWS_AS(knn_surrogate(line_space(), 0), std::invalid_argument);
+}
+
+TEST_CASE("k-d tree search equals exhaustive search on random data", "[engine][surrogate]") {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 100.0);
+  std::vector<parameter_ptr> params;
+  for (int p = 0; p < 5; ++p) {
+    std::vector<double> values;
+    for (int i = 0; i < 400; ++i) values.push_back(i * 0.25 + u(rng) * 1e-3);
+    std::sort(values.begin(), values.end());
+    params.push_back(make_discrete_parameter("p" + std::to_string(p), values));
+  }
+  auto space = std::make_shared<search_space>(params);
+  knn_surrogate s(space, 9);
+  rng_type draw(11);
+  // Interleaved adds and queries exercise the tree rebuilds and the tail.
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 700; ++i) s.add(space->draw(draw), u(rng));
+    for (int q = 0; q < 100; ++q) {
+      auto c = space->draw(draw);
+      CHECK(s.predict(c) == Approx(s.predict_exhaustive(c)).epsilon(1e-12));
+    }
+  }
+}
