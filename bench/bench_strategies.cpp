@@ -77,13 +77,16 @@ const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", 
 /// Mean f versus evaluations (log x axis), one line per strategy, random dashed.
 void write_svg(const std::string& path, const std::string& title, const std::vector<cell>& cells,
                const std::vector<double>& random_f) {
-  const double w = 760, h = 460, left = 70, right = 170, top = 40, bottom = 60;
+  const double w = 820, h = 460, left = 70, right = 230, top = 40, bottom = 60;
   const double pw = w - left - right, ph = h - top - bottom;
   const std::size_t n = random_f.size();
+  // The first few evaluations are near-random for every strategy: scale the
+  // y axis to what happens from 10 evaluations on.
+  const std::size_t from = n >= 10 ? 9 : 0;
   double lo = 1.0;
-  for (double f : random_f) lo = std::min(lo, f);
+  for (std::size_t i = from; i < n; ++i) lo = std::min(lo, random_f[i]);
   for (const auto& c : cells)
-    for (std::size_t i = n >= 10 ? 9 : 0; i < n; ++i) lo = std::min(lo, c.summary.mean_f[i]);
+    for (std::size_t i = from; i < n; ++i) lo = std::min(lo, c.summary.mean_f[i]);
   lo = std::max(0.0, std::floor(lo * 10) / 10);
   auto x = [&](double evals) { return left + pw * std::log(evals) / std::log(static_cast<double>(n)); };
   auto y = [&](double f) { return top + ph * (1.0 - (std::max(f, lo) - lo) / (1.0 - lo)); };
