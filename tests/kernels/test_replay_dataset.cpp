@@ -115,9 +115,13 @@ TEST_CASE("a KTT TuningOutput is read with its time unit", "[kernels]") {
   CHECK(d.device == "NVIDIA GeForce RTX 2080 Ti");
   // The first result's TotalDuration is 3037.408 microseconds.
   CHECK(d.records[0].time_ms == Approx(3.037408));
+  // Numbers with more than two values are ordered; two-valued flags are categories.
+  auto wy = d.space->find("WORK_GROUP_SIZE_Y");
+  REQUIRE(wy);
+  CHECK(d.space->parameters()[*wy]->kind() == parameter_kind::discrete);
   auto wx = d.space->find("WORK_GROUP_SIZE_X");
   REQUIRE(wx);
-  CHECK(d.space->parameters()[*wx]->kind() == parameter_kind::discrete);
+  CHECK(d.space->parameters()[*wx]->kind() == parameter_kind::categorical);
 }
 
 TEST_CASE("kind overrides change the guessed kinds and reject bad names", "[kernels]") {
