@@ -45,7 +45,7 @@ TEST_CASE("k-NN averages neighbours weighted by 1 / Canberra distance", "[engine
   CHECK_THROWS_AS(knn_surrogate(line_space(), 0), std::invalid_argument);
 }
 
-TEST_CASE("k-d tree search equals exhaustive search on random data", "[engine][surrogate]") {
+TEST_CASE("k-d tree and value-table searches equal exhaustive search on random data", "[engine][surrogate]") {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> u(0.0, 100.0);
   std::vector<parameter_ptr> params;
@@ -63,7 +63,9 @@ TEST_CASE("k-d tree search equals exhaustive search on random data", "[engine][s
     for (int i = 0; i < 700; ++i) s.add(space->draw(draw), u(rng));
     for (int q = 0; q < 100; ++q) {
       auto c = space->draw(draw);
-      CHECK(s.predict(c) == Approx(s.predict_exhaustive(c)).epsilon(1e-12));
+      double exhaustive = s.predict(c, knn_search::exhaustive);
+      CHECK(s.predict(c, knn_search::kd_tree) == Approx(exhaustive).epsilon(1e-12));
+      CHECK(s.predict(c, knn_search::value_tables) == Approx(exhaustive).epsilon(1e-12));
     }
   }
 }

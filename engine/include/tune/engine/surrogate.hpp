@@ -5,9 +5,16 @@
 // configuration that was observed returns its observed value.
 //
 // Canberra distance: sum over features of |x - z| / (|x| + |z|), a 0/0 term
-// counting 0. For non-negative features each term grows with |x - z|, so a
-// k-d tree prunes exactly; spaces with negative features fall back to an
-// exhaustive search.
+// counting 0. Every search below is exact:
+// - value tables (the default where parameters have few values): the distance
+//   is a sum over parameters of a term that depends only on the query's and
+//   the point's value of that parameter, so each query first tabulates that
+//   term for every value of every parameter, then scans the observations with
+//   one lookup per parameter and no division;
+// - a nanoflann k-d tree: for non-negative features each term grows with
+//   |x - z|, so pruning on a splitting plane is exact (negative features fall
+//   back to the exhaustive scan);
+// - an exhaustive scan over the feature vectors.
 
 #include <cstddef>
 #include <memory>
@@ -20,6 +27,8 @@ namespace tune {
 /// Canberra distance of two equally long feature vectors.
 double canberra_distance(const double* a, const double* b, std::size_t n);
 
+enum class knn_search { automatic, value_tables, kd_tree, exhaustive };
+
 class knn_surrogate {
  public:
   explicit knn_surrogate(search_space_ptr space, std::size_t k = 9);
@@ -29,10 +38,10 @@ class knn_surrogate {
 
   /// Records an observed value; observing a configuration again replaces it.
   void add(const configuration& config, double value);
-  /// The weighted k-NN prediction; 0 when nothing was added yet.
-  double predict(const configuration& config) const;
-  /// The same prediction by exhaustive search (for checks and tiny sets).
-  double predict_exhaustive(const configuration& config) const;
+  /// The weighted k-NN prediction; 0 when nothing was added yet. `automatic`
+  /// uses value tables when the parameters have at most 65536 values in all,
+  /// else the k-d tree.
+  double predict(const configuration& config, knn_search search = knn_search::automatic) const;
 
   std::size_t size() const;
   std::size_t k() const;
