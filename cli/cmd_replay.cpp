@@ -71,14 +71,15 @@ void write_trajectories(const std::string& path, const replay_dataset& dataset,
   for (std::size_t r = 0; r < runs.size(); ++r) {
     for (std::size_t i = 0; i < runs[r].steps.size(); ++i) {
       const auto& step = runs[r].steps[i];
-      nlohmann::json config = nlohmann::json::object();
+      nlohmann::ordered_json config = nlohmann::ordered_json::object();
       for (const auto& [name, value] : dataset.space->values(step.config)) config[name] = value_json(value);
-      nlohmann::json line{{"run", r},
-                          {"eval", i + 1},
-                          {"config", config},
-                          {"status", std::string(to_string(step.state))},
-                          {"time_ms", std::isfinite(step.time_ms) ? nlohmann::json(step.time_ms) : nlohmann::json()},
-                          {"sim_time_s", step.sim_time_s}};
+      nlohmann::ordered_json line{
+          {"run", r},
+          {"eval", i + 1},
+          {"config", config},
+          {"status", std::string(to_string(step.state))},
+          {"time_ms", std::isfinite(step.time_ms) ? nlohmann::ordered_json(step.time_ms) : nlohmann::ordered_json()},
+          {"sim_time_s", step.sim_time_s}};
       out << line.dump() << '\n';
     }
   }

@@ -42,15 +42,20 @@ std::vector<double> number_list(const json& v, const std::string& origin, const 
 
 /// Parameters guessed from the values that occur: numeric lists of more than
 /// two values are discrete, two-valued flags and strings categorical.
-search_space space_from_rows(const std::vector<std::string>& names,
-                             const std::vector<std::vector<parameter_value>>& rows, const kind_overrides& overrides,
-                             const std::string& origin) {
+void check_overrides(const std::vector<std::string>& names, const kind_overrides& overrides,
+                     const std::string& origin) {
   for (const auto& [name, kind] : overrides) {
     if (std::find(names.begin(), names.end(), name) == names.end())
       fail(origin, "kind override '" + name + "'", "no such parameter in the dataset");
     if (kind != "discrete" && kind != "categorical")
       fail(origin, "kind override '" + name + "'", "'" + kind + "' is not 'discrete' or 'categorical'");
   }
+}
+
+search_space space_from_rows(const std::vector<std::string>& names,
+                             const std::vector<std::vector<parameter_value>>& rows, const kind_overrides& overrides,
+                             const std::string& origin) {
+  check_overrides(names, overrides, origin);
   std::vector<parameter_ptr> params;
   for (std::size_t p = 0; p < names.size(); ++p) {
     std::vector<parameter_value> values;
@@ -114,6 +119,11 @@ replay_dataset read_kernel_tuner(const json& doc, const std::string& origin, con
   out.format = "kernel_tuner";
   out.kernel = doc.value("kernel_name", "");
   out.device = doc.value("device_name", "");
+  if (!overrides.empty()) {
+    std::vector<std::string> names;
+    for (const auto& [name, values] : doc.at("tune_params").items()) names.push_back(name);
+    check_overrides(names, overrides, origin);
+  }
   search_space space = kernel_tuner_space_from_json(doc, origin, overrides);
   const auto& cache = doc.at("cache");
   if (!cache.is_object()) fail(origin, "cache", "expected an object of configurations, got " + cache.dump());
