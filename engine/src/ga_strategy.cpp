@@ -24,24 +24,19 @@ class ga_strategy final : public strategy_base {
   ga_strategy(search_space_ptr space, const strategy_options& options)
       : strategy_base("ga", std::move(space), options, {{"population", 20}, {"mutation", 0.1}}),
         population_(hyper_count("population", 2)),
-        mutation_(hyper_in("mutation", 0, 1)) {}
+        mutation_(hyper_in("mutation", 0, 1)),
+        best_(population_) {}
 
  protected:
-  void on_result(const trial_result& result, double fit) override {
-    if (!(fit > 0)) return;
-    auto pos =
-        std::upper_bound(best_.begin(), best_.end(), fit, [](double f, const auto& entry) { return f > entry.first; });
-    best_.insert(pos, {fit, result.config});
-    if (best_.size() > population_) best_.pop_back();
-  }
+  void on_result(const trial_result& result, double fit) override { best_.insert(fit, result.config); }
 
   void generate(std::size_t n, std::vector<configuration>& out) override {
     if (best_.size() < population_) return;
     std::vector<double> rank_weights(best_.size());
     for (std::size_t i = 0; i < best_.size(); ++i) rank_weights[i] = static_cast<double>(best_.size() - i);
     while (out.size() < n) {
-      const auto& a = best_[roulette(rank_weights)].second;
-      const auto& b = best_[roulette(rank_weights)].second;
+      const auto& a = best_.config(roulette(rank_weights));
+      const auto& b = best_.config(roulette(rank_weights));
       auto child = single_point_crossover(a, b);
       uniform_mutation(child, mutation_);
       auto config = refresh(std::move(child), [this](configuration& c) { uniform_mutation(c, mutation_); });
@@ -52,7 +47,7 @@ class ga_strategy final : public strategy_base {
  private:
   std::size_t population_;
   double mutation_;
-  std::vector<std::pair<double, configuration>> best_;  // best first
+  ranked_configurations best_;
 };
 }  // namespace
 

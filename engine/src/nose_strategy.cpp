@@ -35,7 +35,8 @@ class nose_strategy final : public strategy_base {
         offspring_ratio_(hyper_in("offspring_ratio", 0.01, 1000)),
         elite_ratio_(hyper_in("elite_ratio", 0.001, 1000)),
         mutation_(hyper_in("mutation", 0, 1)),
-        knowledge_(space, hyper_count("k", 1)) {
+        knowledge_(space, hyper_count("k", 1)),
+        best_(population_) {
     if (elite_ratio_ > offspring_ratio_)
       throw std::invalid_argument("strategy 'nose': elite_ratio must not exceed offspring_ratio");
   }
@@ -43,32 +44,24 @@ class nose_strategy final : public strategy_base {
  protected:
   void on_result(const trial_result& result, double fit) override {
     knowledge_.add(result.config, fit);
-    auto pos =
-        std::upper_bound(best_.begin(), best_.end(), fit, [](double f, const auto& entry) { return f > entry.first; });
-    best_.insert(pos, {fit, result.config});
-    if (best_.size() > population_) best_.pop_back();
+    best_.insert(fit, result.config);
   }
 
   void generate(std::size_t n, std::vector<configuration>& out) override {
-    if (observed_count() < population_ || best_.empty() || !(best_.front().first > 0)) return;
-    std::vector<double> weights(best_.size());
-    for (std::size_t i = 0; i < best_.size(); ++i) weights[i] = best_[i].first;
+    if (observed_count() < population_ || best_.size() == 0) return;
+    auto weights = best_.fitnesses(population_);
     auto wanted = static_cast<std::size_t>(std::ceil(static_cast<double>(n) * offspring_ratio_ / elite_ratio_));
     std::vector<std::pair<double, configuration>> scored;
     configuration_set bred;
     for (std::size_t i = 0; i < wanted; ++i) {
-      const auto& a = best_[roulette(weights)].second;
-      const auto& b = best_[roulette(weights)].second;
+      const auto& a = best_.config(roulette(weights));
+      const auto& b = best_.config(roulette(weights));
       auto child = single_point_crossover(a, b);
       uniform_mutation(child, mutation_);
       if (!fresh(child) || !bred.insert(child).second) continue;
       scored.emplace_back(knowledge_.predict(child), std::move(child));
     }
-    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (auto& [score, config] : scored) {
-      if (out.size() >= n) break;
-      claim(out, config);
-    }
+    claim_best(std::move(scored), n, out);
   }
 
  private:
@@ -77,7 +70,7 @@ class nose_strategy final : public strategy_base {
   double elite_ratio_;
   double mutation_;
   knn_surrogate knowledge_;
-  std::vector<std::pair<double, configuration>> best_;  // best first
+  ranked_configurations best_;
 };
 }  // namespace
 

@@ -33,12 +33,7 @@ opevo_strategy::opevo_strategy(std::string name, search_space_ptr space, const s
   q_ = hyper_in("q", 0.0, 0.999);
 }
 
-void opevo_strategy::on_result(const trial_result& result, double fit) {
-  if (!(fit > 0)) return;
-  auto pos = std::upper_bound(ranked_.begin(), ranked_.end(), fit,
-                              [](double f, const auto& entry) { return f > entry.first; });
-  ranked_.insert(pos, {fit, result.config});
-}
+void opevo_strategy::on_result(const trial_result& result, double fit) { ranked_.insert(fit, result.config); }
 
 void opevo_strategy::mutate(configuration& config) {
   const auto& params = space_->parameters();
@@ -47,10 +42,9 @@ void opevo_strategy::mutate(configuration& config) {
 
 std::optional<configuration> opevo_strategy::child() {
   std::size_t top = std::min(lambda_, ranked_.size());
-  std::vector<double> weights(top);
-  for (std::size_t j = 0; j < top; ++j) weights[j] = ranked_[j].first;
+  auto weights = ranked_.fitnesses(top);
   configuration config(space_->dimension());
-  for (std::size_t i = 0; i < config.size(); ++i) config[i] = ranked_[roulette(weights)].second[i];
+  for (std::size_t i = 0; i < config.size(); ++i) config[i] = ranked_.config(roulette(weights))[i];
   mutate(config);
   return refresh(std::move(config), [this](configuration& c) { mutate(c); });
 }

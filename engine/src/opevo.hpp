@@ -28,7 +28,7 @@ class opevo_strategy : public strategy_base {
 
   std::size_t lambda_;
   double q_;
-  std::vector<std::pair<double, configuration>> ranked_;  // positive fitness, best first
+  ranked_configurations ranked_;  // positive fitness, best first
 };
 
 }  // namespace tune::detail

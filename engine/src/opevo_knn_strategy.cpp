@@ -39,11 +39,7 @@ class opevo_knn_strategy final : public opevo_strategy {
       if (!config) break;
       if (drawn.insert(*config).second) scored.emplace_back(surrogate_.predict(*config), std::move(*config));
     }
-    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (auto& [score, config] : scored) {
-      if (out.size() >= n) break;
-      claim(out, config);
-    }
+    claim_best(std::move(scored), n, out);
   }
 
  private:

@@ -1,5 +1,6 @@
 #include "tune/engine/strategy_base.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -8,6 +9,20 @@ namespace tune {
 double fitness(const trial_result& result) {
   if (!result.ok() || !(result.time_ms > 0)) return 0.0;
   return 1.0 / result.time_ms;
+}
+
+void ranked_configurations::insert(double fit, const configuration& config) {
+  if (!(fit > 0)) return;
+  auto pos = std::upper_bound(entries_.begin(), entries_.end(), fit,
+                              [](double f, const auto& entry) { return f > entry.first; });
+  entries_.insert(pos, {fit, config});
+  if (entries_.size() > capacity_) entries_.pop_back();
+}
+
+std::vector<double> ranked_configurations::fitnesses(std::size_t top) const {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < top && i < entries_.size(); ++i) out.push_back(entries_[i].first);
+  return out;
 }
 
 namespace {
@@ -100,6 +115,15 @@ std::optional<configuration> strategy_base::random_unseen() {
   if (unseen.empty()) return std::nullopt;
   std::uniform_int_distribution<std::size_t> pick(0, unseen.size() - 1);
   return *unseen[pick(rng_)];
+}
+
+void strategy_base::claim_best(std::vector<std::pair<double, configuration>> scored, std::size_t n,
+                               std::vector<configuration>& out) {
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [score, config] : scored) {
+    if (out.size() >= n) break;
+    claim(out, config);
+  }
 }
 
 std::optional<configuration> strategy_base::refresh(configuration config,

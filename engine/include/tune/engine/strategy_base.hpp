@@ -24,6 +24,23 @@ namespace tune {
 /// 1 / time_ms when the result is ok and its time positive, else 0.
 double fitness(const trial_result& result);
 
+/// Configurations with positive fitness, best first, at most `capacity`.
+class ranked_configurations {
+ public:
+  explicit ranked_configurations(std::size_t capacity = static_cast<std::size_t>(-1)) : capacity_(capacity) {}
+  /// Ignores fit <= 0 (failures are never parents).
+  void insert(double fit, const configuration& config);
+  std::size_t size() const { return entries_.size(); }
+  double fitness(std::size_t i) const { return entries_[i].first; }
+  const configuration& config(std::size_t i) const { return entries_[i].second; }
+  /// Fitness of the best `top` (all when fewer).
+  std::vector<double> fitnesses(std::size_t top) const;
+
+ private:
+  std::size_t capacity_;
+  std::vector<std::pair<double, configuration>> entries_;
+};
+
 class strategy_base : public strategy {
  public:
   /// `defaults` lists every accepted hyperparameter with its default value;
@@ -49,6 +66,8 @@ class strategy_base : public strategy {
   /// A uniformly drawn valid configuration that is not seen yet; nullopt when
   /// the valid space is exhausted (or no unseen one could be found).
   std::optional<configuration> random_unseen();
+  /// Claims the fresh candidates with the highest scores until out holds n.
+  void claim_best(std::vector<std::pair<double, configuration>> scored, std::size_t n, std::vector<configuration>& out);
   /// Applies `mutate` to `config` until it is fresh (at most `tries` times),
   /// then falls back to random_unseen().
   std::optional<configuration> refresh(configuration config, const std::function<void(configuration&)>& mutate,
