@@ -125,3 +125,20 @@ TEST_CASE("a summary counts runs that never reach a fraction", "[kernels]") {
     CHECK(r.random_evals > 1.0);
   }
 }
+
+TEST_CASE("the exact random baseline reproduces the published numbers of the vendored caches", "[kernels]") {
+  struct expected {
+    const char* file;
+    double f100, f200, f500;
+  };
+  // Published with the datasets (datasets/README.md): mean f of random search
+  // without replacement, failures counted as evaluations.
+  for (auto e : {expected{"datasets/gemm_clblast/RTX_3090.json.gz", 0.838, 0.870, 0.906},
+                 expected{"datasets/convolution/A100.json.gz", 0.724, 0.780, 0.856}}) {
+    auto d = read_replay_dataset(test::replay_data(e.file));
+    auto curve = random_fraction_curve(d.sorted_ok_times(), d.configs.size(), 500);
+    CHECK(curve[99] == Approx(e.f100).margin(0.0005));
+    CHECK(curve[199] == Approx(e.f200).margin(0.0005));
+    CHECK(curve[499] == Approx(e.f500).margin(0.0005));
+  }
+}
