@@ -165,18 +165,23 @@ struct knn_surrogate::impl {
     std::vector<std::uint32_t> order;
     for (std::uint32_t v = 0; v < buckets.size(); ++v)
       if (!buckets[v].empty()) order.push_back(v);
-    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return bound[a] < bound[b]; });
+    // A heap, not a sort: only the few nearest buckets are usually visited.
+    auto farther = [&](std::uint32_t a, std::uint32_t b) { return bound[a] > bound[b]; };
+    std::make_heap(order.begin(), order.end(), farther);
     // Table pointers hoisted out of the vectors: the scan is loads and adds;
     // worst stays infinite until k rows are held. Ties keep the lowest rows,
     // as the exhaustive scan does.
     std::vector<const double*> table(params);
     for (std::size_t p = 0; p < params; ++p) table[p] = tables[p].data();
-    for (auto v : order) {
+    for (auto end = order.end(); end != order.begin(); --end) {
+      std::pop_heap(order.begin(), end, farther);
+      auto v = *(end - 1);
       if (bound[v] > worst.first) break;
       for (auto row : buckets[v]) {
         const std::uint32_t* code = codes.data() + static_cast<std::size_t>(row) * params;
         double d = 0;
         for (std::size_t p = 0; p < params; ++p) d += table[p][code[p]];
+        if (d > worst.first) continue;
         std::pair<double, std::size_t> entry{d, row};
         if (!(entry < worst)) continue;
         best.insert(std::upper_bound(best.begin(), best.end(), entry), entry);
