@@ -126,3 +126,22 @@ TEST_CASE("an unknown strategy name is an error", "[kernels]") {
   options.strategy = "no-such-strategy";
   CHECK_THROWS_AS(replay_searches(conv_slice(), options, 3, 2), std::invalid_argument);
 }
+
+TEST_CASE("with noise the measured times vary but the best found is judged by its recorded time", "[kernels]") {
+  const auto& d = conv_slice();
+  replay_run_options options;
+  options.strategy = "random";
+  options.budget = 164;
+  options.noise = true;
+  options.seed = 5;
+  auto run = replay_search(d, options);
+  REQUIRE(run.steps.size() == 164);
+  bool differs = false;
+  for (const auto& step : run.steps) {
+    const auto* rec = d.find(step.config);
+    REQUIRE(rec);
+    if (step.state == status::ok) differs = differs || step.time_ms != rec->time_ms;
+    if (std::isfinite(step.best_ms)) CHECK(step.best_ms >= d.best_time_ms());
+  }
+  CHECK(differs);
+}

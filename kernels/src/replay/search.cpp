@@ -40,6 +40,9 @@ replay_run_result replay_search(const replay_dataset& dataset, strategy& search,
   replay_run_result out;
   configuration_set seen;
   double clock = 0.0;
+  // The best found is the configuration with the fastest measurement; with
+  // noise it is judged by its recorded mean time, so f never exceeds 1.
+  double best_measured = std::nan("");
   double best = std::nan("");
   const std::size_t budget = std::min(options.budget, dataset.configs.size());
   // A strategy that only repeats itself must not loop forever.
@@ -69,7 +72,10 @@ replay_run_result replay_search(const replay_dataset& dataset, strategy& search,
       }
       idle = 0;
       clock += ev.cost_s;
-      if (tr.ok() && !(best <= tr.time_ms)) best = tr.time_ms;
+      if (tr.ok() && !(best_measured <= tr.time_ms)) {
+        best_measured = tr.time_ms;
+        best = dataset.find(config)->time_ms;
+      }
       out.steps.push_back({config, ev.state, ev.time_ms, clock, best});
       strat->observe(tr);
     }

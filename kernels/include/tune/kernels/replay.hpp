@@ -83,7 +83,8 @@ struct replay_step {
   double time_ms = std::nan("");
   /// Simulated clock after this evaluation, seconds.
   double sim_time_s = 0.0;
-  /// Best ok time found so far (ms); NaN while none.
+  /// Recorded (mean) time of the configuration measured fastest so far (ms);
+  /// NaN while none is ok.
   double best_ms = std::nan("");
 };
 
