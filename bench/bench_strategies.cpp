@@ -95,9 +95,7 @@ void write_svg(const std::string& path, const std::string& title, const std::vec
              R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)",
              w, h)
       << "\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out << fmt::format(
-             R"(<text x="{}" y="22" font-size="15" text-anchor="middle">{}: mean f = optimum / best found</text>)",
-             left + pw / 2, title)
+  out << fmt::format(R"(<text x="{}" y="22" font-size="15">{}: mean f = optimum / best found</text>)", 10, title)
       << "\n";
   for (double f = lo; f <= 1.0001; f += (1.0 - lo) / 5) {
     out << fmt::format(R"(<line x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}" stroke="#ddd"/>)", left, y(f), left + pw, y(f))
