@@ -1,5 +1,6 @@
 // Dataset readers for replay: Kernel Tuner caches, T4 results, KTT TuningOutput.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -329,6 +330,8 @@ double replay_dataset::best_time_ms() const {
 }
 
 replay_dataset read_replay_dataset(const std::string& path, const kind_overrides& overrides) {
+  if (!std::filesystem::is_regular_file(path))
+    fail(path, "file", "no such file; give a Kernel Tuner cache, T4 results or KTT TuningOutput (.json or .json.gz)");
   json doc = read_json_file(path, true);
   if (!doc.is_object()) fail(path, "top level", "expected a JSON object");
   try {
