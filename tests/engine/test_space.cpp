@@ -1,0 +1,98 @@
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "tune/engine/space.hpp"
+
+using namespace tune;
+
+namespace {
+
+search_space small_space() {
+  return search_space({make_factorization_parameter("tile", 8, 3), make_discrete_parameter("unroll", {0, 125, 256}),
+                       make_categorical_parameter("explicit", {0.0, 1.0}), make_permutation_parameter("order", 3)},
+                      "small");
+}
+
+}  // namespace
+
+TEST_CASE("a space knows its Cartesian size and flattens both ways", "[engine][space]") {
+  auto space = small_space();
+  REQUIRE(space.cartesian_size() == 10u * 3 * 2 * 6);
+  for (std::uint64_t flat = 0; flat < *space.cartesian_size(); ++flat) {
+    auto config = space.unflatten(flat);
+    CHECK(space.flatten(config) == flat);
+    CHECK(space.is_valid(config));
+  }
+  CHECK(space.count_valid() == 360u);
+  CHECK(space.feature_count() == 3 + 1 + 1 + 3);
+}
+
+TEST_CASE("a Cartesian size beyond 64 bits is reported as unknown", "[engine][space]") {
+  std::vector<parameter_ptr> params;
+  for (int i = 0; i < 5; ++i) params.push_back(make_permutation_parameter("p" + std::to_string(i), 12));
+  search_space space(params);
+  CHECK_FALSE(space.cartesian_size().has_value());
+  CHECK_FALSE(space.count_valid().has_value());
+  rng_type rng(3);
+  CHECK(space.draw_valid(rng).has_value());
+}
+
+TEST_CASE("configurations of the wrong shape or range are invalid", "[engine][space]") {
+  auto space = small_space();
+  CHECK_FALSE(space.is_valid({0, 0, 0}));
+  CHECK_FALSE(space.is_valid({10, 0, 0, 0}));
+  CHECK_FALSE(space.is_valid({0, 3, 0, 0}));
+}
+
+TEST_CASE("restricting to members: only they are valid and they are drawn uniformly", "[engine][space]") {
+  auto space = small_space();
+  std::vector<configuration> members = {space.unflatten(5), space.unflatten(17), space.unflatten(300),
+                                        space.unflatten(17)};
+  space.restrict_to(members);
+  REQUIRE(space.members()->size() == 3);  // duplicates collapse
+  CHECK(space.is_valid(space.unflatten(17)));
+  CHECK_FALSE(space.is_valid(space.unflatten(18)));
+  CHECK(space.count_valid() == 3u);
+
+  rng_type rng(7);
+  std::map<std::uint64_t, int> counts;
+  for (int i = 0; i < 3000; ++i) ++counts[space.flatten(*space.draw_valid(rng))];
+  CHECK(counts.size() == 3);
+  for (auto& [flat, count] : counts) CHECK(count > 900);
+
+  CHECK_THROWS_AS(space.restrict_to({{0, 0}}), std::invalid_argument);
+  CHECK_THROWS_AS(space.restrict_to({{0, 99, 0, 0}}), std::invalid_argument);
+}
+
+TEST_CASE("values by name round-trip through from_values and to_json", "[engine][space]") {
+  auto space = small_space();
+  auto config = space.unflatten(123);
+  std::map<std::string, parameter_value> values;
+  for (auto& [name, value] : space.values(config)) values[name] = value;
+  CHECK(space.from_values(values) == config);
+
+  auto json = space.to_json(space.from_values({{"tile", std::vector<std::int64_t>{2, 2, 2}},
+                                               {"unroll", 125.0},
+                                               {"explicit", 1.0},
+                                               {"order", std::vector<std::int64_t>{2, 0, 1}}}));
+  CHECK(json == R"({"tile": [2, 2, 2], "unroll": 125, "explicit": 1, "order": [2, 0, 1]})");
+
+  values.erase("unroll");
+  CHECK_THROWS_WITH(space.from_values(values), Catch::Contains("'unroll'"));
+  values["unroll"] = 7.0;
+  CHECK_THROWS_WITH(space.from_values(values), Catch::Contains("unroll"));
+  values["unroll"] = 0.0;
+  values["bogus"] = 1.0;
+  CHECK_THROWS_WITH(space.from_values(values), Catch::Contains("'bogus'"));
+}
+
+TEST_CASE("duplicate parameter names are rejected", "[engine][space]") {
+  CHECK_THROWS_WITH(search_space({make_discrete_parameter("a", {1}), make_discrete_parameter("a", {2})}),
+                    Catch::Contains("'a'"));
+}
+
+TEST_CASE("draw is reproducible for a seed", "[engine][space]") {
+  auto space = small_space();
+  rng_type a(11), b(11);
+  for (int i = 0; i < 50; ++i) CHECK(space.draw(a) == space.draw(b));
+}
