@@ -8,7 +8,6 @@
 //
 // Trials are built and measured one at a time, so compile noise never lands on
 // a measurement; the kernel runs pinned to cores 0 .. threads-1.
-#include <cblas.h>
 #include <fmt/format.h>
 #include <sched.h>
 
@@ -20,10 +19,9 @@
 #include <vector>
 
 #include "tune/engine/strategy.hpp"
+#include "tune/kernels/blas_reference.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/kernels/user_kernel.hpp"
-
-extern "C" void openblas_set_num_threads(int);
 
 namespace {
 
@@ -43,52 +41,6 @@ void pin_to_first_cores(int count) {
   CPU_ZERO(&set);
   for (int c = 0; c < count; ++c) CPU_SET(c, &set);
   sched_setaffinity(0, sizeof set, &set);
-}
-
-template <typename F>
-double median_seconds(F&& run, double min_time) {
-  run();  // warm-up
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < 3 || total < min_time) {
-    auto start = std::chrono::steady_clock::now();
-    run();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    times.push_back(s);
-    total += s;
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-// OpenBLAS on the same problem: one sgemm (MatMul) or one per matrix, the
-// batch split over the threads (BatchMatMul).
-double openblas_gflops(const tune::task_spec& task, int threads, double min_time) {
-  auto n = static_cast<int>(task.n), k = static_cast<int>(task.k), m = static_cast<int>(task.m);
-  std::vector<float> a(task.batch * n * k, 0.5f), b(task.batch * k * m, 0.25f), c(task.batch * n * m);
-  auto batch_range = [&](long first, long last) {
-    for (long p = first; p < last; ++p)
-      cblas_sgemm(CblasRowMajor, task.transpose_a ? CblasTrans : CblasNoTrans,
-                  task.transpose_b ? CblasTrans : CblasNoTrans, n, m, k, 1.0f, a.data() + p * n * k,
-                  task.transpose_a ? n : k, b.data() + p * k * m, task.transpose_b ? k : m, 0.0f, c.data() + p * n * m,
-                  m);
-  };
-  double seconds = 0;
-  if (task.batch == 1) {
-    openblas_set_num_threads(threads);
-    seconds = median_seconds([&] { batch_range(0, 1); }, min_time);
-  } else {
-    openblas_set_num_threads(1);
-    seconds = median_seconds(
-        [&] {
-          std::vector<std::thread> workers;
-          for (int t = 0; t < threads; ++t)
-            workers.emplace_back(batch_range, task.batch * t / threads, task.batch * (t + 1) / threads);
-          for (auto& w : workers) w.join();
-        },
-        min_time);
-  }
-  return task.flops() / seconds / 1e9;
 }
 
 struct tuning_outcome {
@@ -227,11 +179,11 @@ int run(const bench_options& o) {
     }
     // OpenBLAS is timed before and after the search and its better figure
     // kept, so that a burst of load on the machine does not flatter the ratio.
-    double blas_before = openblas_gflops(task, o.threads, 0.5);
+    double blas_before = tune::blas_reference_gflops(task, o.threads, 0.5);
     fmt::print("{:<6} {}: OpenBLAS sgemm {:.1f} GFLOP/s on {} thread(s)\n", name, text, blas_before, o.threads);
     std::fflush(stdout);
     auto outcome = tune_backend(*backend, task.flops(), o);
-    double blas_after = openblas_gflops(task, o.threads, 0.5);
+    double blas_after = tune::blas_reference_gflops(task, o.threads, 0.5);
     fmt::print("{:<6} OpenBLAS sgemm after the search {:.1f} GFLOP/s; ratios use {:.1f}\n", name, blas_after,
                std::max(blas_before, blas_after));
     report(name, outcome, std::max(blas_before, blas_after));
