@@ -16,6 +16,7 @@
 #include "tune/actors/pipeline.hpp"
 #include "tune/actors/run_recorder.hpp"
 #include "tune/actors/topology.hpp"
+#include "tune/kernels/blas_reference.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/kernels/task.hpp"
 
@@ -43,6 +44,7 @@ struct tune_args {
   bool time_scale_given = false;
   std::vector<std::string> hyper;
   bool quiet = false;
+  bool compare_blas = false;
 };
 
 std::atomic<bool> stop_signal{false};
@@ -150,10 +152,37 @@ void print_summary(const actors::run_summary& s, const actors::run_recorder& rec
               s.trials ? 1e6 * s.engine_cpu_s / static_cast<double>(s.trials) : 0.0);
 }
 
+/// For a built-in task: GFLOP/s of the best configuration and, when asked,
+/// OpenBLAS on the same problem and the same number of threads.
+nlohmann::json task_throughput(const tune_args& a, const actors::run_summary& s) {
+  if (a.task.empty() || !s.best.ok() || !(s.best.time_ms > 0)) return nullptr;
+  task_spec spec = parse_task(a.task);
+  double gflops = spec.flops() / s.best.time_ms / 1e6;
+  nlohmann::json out = {{"flops", spec.flops()}, {"gflops", gflops}};
+  std::printf("best throughput: %.1f GFLOP/s (%s, %.4g GFLOP per run)\n", gflops, spec.to_string().c_str(),
+              spec.flops() / 1e9);
+  if (a.compare_blas) {
+    const int threads = 1;  // one CPU device = one core (task_backend_options::threads)
+    if (spec.op == operator_kind::conv2d) {
+      std::printf("OpenBLAS: no BLAS equivalent of a convolution; nothing to compare\n");
+    } else if (!blas_reference_available()) {
+      std::printf("OpenBLAS: not built in (install libopenblas-dev and rebuild); nothing to compare\n");
+    } else {
+      double blas = blas_reference_gflops(spec, threads, 0.5, 0);
+      std::printf("OpenBLAS sgemm: %.1f GFLOP/s on %d thread(s); best found = %.2fx OpenBLAS\n", blas, threads,
+                  gflops / blas);
+      out["blas"] = {{"library", "openblas"}, {"gflops", blas}, {"threads", threads}, {"ratio", gflops / blas}};
+    }
+  }
+  return out;
+}
+
 int run_tune(const tune_args& a) {
   int sources = !a.task.empty() + !a.space.empty() + !a.dataset.empty();
   if (sources != 1) throw input_error("give exactly one of --task, --space, --dataset");
   if (a.budget == 0) throw input_error("--budget must be at least 1 trial");
+  if (a.compare_blas && a.task.empty())
+    throw input_error("--compare-blas compares a built-in --task (matmul or bmm) with OpenBLAS; drop it here");
   if (a.time_budget_s < 0) throw input_error("--time-budget must be >= 0 seconds");
   if (!(a.time_scale > 0))
     throw input_error("--time-scale must be > 0 (wall seconds per recorded second, e.g. 0.01 to replay 100x faster)");
@@ -225,10 +254,13 @@ int run_tune(const tune_args& a) {
   recorder->finished(summary, interrupted);
 
   print_summary(summary, *recorder, *space, topo);
+  auto throughput = task_throughput(a, summary);
   if (!a.summary_json.empty()) {
     std::ofstream out(a.summary_json);
     if (!out) throw input_error("--summary-json " + a.summary_json + ": cannot write this file");
-    out << summary_json(summary, *recorder, *space, topo).dump(2) << "\n";
+    auto doc = summary_json(summary, *recorder, *space, topo);
+    if (!throughput.is_null()) doc["throughput"] = throughput;
+    out << doc.dump(2) << "\n";
   }
   if (summary.reason == "failed") return exit_failure;
   return interrupted ? 130 : exit_ok;
@@ -265,6 +297,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
                                 "--dataset: sleep this many times the recorded latencies (default 1)");
   sub->add_option("--hyper", args->hyper, "strategy hyperparameter name=value (repeatable)");
   sub->add_flag("--quiet", args->quiet, "no progress line on stderr");
+  sub->add_flag("--compare-blas", args->compare_blas,
+                "--task matmul/bmm: after the run, time OpenBLAS sgemm on the same problem and threads and print the "
+                "ratio");
   commands.emplace_back(sub, [args, publish, scale] {
     args->publish_given = publish->count() > 0;
     args->time_scale_given = scale->count() > 0;
