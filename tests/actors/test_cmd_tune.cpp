@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -54,17 +55,26 @@ class cli_process {
   cli_process(const cli_process&) = delete;
   cli_process& operator=(const cli_process&) = delete;
 
-  void kill_hard() { ::kill(pid_, SIGKILL); }
+  void kill_hard() {
+    if (pid_ > 0) ::kill(pid_, SIGKILL);
+  }
+  /// False once the process has ended (it is reaped then).
+  bool running() {
+    if (pid_ <= 0) return false;
+    if (::waitpid(pid_, &status_, WNOHANG) != pid_) return true;
+    pid_ = -1;
+    return false;
+  }
   /// Exit code, or 128 + signal.
   int wait() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
+    if (pid_ > 0) ::waitpid(pid_, &status_, 0);
     pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
   }
 
  private:
   pid_t pid_ = -1;
+  int status_ = 0;
 };
 
 std::string read_text(const std::filesystem::path& path) {
@@ -108,16 +118,28 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
           "[actors][cli]") {
   tune::test::scratch_dir dir("tune-kill");
   write_topology(dir / "topology.yaml", 2, 1);
-  // Large enough that 20 kills (with compiled kernels cached between runs) end
-  // before the budget does.
-  const std::uint64_t budget = 250;
+  // Each kill waits for 0-3 more recorded trials and then a random pause, so
+  // kills land before the first trial, between trials and in the middle of
+  // compiles and runs on a fast or a slow machine alike; 20 such kills record
+  // at most 60 new trials, fewer than the budget.
+  const std::uint64_t budget = 100;
   auto args = tune_args(dir, budget);
   args.push_back("--resume");
   auto log = dir / "log.txt";
 
   std::mt19937_64 rng(20261122);
-  // A first trial needs a compile (about a second): most kills land after some.
-  std::uniform_int_distribution<int> pause_ms(150, 1200);
+  std::uniform_int_distribution<std::size_t> more_trials(0, 3);
+  std::uniform_int_distribution<int> pause_ms(0, 400);
+  auto recorded_now = [&]() -> std::size_t {
+    try {
+      if (!std::filesystem::exists(dir / "results.db")) return 0;
+      tune::actors::results_db db(dir / "results.db", tune::actors::results_db::open_mode::read_only);
+      auto runs = db.runs();
+      return runs.empty() ? 0 : db.trials(runs[0].id).size();
+    } catch (const std::exception&) {
+      return 0;  // the file is being created
+    }
+  };
   // (seq -> config) of everything recorded so far: a later kill must never
   // lose or change it.
   std::map<std::int64_t, std::string> recorded;
@@ -126,6 +148,10 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
   for (; kills < 20 && !finished; ++kills) {
     {
       cli_process p(args, log.string());
+      std::size_t target = recorded.size() + more_trials(rng);
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (p.running() && recorded_now() < target && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
       std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
       p.kill_hard();
       p.wait();
