@@ -92,9 +92,7 @@ void add_space_command(CLI::App& app, command_list& commands) {
   auto options = std::make_shared<space_options>();
   auto* sub = app.add_subcommand(
       "space",
-      "Print what a search-space file holds: each parameter with its kind and size, the Cartesian size, the "
-      "constraints and the number of valid configurations. Reads NNI OpEvo spaces, T1 specs and Kernel Tuner "
-      "caches (.json or .json.gz).");
+      "Describe a search-space file (NNI, T1 spec, Kernel Tuner cache): parameters, kinds, sizes, valid count");
   sub->add_option("FILE", options->file, "search-space file")->required();
   sub->add_option("--limit", options->limit, "count valid configurations only when the Cartesian size is at most this")
       ->capture_default_str();
