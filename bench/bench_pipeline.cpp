@@ -5,10 +5,15 @@
 // the optimum. Backends sleep `--time-scale` times their latencies, so 8
 // workers and 4 devices are simulated by waiting threads on any machine.
 //
-//   bench_pipeline [--time-scale X] [--trials N] [--seeds K] [--strategy NAME]
+// It runs twice: on a latency model of the two regimes, and on the recorded
+// latencies of the datasets themselves through the replay backend (GEMM on an
+// RTX 3090: measurement-bound; convolution on an A100: compile-bound).
+//
+//   bench_pipeline [--time-scale X] [--trials N] [--seeds K] [--strategy NAME] [--data DIR]
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +24,7 @@
 
 #include "tune/actors/pipeline.hpp"
 #include "tune/engine/parameter.hpp"
+#include "tune/kernels/replay.hpp"
 
 using namespace tune;
 using namespace tune::actors;
@@ -197,6 +203,113 @@ void steady_vs_generational(double scale, int seeds, std::uint64_t trials, const
               ratios[ratios.size() / 2]);
 }
 
+/// Mean recorded compile time and mean recorded measure time (benchmark +
+/// verification) over the configurations that reach each stage: the inputs of
+/// the bound min(W / compile, G / measure).
+std::pair<double, double> dataset_latencies(const replay_dataset& data) {
+  double c = 0, m = 0;
+  std::size_t nc = 0, nm = 0;
+  for (const auto& r : data.records) {
+    if (r.state == status::instantiation_error) continue;  // rejected before compile
+    c += r.compile_s;
+    ++nc;
+    if (r.state == status::compile_error || r.state == status::compile_error_device) continue;
+    m += r.benchmark_s + r.verification_s;
+    ++nm;
+  }
+  return {c / static_cast<double>(std::max<std::size_t>(nc, 1)), m / static_cast<double>(std::max<std::size_t>(nm, 1))};
+}
+
+void dataset_throughput(const char* label, const std::string& path, double scale, std::uint64_t trials) {
+  auto data = std::make_shared<const replay_dataset>(read_replay_dataset(path));
+  auto [mc, mm] = dataset_latencies(*data);
+  double bound = std::min(8.0 / mc, 4.0 / mm);
+  replay_backend_options ro;
+  ro.time_scale = scale;
+  ro.seed = 1;
+  auto be = make_replay_backend(data, ro);
+  auto options = topology_8x4(scale, std::min<std::uint64_t>(trials, data->configs.size()));
+  strategy_options so;
+  so.seed = 1;
+  double cpu0 = process_cpu_s();
+  auto s = run_pipeline(be, make_strategy("random", be->space(), so), options);
+  double cpu = process_cpu_s() - cpu0;
+  std::printf("%s: %s (recorded compile %.3f s, measure %.3f s mean; 8 workers, 4 devices, prefetch 2)\n", label,
+              path.c_str(), mc, mm);
+  std::printf("  trials %llu in %.2f s wall = %.1f s simulated\n", static_cast<unsigned long long>(s.trials), s.wall_s,
+              s.sim_s);
+  std::printf("  compile pool busy   %6.1f%%\n", 100.0 * s.compile.busy_fraction());
+  for (std::size_t d = 0; d < s.devices.size(); ++d)
+    std::printf("  device %zu busy      %6.1f%%\n", d, 100.0 * s.devices[d].busy_fraction());
+  std::printf("  trials / sim s      %6.3f   bound min(W/c, G/m) %6.3f   ratio %5.1f%%\n", s.steady_rate, bound,
+              100.0 * s.steady_rate / bound);
+  std::printf("  engine CPU / trial  %6.1f us (actors' handlers)   process CPU / trial %6.1f us\n\n",
+              1e6 * s.engine_cpu_s / static_cast<double>(s.trials), 1e6 * cpu / static_cast<double>(s.trials));
+}
+
+/// Steady state against generational batches on a recorded dataset: simulated
+/// time until the best found is within 95% of the dataset's optimum.
+void dataset_steady_vs_generational(const std::string& path, double scale, int seeds, const std::string& strategy) {
+  auto data = std::make_shared<const replay_dataset>(read_replay_dataset(path));
+  const double target_ms = data->best_time_ms() / 0.95;
+  std::printf("steady vs generational on %s: %s, batch = rho = lambda = 8, %d seeds, target 95%% of the optimum\n",
+              path.c_str(), strategy.c_str(), seeds);
+  std::printf("  seed   steady s   generational s   ratio\n");
+  std::vector<double> ratios;
+  int never = 0;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    double t[2];
+    for (int mode = 0; mode < 2; ++mode) {
+      replay_backend_options ro;
+      ro.time_scale = scale;
+      ro.seed = static_cast<std::uint64_t>(seed);
+      auto be = make_replay_backend(data, ro);
+      auto options = topology_8x4(scale, data->configs.size());
+      options.mode = mode == 0 ? pipeline_mode::steady : pipeline_mode::generational;
+      options.batch = 8;
+      strategy_options so;
+      so.seed = static_cast<std::uint64_t>(seed);
+      if (strategy == "opevo") so.hyper = {{"lambda", 8}, {"rho", 8}};
+      auto search = make_strategy(strategy, be->space(), so);
+      auto reached = std::make_shared<std::atomic<bool>>(false);
+      struct watcher : trial_listener {
+        std::shared_ptr<std::atomic<bool>> flag;
+        double target;
+        void on_trial(const measured_trial& trial, bool) override {
+          if (trial.ok() && trial.time_ms <= target) *flag = true;
+        }
+      };
+      auto w = std::make_shared<watcher>();
+      w->flag = reached;
+      w->target = target_ms;
+      options.listener = w;
+      options.stop_requested = [reached] { return reached->load(); };
+      auto s = run_pipeline(be, std::move(search), options);
+      t[mode] = time_to_target(s, target_ms);
+    }
+    if (std::isnan(t[0]) || std::isnan(t[1])) {
+      ++never;
+      std::printf("  %4d   %8.1f   %14.1f   (target not reached)\n", seed, t[0], t[1]);
+      continue;
+    }
+    double ratio = t[1] / t[0];
+    ratios.push_back(ratio);
+    std::printf("  %4d   %8.1f   %14.1f   %5.2f\n", seed, t[0], t[1], ratio);
+  }
+  if (ratios.empty()) return;
+  double mean = 0;
+  for (double r : ratios) mean += r;
+  mean /= static_cast<double>(ratios.size());
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  double geo = 0;
+  for (double r : ratios) geo += std::log(r);
+  geo = std::exp(geo / static_cast<double>(ratios.size()));
+  std::printf(
+      "  generational / steady time to target: mean %.2f, geometric mean %.2f, median %.2f (target >= 1.5)%s\n\n", mean,
+      geo, sorted[sorted.size() / 2], never ? " (seeds that never reached it left out)" : "");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,7 +317,9 @@ int main(int argc, char** argv) {
   std::uint64_t trials = 600;
   int seeds = 10;
   std::string strategy = "opevo";
+  std::string data_dir = TUNE_DATA_DIR;
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--data")) data_dir = argv[i + 1];
     if (!std::strcmp(argv[i], "--time-scale")) scale = std::stod(argv[i + 1]);
     if (!std::strcmp(argv[i], "--trials")) trials = std::stoull(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seeds")) seeds = std::stoi(argv[i + 1]);
@@ -214,5 +329,10 @@ int main(int argc, char** argv) {
   throughput("measurement-bound (GEMM RTX 3090 latencies)", 0.08, 0.9, scale, trials, "random");
   throughput("compile-bound (convolution A100 latencies)", 2.7, 0.07, scale, trials, "random");
   steady_vs_generational(scale, seeds, 2000, strategy);
+  const std::string gemm = data_dir + "/datasets/gemm_clblast/RTX_3090.json.gz";
+  const std::string conv = data_dir + "/datasets/convolution/A100.json.gz";
+  dataset_throughput("measurement-bound, replayed", gemm, scale, trials);
+  dataset_throughput("compile-bound, replayed", conv, scale, trials);
+  dataset_steady_vs_generational(conv, scale, seeds, strategy);
   return 0;
 }
