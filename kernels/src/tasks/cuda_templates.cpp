@@ -11,7 +11,10 @@
 //                 unroll_explicit
 //
 // Only the source is generated here (no CUDA needed); NVRTC compiles it in
-// src/cuda/ when the toolkit is there.
+// src/cuda/ when the toolkit is there. The same templates are HIP source once
+// the HIP runtime header is included first (hip-clang accepts __global__,
+// __launch_bounds__, __ldg, __shared__ and the unroll pragmas as written):
+// hipcc compiles them in src/hip/.
 #include <stdexcept>
 
 #include "codegen.hpp"
@@ -25,6 +28,17 @@ constexpr std::int64_t max_static_shared = 48 * 1024;
 // Per-thread accumulators beyond which the 255-register limit spills anyway.
 constexpr std::int64_t max_accumulators = 256;
 constexpr std::int64_t max_grid_yz = 65535;
+
+// What differs between the CUDA and the HIP source of one template.
+struct gpu_dialect {
+  const char* language;  // in the source's first comment
+  const char* backend;   // program key and space name
+  // Before the configuration's macros, which would otherwise rename names
+  // inside the runtime headers (N, K, C, ...).
+  const char* prologue;
+};
+constexpr gpu_dialect cuda_dialect{"CUDA", "cuda", ""};
+constexpr gpu_dialect hip_dialect{"HIP", "hip", "#include <hip/hip_runtime.h>\n"};
 
 // Fully unrolled loops over the per-thread tile, which lives in registers.
 const char* unrolled_loop_macro = R"(
@@ -169,18 +183,19 @@ std::string limits_problem(std::int64_t threads, std::int64_t shared_bytes, std:
   return {};
 }
 
-std::shared_ptr<kernel_program> cuda_matmul_program(const task_spec& task) {
+std::shared_ptr<kernel_program> gpu_matmul_program(const task_spec& task, const gpu_dialect& dialect) {
   bool batched = task.op == operator_kind::batch_matmul;
   std::vector<parameter_ptr> parameters;
   if (batched) parameters.push_back(make_factorization_parameter("B", task.batch, 2));
   parameters.push_back(make_factorization_parameter("K", task.k, 3));
   parameters.push_back(make_factorization_parameter("X", task.n, 4));
   parameters.push_back(make_factorization_parameter("Y", task.m, 4));
-  auto program = new_task_program(task, std::move(parameters), "cuda");
+  auto program = new_task_program(task, std::move(parameters), dialect.backend);
   auto space = program->space;
-  program->source = [task, space, batched](const configuration& config) {
+  program->source = [task, space, batched, dialect](const configuration& config) {
     auto t = matmul_tiles(*space, config, batched);
-    std::string s = "// " + task.to_string() + " for CUDA, generated for one configuration\n";
+    std::string s = "// " + task.to_string() + " for " + dialect.language + ", generated for one configuration\n";
+    s += dialect.prologue;
     s += device_constant("N", task.n) + device_constant("K", task.k) + device_constant("M", task.m) +
          device_constant("TA", task.transpose_a) + device_constant("TB", task.transpose_b) +
          device_constant("BATCH1", t.b[1]);
@@ -216,13 +231,14 @@ std::string unroll_pragma(bool unrolled, bool explicit_unroll) {
   return explicit_unroll ? "#pragma unroll" : "";
 }
 
-std::shared_ptr<kernel_program> cuda_conv2d_program(const task_spec& task) {
+std::shared_ptr<kernel_program> gpu_conv2d_program(const task_spec& task, const gpu_dialect& dialect) {
   auto parameters = conv2d_parameters(task);
-  auto program = new_task_program(task, std::move(parameters), "cuda");
+  auto program = new_task_program(task, std::move(parameters), dialect.backend);
   auto space = program->space;
-  program->source = [task, space](const configuration& config) {
+  program->source = [task, space, dialect](const configuration& config) {
     auto t = conv2d_tiles_of(*space, config);
-    std::string s = "// " + task.to_string() + " for CUDA, generated for one configuration\n";
+    std::string s = "// " + task.to_string() + " for " + dialect.language + ", generated for one configuration\n";
+    s += dialect.prologue;
     s += device_constant("C", task.in_channels) + device_constant("H", task.height) + device_constant("W", task.width) +
          device_constant("F", task.out_channels) + device_constant("KH", task.kernel_h) +
          device_constant("KW", task.kernel_w) + device_constant("S", task.stride) + device_constant("P", task.pad) +
@@ -271,12 +287,17 @@ std::shared_ptr<kernel_program> cuda_conv2d_program(const task_spec& task) {
   return program;
 }
 
-}  // namespace
-
-kernel_program_ptr make_cuda_program(const task_spec& task) {
-  auto program = task.op == operator_kind::conv2d ? cuda_conv2d_program(task) : cuda_matmul_program(task);
+kernel_program_ptr make_gpu_program(const task_spec& task, const gpu_dialect& dialect) {
+  auto program =
+      task.op == operator_kind::conv2d ? gpu_conv2d_program(task, dialect) : gpu_matmul_program(task, dialect);
   program->entry = "tune_kernel";
   return program;
 }
+
+}  // namespace
+
+kernel_program_ptr make_cuda_program(const task_spec& task) { return make_gpu_program(task, cuda_dialect); }
+
+kernel_program_ptr make_hip_program(const task_spec& task) { return make_gpu_program(task, hip_dialect); }
 
 }  // namespace tune::codegen
