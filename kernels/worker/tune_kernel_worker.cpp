@@ -8,8 +8,9 @@
 //           "reference": file of expected outputs (written in reference mode),
 //           "tolerance": t, "cores": [c, ...], "min_time_s": s,
 //           "min_repeats": r, "max_repeats": r,
-//           CUDA only: "device": "cuda", "device_index": i, "grid": [x, y, z], "block": [x, y, z]}
-// ("library" is then a cubin and "entry" the kernel's name).
+//           CUDA only: "device": "cuda", "device_index": i, "grid": [x, y, z], "block": [x, y, z];
+//           HIP only: "device": "hip", the same fields and "arch": the code object's offload arch}
+// ("library" is then a cubin or an AMD code object and "entry" the kernel's name).
 // Reply (last line of stdout): {"status": "ok" | "wrong_answer" | "runtime_error",
 //           "time_ms": median, "repeats": n, "max_error": e, "message": text}
 #include <dlfcn.h>
@@ -28,10 +29,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tune/kernels/cuda_driver.hpp"
 #include "tune/kernels/kernel_program.hpp"
+
+#ifdef TUNE_WITH_HIP
+#include "../src/hip/hip_runtime.hpp"
+#endif
 
 namespace {
 
@@ -149,7 +155,85 @@ class cpu_runner final : public kernel_runner {
   std::vector<void*> pointers_;
 };
 
-class cuda_runner final : public kernel_runner {
+// What the CUDA and HIP runners share: every array lives in device memory
+// (one 64-bit address each), a launch takes the request's grid and block and
+// parameters pointing at those addresses or at the scalars' values, a checked
+// run copies the outputs back, and a timed run is measured with events.
+class gpu_runner : public kernel_runner {
+ public:
+  nlohmann::json run_checked(std::vector<argument_buffer>& buffers) override {
+    if (!launch() || !synchronize()) return failure(error_);
+    std::size_t array = 0;
+    for (auto& b : buffers) {
+      if (!tune::is_array(b.type)) continue;
+      auto address = device_memory_[array++];
+      if (b.output && !download(b.bytes.data(), address, b.count * tune::element_bytes(b.type))) return failure(error_);
+    }
+    return nullptr;
+  }
+
+  double run_timed() override {
+    float ms = 0;
+    if (!record(start_event) || !launch() || !record(stop_event) || !elapsed_since_start(&ms)) return -1;
+    return ms;
+  }
+
+ protected:
+  using device_address = unsigned long long;
+  static constexpr bool start_event = false, stop_event = true;
+
+  static nlohmann::json failure(const std::string& message) {
+    return {{"status", "runtime_error"}, {"message", message}};
+  }
+
+  static std::string read_binary(const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  }
+
+  /// Threads of one block of the request's launch (read into grid_, block_).
+  long read_launch(const nlohmann::json& request) {
+    for (int i = 0; i < 3; ++i) {
+      grid_[i] = request.at("grid")[i].get<unsigned>();
+      block_[i] = request.at("block")[i].get<unsigned>();
+    }
+    return static_cast<long>(block_[0]) * block_[1] * block_[2];
+  }
+
+  /// Copies the arrays to the device and points the launch parameters at
+  /// them (arrays) or at the values (scalars); false with error_ set.
+  bool upload_arguments(std::vector<argument_buffer>& buffers) {
+    for (auto& b : buffers) {
+      if (!tune::is_array(b.type)) continue;
+      device_address address = 0;
+      bool uploaded = upload(&address, b.bytes.data(), b.count * tune::element_bytes(b.type));
+      if (address != 0) device_memory_.push_back(address);
+      if (!uploaded) return false;
+    }
+    std::size_t array = 0;
+    for (auto& b : buffers)
+      params_.push_back(tune::is_array(b.type) ? static_cast<void*>(&device_memory_[array++])
+                                               : static_cast<void*>(b.bytes.data()));
+    return true;
+  }
+
+  // The API-specific steps; each sets error_ when it fails. upload() stores
+  // the address it allocated even when the copy fails, so it is freed.
+  virtual bool upload(device_address* address, const void* host, std::size_t bytes) = 0;
+  virtual bool download(void* host, device_address address, std::size_t bytes) = 0;
+  virtual bool launch() = 0;
+  virtual bool synchronize() = 0;
+  virtual bool record(bool stop) = 0;
+  virtual bool elapsed_since_start(float* ms) = 0;
+
+  unsigned grid_[3] = {1, 1, 1}, block_[3] = {1, 1, 1};
+  std::vector<device_address> device_memory_;
+  std::vector<void*> params_;
+};
+
+class cuda_runner final : public gpu_runner {
+  static_assert(std::is_same_v<device_address, tune::cuda::device_pointer>);
+
  public:
   ~cuda_runner() override {
     if (!api_) return;
@@ -171,66 +255,28 @@ class cuda_runner final : public kernel_runner {
         !ok(api_->primary_ctx_retain(&context, device), "cuDevicePrimaryCtxRetain") ||
         !ok(api_->ctx_set_current(context), "cuCtxSetCurrent"))
       return failure(error_);
-    std::ifstream file(library, std::ios::binary);
-    std::string cubin((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    auto cubin = read_binary(library);
     if (cubin.empty()) return failure("cannot read " + library);
     tune::cuda::module_handle module = nullptr;
     if (!ok(api_->module_load_data(&module, cubin.data()), "cuModuleLoadData") ||
         !ok(api_->module_get_function(&function_, module, entry.c_str()), "cuModuleGetFunction"))
       return failure(error_);
-    for (int i = 0; i < 3; ++i) {
-      grid_[i] = request.at("grid")[i].get<unsigned>();
-      block_[i] = request.at("block")[i].get<unsigned>();
-    }
+    long threads = read_launch(request);
     // Resource limits of this kernel on this device, before any launch.
     int max_threads = 0, registers = 0, block_registers = 0;
     api_->func_get_attribute(&max_threads, tune::cuda::function_max_threads_per_block, function_);
     api_->func_get_attribute(&registers, tune::cuda::function_num_regs, function_);
     api_->device_get_attribute(&block_registers, tune::cuda::max_registers_per_block, device);
-    long threads = static_cast<long>(block_[0]) * block_[1] * block_[2];
     if (threads > max_threads || (block_registers > 0 && threads * registers > block_registers))
       return {
           {"status", "instantiation_error"},
           {"message", std::to_string(threads) + " threads x " + std::to_string(registers) +
                           " registers exceed the device (at most " + std::to_string(max_threads) +
                           " threads for this kernel, " + std::to_string(block_registers) + " registers per block)"}};
-    for (auto& b : buffers) {
-      if (!tune::is_array(b.type)) continue;
-      tune::cuda::device_pointer p = 0;
-      std::size_t bytes = b.count * tune::element_bytes(b.type);
-      if (!ok(api_->mem_alloc(&p, bytes), "cuMemAlloc")) return failure(error_);
-      device_memory_.push_back(p);
-      if (!ok(api_->memcpy_htod(p, b.bytes.data(), bytes), "cuMemcpyHtoD")) return failure(error_);
-    }
-    // Launch parameters point at the device pointers (arrays) or the values.
-    std::size_t next = 0;
-    for (auto& b : buffers)
-      params_.push_back(tune::is_array(b.type) ? static_cast<void*>(&device_memory_[next++])
-                                               : static_cast<void*>(b.bytes.data()));
-    if (!ok(api_->event_create(&start_, 0), "cuEventCreate") || !ok(api_->event_create(&stop_, 0), "cuEventCreate"))
+    if (!upload_arguments(buffers) || !ok(api_->event_create(&events_[0], 0), "cuEventCreate") ||
+        !ok(api_->event_create(&events_[1], 0), "cuEventCreate"))
       return failure(error_);
     return nullptr;
-  }
-
-  nlohmann::json run_checked(std::vector<argument_buffer>& buffers) override {
-    if (!launch() || !ok(api_->ctx_synchronize(), "kernel")) return failure(error_);
-    std::size_t next = 0;
-    for (auto& b : buffers) {
-      if (!tune::is_array(b.type)) continue;
-      auto p = device_memory_[next++];
-      if (b.output && !ok(api_->memcpy_dtoh(b.bytes.data(), p, b.count * tune::element_bytes(b.type)), "cuMemcpyDtoH"))
-        return failure(error_);
-    }
-    return nullptr;
-  }
-
-  double run_timed() override {
-    float ms = 0;
-    if (!ok(api_->event_record(start_, nullptr), "cuEventRecord") || !launch() ||
-        !ok(api_->event_record(stop_, nullptr), "cuEventRecord") || !ok(api_->event_synchronize(stop_), "kernel") ||
-        !ok(api_->event_elapsed_time(&ms, start_, stop_), "cuEventElapsedTime"))
-      return -1;
-    return ms;
   }
 
  private:
@@ -239,22 +285,108 @@ class cuda_runner final : public kernel_runner {
     error_ = std::string(what) + ": " + api_->error_text(rc);
     return false;
   }
-  bool launch() {
+  bool upload(device_address* address, const void* host, std::size_t bytes) override {
+    return ok(api_->mem_alloc(address, bytes), "cuMemAlloc") &&
+           ok(api_->memcpy_htod(*address, host, bytes), "cuMemcpyHtoD");
+  }
+  bool download(void* host, device_address address, std::size_t bytes) override {
+    return ok(api_->memcpy_dtoh(host, address, bytes), "cuMemcpyDtoH");
+  }
+  bool launch() override {
     return ok(api_->launch_kernel(function_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2], 0, nullptr,
                                   params_.data(), nullptr),
               "cuLaunchKernel");
   }
-  static nlohmann::json failure(const std::string& message) {
-    return {{"status", "runtime_error"}, {"message", message}};
+  bool synchronize() override { return ok(api_->ctx_synchronize(), "kernel"); }
+  bool record(bool stop) override { return ok(api_->event_record(events_[stop], nullptr), "cuEventRecord"); }
+  bool elapsed_since_start(float* ms) override {
+    return ok(api_->event_synchronize(events_[1]), "kernel") &&
+           ok(api_->event_elapsed_time(ms, events_[0], events_[1]), "cuEventElapsedTime");
   }
 
   const tune::cuda::driver_api* api_ = nullptr;
   tune::cuda::function_handle function_ = nullptr;
-  tune::cuda::event_handle start_ = nullptr, stop_ = nullptr;
-  unsigned grid_[3] = {1, 1, 1}, block_[3] = {1, 1, 1};
-  std::vector<tune::cuda::device_pointer> device_memory_;
-  std::vector<void*> params_;
+  tune::cuda::event_handle events_[2] = {nullptr, nullptr};
 };
+
+#ifdef TUNE_WITH_HIP
+// A code object loaded with hipModuleLoadData, launched with
+// hipModuleLaunchKernel; device addresses are the runtime's void*.
+class hip_runner final : public gpu_runner {
+  static_assert(sizeof(void*) == sizeof(device_address));
+
+ public:
+  ~hip_runner() override {
+    if (!api_) return;
+    for (auto p : device_memory_) (void)api_->free(pointer(p));
+  }
+
+  nlohmann::json load(const nlohmann::json& request, const std::string& library, const std::string& entry,
+                      std::vector<argument_buffer>& buffers) override {
+    std::string why;
+    if (!(api_ = tune::hip::load_runtime(&why))) return failure(why);
+    int count = 0, index = request.value("device_index", 0);
+    if (!ok(api_->get_device_count(&count), "hipGetDeviceCount")) return failure(error_);
+    if (index >= count || index < 0)
+      return failure("no AMD GPU " + std::to_string(index) + " (the HIP runtime sees " + std::to_string(count) + ")");
+    if (!ok(api_->set_device(index), "hipSetDevice")) return failure(error_);
+    auto code_object = read_binary(library);
+    if (code_object.empty()) return failure("cannot read " + library);
+    hipModule_t module = nullptr;
+    if (!ok(api_->module_load_data(&module, code_object.data()), "hipModuleLoadData"))
+      return failure(error_ + " (code object built for " + request.value("arch", std::string("?")) +
+                     "; set hip_arch to this device's offload arch)");
+    if (!ok(api_->module_get_function(&function_, module, entry.c_str()), "hipModuleGetFunction"))
+      return failure(error_);
+    // The threads this kernel allows (launch bounds, registers) on this device.
+    int max_threads = 0, registers = 0;
+    if (api_->func_get_attribute(&max_threads, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function_) != hipSuccess)
+      max_threads = 0;  // unknown: the launch itself will say
+    if (api_->func_get_attribute(&registers, HIP_FUNC_ATTRIBUTE_NUM_REGS, function_) != hipSuccess) registers = 0;
+    if (long threads = read_launch(request); max_threads > 0 && threads > max_threads)
+      return {
+          {"status", "instantiation_error"},
+          {"message", std::to_string(threads) + " threads exceed the device (at most " + std::to_string(max_threads) +
+                          " threads for this kernel, which uses " + std::to_string(registers) + " registers)"}};
+    if (!upload_arguments(buffers) || !ok(api_->event_create(&events_[0]), "hipEventCreate") ||
+        !ok(api_->event_create(&events_[1]), "hipEventCreate"))
+      return failure(error_);
+    return nullptr;
+  }
+
+ private:
+  static void* pointer(device_address address) { return reinterpret_cast<void*>(address); }
+  bool ok(hipError_t rc, const char* what) {
+    if (rc == hipSuccess) return true;
+    error_ = std::string(what) + ": " + api_->error_text(rc);
+    return false;
+  }
+  bool upload(device_address* address, const void* host, std::size_t bytes) override {
+    void* p = nullptr;
+    if (!ok(api_->malloc(&p, bytes), "hipMalloc")) return false;
+    *address = reinterpret_cast<device_address>(p);
+    return ok(api_->memcpy_htod(p, const_cast<void*>(host), bytes), "hipMemcpyHtoD");
+  }
+  bool download(void* host, device_address address, std::size_t bytes) override {
+    return ok(api_->memcpy_dtoh(host, pointer(address), bytes), "hipMemcpyDtoH");
+  }
+  bool launch() override {
+    return ok(api_->module_launch_kernel(function_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2], 0,
+                                         nullptr, params_.data(), nullptr),
+              "hipModuleLaunchKernel");
+  }
+  bool synchronize() override { return ok(api_->device_synchronize(), "kernel"); }
+  bool record(bool stop) override { return ok(api_->event_record(events_[stop], nullptr), "hipEventRecord"); }
+  bool elapsed_since_start(float* ms) override {
+    return ok(api_->event_synchronize(events_[1]), "kernel") &&
+           ok(api_->event_elapsed_time(ms, events_[0], events_[1]), "hipEventElapsedTime");
+  }
+
+  const tune::hip::runtime_api* api_ = nullptr;
+  hipFunction_t function_ = nullptr;
+  hipEvent_t events_[2] = {nullptr, nullptr};
+};
+#endif
 
 }  // namespace
 
@@ -313,8 +445,15 @@ int main(int argc, char** argv) {
   }
 
   std::unique_ptr<kernel_runner> runner;
-  if (request.value("device", "cpu") == "cuda") {
+  std::string device_kind = request.value("device", "cpu");
+  if (device_kind == "cuda") {
     runner = std::make_unique<cuda_runner>();
+  } else if (device_kind == "hip") {
+#ifdef TUNE_WITH_HIP
+    runner = std::make_unique<hip_runner>();
+#else
+    return fail("this worker was built without HIP (no hipcc at build time)");
+#endif
   } else {
     runner = std::make_unique<cpu_runner>();
   }

@@ -138,14 +138,18 @@ std::string task_spec::to_string() const {
 }
 
 std::vector<std::string> task_backend_names() {
+  std::vector<std::string> names{"cpu"};
 #ifdef TUNE_WITH_NVRTC
-  return {"cpu", "cuda"};
-#else
-  return {"cpu"};
+  names.push_back("cuda");
 #endif
+#ifdef TUNE_WITH_HIP
+  names.push_back("hip");
+#endif
+  return names;
 }
 
 backend_ptr make_cuda_task_backend(const task_spec& task, const task_backend_options& options);
+backend_ptr make_hip_task_backend(const task_spec& task, const task_backend_options& options);
 
 backend_ptr make_task_backend(const task_spec& task, const std::string& backend_name,
                               const task_backend_options& options) {
@@ -156,6 +160,9 @@ backend_ptr make_task_backend(const task_spec& task, const std::string& backend_
   }
 #ifdef TUNE_WITH_NVRTC
   if (backend_name == "cuda") return make_cuda_task_backend(task, options);
+#endif
+#ifdef TUNE_WITH_HIP
+  if (backend_name == "hip") return make_hip_task_backend(task, options);
 #endif
   std::string names;
   for (const auto& n : task_backend_names()) names += (names.empty() ? "" : ", ") + n;

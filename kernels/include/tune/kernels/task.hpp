@@ -6,7 +6,8 @@
 //   conv2d:BxCxHxW:FxKHxKW[:sS][:pP]  direct 2D convolution, NCHW, stride S, padding P
 //
 // make_task_backend() turns a task into a backend that builds and measures
-// its configurations on the CPU or (when built with NVRTC) on a CUDA GPU. The
+// its configurations on the CPU, (when built with NVRTC) on a CUDA GPU or
+// (when built with hipcc) on an AMD GPU. The
 // search space of a task depends on the backend (see docs/kernels.md).
 
 #include <cstdint>
@@ -62,9 +63,12 @@ struct task_backend_options {
   std::string worker_path;
   /// CUDA: compute capability to compile for (80, 90, …); 0: the device's.
   int cuda_arch = 0;
+  /// HIP: the AMD offload arch code objects are built for (gfx90a, gfx908, …),
+  /// passed to hipcc as --offload-arch; it must match the device that runs them.
+  std::string hip_arch = "gfx90a";
 };
 
-/// "cpu" always; "cuda" when built with NVRTC.
+/// "cpu" always; "cuda" when built with NVRTC; "hip" when built with hipcc.
 std::vector<std::string> task_backend_names();
 
 /// A backend for a built-in task. Throws std::invalid_argument for an unknown

@@ -1,0 +1,179 @@
+#include "tune/kernels/hip_backend.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <stdexcept>
+#include <thread>
+
+#include "../cpu/measurement.hpp"
+#include "hip_runtime.hpp"
+#include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/subprocess.hpp"
+
+namespace tune {
+
+namespace codegen {
+// The OpEvo GPU templates as HIP source (src/tasks/cuda_templates.cpp).
+kernel_program_ptr make_hip_program(const task_spec& task);
+}  // namespace codegen
+
+namespace fs = std::filesystem;
+
+std::string hipcc_path() {
+#ifdef TUNE_HIPCC_PATH
+  return TUNE_HIPCC_PATH;
+#else
+  return "hipcc";
+#endif
+}
+
+std::string hipcc_version() {
+  static const std::string version = [] {
+    auto result = run_process({hipcc_path(), "--version"}, 60.0, 64 * 1024);
+    if (!result.ok()) return std::string("hipcc (version unknown)");
+    std::string lines;
+    std::size_t start = 0;
+    for (int i = 0; i < 2 && start < result.output.size(); ++i) {
+      auto end = result.output.find('\n', start);
+      if (end == std::string::npos) end = result.output.size();
+      lines += (lines.empty() ? "" : "; ") + result.output.substr(start, end - start);
+      start = end + 1;
+    }
+    return lines;
+  }();
+  return version;
+}
+
+std::vector<std::string> hip_compile_flags(const std::string& arch) {
+  return {"--genco", "--offload-arch=" + arch, "-O3", "-std=c++17"};
+}
+
+void check_hip_arch(const std::string& arch) {
+  static const std::regex form("gfx[0-9a-f]+(:[a-z]+[+-])*");
+  if (!std::regex_match(arch, form))
+    throw std::invalid_argument("task_backend_options.hip_arch '" + arch +
+                                "' is not an AMD offload arch; expected gfx followed by the ISA version, e.g. "
+                                "gfx90a (MI200) or gfx908 (MI100)");
+}
+
+namespace {
+
+run_result runtime_error(const std::string& message) {
+  run_result out;
+  out.state = status::runtime_error;
+  out.message = message;
+  return out;
+}
+
+// hipcc's outcome as a build status: a process that could not start or a
+// write that failed is a host problem, a failing hipcc a device compile error.
+status hipcc_status(const process_result& result) {
+  if (!result.started) return status::compile_error;
+  if (result.timed_out) return status::build_timeout;
+  return result.ok() ? status::ok : status::compile_error_device;
+}
+
+class hip_backend final : public backend {
+  kernel_program_ptr program_;
+  task_backend_options options_;
+
+ public:
+  hip_backend(kernel_program_ptr program, task_backend_options options)
+      : program_(std::move(program)), options_(std::move(options)) {
+    check_hip_arch(options_.hip_arch);
+    if (!program_->geometry || !program_->check)
+      throw std::invalid_argument("a HIP kernel program needs a launch geometry and a resource check");
+  }
+
+  std::string name() const override { return "hip"; }
+  std::string task_key() const override { return program_->key; }
+  std::string device_kind() const override { return "hip:" + options_.hip_arch + ":" + hipcc_version(); }
+  search_space_ptr space() const override { return program_->space; }
+
+  build_result build(const configuration& config, double timeout_s) override {
+    if (auto failed = instantiation_failure(*program_, config)) return *failed;
+    auto source = program_->source(config);
+    auto flags = hip_compile_flags(options_.hip_arch);
+    std::vector<std::string> key_parts{source, hipcc_path(), hipcc_version(), options_.hip_arch};
+    key_parts.insert(key_parts.end(), flags.begin(), flags.end());
+    fs::path cached = fs::path(kernel_cache_dir(options_)) / "hip" / (cache_hash(key_parts) + ".co");
+    build_result out{status::ok, cached.string(), 0.0, "cached"};
+    std::error_code ec;
+    if (!fs::exists(cached, ec)) out = compile(source, flags, cached, timeout_s);
+    return out;
+  }
+
+  run_result run(const configuration& config, const build_result& build, int device, double timeout_s) override {
+    // Without a device no reference is worth computing: said here, not by the worker.
+    if (std::string no_device; build.state == status::ok && !hip::load_runtime(&no_device))
+      return runtime_error(no_device);
+    auto plan = plan_measurement(*program_, options_, build);
+    if (plan.failure) return *plan.failure;
+    auto launch = program_->geometry(config);
+    plan.request.update({{"device", "hip"},
+                         {"device_index", device},
+                         {"arch", options_.hip_arch},
+                         {"grid", launch.grid},
+                         {"block", launch.block}});
+    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s);
+  }
+
+ private:
+  // Each builder writes and compiles files of its own (named by process and
+  // thread) and renames the finished code object, then its source, into the
+  // cache: concurrent builders never see half a file.
+  static build_result compile(const std::string& source, const std::vector<std::string>& flags,
+                              const fs::path& code_object, double timeout_s) {
+    std::error_code ec;
+    fs::create_directories(code_object.parent_path(), ec);
+    std::string own = ".tmp" + std::to_string(::getpid()) + "-" +
+                      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+    fs::path own_source = fs::path(code_object).replace_extension(own + ".hip");
+    fs::path own_output = code_object.string() + own;
+    build_result out{status::ok, code_object.string(), 0.0, {}};
+    if (!(std::ofstream(own_source) << source)) {
+      out.state = status::compile_error;
+      out.message = "cannot write " + own_source.string();
+      return out;
+    }
+    // hipcc picks NVIDIA's toolchain when HIP_PLATFORM says so; code objects
+    // for AMD GPUs need the AMD one whatever the environment holds.
+    std::vector<std::string> argv{"env", "HIP_PLATFORM=amd", hipcc_path()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-o", own_output.string(), own_source.string()});
+    auto result = run_process(argv, timeout_s, 64 * 1024);
+    out.state = hipcc_status(result);
+    out.compile_s = result.seconds;
+    out.message = !result.started    ? "cannot run " + hipcc_path() + ": " + result.error
+                  : result.timed_out ? "hipcc killed after " + std::to_string(timeout_s) + " s"
+                                     : result.output;
+    if (out.state == status::ok) {
+      fs::rename(own_output, code_object, ec);
+      if (ec) {
+        out.state = status::compile_error;
+        out.message = "cannot move " + own_output.string() + ": " + ec.message();
+      } else {
+        fs::rename(own_source, fs::path(code_object).replace_extension(".hip"), ec);
+      }
+    }
+    fs::remove(own_output, ec);
+    fs::remove(own_source, ec);
+    return out;
+  }
+};
+
+}  // namespace
+
+backend_ptr make_hip_backend(kernel_program_ptr program, const task_backend_options& options) {
+  return std::make_shared<hip_backend>(std::move(program), options);
+}
+
+backend_ptr make_hip_task_backend(const task_spec& task, const task_backend_options& options) {
+  return make_hip_backend(codegen::make_hip_program(task), options);
+}
+
+}  // namespace tune
