@@ -8,6 +8,10 @@
 #include "tune/kernels/cuda_driver.hpp"
 #include "tune/kernels/task.hpp"
 
+#ifdef TUNE_WITH_HIP
+#include "../hip/hip_runtime.hpp"
+#endif
+
 namespace tune {
 
 std::string cpu_model_name() {
@@ -83,14 +87,48 @@ backend_devices cuda_devices() {
   return cuda;
 }
 
-}  // namespace
-
-std::vector<backend_devices> list_devices() {
+backend_devices hip_devices() {
   backend_devices hip;
   hip.backend = "hip";
+#ifdef TUNE_WITH_HIP
+  std::string why;
+  const auto* api = hip::load_runtime(&why);
+  if (!api) {
+    hip.message = why;
+    return hip;
+  }
+  int count = 0;
+  if (auto rc = api->get_device_count(&count); rc != hipSuccess) {
+    hip.message = "hipGetDeviceCount failed: " + api->error_text(rc);
+    return hip;
+  }
+  for (int i = 0; i < count; ++i) {
+    char name[256] = {};
+    if (api->device_get_name(name, sizeof name, i) != hipSuccess) continue;
+    auto attribute = [&](hipDeviceAttribute_t which) {
+      int value = 0;
+      return api->device_get_attribute(&value, which, i) == hipSuccess ? value : 0;
+    };
+    std::size_t memory = 0;
+    if (api->device_total_mem(&memory, i) != hipSuccess) memory = 0;
+    backend_devices::device d;
+    d.info = {"hip", i, name};
+    d.details = {{"compute units", std::to_string(attribute(hipDeviceAttributeMultiprocessorCount))},
+                 {"wavefront", std::to_string(attribute(hipDeviceAttributeWarpSize))},
+                 {"memory MiB", std::to_string(memory >> 20)}};
+    hip.devices.push_back(d);
+  }
+  hip.available = !hip.devices.empty();
+  if (!hip.available) hip.message = std::string(hip::no_gpu_message) + " (the HIP runtime lists no device)";
+#else
   hip.built = false;
-  hip.message = "HIP backend not built";
-  return {cpu_devices(), cuda_devices(), hip};
+  hip.message = "HIP backend not built (no hipcc at build time)";
+#endif
+  return hip;
 }
+
+}  // namespace
+
+std::vector<backend_devices> list_devices() { return {cpu_devices(), cuda_devices(), hip_devices()}; }
 
 }  // namespace tune
