@@ -335,7 +335,7 @@ class hip_runner final : public gpu_runner {
     hipModule_t module = nullptr;
     if (!ok(api_->module_load_data(&module, code_object.data()), "hipModuleLoadData"))
       return failure(error_ + " (code object built for " + request.value("arch", std::string("?")) +
-                     "; set hip_arch to this device's offload arch)");
+                     "; set hip_arch or $TUNE_HIP_ARCH to this device's offload arch)");
     if (!ok(api_->module_get_function(&function_, module, entry.c_str()), "hipModuleGetFunction"))
       return failure(error_);
     // The threads this kernel allows (launch bounds, registers) on this device.

@@ -164,13 +164,28 @@ TEST_CASE("a HIP compile that overruns its timeout is killed as a build timeout"
   CHECK(mm.built.message != "cached");
 }
 
-TEST_CASE("a bad HIP offload arch is refused naming the option", "[kernels][hip]") {
+TEST_CASE("the HIP offload arch comes from the options, then $TUNE_HIP_ARCH, then gfx90a", "[kernels][hip]") {
   tune::task_backend_options options;
   options.hip_arch = "sm_80";
   CHECK_THROWS_WITH(tune::make_task_backend("matmul:64x64x64", "hip", options),
                     Catch::Matchers::Contains("hip_arch 'sm_80'") && Catch::Matchers::Contains("gfx90a"));
   options.hip_arch = "gfx90a:xnack-";
-  CHECK_NOTHROW(tune::make_task_backend("matmul:64x64x64", "hip", options));
+  CHECK(tune::make_task_backend("matmul:64x64x64", "hip", options)->device_kind().rfind("hip:gfx90a:xnack-:", 0) == 0);
+
+  options.hip_arch.clear();
+  const char* saved = std::getenv("TUNE_HIP_ARCH");
+  std::string saved_value = saved ? saved : "";
+  ::unsetenv("TUNE_HIP_ARCH");
+  CHECK(tune::hip_offload_arch(options) == "gfx90a");
+  ::setenv("TUNE_HIP_ARCH", "gfx908", 1);
+  CHECK(tune::make_task_backend("matmul:64x64x64", "hip", options)->device_kind().rfind("hip:gfx908:", 0) == 0);
+  ::setenv("TUNE_HIP_ARCH", "mi250", 1);
+  CHECK_THROWS_WITH(tune::hip_offload_arch(options), Catch::Matchers::Contains("$TUNE_HIP_ARCH 'mi250'"));
+  if (saved) {
+    ::setenv("TUNE_HIP_ARCH", saved_value.c_str(), 1);
+  } else {
+    ::unsetenv("TUNE_HIP_ARCH");
+  }
 }
 
 TEST_CASE("running a HIP kernel without an AMD GPU is a runtime error that says so", "[kernels][hip]") {
@@ -218,7 +233,6 @@ TEST_CASE("HIP kernels are correct on an AMD GPU when there is one", "[kernels][
   }
   tune::test::kernel_scratch scratch("hip-gpu");
   auto options = scratch.options();
-  if (const char* arch = std::getenv("TUNE_HIP_ARCH")) options.hip_arch = arch;
   tune::rng_type rng(7);
   for (const char* task : {"matmul:128x256x192", "bmm:8x64x32x48:nn", "bmm:8x64x32x48:tn", "bmm:8x64x32x48:nt",
                            "conv2d:2x3x31x31:16x5x5:s2:p1"}) {

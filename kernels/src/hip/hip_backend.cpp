@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -52,12 +53,16 @@ std::vector<std::string> hip_compile_flags(const std::string& arch) {
   return {"--genco", "--offload-arch=" + arch, "-O3", "-std=c++17"};
 }
 
-void check_hip_arch(const std::string& arch) {
+std::string hip_offload_arch(const task_backend_options& options) {
   static const std::regex form("gfx[0-9a-f]+(:[a-z]+[+-])*");
+  const char* from_environment = std::getenv("TUNE_HIP_ARCH");
+  std::string arch = !options.hip_arch.empty() ? options.hip_arch : from_environment ? from_environment : "gfx90a";
   if (!std::regex_match(arch, form))
-    throw std::invalid_argument("task_backend_options.hip_arch '" + arch +
-                                "' is not an AMD offload arch; expected gfx followed by the ISA version, e.g. "
-                                "gfx90a (MI200) or gfx908 (MI100)");
+    throw std::invalid_argument(
+        std::string(options.hip_arch.empty() ? "$TUNE_HIP_ARCH" : "task_backend_options.hip_arch") + " '" + arch +
+        "' is not an AMD offload arch; expected gfx followed by the ISA version, e.g. "
+        "gfx90a (MI200) or gfx908 (MI100)");
+  return arch;
 }
 
 namespace {
@@ -84,7 +89,7 @@ class hip_backend final : public backend {
  public:
   hip_backend(kernel_program_ptr program, task_backend_options options)
       : program_(std::move(program)), options_(std::move(options)) {
-    check_hip_arch(options_.hip_arch);
+    options_.hip_arch = hip_offload_arch(options_);
     if (!program_->geometry || !program_->check)
       throw std::invalid_argument("a HIP kernel program needs a launch geometry and a resource check");
   }

@@ -27,9 +27,10 @@ std::string hipcc_version();
 /// hipcc's flags (after the compiler) for a code object of `arch`.
 std::vector<std::string> hip_compile_flags(const std::string& arch);
 
-/// Throws std::invalid_argument unless `arch` looks like an AMD offload arch
-/// (gfx followed by hex digits, optionally :feature+/- suffixes).
-void check_hip_arch(const std::string& arch);
+/// The offload arch `options` selects: options.hip_arch, else $TUNE_HIP_ARCH,
+/// else gfx90a. Throws std::invalid_argument unless it looks like an AMD
+/// offload arch (gfx followed by hex digits, optionally :feature+/- suffixes).
+std::string hip_offload_arch(const task_backend_options& options);
 
 /// A HIP backend for a program with launch geometry (the built-in templates,
 /// or any kernel_program whose source is HIP with an extern "C" entry).

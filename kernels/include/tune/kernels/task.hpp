@@ -64,8 +64,9 @@ struct task_backend_options {
   /// CUDA: compute capability to compile for (80, 90, …); 0: the device's.
   int cuda_arch = 0;
   /// HIP: the AMD offload arch code objects are built for (gfx90a, gfx908, …),
-  /// passed to hipcc as --offload-arch; it must match the device that runs them.
-  std::string hip_arch = "gfx90a";
+  /// passed to hipcc as --offload-arch; it must match the device that runs
+  /// them. Empty: $TUNE_HIP_ARCH, else gfx90a.
+  std::string hip_arch;
 };
 
 /// "cpu" always; "cuda" when built with NVRTC; "hip" when built with hipcc.
