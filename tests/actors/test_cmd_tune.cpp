@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -121,8 +122,11 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
   // Each kill waits for 0-3 more recorded trials and then a random pause, so
   // kills land before the first trial, between trials and in the middle of
   // compiles and runs on a fast or a slow machine alike; 20 such kills record
-  // at most 60 new trials, fewer than the budget.
-  const std::uint64_t budget = 100;
+  // at most 60 new trials, fewer than the budget. TUNE_KILLS=N (see
+  // scripts/stress_kill.sh) makes it a stress run with N kills.
+  int wanted_kills = 20;
+  if (const char* env = std::getenv("TUNE_KILLS")) wanted_kills = std::max(20, std::atoi(env));
+  const std::uint64_t budget = 40 + 3 * static_cast<std::uint64_t>(wanted_kills);
   auto args = tune_args(dir, budget);
   args.push_back("--resume");
   auto log = dir / "log.txt";
@@ -145,7 +149,7 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
   std::map<std::int64_t, std::string> recorded;
   int kills = 0;
   bool finished = false;
-  for (; kills < 20 && !finished; ++kills) {
+  for (; kills < wanted_kills && !finished; ++kills) {
     {
       cli_process p(args, log.string());
       std::size_t target = recorded.size() + more_trials(rng);
@@ -173,7 +177,7 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
     }
   }
   INFO(read_text(log));
-  CHECK(kills >= 20);
+  CHECK(kills >= wanted_kills);
   if (!finished) REQUIRE(run_cli(args, log) == 0);
 
   tune::actors::results_db db(dir / "results.db", tune::actors::results_db::open_mode::read_only);
