@@ -15,9 +15,25 @@ task=${TUNE_DEMO_TASK:-matmul:512x1024x1024}
 mkdir -p demo-output
 rm -f demo-output/demo.db demo-output/demo.db-wal demo-output/demo.db-shm
 
-echo "tuning $task on this CPU with opevo, $budget trials (progress on the next line)"
+# One core measures (device 0 is pinned to core 0); the compiler workers get
+# the others, so compiles do not disturb the timings (one worker on 1-2 cores).
+cores=$(nproc)
+workers=$((cores > 2 ? cores - 1 : 1))
+cat > demo-output/topology.yaml <<YAML
+# Written by scripts/demo.sh: ${workers} compile worker(s), one CPU device.
+compile_workers: ${workers}
+compile_timeout_s: 60
+run_timeout_s: 10
+devices:
+  - backend: cpu
+    id: 0
+    name: cpu0
+    prefetch: 1
+YAML
+
+echo "tuning $task on this CPU with opevo, $budget trials, ${workers} compile worker(s) (progress on the next line)"
 ./build/cli/tune-engine tune \
-  --topology examples/topology-cpu.yaml \
+  --topology demo-output/topology.yaml \
   --task "$task" \
   --strategy opevo \
   --budget "$budget" \
