@@ -5,10 +5,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <regex>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "../cpu/measurement.hpp"
 #include "hip_runtime.hpp"
@@ -74,12 +75,15 @@ run_result runtime_error(const std::string& message) {
   return out;
 }
 
-// hipcc's outcome as a build status: a process that could not start or a
-// write that failed is a host problem, a failing hipcc a device compile error.
-status hipcc_status(const process_result& result) {
-  if (!result.started) return status::compile_error;
-  if (result.timed_out) return status::build_timeout;
-  return result.ok() ? status::ok : status::compile_error_device;
+// hipcc's outcome as a build status and message: a process that could not
+// start is a host problem, a failing hipcc a device compile error.
+std::pair<status, std::string> hipcc_outcome(const process_result& result, double timeout_s) {
+  if (!result.started) return {status::compile_error, "cannot run " + hipcc_path() + ": " + result.error};
+  if (result.timed_out) return {status::build_timeout, "hipcc killed after " + std::to_string(timeout_s) + " s"};
+  if (result.ok()) return {status::ok, result.output};
+  if (!result.output.empty()) return {status::compile_error_device, result.output};
+  return {status::compile_error_device, "hipcc failed (exit code " + std::to_string(result.exit_code) + ", signal " +
+                                            std::to_string(result.signal) + ")"};
 }
 
 class hip_backend final : public backend {
@@ -139,9 +143,12 @@ class hip_backend final : public backend {
                       std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
     fs::path own_source = fs::path(code_object).replace_extension(own + ".hip");
     fs::path own_output = code_object.string() + own;
-    build_result out{status::ok, code_object.string(), 0.0, {}};
+    build_result out{status::compile_error, code_object.string(), 0.0, {}};
+    if (!fs::exists(hipcc_path(), ec)) {
+      out.message = "hipcc not found at " + hipcc_path() + " (found there at build time; install hipcc again)";
+      return out;
+    }
     if (!(std::ofstream(own_source) << source)) {
-      out.state = status::compile_error;
       out.message = "cannot write " + own_source.string();
       return out;
     }
@@ -151,11 +158,8 @@ class hip_backend final : public backend {
     argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), {"-o", own_output.string(), own_source.string()});
     auto result = run_process(argv, timeout_s, 64 * 1024);
-    out.state = hipcc_status(result);
+    std::tie(out.state, out.message) = hipcc_outcome(result, timeout_s);
     out.compile_s = result.seconds;
-    out.message = !result.started    ? "cannot run " + hipcc_path() + ": " + result.error
-                  : result.timed_out ? "hipcc killed after " + std::to_string(timeout_s) + " s"
-                                     : result.output;
     if (out.state == status::ok) {
       fs::rename(own_output, code_object, ec);
       if (ec) {
