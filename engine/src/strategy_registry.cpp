@@ -26,6 +26,8 @@ std::vector<std::string> strategy_names() {
   return names;
 }
 
+std::string default_strategy_name() { return "opevo+knn"; }
+
 std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr space,
                                         const strategy_options& options) {
   for (auto& [known, make] : registry())

@@ -45,8 +45,12 @@ class strategy {
 /// Names accepted by make_strategy: random, ga, opevo, nose, nsga2, opevo+knn.
 std::vector<std::string> strategy_names();
 
+/// The strategy used when none is named ("opevo+knn"): the best across the
+/// vendored replay datasets by mean Willemsen score and mean f after 200
+/// evaluations (docs/replay.md, "Strategy benchmark").
+std::string default_strategy_name();
+
 /// Throws std::invalid_argument for an unknown name or hyperparameter.
-std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr space,
-                                        const strategy_options& options);
+std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr space, const strategy_options& options);
 
 }  // namespace tune
