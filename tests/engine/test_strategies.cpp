@@ -211,3 +211,156 @@ TEST_CASE("unknown or bad hyperparameters are rejected", "[engine][strategy]") {
   o.hyper = {{"lambda", 4}, {"rho", 4}, {"q", 0.3}};
   CHECK_NOTHROW(make_strategy("opevo", grid_space(false), o));
 }
+
+namespace {
+
+// opevo+knn after eight good results around (2, 2, a) and only worse ones
+// afterwards: how many of the next proposals lie outside that basin
+// (|x - 2| > 4 or |y - 2| > 4), counted in the `before` proposals made while
+// fewer than `stall` results failed to improve and the `after` ones made later.
+struct basin_counts {
+  std::size_t before = 0, outside_before = 0, after = 0, outside_after = 0;
+};
+
+basin_counts leave_basin(std::map<std::string, double> hyper, std::uint64_t seed, std::size_t proposals) {
+  strategy_options o;
+  o.seed = seed;
+  o.hyper = std::move(hyper);
+  o.hyper.insert({"initial", 8});
+  auto stall = static_cast<std::size_t>(o.hyper.count("stall") ? o.hyper.at("stall") : 40);
+  auto space = grid_space(false);
+  auto s = make_strategy("opevo+knn", space, o);
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    trial_result r;
+    r.config = {1 + i % 3, 1 + i / 3, 0};
+    r.state = status::ok;
+    r.time_ms = 1.0 + 0.1 * static_cast<double>(i);
+    s->observe(r);
+  }
+  basin_counts counts;
+  // The last improvement was the first result; the stall starts after it.
+  std::size_t without_improvement = 7;
+  for (std::size_t i = 0; i < proposals; ++i) {
+    auto batch = s->propose(1);
+    REQUIRE(batch.size() == 1);
+    auto& c = batch[0];
+    bool outside = (c[0] > 6 || c[1] > 6);
+    if (without_improvement < stall) {
+      ++counts.before;
+      counts.outside_before += outside ? 1 : 0;
+    } else {
+      ++counts.after;
+      counts.outside_after += outside ? 1 : 0;
+    }
+    trial_result r;
+    r.config = c;
+    r.state = status::ok;
+    r.time_ms = 100.0;
+    s->observe(r);
+    ++without_improvement;
+  }
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("opevo+knn explores outside a converged basin after a stall", "[engine][strategy]") {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    INFO("seed " << seed);
+    // Before the stall its children stay near the parents; after 30 results
+    // without improvement every proposal is uniformly random, and 92% of the
+    // space lies outside the basin.
+    auto stalled = leave_basin({{"stall", 30}, {"explore", 1}, {"epsilon", 0}}, seed, 130);
+    REQUIRE(stalled.before == 23);
+    CHECK(stalled.outside_before <= 5);
+    CHECK(stalled.outside_after >= 75);
+    // With explore = 0 (or no stall yet) it keeps to the basin.
+    auto kept = leave_basin({{"stall", 30}, {"explore", 0}, {"epsilon", 0}}, seed, 130);
+    CHECK(kept.outside_after <= 20);
+    // epsilon draws a share at random from the start.
+    auto eps = leave_basin({{"stall", 1000}, {"epsilon", 0.5}}, seed, 100);
+    CHECK(eps.outside_before >= 30);
+    CHECK(eps.outside_before <= 70);
+    // Until `initial` results arrived every proposal is random.
+    auto wide = leave_basin({{"initial", 24}, {"stall", 1000}, {"epsilon", 0}}, seed, 16);
+    CHECK(wide.outside_before >= 10);
+  }
+}
+
+TEST_CASE("opevo+knn follows a new best found while exploring", "[engine][strategy]") {
+  for (std::uint64_t seed : {1, 2, 3, 4, 5}) {
+    INFO("seed " << seed);
+    strategy_options o;
+    o.seed = seed;
+    o.hyper = {{"initial", 8}, {"stall", 10}, {"explore", 1}, {"epsilon", 0}};
+    auto s = make_strategy("opevo+knn", grid_space(false), o);
+    auto tell = [&](configuration c, double time_ms) {
+      trial_result r;
+      r.config = std::move(c);
+      r.state = status::ok;
+      r.time_ms = time_ms;
+      s->observe(r);
+    };
+    for (std::uint64_t i = 0; i < 8; ++i) tell({1 + i % 3, 1 + i / 3, 0}, 1.0 + 0.1 * static_cast<double>(i));
+    for (int i = 0; i < 20; ++i) tell(s->propose(1).at(0), 100.0);
+    // Stalled: exploring at random. A new best far away ends the stall, and
+    // the proposals gather around it and the old basin (children mix both).
+    tell({25, 25, 1}, 0.5);
+    std::size_t near_new = 0, near_old = 0;
+    for (int i = 0; i < 20; ++i) {
+      auto c = s->propose(1).at(0);
+      auto near = [&](std::uint64_t x, std::uint64_t y) {
+        return c[0] + 4 >= x && c[0] <= x + 4 && c[1] + 4 >= y && c[1] <= y + 4;
+      };
+      near_new += near(25, 25) ? 1 : 0;
+      near_old += near(2, 2) ? 1 : 0;
+      tell(c, 100.0);
+    }
+    // Uniform draws would put about 1.6 of 20 near each.
+    CHECK(near_new >= 3);
+    CHECK(near_new + near_old >= 8);
+  }
+}
+
+TEST_CASE("opevo+knn with frequent stalls stays valid, fresh and deterministic", "[engine][strategy]") {
+  strategy_options o;
+  o.seed = 11;
+  o.hyper = {{"stall", 3}, {"explore", 0.7}, {"epsilon", 0.2}, {"local", 0.5}, {"oversample", 3}};
+  auto space = grid_space(true);
+  auto a = drive("opevo+knn", space, 600, 11, &o);
+  auto b = drive("opevo+knn", grid_space(true), 600, 11, &o);
+  o.seed = 12;
+  auto c = drive("opevo+knn", grid_space(true), 600, 12, &o);
+  configuration_set unique(a.proposed.begin(), a.proposed.end());
+  CHECK(unique.size() == 600);
+  CHECK(std::all_of(a.proposed.begin(), a.proposed.end(), [&](auto& x) { return space->is_valid(x); }));
+  CHECK(a.proposed == b.proposed);
+  CHECK(a.proposed != c.proposed);
+  CHECK(a.best == 1.0);
+}
+
+TEST_CASE("opevo+knn checks its exploration hyperparameters", "[engine][strategy]") {
+  for (auto [name, value] : std::vector<std::pair<std::string, double>>{{"local", 1.5},
+                                                                        {"local", -0.1},
+                                                                        {"epsilon", 2},
+                                                                        {"explore", -1},
+                                                                        {"stall", 0},
+                                                                        {"stall", 2.5},
+                                                                        {"oversample", 0.5},
+                                                                        {"initial", -1},
+                                                                        {"initial", 3.5}}) {
+    INFO(name << " = " << value);
+    strategy_options o;
+    o.hyper = {{name, value}};
+    CHECK_THROWS_WITH(make_strategy("opevo+knn", grid_space(false), o), Catch::Contains("'" + name + "'"));
+  }
+  strategy_options o;
+  o.hyper = {{"local", 0}, {"epsilon", 0}, {"explore", 1}, {"stall", 1}, {"oversample", 1}, {"initial", 0}};
+  CHECK_NOTHROW(make_strategy("opevo+knn", grid_space(false), o));
+}
+
+TEST_CASE("the default strategy is one of the named ones", "[engine][strategy]") {
+  auto names = strategy_names();
+  CHECK(std::find(names.begin(), names.end(), default_strategy_name()) != names.end());
+  CHECK(make_strategy(default_strategy_name(), grid_space(false), {})->name() == default_strategy_name());
+}
