@@ -18,8 +18,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "tune/actors/pipeline.hpp"
@@ -126,18 +128,20 @@ std::pair<double, double> mean_latencies(const latency_model_backend& be) {
   return {c / static_cast<double>(size), m / static_cast<double>(size)};
 }
 
-void throughput(const char* label, double compile_s, double measure_s, double scale, std::uint64_t trials,
-                const std::string& strategy) {
-  auto be = std::make_shared<latency_model_backend>(compile_s, measure_s, scale);
-  auto [mc, mm] = mean_latencies(*be);
-  double bound = std::min(8.0 / mc, 4.0 / mm);
+/// Runs `trials` random trials on 8 workers and 4 devices and prints busy
+/// fractions, the rate against the bound min(W / compile, G / measure) for
+/// these mean latencies, and CPU per trial.
+void throughput(const std::string& title, backend_ptr be, double mean_compile_s, double mean_measure_s, double scale,
+                std::uint64_t trials) {
+  double bound = std::min(8.0 / mean_compile_s, 4.0 / mean_measure_s);
   auto options = topology_8x4(scale, trials);
   strategy_options so;
   so.seed = 1;
   double cpu0 = process_cpu_s();
-  auto s = run_pipeline(be, make_strategy(strategy, be->space(), so), options);
+  auto s = run_pipeline(be, make_strategy("random", be->space(), so), options);
   double cpu = process_cpu_s() - cpu0;
-  std::printf("%s (compile %.2f s, measure %.2f s mean; 8 workers, 4 devices, prefetch 2)\n", label, mc, mm);
+  std::printf("%s (compile %.3f s, measure %.3f s mean; 8 workers, 4 devices, prefetch 2)\n", title.c_str(),
+              mean_compile_s, mean_measure_s);
   std::printf("  trials %llu in %.2f s wall = %.1f s simulated\n", static_cast<unsigned long long>(s.trials), s.wall_s,
               s.sim_s);
   std::printf("  compile pool busy   %6.1f%%\n", 100.0 * s.compile.busy_fraction());
@@ -156,18 +160,22 @@ double time_to_target(const run_summary& s, double target_ms) {
   return std::nan("");
 }
 
-void steady_vs_generational(double scale, int seeds, std::uint64_t trials, const std::string& strategy) {
-  // The compile-bound regime, where a generation waits for its slowest build.
-  const double target_ms = 1.0 / 0.95;
-  std::printf("steady vs generational: %s, batch = rho = lambda = 8, %d seeds, target 95%% of the optimum\n",
-              strategy.c_str(), seeds);
+/// Steady state against generational batches of 8, same strategy and seeds:
+/// simulated time until the best found is at most `target_ms`. `make_backend`
+/// gives a fresh backend for a seed.
+void steady_vs_generational(const std::string& title, const std::function<backend_ptr(std::uint64_t)>& make_backend,
+                            double target_ms, std::uint64_t budget, double scale, int seeds,
+                            const std::string& strategy) {
+  std::printf("steady vs generational%s: %s, batch = rho = lambda = 8, %d seeds, target 95%% of the optimum\n",
+              title.c_str(), strategy.c_str(), seeds);
   std::printf("  seed   steady s   generational s   ratio\n");
   std::vector<double> ratios;
+  int never = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
     double t[2];
     for (int mode = 0; mode < 2; ++mode) {
-      auto be = std::make_shared<latency_model_backend>(2.7, 0.07, scale);
-      auto options = topology_8x4(scale, trials);
+      auto be = make_backend(static_cast<std::uint64_t>(seed));
+      auto options = topology_8x4(scale, budget);
       options.mode = mode == 0 ? pipeline_mode::steady : pipeline_mode::generational;
       options.batch = 8;
       strategy_options so;
@@ -175,102 +183,6 @@ void steady_vs_generational(double scale, int seeds, std::uint64_t trials, const
       if (strategy == "opevo") so.hyper = {{"lambda", 8}, {"rho", 8}};
       auto search = make_strategy(strategy, be->space(), so);
       // Stop once the target is reached: what follows does not change the time.
-      auto reached = std::make_shared<std::atomic<bool>>(false);
-      struct watcher : trial_listener {
-        std::shared_ptr<std::atomic<bool>> flag;
-        double target;
-        void on_trial(const measured_trial& trial, bool) override {
-          if (trial.ok() && trial.time_ms <= target) *flag = true;
-        }
-      };
-      auto w = std::make_shared<watcher>();
-      w->flag = reached;
-      w->target = target_ms;
-      options.listener = w;
-      options.stop_requested = [reached] { return reached->load(); };
-      auto s = run_pipeline(be, std::move(search), options);
-      t[mode] = time_to_target(s, target_ms);
-    }
-    double ratio = t[1] / t[0];
-    ratios.push_back(ratio);
-    std::printf("  %4d   %8.1f   %14.1f   %5.2f\n", seed, t[0], t[1], ratio);
-  }
-  std::sort(ratios.begin(), ratios.end());
-  double mean = 0;
-  for (double r : ratios) mean += r;
-  mean /= static_cast<double>(ratios.size());
-  std::printf("  generational / steady time to target: mean %.2f, median %.2f (target >= 1.5)\n\n", mean,
-              ratios[ratios.size() / 2]);
-}
-
-/// Mean recorded compile time and mean recorded measure time (benchmark +
-/// verification) over the configurations that reach each stage: the inputs of
-/// the bound min(W / compile, G / measure).
-std::pair<double, double> dataset_latencies(const replay_dataset& data) {
-  double c = 0, m = 0;
-  std::size_t nc = 0, nm = 0;
-  for (const auto& r : data.records) {
-    if (r.state == status::instantiation_error) continue;  // rejected before compile
-    c += r.compile_s;
-    ++nc;
-    if (r.state == status::compile_error || r.state == status::compile_error_device) continue;
-    m += r.benchmark_s + r.verification_s;
-    ++nm;
-  }
-  return {c / static_cast<double>(std::max<std::size_t>(nc, 1)), m / static_cast<double>(std::max<std::size_t>(nm, 1))};
-}
-
-void dataset_throughput(const char* label, const std::string& path, double scale, std::uint64_t trials) {
-  auto data = std::make_shared<const replay_dataset>(read_replay_dataset(path));
-  auto [mc, mm] = dataset_latencies(*data);
-  double bound = std::min(8.0 / mc, 4.0 / mm);
-  replay_backend_options ro;
-  ro.time_scale = scale;
-  ro.seed = 1;
-  auto be = make_replay_backend(data, ro);
-  auto options = topology_8x4(scale, std::min<std::uint64_t>(trials, data->configs.size()));
-  strategy_options so;
-  so.seed = 1;
-  double cpu0 = process_cpu_s();
-  auto s = run_pipeline(be, make_strategy("random", be->space(), so), options);
-  double cpu = process_cpu_s() - cpu0;
-  std::printf("%s: %s (recorded compile %.3f s, measure %.3f s mean; 8 workers, 4 devices, prefetch 2)\n", label,
-              path.c_str(), mc, mm);
-  std::printf("  trials %llu in %.2f s wall = %.1f s simulated\n", static_cast<unsigned long long>(s.trials), s.wall_s,
-              s.sim_s);
-  std::printf("  compile pool busy   %6.1f%%\n", 100.0 * s.compile.busy_fraction());
-  for (std::size_t d = 0; d < s.devices.size(); ++d)
-    std::printf("  device %zu busy      %6.1f%%\n", d, 100.0 * s.devices[d].busy_fraction());
-  std::printf("  trials / sim s      %6.3f   bound min(W/c, G/m) %6.3f   ratio %5.1f%%\n", s.steady_rate, bound,
-              100.0 * s.steady_rate / bound);
-  std::printf("  engine CPU / trial  %6.1f us (actors' handlers)   process CPU / trial %6.1f us\n\n",
-              1e6 * s.engine_cpu_s / static_cast<double>(s.trials), 1e6 * cpu / static_cast<double>(s.trials));
-}
-
-/// Steady state against generational batches on a recorded dataset: simulated
-/// time until the best found is within 95% of the dataset's optimum.
-void dataset_steady_vs_generational(const std::string& path, double scale, int seeds, const std::string& strategy) {
-  auto data = std::make_shared<const replay_dataset>(read_replay_dataset(path));
-  const double target_ms = data->best_time_ms() / 0.95;
-  std::printf("steady vs generational on %s: %s, batch = rho = lambda = 8, %d seeds, target 95%% of the optimum\n",
-              path.c_str(), strategy.c_str(), seeds);
-  std::printf("  seed   steady s   generational s   ratio\n");
-  std::vector<double> ratios;
-  int never = 0;
-  for (int seed = 1; seed <= seeds; ++seed) {
-    double t[2];
-    for (int mode = 0; mode < 2; ++mode) {
-      replay_backend_options ro;
-      ro.time_scale = scale;
-      ro.seed = static_cast<std::uint64_t>(seed);
-      auto be = make_replay_backend(data, ro);
-      auto options = topology_8x4(scale, data->configs.size());
-      options.mode = mode == 0 ? pipeline_mode::steady : pipeline_mode::generational;
-      options.batch = 8;
-      strategy_options so;
-      so.seed = static_cast<std::uint64_t>(seed);
-      if (strategy == "opevo") so.hyper = {{"lambda", 8}, {"rho", 8}};
-      auto search = make_strategy(strategy, be->space(), so);
       auto reached = std::make_shared<std::atomic<bool>>(false);
       struct watcher : trial_listener {
         std::shared_ptr<std::atomic<bool>> flag;
@@ -297,17 +209,42 @@ void dataset_steady_vs_generational(const std::string& path, double scale, int s
     std::printf("  %4d   %8.1f   %14.1f   %5.2f\n", seed, t[0], t[1], ratio);
   }
   if (ratios.empty()) return;
-  double mean = 0;
-  for (double r : ratios) mean += r;
+  double mean = 0, geo = 0;
+  for (double r : ratios) {
+    mean += r;
+    geo += std::log(r);
+  }
   mean /= static_cast<double>(ratios.size());
-  std::vector<double> sorted = ratios;
-  std::sort(sorted.begin(), sorted.end());
-  double geo = 0;
-  for (double r : ratios) geo += std::log(r);
   geo = std::exp(geo / static_cast<double>(ratios.size()));
+  std::sort(ratios.begin(), ratios.end());
   std::printf(
       "  generational / steady time to target: mean %.2f, geometric mean %.2f, median %.2f (target >= 1.5)%s\n\n", mean,
-      geo, sorted[sorted.size() / 2], never ? " (seeds that never reached it left out)" : "");
+      geo, ratios[ratios.size() / 2], never ? " (seeds that never reached it left out)" : "");
+}
+
+/// Mean recorded compile time and mean recorded measure time (benchmark +
+/// verification) over the configurations that reach each stage: the inputs of
+/// the bound min(W / compile, G / measure).
+std::pair<double, double> dataset_latencies(const replay_dataset& data) {
+  double c = 0, m = 0;
+  std::size_t nc = 0, nm = 0;
+  for (const auto& r : data.records) {
+    if (r.state == status::instantiation_error) continue;  // rejected before compile
+    c += r.compile_s;
+    ++nc;
+    if (r.state == status::compile_error || r.state == status::compile_error_device) continue;
+    m += r.benchmark_s + r.verification_s;
+    ++nm;
+  }
+  return {c / static_cast<double>(std::max<std::size_t>(nc, 1)), m / static_cast<double>(std::max<std::size_t>(nm, 1))};
+}
+
+/// A replay backend on a dataset, sleeping `scale` × the recorded latencies.
+backend_ptr replay(const std::shared_ptr<const replay_dataset>& data, double scale, std::uint64_t seed) {
+  replay_backend_options ro;
+  ro.time_scale = scale;
+  ro.seed = seed;
+  return make_replay_backend(data, ro);
 }
 
 }  // namespace
@@ -326,13 +263,29 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--strategy")) strategy = argv[i + 1];
   }
   std::printf("bench_pipeline: time scale %g (wall seconds per simulated second)\n\n", scale);
-  throughput("measurement-bound (GEMM RTX 3090 latencies)", 0.08, 0.9, scale, trials, "random");
-  throughput("compile-bound (convolution A100 latencies)", 2.7, 0.07, scale, trials, "random");
-  steady_vs_generational(scale, seeds, 2000, strategy);
+  for (auto [label, compile_s, measure_s] : {std::tuple{"measurement-bound (GEMM RTX 3090 latencies)", 0.08, 0.9},
+                                             std::tuple{"compile-bound (convolution A100 latencies)", 2.7, 0.07}}) {
+    auto be = std::make_shared<latency_model_backend>(compile_s, measure_s, scale);
+    auto [mc, mm] = mean_latencies(*be);
+    throughput(label, be, mc, mm, scale, trials);
+  }
+  // The compile-bound regime, where a generation waits for its slowest build.
+  steady_vs_generational(
+      "", [scale](std::uint64_t) { return std::make_shared<latency_model_backend>(2.7, 0.07, scale); }, 1.0 / 0.95,
+      2000, scale, seeds, strategy);
+
   const std::string gemm = data_dir + "/datasets/gemm_clblast/RTX_3090.json.gz";
   const std::string conv = data_dir + "/datasets/convolution/A100.json.gz";
-  dataset_throughput("measurement-bound, replayed", gemm, scale, trials);
-  dataset_throughput("compile-bound, replayed", conv, scale, trials);
-  dataset_steady_vs_generational(conv, scale, seeds, strategy);
+  auto gemm_data = std::make_shared<const replay_dataset>(read_replay_dataset(gemm));
+  auto conv_data = std::make_shared<const replay_dataset>(read_replay_dataset(conv));
+  for (auto [label, data] : {std::pair{"measurement-bound, replayed: " + gemm, gemm_data},
+                             std::pair{"compile-bound, replayed: " + conv, conv_data}}) {
+    auto [mc, mm] = dataset_latencies(*data);
+    throughput(label + " (recorded)", replay(data, scale, 1), mc, mm, scale,
+               std::min<std::uint64_t>(trials, data->configs.size()));
+  }
+  steady_vs_generational(
+      " on " + conv, [&](std::uint64_t seed) { return replay(conv_data, scale, seed); },
+      conv_data->best_time_ms() / 0.95, conv_data->configs.size(), scale, seeds, strategy);
   return 0;
 }

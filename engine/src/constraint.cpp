@@ -3,6 +3,7 @@
 #include <muParser.h>
 
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 
@@ -54,10 +55,15 @@ class muparser_constraints final : public constraint_set {
           if (!codes_.count(*s)) codes_.emplace(*s, -1.0e15 - static_cast<double>(codes_.size()));
       }
     }
-    for (const auto& p : parameters_) {
+    std::map<std::string, std::size_t> owner;  // variable name -> parameter
+    for (std::size_t p = 0; p < parameters_.size(); ++p) {
       offsets_.push_back(variables_.size());
-      for (auto& n : variable_names(*p)) variables_.push_back(std::move(n));
+      for (auto& n : variable_names(*parameters_[p])) {
+        owner.emplace(n, p);
+        variables_.push_back(std::move(n));
+      }
     }
+    offsets_.push_back(variables_.size());
     for (const auto& e : expressions_) {
       try {
         auto tokens = python::tokenize(e);
@@ -66,27 +72,15 @@ class muparser_constraints final : public constraint_set {
         throw std::invalid_argument("constraint '" + e + "': " + error.what());
       }
     }
-    // Parse once to report unknown names and syntax errors now, and to learn
-    // which parameters the expressions read.
+    // Compiling once reports unknown names and syntax errors now and tells
+    // which parameters the expressions read; only those are set per call.
     auto probe = make_evaluator();
     used_.assign(parameters_.size(), false);
-    for (std::size_t k = 0; k < probe->parsers.size(); ++k) {
-      try {
-        const auto& used = probe->parsers[k]->GetUsedVar();
-        for (const auto& [name, ptr] : used) {
-          for (std::size_t p = 0; p < parameters_.size(); ++p) {
-            std::size_t end = p + 1 < offsets_.size() ? offsets_[p + 1] : variables_.size();
-            for (std::size_t v = offsets_[p]; v < end; ++v)
-              if (variables_[v] == name) used_[p] = true;
-          }
-        }
-      } catch (const mu::Parser::exception_type& error) {
-        throw std::invalid_argument("constraint '" + expressions_[k] + "': " + error.GetMsg() + known_names());
-      }
-    }
+    for (const auto& parser : probe->parsers)
+      for (const auto& used : parser->GetUsedVar()) used_[owner.at(used.first)] = true;
     for (std::size_t p = 0; p < parameters_.size(); ++p) {
       value_table table;
-      table.width = (p + 1 < offsets_.size() ? offsets_[p + 1] : variables_.size()) - offsets_[p];
+      table.width = offsets_[p + 1] - offsets_[p];
       if (used_[p] && parameters_[p]->cardinality() <= max_table_rows) {
         for (std::uint64_t i = 0; i < parameters_[p]->cardinality(); ++i)
           append_values(parameters_[p]->value(i), codes_, table.values);
@@ -99,7 +93,6 @@ class muparser_constraints final : public constraint_set {
   bool satisfied(const configuration& config) const override {
     if (config.size() != parameters_.size()) return false;
     auto evaluator = acquire();
-    std::vector<double> scratch;
     for (std::size_t p = 0; p < parameters_.size(); ++p) {
       if (!used_[p]) continue;
       const auto& table = tables_[p];
@@ -108,9 +101,9 @@ class muparser_constraints final : public constraint_set {
         const double* row = &table.values[config[p] * table.width];
         std::copy(row, row + table.width, target);
       } else {
-        scratch.clear();
-        append_values(parameters_[p]->value(config[p]), codes_, scratch);
-        std::copy(scratch.begin(), scratch.end(), target);
+        std::vector<double> values;  // a parameter too large to tabulate
+        append_values(parameters_[p]->value(config[p]), codes_, values);
+        std::copy(values.begin(), values.end(), target);
       }
     }
     bool ok = true;
@@ -187,7 +180,7 @@ class muparser_constraints final : public constraint_set {
   std::vector<std::string> translated_;
   python::string_codes codes_;
   std::vector<std::string> variables_;
-  std::vector<std::size_t> offsets_;
+  std::vector<std::size_t> offsets_;  // per parameter, plus the end
   std::vector<bool> used_;
   std::vector<value_table> tables_;
   mutable std::mutex mutex_;

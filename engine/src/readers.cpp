@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "list_expr.hpp"
+#include "tune/engine/constraint.hpp"
 
 namespace tune {
 namespace {
@@ -57,38 +58,6 @@ J parse_json_text(const std::string& text, const std::string& path, bool repair_
 template <class J>
 J parse_json_file(const std::string& path, bool repair_truncated_cache) {
   return parse_json_text<J>(read_file_text(path), path, repair_truncated_cache);
-}
-
-template <class J>
-std::string type_name(const J& v) {
-  return std::string(v.type_name());
-}
-
-/// Numeric values become discrete when more than two are listed; two-valued
-/// flags, single values and strings are categorical.
-parameter_ptr guessed_parameter(const std::string& name, std::vector<parameter_value> values,
-                                const std::string& override_kind, const std::string& origin, const std::string& field) {
-  std::vector<parameter_value> unique;
-  for (auto& v : values)
-    if (std::find(unique.begin(), unique.end(), v) == unique.end()) unique.push_back(std::move(v));
-  if (unique.empty()) fail(origin, field, "the list of values is empty; give at least one value");
-  bool numeric = std::all_of(unique.begin(), unique.end(),
-                             [](const parameter_value& v) { return std::holds_alternative<double>(v); });
-  bool discrete = numeric && unique.size() > 2;
-  if (!override_kind.empty()) {
-    if (override_kind != "discrete" && override_kind != "categorical")
-      fail(origin, "kind override '" + name + "'", "'" + override_kind + "' is not 'discrete' or 'categorical'");
-    if (override_kind == "discrete" && !numeric)
-      fail(origin, "kind override '" + name + "'", "a parameter with non-numeric values cannot be discrete");
-    discrete = override_kind == "discrete";
-  }
-  if (discrete) {
-    std::vector<double> numbers;
-    for (const auto& v : unique) numbers.push_back(std::get<double>(v));
-    std::sort(numbers.begin(), numbers.end());
-    return make_discrete_parameter(name, numbers);
-  }
-  return make_categorical_parameter(name, unique);
 }
 
 template <class J>
@@ -207,8 +176,7 @@ search_space kernel_tuner_impl(const J& cache, const std::string& origin, const 
     for (std::size_t i = 0; i < list.size(); ++i)
       values.push_back(scalar_value(list[i], origin, field + "[" + std::to_string(i) + "]"));
     auto it = overrides.find(name);
-    params.push_back(
-        guessed_parameter(name, std::move(values), it == overrides.end() ? "" : it->second, origin, field));
+    params.push_back(guess_parameter(name, std::move(values), it == overrides.end() ? "" : it->second, origin, field));
   }
   return search_space(std::move(params), origin);
 }
@@ -262,7 +230,7 @@ search_space t1_impl(const J& doc, const std::string& origin) {
       bool fits = type == "string" ? !d : d && (type != "int" && type != "bool" ? true : std::floor(*d) == *d);
       if (!fits) fail(origin, field + ".Values", "value " + to_string(values[k]) + " is not of Type '" + type + "'");
     }
-    params.push_back(guessed_parameter(name, std::move(values), "", origin, field + ".Values"));
+    params.push_back(guess_parameter(name, std::move(values), "", origin, field + ".Values"));
   }
   search_space space(std::move(params), origin);
   if (cs.contains("Conditions")) {
@@ -276,11 +244,20 @@ search_space t1_impl(const J& doc, const std::string& origin) {
       const auto& e = member(conditions[i], "Expression", origin, field);
       if (!e.is_string()) fail(origin, field, "expected a string, got " + e.dump());
       expressions.push_back(e.template get<std::string>());
-      try {
-        space.add_constraints({expressions.back()});
-      } catch (const std::invalid_argument& error) {
-        fail(origin, field, error.what());
+    }
+    try {
+      space.add_constraints(expressions);
+    } catch (const std::invalid_argument& error) {
+      // Compiled together on the way in; only a failure is worth finding the
+      // condition for, to name its field.
+      for (std::size_t i = 0; i < expressions.size(); ++i) {
+        try {
+          make_constraint_set(space, {expressions[i]});
+        } catch (const std::invalid_argument& one) {
+          fail(origin, "ConfigurationSpace.Conditions[" + std::to_string(i) + "].Expression", one.what());
+        }
       }
+      throw;
     }
   }
   return space;
@@ -313,6 +290,31 @@ std::string read_file_text(const std::string& path) {
 
 json read_json_file(const std::string& path, bool repair_truncated_cache) {
   return parse_json_file<json>(path, repair_truncated_cache);
+}
+
+parameter_ptr guess_parameter(const std::string& name, std::vector<parameter_value> values,
+                              const std::string& override_kind, const std::string& origin, const std::string& field) {
+  std::vector<parameter_value> unique;
+  for (auto& v : values)
+    if (std::find(unique.begin(), unique.end(), v) == unique.end()) unique.push_back(std::move(v));
+  if (unique.empty()) fail(origin, field, "the list of values is empty; give at least one value");
+  bool numeric = std::all_of(unique.begin(), unique.end(),
+                             [](const parameter_value& v) { return std::holds_alternative<double>(v); });
+  bool discrete = numeric && unique.size() > 2;
+  if (!override_kind.empty()) {
+    if (override_kind != "discrete" && override_kind != "categorical")
+      fail(origin, "kind override '" + name + "'", "'" + override_kind + "' is not 'discrete' or 'categorical'");
+    if (override_kind == "discrete" && !numeric)
+      fail(origin, "kind override '" + name + "'", "a parameter with non-numeric values cannot be discrete");
+    discrete = override_kind == "discrete";
+  }
+  if (discrete) {
+    std::vector<double> numbers;
+    for (const auto& v : unique) numbers.push_back(std::get<double>(v));
+    std::sort(numbers.begin(), numbers.end());
+    return make_discrete_parameter(name, numbers);
+  }
+  return make_categorical_parameter(name, unique);
 }
 
 search_space read_nni_space(const std::string& path) {

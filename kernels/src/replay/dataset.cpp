@@ -41,18 +41,17 @@ std::vector<double> number_list(const json& v, const std::string& origin, const 
   return out;
 }
 
-/// Parameters guessed from the values that occur: numeric lists of more than
-/// two values are discrete, two-valued flags and strings categorical.
+/// Every override names a parameter of the dataset (guess_parameter checks
+/// the kind it asks for).
 void check_overrides(const std::vector<std::string>& names, const kind_overrides& overrides,
                      const std::string& origin) {
-  for (const auto& [name, kind] : overrides) {
+  for (const auto& [name, kind] : overrides)
     if (std::find(names.begin(), names.end(), name) == names.end())
       fail(origin, "kind override '" + name + "'", "no such parameter in the dataset");
-    if (kind != "discrete" && kind != "categorical")
-      fail(origin, "kind override '" + name + "'", "'" + kind + "' is not 'discrete' or 'categorical'");
-  }
 }
 
+/// Parameters from the values that occur, sorted, kinds guessed (numeric lists
+/// of more than two values discrete, two-valued flags and strings categorical).
 search_space space_from_rows(const std::vector<std::string>& names,
                              const std::vector<std::vector<parameter_value>>& rows, const kind_overrides& overrides,
                              const std::string& origin) {
@@ -62,23 +61,10 @@ search_space space_from_rows(const std::vector<std::string>& names,
     std::vector<parameter_value> values;
     for (const auto& row : rows)
       if (std::find(values.begin(), values.end(), row[p]) == values.end()) values.push_back(row[p]);
-    bool numeric = std::all_of(values.begin(), values.end(),
-                               [](const parameter_value& v) { return std::holds_alternative<double>(v); });
     std::sort(values.begin(), values.end());
     auto it = overrides.find(names[p]);
-    bool discrete = numeric && values.size() > 2;
-    if (it != overrides.end()) {
-      if (it->second == "discrete" && !numeric)
-        fail(origin, "kind override '" + names[p] + "'", "a parameter with non-numeric values cannot be discrete");
-      discrete = it->second == "discrete";
-    }
-    if (discrete) {
-      std::vector<double> numbers;
-      for (const auto& v : values) numbers.push_back(std::get<double>(v));
-      params.push_back(make_discrete_parameter(names[p], numbers));
-    } else {
-      params.push_back(make_categorical_parameter(names[p], values));
-    }
+    params.push_back(guess_parameter(names[p], std::move(values), it == overrides.end() ? "" : it->second, origin,
+                                     "values of " + names[p]));
   }
   return search_space(std::move(params), origin);
 }
@@ -120,12 +106,7 @@ replay_dataset read_kernel_tuner(const json& doc, const std::string& origin, con
   out.format = "kernel_tuner";
   out.kernel = doc.value("kernel_name", "");
   out.device = doc.value("device_name", "");
-  if (!overrides.empty()) {
-    std::vector<std::string> names;
-    for (const auto& [name, values] : doc.at("tune_params").items()) names.push_back(name);
-    check_overrides(names, overrides, origin);
-  }
-  search_space space = kernel_tuner_space_from_json(doc, origin, overrides);
+  search_space space = kernel_tuner_space_from_json(doc, origin, overrides);  // checks the overrides too
   const auto& cache = doc.at("cache");
   if (!cache.is_object()) fail(origin, "cache", "expected an object of configurations, got " + cache.dump());
   for (const auto& [key, entry] : cache.items()) {

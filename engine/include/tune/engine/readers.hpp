@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "tune/engine/space.hpp"
 
@@ -23,6 +24,14 @@ nlohmann::json read_json_file(const std::string& path, bool repair_truncated_cac
 /// Overrides of the guessed parameter kind, by parameter name:
 /// "discrete" or "categorical".
 using kind_overrides = std::map<std::string, std::string>;
+
+/// A parameter from the values a file lists (duplicates dropped): numbers
+/// become a discrete parameter when more than two are listed, two-valued
+/// flags, single values and strings a categorical one (in the order given),
+/// unless `override_kind` ("discrete" or "categorical") says otherwise.
+/// Throws std::invalid_argument naming `origin` and `field`.
+parameter_ptr guess_parameter(const std::string& name, std::vector<parameter_value> values,
+                              const std::string& override_kind, const std::string& origin, const std::string& field);
 
 /// NNI OpEvo search space: {"name": {"_type": "factor"|"discrete"|"choice"|"perm", "_value": …}}.
 search_space read_nni_space(const std::string& path);
