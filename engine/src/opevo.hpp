@@ -22,6 +22,10 @@ class opevo_strategy : public strategy_base {
   /// A child of the current top-λ (Eq. 2 recombination, Eq. 3 mutation),
   /// re-mutated until fresh; nullopt when the valid space is exhausted.
   std::optional<configuration> child();
+  /// The results with positive fitness so far, best first.
+  const ranked_configurations& ranked() const { return ranked_; }
+  /// The walk's continuation probability q (Eq. 3).
+  double q() const { return q_; }
 
  private:
   void mutate(configuration& config);

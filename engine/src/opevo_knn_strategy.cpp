@@ -56,17 +56,12 @@ class opevo_knn_strategy final : public opevo_strategy {
         epsilon_(hyper_in("epsilon", 0.0, 1.0)),
         stall_(hyper_count("stall", 1)),
         explore_(hyper_in("explore", 0.0, 1.0)),
-        q_(hyper("q")),
         surrogate_(space, hyper_count("k", 1)) {}
 
  protected:
   void on_result(const trial_result& result, double fit) override {
     surrogate_.add(result.config, fit);
-    if (fit > best_fit_) {
-      best_fit_ = fit;
-      best_ = result.config;
-      last_improvement_ = observed_count();
-    }
+    if (fit > 0 && (ranked().size() == 0 || fit > ranked().fitness(0))) last_improvement_ = observed_count();
     opevo_strategy::on_result(result, fit);
   }
 
@@ -101,9 +96,9 @@ class opevo_knn_strategy final : public opevo_strategy {
   std::optional<configuration> around_best() {
     const auto& params = space_->parameters();
     auto walk = [&](configuration& c) {
-      for (std::size_t i = 0; i < c.size(); ++i) c[i] = q_random_walk(*params[i], c[i], q_, rng_);
+      for (std::size_t i = 0; i < c.size(); ++i) c[i] = q_random_walk(*params[i], c[i], q(), rng_);
     };
-    auto config = best_;
+    auto config = ranked().config(0);
     walk(config);
     return refresh(std::move(config), walk);
   }
@@ -114,10 +109,7 @@ class opevo_knn_strategy final : public opevo_strategy {
   double epsilon_;
   std::size_t stall_;
   double explore_;
-  double q_;
   knn_surrogate surrogate_;
-  double best_fit_ = 0;
-  configuration best_;
   std::size_t last_improvement_ = 0;
 };
 }  // namespace
