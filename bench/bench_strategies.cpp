@@ -3,8 +3,10 @@
 // the best of Kernel Tuner 1.0's eleven strategies on the same data.
 //
 //   bench_strategies [--runs R] [--budget N] [--seed S] [--out DIR]
-//                    [--strategies a,b,…] [--hyper strategy:name=value …] DATASET…
+//                    [--strategies a,b,…] [--hyper strategy:name=value …]
+//                    [--kinds KINDS.json] DATASET …
 //
+// A --kinds file (parameter kind overrides) applies to the dataset after it.
 // Writes DIR/strategies.md, DIR/strategies.csv and DIR/<dataset>.svg.
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/replay.hpp"
@@ -156,7 +159,8 @@ int run(int argc, char** argv) {
   std::string out_dir = "bench/results";
   std::vector<std::string> strategies = strategy_names();
   std::map<std::string, std::map<std::string, double>> hyper;
-  std::vector<std::string> datasets;
+  std::vector<std::pair<std::string, std::string>> datasets;  // path, kind-override file
+  std::string kinds;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -180,12 +184,15 @@ int run(int argc, char** argv) {
       if (colon == std::string::npos || eq == std::string::npos || eq < colon)
         throw std::invalid_argument("--hyper " + h + ": expected strategy:name=value, e.g. opevo:lambda=8");
       hyper[h.substr(0, colon)][h.substr(colon + 1, eq - colon - 1)] = std::stod(h.substr(eq + 1));
-    } else if (!arg.empty() && arg[0] == '-')
+    } else if (arg == "--kinds")
+      kinds = value();
+    else if (!arg.empty() && arg[0] == '-')
       throw std::invalid_argument("unknown option " + arg);
     else
-      datasets.push_back(arg);
+      datasets.emplace_back(arg, std::exchange(kinds, {}));
   }
   if (datasets.empty()) throw std::invalid_argument("give at least one dataset file");
+  if (!kinds.empty()) throw std::invalid_argument("--kinds " + kinds + " must come before the dataset it applies to");
   std::filesystem::create_directories(out_dir);
   std::ofstream csv(out_dir + "/strategies.csv");
   csv << "dataset,strategy,evals,mean_f,std_f,random_f\n";
@@ -195,12 +202,15 @@ int run(int argc, char** argv) {
       "one distinct configuration measured, failures included. Random = exact expectation of random "
       "search without replacement. Score = Willemsen et al. 2024, averaged over 1..{} evaluations.\n\n",
       runs, seed, seed + runs - 1, budget);
+  for (const auto& [path, kinds_file] : datasets)
+    if (!kinds_file.empty())
+      md << fmt::format("Parameter kinds of {} overridden by {}.\n\n", dataset_label(path), kinds_file);
   md << "| dataset | strategy | f@20 | f@50 | f@100 | f@200 | f@500 | evals to 0.95 (never) | score | wall s |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& path : datasets) {
+  for (const auto& [path, kinds_file] : datasets) {
     auto label = dataset_label(path);
     auto t0 = std::chrono::steady_clock::now();
-    auto dataset = read_replay_dataset(path);
+    auto dataset = read_replay_dataset(path, kinds_file.empty() ? kind_overrides{} : read_kind_overrides(kinds_file));
     double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print(stderr, "{}: {} configurations, loaded in {:.2f} s\n", label, dataset.configs.size(), load_s);
     std::vector<cell> cells;

@@ -139,6 +139,27 @@ TEST_CASE("kind overrides change the guessed kinds and reject bad names", "[kern
   CHECK_THROWS_WITH(read_kind_overrides(bad), Catch::Contains("read_only"));
 }
 
+TEST_CASE("the vendored pnpoly kind file makes its method choices categorical", "[kernels]") {
+  auto path = replay_data("datasets/pnpoly/RTX_3090.json.gz");
+  auto kinds = read_kind_overrides(replay_data("datasets/pnpoly/kinds.json"));
+  CHECK(kinds.size() == 2);
+  auto guessed = read_replay_dataset(path);
+  auto d = read_replay_dataset(path, kinds);
+  auto kind_of = [](const replay_dataset& data, const std::string& name) {
+    return data.space->parameters()[*data.space->find(name)]->kind();
+  };
+  for (const auto* name : {"between_method", "use_method"}) {
+    CHECK(kind_of(guessed, name) == parameter_kind::discrete);
+    CHECK(kind_of(d, name) == parameter_kind::categorical);
+  }
+  CHECK(kind_of(d, "block_size_x") == parameter_kind::discrete);
+  CHECK(kind_of(d, "tile_size") == parameter_kind::discrete);
+  // Method 0 is one mutation step from method 2 once the values are choices.
+  auto between = d.space->parameters()[*d.space->find("between_method")];
+  CHECK(between->neighbours(between->index_of(parameter_value(2.0))).size() == 3);
+  CHECK(d.configs.size() == guessed.configs.size());
+}
+
 TEST_CASE("Kernel Tuner status strings map to statuses", "[kernels]") {
   auto d = read_replay_dataset(write_scratch("invalid.json", tiny_cache("\"InvalidConfig\"")));
   REQUIRE(d.configs.size() == 2);
