@@ -3,11 +3,13 @@
 // once the tail outgrows a sixteenth of it, so interleaved add/predict stays
 // cheap and every answer is exact.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <nanoflann.hpp>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 #include "tune/engine/surrogate.hpp"
 
@@ -62,6 +64,63 @@ struct canberra_metric {
   }
 };
 
+// The k nearest rows of a scan in row order: a row replaces the current k-th
+// only when strictly nearer, so ties keep the lowest rows, as the exhaustive
+// scan does.
+struct nearest_rows {
+  std::size_t want;
+  std::vector<std::pair<double, std::size_t>>& best;  // sorted, at most want
+  double worst = std::numeric_limits<double>::infinity();
+
+  void offer(double d, std::size_t row) {
+    std::pair<double, std::size_t> entry{d, row};
+    best.insert(std::upper_bound(best.begin(), best.end(), entry), entry);
+    if (best.size() > want) best.pop_back();
+    if (best.size() == want) worst = best.back().first;
+  }
+};
+
+// Distance of each row = sum over parameters of table[p][column[p][row]].
+// P > 0: exactly P parameters, whose pointers are copied to locals so that
+// they stay in registers and the per-row loop is a few loads and adds;
+// P = 0: any number of parameters.
+template <std::size_t P>
+void scan_rows(std::size_t params, const double* const* table, const std::uint32_t* const* column, std::size_t n,
+               nearest_rows& out) {
+  const double* t[P > 0 ? P : 1];
+  const std::uint32_t* c[P > 0 ? P : 1];
+  for (std::size_t p = 0; p < P; ++p) {
+    t[p] = table[p];
+    c[p] = column[p];
+  }
+  auto term = [&](std::size_t p, std::size_t row) {
+    if constexpr (P > 0)
+      return t[p][c[p][row]];
+    else
+      return table[p][column[p][row]];
+  };
+  const std::size_t count = P > 0 ? P : params;
+  for (std::size_t row = 0; row < n; ++row) {
+    double d = 0;
+    for (std::size_t p = 0; p < count; ++p) d += term(p, row);
+    if (d < out.worst) [[unlikely]]
+      out.offer(d, row);
+  }
+}
+
+template <std::size_t... P>
+constexpr auto make_scanners(std::index_sequence<P...>) {
+  return std::array{&scan_rows<P>...};
+}
+
+// Called through a table, never inlined: inlined into its caller the loop lost
+// its registers and ran at half the speed.
+void scan_rows(std::size_t params, const double* const* table, const std::uint32_t* const* column, std::size_t n,
+               nearest_rows& out) {
+  static constexpr auto scanners = make_scanners(std::make_index_sequence<9>());
+  scanners[params < scanners.size() ? params : 0](params, table, column, n, out);
+}
+
 using kd_tree = nanoflann::KDTreeSingleIndexAdaptor<canberra_metric, rows_view, -1, std::size_t>;
 
 }  // namespace
@@ -73,8 +132,8 @@ struct knn_surrogate::impl {
   std::vector<double> data;
   std::vector<double> values;
   std::unordered_map<configuration, std::size_t, configuration_hash> rows;
-  bool negative = false;             // any negative feature: the tree would not be exact
-  std::vector<std::uint32_t> codes;  // value index per parameter, row-major
+  bool negative = false;                            // any negative feature: the tree would not be exact
+  std::vector<std::vector<std::uint32_t>> columns;  // per parameter, each row's value index
   // Per parameter: its features offset and count, and every value's features
   // (empty unless the space is small enough for value tables).
   std::vector<std::size_t> offsets, widths;
@@ -85,11 +144,6 @@ struct knn_surrogate::impl {
   std::vector<double> terms;                // per query scratch
   std::vector<std::vector<double>> tables;  // per query scratch
   bool tables_possible = false;
-  // Rows by the value of the parameter with the most values: the table term
-  // of that parameter bounds every distance in a bucket from below, so
-  // buckets are visited nearest first and the scan stops at the k-th best.
-  std::size_t bucket_param = 0;
-  std::vector<std::vector<std::uint32_t>> buckets;
   rows_view view;
   std::unique_ptr<kd_tree> tree;
 
@@ -130,10 +184,7 @@ struct knn_surrogate::impl {
       feature_codes.push_back(std::move(codes_of_values));
     }
     tables.resize(params.size());
-    if (!tables_possible) return;
-    for (std::size_t p = 0; p < params.size(); ++p)
-      if (params[p]->cardinality() > params[bucket_param]->cardinality()) bucket_param = p;
-    buckets.resize(params[bucket_param]->cardinality());
+    columns.resize(params.size());
   }
 
   // Exact k nearest by per-parameter value tables.
@@ -141,54 +192,30 @@ struct knn_surrogate::impl {
     std::size_t params = tables.size();
     for (std::size_t p = 0; p < params; ++p) {
       std::size_t w = widths[p];
-      std::vector<std::size_t> start(w + 1, 0);
-      terms.clear();
-      for (std::size_t f = 0; f < w; ++f) {
-        start[f] = terms.size();
-        double x = query[offsets[p] + f];
-        for (double z : distinct[p][f]) terms.push_back(canberra_distance(&x, &z, 1));
-      }
       std::size_t count = feature_codes[p].size() / w;
-      tables[p].resize(count);
-      const std::uint32_t* fc = feature_codes[p].data();
-      for (std::size_t v = 0; v < count; ++v, fc += w) {
-        double d = 0;
-        for (std::size_t f = 0; f < w; ++f) d += terms[start[f] + fc[f]];
-        tables[p][v] = d;
+      auto& sums = tables[p];
+      sums.assign(count, 0.0);
+      // Feature by feature, so that the sums of different values do not wait
+      // on each other; each value's terms are still added in feature order.
+      for (std::size_t f = 0; f < w; ++f) {
+        double x = query[offsets[p] + f];
+        terms.clear();
+        for (double z : distinct[p][f]) terms.push_back(canberra_distance(&x, &z, 1));
+        const std::uint32_t* fc = feature_codes[p].data() + f;
+        const double* term = terms.data();
+        for (std::size_t v = 0; v < count; ++v) sums[v] += term[fc[v * w]];
       }
     }
-    std::size_t want = std::min(k, size());
-    std::vector<std::pair<double, std::size_t>> best;  // sorted, at most want
-    best.reserve(want + 1);
-    std::pair<double, std::size_t> worst{std::numeric_limits<double>::infinity(), 0};
-    const double* bound = tables[bucket_param].data();
-    std::vector<std::uint32_t> order;
-    for (std::uint32_t v = 0; v < buckets.size(); ++v)
-      if (!buckets[v].empty()) order.push_back(v);
-    // A heap, not a sort: only the few nearest buckets are usually visited.
-    auto farther = [&](std::uint32_t a, std::uint32_t b) { return bound[a] > bound[b]; };
-    std::make_heap(order.begin(), order.end(), farther);
-    // Table pointers hoisted out of the vectors: the scan is loads and adds;
-    // worst stays infinite until k rows are held. Ties keep the lowest rows,
-    // as the exhaustive scan does.
-    std::vector<const double*> table(params);
-    for (std::size_t p = 0; p < params; ++p) table[p] = tables[p].data();
-    for (auto end = order.end(); end != order.begin(); --end) {
-      std::pop_heap(order.begin(), end, farther);
-      auto v = *(end - 1);
-      if (bound[v] > worst.first) break;
-      for (auto row : buckets[v]) {
-        const std::uint32_t* code = codes.data() + static_cast<std::size_t>(row) * params;
-        double d = 0;
-        for (std::size_t p = 0; p < params; ++p) d += table[p][code[p]];
-        if (d > worst.first) continue;
-        std::pair<double, std::size_t> entry{d, row};
-        if (!(entry < worst)) continue;
-        best.insert(std::upper_bound(best.begin(), best.end(), entry), entry);
-        if (best.size() > want) best.pop_back();
-        if (best.size() == want) worst = best.back();
-      }
+    std::vector<const double*> lookup(params);
+    std::vector<const std::uint32_t*> index(params);
+    for (std::size_t p = 0; p < params; ++p) {
+      lookup[p] = tables[p].data();
+      index[p] = columns[p].data();
     }
+    std::vector<std::pair<double, std::size_t>> best;
+    best.reserve(k + 1);
+    nearest_rows out{std::min(k, size()), best};
+    scan_rows(params, lookup.data(), index.data(), size(), out);
     return best;
   }
 
@@ -263,8 +290,7 @@ void knn_surrogate::add(const configuration& config, double value) {
   auto features = s.space->features(config);
   for (double f : features) s.negative = s.negative || f < 0;
   s.data.insert(s.data.end(), features.begin(), features.end());
-  for (auto index : config) s.codes.push_back(static_cast<std::uint32_t>(index));
-  if (s.tables_possible) s.buckets[config[s.bucket_param]].push_back(static_cast<std::uint32_t>(s.values.size()));
+  for (std::size_t p = 0; p < config.size(); ++p) s.columns[p].push_back(static_cast<std::uint32_t>(config[p]));
   s.rows.emplace(config, s.values.size());
   s.values.push_back(value);
 }

@@ -69,3 +69,24 @@ TEST_CASE("k-d tree and value-table searches equal exhaustive search on random d
     }
   }
 }
+
+TEST_CASE("value tables break ties like the exhaustive scan, with more parameters than the fixed loops",
+          "[engine][surrogate]") {
+  // Ten parameters with three small values each: many observations lie at
+  // exactly the same distance, and ten is past the loops specialised for up
+  // to eight parameters.
+  std::vector<parameter_ptr> params;
+  for (int p = 0; p < 10; ++p) params.push_back(make_discrete_parameter("p" + std::to_string(p), {1, 2, 4}));
+  auto space = std::make_shared<search_space>(params);
+  for (std::size_t k : {1, 9}) {
+    knn_surrogate s(space, k);
+    rng_type draw(5);
+    std::uniform_real_distribution<double> u(0.0, 100.0);
+    for (int i = 0; i < 3000; ++i) s.add(space->draw(draw), u(draw));
+    for (int q = 0; q < 200; ++q) {
+      auto c = space->draw(draw);
+      // Exact equality: the same neighbours, ties resolved to the same rows.
+      CHECK(s.predict(c, knn_search::value_tables) == s.predict(c, knn_search::exhaustive));
+    }
+  }
+}
