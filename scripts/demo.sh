@@ -4,7 +4,7 @@
 # pipeline, and compares the best kernel found with OpenBLAS sgemm on the same
 # number of threads. Results go to demo-output/ (SQLite database, summary JSON).
 #
-#   TUNE_DEMO_BUDGET=N   trials to measure (default 60, about 5 minutes on 2 cores)
+#   TUNE_DEMO_BUDGET=N   trials to measure (default 60, about a minute on 2 cores)
 #   TUNE_DEMO_TASK=T     another built-in task, e.g. bmm:960x128x128x64:nn
 set -euo pipefail
 cd "$(dirname "$0")/.."

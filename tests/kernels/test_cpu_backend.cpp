@@ -110,6 +110,24 @@ TEST_CASE("a register tile too large for the register file is an instantiation e
   CHECK(backend->build({99, 0, 0, 0}, 120.0).state == status::instantiation_error);
 }
 
+TEST_CASE("an unrolled body over 2048 vector multiply-adds is an instantiation error", "[kernels]") {
+  tune::test::kernel_scratch scratch("unrolled");
+  auto backend = tune::make_task_backend("matmul:8x1024x16", "cpu", scratch.options());
+  auto with_k = [&](std::vector<std::int64_t> tile_k) {
+    // An 8 x 16 register tile: 8 accumulators of 16 lanes.
+    return backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 1, 8}},
+                                          {"tile_m", std::vector<std::int64_t>{1, 1, 1, 16}},
+                                          {"tile_k", tile_k},
+                                          {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+  };
+  auto over = backend->build(with_k({1, 1, 1024}), 120.0);  // 8 x 1024 = 8192
+  CHECK(over.state == status::instantiation_error);
+  CHECK(over.message.find("8192 vector multiply-adds; at most 2048") != std::string::npos);
+  auto at = backend->build(with_k({4, 1, 256}), 120.0);  // 8 x 256 = 2048
+  INFO(at.message);
+  CHECK(at.state == status::ok);
+}
+
 TEST_CASE("a compiler that cannot be run is a compile error, not an exception", "[kernels]") {
   tune::test::kernel_scratch scratch("compiler");
   auto options = scratch.options();
