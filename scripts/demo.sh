@@ -4,13 +4,13 @@
 # pipeline, and compares the best kernel found with OpenBLAS sgemm on the same
 # number of threads. Results go to demo-output/ (SQLite database, summary JSON).
 #
-#   TUNE_DEMO_BUDGET=N   trials to measure (default 60, about a minute on 2 cores)
+#   TUNE_DEMO_BUDGET=N   trials to measure (default 150, one to two minutes on 2 cores)
 #   TUNE_DEMO_TASK=T     another built-in task, e.g. bmm:960x128x128x64:nn
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh >/dev/null
 
-budget=${TUNE_DEMO_BUDGET:-60}
+budget=${TUNE_DEMO_BUDGET:-150}
 task=${TUNE_DEMO_TASK:-matmul:512x1024x1024}
 mkdir -p demo-output
 rm -f demo-output/demo.db demo-output/demo.db-wal demo-output/demo.db-shm

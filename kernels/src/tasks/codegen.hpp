@@ -45,6 +45,10 @@ struct conv2d_tiles {
 };
 conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& config);
 
+/// Source text of the CPU templates' vector type `vec` (VL floats, VL defined
+/// before it) and its helpers `load` (unaligned) and `splat` (every lane x).
+extern const char* const cpu_vector_helpers;
+
 /// Vector lanes of a CPU register tile `extent` floats wide (16 down to 1).
 std::int64_t vector_lanes(std::int64_t extent);
 

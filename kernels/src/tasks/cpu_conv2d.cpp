@@ -21,14 +21,8 @@ namespace tune::codegen {
 namespace {
 
 const char* conv_head = R"(
-typedef float vec __attribute__((vector_size(VL * sizeof(float))));
 constexpr long NV = FR / VL;
 constexpr long HP = H + 2 * P, WP = W + 2 * P;
-inline vec load(const float* p) {
-  vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 // One register tile: YR x XR output pixels of FR channels.
 __attribute__((always_inline)) inline void tile(const float* __restrict in, const float* __restrict wp,
@@ -53,7 +47,7 @@ __attribute__((always_inline)) inline void tile(const float* __restrict in, cons
     for (long i = 0; i < YR; ++i)
 #pragma GCC unroll 64
       for (long j = 0; j < XR; ++j) {
-        vec a = vec{} + src[(i * S) * WP + j * S];
+        vec a = splat(src[(i * S) * WP + j * S]);
 #pragma GCC unroll 64
         for (long v = 0; v < NV; ++v) acc[i][j][v] += a * wv[v];
       }
@@ -151,7 +145,7 @@ std::string reduction_code(const conv_tiles& t) {
 
 std::string conv_source(const task_spec& task, int threads, const conv_tiles& t) {
   std::string s = "// " + task.to_string() + " on the CPU, generated for one configuration\n";
-  s += "#include <cstdlib>\n#include <cstring>\nnamespace {\n";
+  s += "#include <cstdlib>\n#include <cstring>\n#include <utility>\nnamespace {\n";
   s += constant("B", task.batch) + constant("C", task.in_channels) + constant("H", task.height) +
        constant("W", task.width) + constant("F", task.out_channels) + constant("KH", task.kernel_h) +
        constant("KW", task.kernel_w) + constant("S", task.stride) + constant("P", task.pad) +
@@ -163,6 +157,7 @@ std::string conv_source(const task_spec& task, int threads, const conv_tiles& t)
     s += constant(f_names[i], t.f[i]) + constant(y_names[i], t.y[i]) + constant(x_names[i], t.x[i]);
   s += constant("RC0", t.rc[0]) + constant("RC1", t.rc[1]) + constant("RY0", t.ry[0]) + constant("RY1", t.ry[1]) +
        constant("RX0", t.rx[0]) + constant("RX1", t.rx[1]) + constant("VL", vector_lanes(t.f[3]));
+  s += cpu_vector_helpers;
   std::string body = conv_head;
   auto put = [&](const std::string& what, const std::string& with) {
     body.replace(body.find(what), what.size(), with);

@@ -20,14 +20,8 @@ namespace tune::codegen {
 namespace {
 
 const char* matmul_body = R"(
-typedef float vec __attribute__((vector_size(VL * sizeof(float))));
 constexpr long NV = NR / VL;
 
-inline vec load(const float* p) {
-  vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
 inline float a_at(const float* a, long i, long k) { return TA ? a[k * N + i] : a[i * K + k]; }
 inline float b_at(const float* b, long k, long j) { return TB ? b[j * K + k] : b[k * M + j]; }
@@ -58,7 +52,7 @@ __attribute__((always_inline)) inline void micro(const float* __restrict ap, con
     for (long v = 0; v < NV; ++v) bv[v] = load(bp + k * NR + v * VL);
 #pragma GCC unroll 64
     for (long r = 0; r < MR; ++r) {
-      vec a = vec{} + ap[k * MR + r];
+      vec a = splat(ap[k * MR + r]);
 #pragma GCC unroll 64
       for (long v = 0; v < NV; ++v) acc[r][v] += a * bv[v];
     }
@@ -131,7 +125,7 @@ matmul_tiles tiles_of(const search_space& space, const configuration& config, bo
 
 std::string matmul_source(const task_spec& task, int threads, const matmul_tiles& t) {
   std::string s = "// " + task.to_string() + " on the CPU, generated for one configuration\n";
-  s += "#include <cstdlib>\n#include <cstring>\n";
+  s += "#include <cstdlib>\n#include <cstring>\n#include <utility>\n";
   if (threads > 1) s += "#include <omp.h>\n";
   s += "namespace {\n";
   s += constant("BATCH", task.batch) + constant("N", task.n) + constant("K", task.k) + constant("M", task.m);
@@ -145,6 +139,7 @@ std::string matmul_source(const task_spec& task, int threads, const matmul_tiles
   s += constant("B0", t.b[0]) + constant("B1", t.b[1]);
   s += "constexpr long MR = N3, NR = M3, BN = N2 * N3, BM = M2 * M3, BK = K1 * K2, CN = N1 * BN, CM = M1 * BM;\n";
   s += constant("VL", vector_lanes(t.m[3]));
+  s += cpu_vector_helpers;
   std::string body = matmul_body;
   replace_all(body, "UNROLL_K", std::to_string(t.k[2]));
   replace_all(body, "PARALLEL_FOR",

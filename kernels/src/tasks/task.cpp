@@ -224,6 +224,23 @@ conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& con
   return t;
 }
 
+// `vec{} + x` would be a scalar 0.0f + x (not a no-op: x may be -0.0f), then
+// a register broadcast: two extra floating-point instructions per
+// multiply-add. The braced list is a broadcast load.
+const char* const cpu_vector_helpers = R"(
+typedef float vec __attribute__((vector_size(VL * sizeof(float))));
+inline vec load(const float* p) {
+  vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <long... lane>
+inline vec splat(float x, std::integer_sequence<long, lane...>) {
+  return vec{((void)lane, x)...};
+}
+inline vec splat(float x) { return splat(x, std::make_integer_sequence<long, VL>()); }
+)";
+
 std::int64_t vector_lanes(std::int64_t extent) {
   for (std::int64_t lanes : {16, 8, 4, 2})
     if (extent % lanes == 0) return lanes;
