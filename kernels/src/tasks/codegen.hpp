@@ -49,7 +49,12 @@ conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& con
 /// before it) and its helpers `load` (unaligned) and `splat` (every lane x).
 extern const char* const cpu_vector_helpers;
 
-/// Vector lanes of a CPU register tile `extent` floats wide (16 down to 1).
+/// Floats in one vector register of this machine (16 with AVX-512, 8 with
+/// AVX, else 4); the CPU templates are compiled with -march=native.
+std::int64_t native_vector_lanes();
+
+/// Vector lanes of a CPU register tile `extent` floats wide: the largest of
+/// 16, 8, 4, 2 that divides it and fits a register, else 1.
 std::int64_t vector_lanes(std::int64_t extent);
 
 /// Why a CPU register tile of `accumulators` vectors, unrolled `unrolled`
