@@ -110,6 +110,26 @@ TEST_CASE("a register tile too large for the register file is an instantiation e
   CHECK(backend->build({99, 0, 0, 0}, 120.0).state == status::instantiation_error);
 }
 
+TEST_CASE("register tiles use vectors no wider than this machine's registers", "[kernels]") {
+  std::int64_t lanes = 4;
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx")) lanes = 8;
+  if (__builtin_cpu_supports("avx512f")) lanes = 16;
+#endif
+  tune::test::kernel_scratch scratch("lanes");
+  auto backend = tune::make_task_backend("matmul:128x8x16", "cpu", scratch.options());
+  // 128 rows of 16 floats: 128 accumulators of 16 lanes with AVX-512, 256 of
+  // 8 with AVX2. Both are over the limit, so nothing is compiled.
+  auto config = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 1, 128}},
+                                               {"tile_m", std::vector<std::int64_t>{1, 1, 1, 16}},
+                                               {"tile_k", std::vector<std::int64_t>{1, 1, 8}},
+                                               {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+  auto built = backend->build(config, 120.0);
+  CHECK(built.state == status::instantiation_error);
+  INFO(built.message);
+  CHECK(built.message.find("needs " + std::to_string(128 * 16 / lanes) + " vector accumulators") != std::string::npos);
+}
+
 TEST_CASE("an unrolled body over 2048 vector multiply-adds is an instantiation error", "[kernels]") {
   tune::test::kernel_scratch scratch("unrolled");
   auto backend = tune::make_task_backend("matmul:8x1024x4", "cpu", scratch.options());
