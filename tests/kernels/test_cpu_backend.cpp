@@ -32,6 +32,13 @@ void check_random_configurations(const std::string& task, int count, std::uint64
   }
 }
 
+// A MatMul configuration from its four tuples.
+tune::configuration matmul_config(const tune::backend& backend, std::vector<std::int64_t> tile_n,
+                                  std::vector<std::int64_t> tile_m, std::vector<std::int64_t> tile_k,
+                                  std::vector<std::int64_t> order = {0, 1, 2}) {
+  return backend.space()->from_values(
+      {{"tile_n", tile_n}, {"tile_m", tile_m}, {"tile_k", tile_k}, {"loop_order", order}});
+}
 }  // namespace
 
 TEST_CASE("CPU MatMul is correct for random configurations", "[kernels]") {
@@ -78,10 +85,7 @@ TEST_CASE("CPU kernels with two threads are correct", "[kernels]") {
 TEST_CASE("a built configuration comes from the compile cache the second time", "[kernels]") {
   tune::test::kernel_scratch scratch("cache");
   auto backend = tune::make_task_backend("matmul:8x8x16", "cpu", scratch.options());
-  auto config = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 2, 4}},
-                                               {"tile_m", std::vector<std::int64_t>{1, 1, 1, 16}},
-                                               {"tile_k", std::vector<std::int64_t>{2, 2, 2}},
-                                               {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+  auto config = matmul_config(*backend, {1, 1, 2, 4}, {1, 1, 1, 16}, {2, 2, 2});
   auto first = backend->build(config, 120.0);
   REQUIRE(first.state == status::ok);
   CHECK(std::filesystem::exists(first.artifact));
@@ -100,10 +104,7 @@ TEST_CASE("a built configuration comes from the compile cache the second time", 
 TEST_CASE("a register tile too large for the register file is an instantiation error", "[kernels]") {
   tune::test::kernel_scratch scratch("limits");
   auto backend = tune::make_task_backend("matmul:64x8x256", "cpu", scratch.options());
-  auto config = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 1, 64}},
-                                               {"tile_m", std::vector<std::int64_t>{1, 1, 1, 256}},
-                                               {"tile_k", std::vector<std::int64_t>{1, 1, 8}},
-                                               {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+  auto config = matmul_config(*backend, {1, 1, 1, 64}, {1, 1, 1, 256}, {1, 1, 8});
   auto built = backend->build(config, 120.0);
   CHECK(built.state == status::instantiation_error);
   CHECK(built.message.find("vector accumulators") != std::string::npos);
@@ -120,10 +121,7 @@ TEST_CASE("register tiles use vectors no wider than this machine's registers", "
   auto backend = tune::make_task_backend("matmul:128x8x16", "cpu", scratch.options());
   // 128 rows of 16 floats: 128 accumulators of 16 lanes with AVX-512, 256 of
   // 8 with AVX2. Both are over the limit, so nothing is compiled.
-  auto config = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 1, 128}},
-                                               {"tile_m", std::vector<std::int64_t>{1, 1, 1, 16}},
-                                               {"tile_k", std::vector<std::int64_t>{1, 1, 8}},
-                                               {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+  auto config = matmul_config(*backend, {1, 1, 1, 128}, {1, 1, 1, 16}, {1, 1, 8});
   auto built = backend->build(config, 120.0);
   CHECK(built.state == status::instantiation_error);
   INFO(built.message);
@@ -135,10 +133,7 @@ TEST_CASE("an unrolled body over 2048 vector multiply-adds is an instantiation e
   auto backend = tune::make_task_backend("matmul:8x1024x4", "cpu", scratch.options());
   auto with_k = [&](std::vector<std::int64_t> tile_k) {
     // An 8 x 4 register tile: 8 accumulators of 4 lanes on every machine.
-    return backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 1, 8}},
-                                          {"tile_m", std::vector<std::int64_t>{1, 1, 1, 4}},
-                                          {"tile_k", tile_k},
-                                          {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+    return matmul_config(*backend, {1, 1, 1, 8}, {1, 1, 1, 4}, tile_k);
   };
   auto over = backend->build(with_k({1, 1, 1024}), 120.0);  // 8 x 1024 = 8192
   CHECK(over.state == status::instantiation_error);
@@ -171,10 +166,7 @@ TEST_CASE("a compiler that does not finish is killed and the build is a build ti
   std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
   options.compiler = compiler;
   auto backend = tune::make_task_backend("matmul:8x8x16", "cpu", options);
-  auto config = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 1, 2, 4}},
-                                               {"tile_m", std::vector<std::int64_t>{1, 1, 1, 16}},
-                                               {"tile_k", std::vector<std::int64_t>{2, 2, 2}},
-                                               {"loop_order", std::vector<std::int64_t>{0, 1, 2}}});
+  auto config = matmul_config(*backend, {1, 1, 2, 4}, {1, 1, 1, 16}, {2, 2, 2});
   auto built = backend->build(config, 0.5);
   CHECK(built.state == status::build_timeout);
   CHECK_FALSE(std::filesystem::exists(built.artifact));
