@@ -290,7 +290,8 @@ void knn_surrogate::add(const configuration& config, double value) {
   auto features = s.space->features(config);
   for (double f : features) s.negative = s.negative || f < 0;
   s.data.insert(s.data.end(), features.begin(), features.end());
-  for (std::size_t p = 0; p < config.size(); ++p) s.columns[p].push_back(static_cast<std::uint32_t>(config[p]));
+  if (s.tables_possible)  // the value-table scan's columns; the k-d tree reads `data`
+    for (std::size_t p = 0; p < config.size(); ++p) s.columns[p].push_back(static_cast<std::uint32_t>(config[p]));
   s.rows.emplace(config, s.values.size());
   s.values.push_back(value);
 }

@@ -24,12 +24,10 @@ class opevo_strategy : public strategy_base {
   std::optional<configuration> child();
   /// The results with positive fitness so far, best first.
   const ranked_configurations& ranked() const { return ranked_; }
-  /// The walk's continuation probability q (Eq. 3).
-  double q() const { return q_; }
-
- private:
+  /// Every parameter q-random-walked on its topology (Eq. 3).
   void mutate(configuration& config);
 
+ private:
   std::size_t lambda_;
   double q_;
   ranked_configurations ranked_;  // positive fitness, best first

@@ -94,13 +94,9 @@ class opevo_knn_strategy final : public opevo_strategy {
   /// The best configuration with every parameter q-random-walked, re-walked
   /// until fresh (at most 100 times), then a random unseen one.
   std::optional<configuration> around_best() {
-    const auto& params = space_->parameters();
-    auto walk = [&](configuration& c) {
-      for (std::size_t i = 0; i < c.size(); ++i) c[i] = q_random_walk(*params[i], c[i], q(), rng_);
-    };
     auto config = ranked().config(0);
-    walk(config);
-    return refresh(std::move(config), walk);
+    mutate(config);
+    return refresh(std::move(config), [this](configuration& c) { mutate(c); });
   }
 
   std::size_t initial_;
