@@ -280,7 +280,7 @@ void add_tune_command(CLI::App& app, command_list& commands) {
                       ->check(CLI::ExistingFile);
   task->excludes(space)->excludes(dataset);
   space->excludes(dataset);
-  sub->add_option("--strategy", args->strategy, "random, ga, opevo, nose, nsga2, opevo+knn")
+  sub->add_option("--strategy", args->strategy, "random, ga, opevo, nose, nsga2, opevo+knn, bo")
       ->default_val(default_strategy_name());
   sub->add_option("--budget", args->budget, "trials in all (recorded ones included on --resume)")->required();
   sub->add_option("--time-budget", args->time_budget_s, "stop handing out work after this many (simulated) seconds");

@@ -13,5 +13,6 @@ std::unique_ptr<strategy> make_opevo_strategy(search_space_ptr space, const stra
 std::unique_ptr<strategy> make_opevo_knn_strategy(search_space_ptr space, const strategy_options& options);
 std::unique_ptr<strategy> make_nose_strategy(search_space_ptr space, const strategy_options& options);
 std::unique_ptr<strategy> make_nsga2_strategy(search_space_ptr space, const strategy_options& options);
+std::unique_ptr<strategy> make_bo_strategy(search_space_ptr space, const strategy_options& options);
 
 }  // namespace tune::detail

@@ -15,6 +15,7 @@ const std::vector<std::pair<std::string, factory>>& registry() {
       {"random", detail::make_random_strategy}, {"ga", detail::make_ga_strategy},
       {"opevo", detail::make_opevo_strategy},   {"nose", detail::make_nose_strategy},
       {"nsga2", detail::make_nsga2_strategy},   {"opevo+knn", detail::make_opevo_knn_strategy},
+      {"bo", detail::make_bo_strategy},
   };
   return entries;
 }

@@ -78,20 +78,20 @@ run_log drive(const std::string& name, search_space_ptr space, std::size_t budge
   return log;
 }
 
-const std::vector<std::string> evolving = {"ga", "opevo", "nose", "nsga2", "opevo+knn"};
+const std::vector<std::string> guided = {"ga", "opevo", "nose", "nsga2", "opevo+knn", "bo"};
 
 }  // namespace
 
-TEST_CASE("strategy names are the documented six", "[engine][strategy]") {
+TEST_CASE("strategy names are the documented seven", "[engine][strategy]") {
   auto names = strategy_names();
-  CHECK(names == std::vector<std::string>{"random", "ga", "opevo", "nose", "nsga2", "opevo+knn"});
+  CHECK(names == std::vector<std::string>{"random", "ga", "opevo", "nose", "nsga2", "opevo+knn", "bo"});
   CHECK_THROWS_WITH(make_strategy("annealing", grid_space(false), {}),
                     Catch::Contains("annealing") && Catch::Contains("opevo+knn"));
 }
 
-TEST_CASE("evolutionary strategies find the optimum of a smooth objective", "[engine][strategy]") {
+TEST_CASE("guided strategies find the optimum of a smooth objective", "[engine][strategy]") {
   for (bool constrained : {false, true}) {
-    for (auto& name : evolving) {
+    for (auto& name : guided) {
       INFO(name << (constrained ? " constrained" : ""));
       auto space = grid_space(constrained);
       auto log = drive(name, space, 700, 5);
@@ -141,7 +141,8 @@ TEST_CASE("strategies stop cleanly when the valid space is exhausted", "[engine]
     strategy_options o;
     o.seed = 3;
     if (name == "opevo" || name == "opevo+knn") o.hyper = {{"lambda", 2}};
-    if (name != "random" && name != "opevo" && name != "opevo+knn") o.hyper = {{"population", 2}};
+    if (name == "ga" || name == "nose" || name == "nsga2") o.hyper = {{"population", 2}};
+    if (name == "bo") o.hyper = {{"initial", 2}};
     auto s = make_strategy(name, space, o);
     configuration_set seen;
     for (int round = 0; round < 100; ++round) {
@@ -363,4 +364,89 @@ TEST_CASE("the default strategy is one of the named ones", "[engine][strategy]")
   auto names = strategy_names();
   CHECK(std::find(names.begin(), names.end(), default_strategy_name()) != names.end());
   CHECK(make_strategy(default_strategy_name(), grid_space(false), {})->name() == default_strategy_name());
+}
+
+TEST_CASE("bo proposes the pool member of highest expected improvement", "[engine][strategy]") {
+  // One parameter, 0..40; after a few results the model's best guess must lie
+  // between the two fastest points of a parabola, not at random.
+  std::vector<double> range;
+  for (int i = 0; i <= 40; ++i) range.push_back(i);
+  auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{make_discrete_parameter("x", range)});
+  strategy_options o;
+  o.seed = 1;
+  o.hyper = {{"initial", 4}};
+  auto s = make_strategy("bo", space, o);
+  auto time_of = [](std::uint64_t x) {
+    return 1.0 + (static_cast<double>(x) - 23.0) * (static_cast<double>(x) - 23.0);
+  };
+  for (std::uint64_t x : {0, 10, 30, 40}) {
+    trial_result r;
+    r.config = {x};
+    r.state = status::ok;
+    r.time_ms = time_of(x);
+    s->observe(r);
+  }
+  std::uint64_t best = 0;
+  double best_time = 1e9;
+  for (int step = 0; step < 8; ++step) {
+    auto next = s->propose(1);
+    REQUIRE(next.size() == 1);
+    trial_result r;
+    r.config = next[0];
+    r.state = status::ok;
+    r.time_ms = time_of(next[0][0]);
+    if (r.time_ms < best_time) best_time = r.time_ms, best = next[0][0];
+    s->observe(r);
+  }
+  CHECK(best == 23);
+}
+
+TEST_CASE("bo models failures as slow and checks its hyperparameters", "[engine][strategy]") {
+  auto space = grid_space(false);
+  strategy_options o;
+  o.seed = 2;
+  o.hyper = {{"initial", 4}};
+  auto s = make_strategy("bo", space, o);
+  // Failures before the first ok result wait for it; afterwards every
+  // proposal is a fresh pool member.
+  for (std::uint64_t x : {3, 10, 17}) {
+    trial_result r;
+    r.config = {x, 0, 0};
+    r.state = status::runtime_error;
+    s->observe(r);
+  }
+  trial_result ok;
+  ok.config = {20, 7, 2};
+  ok.state = status::ok;
+  ok.time_ms = 1.0;
+  s->observe(ok);
+  auto next = s->propose(3);
+  CHECK(next.size() == 3);
+  for (auto& c : next) CHECK(c != ok.config);
+
+  for (auto& [name, value] : std::vector<std::pair<std::string, double>>{
+           {"length_scale", 0}, {"jitter", 0}, {"xi", -1}, {"pool", 0}, {"initial", 0.5}}) {
+    INFO(name);
+    strategy_options bad;
+    bad.hyper = {{name, value}};
+    CHECK_THROWS_WITH(make_strategy("bo", space, bad), Catch::Contains("'" + name + "'"));
+  }
+}
+
+TEST_CASE("bo draws a pool of the requested size from a large space", "[engine][strategy]") {
+  // 32 × 32 × 4 = 4096 configurations, pool of 100: every proposal after the
+  // initial ones comes from the pool, and all stay distinct and valid.
+  strategy_options o;
+  o.seed = 5;
+  o.hyper = {{"pool", 100}, {"initial", 5}};
+  auto space = grid_space(true);
+  auto s = make_strategy("bo", space, o);
+  configuration_set seen;
+  for (int i = 0; i < 120; ++i) {
+    auto next = s->propose(1);
+    REQUIRE(next.size() == 1);
+    CHECK(space->is_valid(next[0]));
+    CHECK(seen.insert(next[0]).second);
+    s->observe(evaluate(next[0]));
+  }
 }

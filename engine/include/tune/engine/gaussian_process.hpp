@@ -1,0 +1,117 @@
+#pragma once
+// Gaussian-process regression for Bayesian optimisation over a search space.
+//
+// Kernel: Matérn 5/2 with unit signal variance and one length scale ℓ,
+//   k(a, b) = (1 + √5 r/ℓ + 5 r² / (3 ℓ²)) exp(-√5 r/ℓ),  r = |a - b|,
+// plus `noise` on the diagonal of the observed points. The posterior at a
+// point x given observed points X with targets y (which the caller
+// standardises) is
+//   mean = k(x, X) K⁻¹ y,  variance = k(x, x) + noise - k(x, X) K⁻¹ k(X, x),
+// with K = k(X, X) + noise I = L Lᵀ (Cholesky). For a fixed set of candidate
+// points the vectors v = L⁻¹ k(X, x) are extended by one entry per added
+// observation (O(candidates × observations) per add). The targets are
+// standardised by their running mean m and deviation s, and
+//   v · L⁻¹ (y - m) / s = (v · L⁻¹ y - m v · L⁻¹ 1) / s,
+// where both dot products grow by one term per add (earlier entries of L⁻¹ y
+// do not change), so a candidate's posterior costs O(1). Arbitrary points go
+// through a triangular solve (O(observations²)).
+//
+// gp_encoding maps a configuration to coordinates in [0, 1]: a discrete
+// parameter to index / (count - 1), a two-valued categorical one to 0 or 1,
+// a categorical one with more values to a one-hot vector scaled by 1/√2 (any
+// two categories at distance 1), a factorization or permutation to its
+// features, each scaled to [0, 1] over the parameter's values (factors on a
+// log scale).
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "tune/engine/space.hpp"
+
+namespace tune {
+
+class gp_encoding {
+ public:
+  /// Throws std::invalid_argument when a factorization or permutation
+  /// parameter has more than 100000 values (its features are tabulated).
+  explicit gp_encoding(const search_space& space);
+  std::size_t dimension() const { return dimension_; }
+  /// Appends the coordinates of a configuration to out.
+  void encode(const configuration& config, std::vector<double>& out) const;
+
+ private:
+  std::size_t dimension_ = 0;
+  // Per parameter: the coordinates of each value index, concatenated.
+  std::vector<std::size_t> widths_;
+  std::vector<std::vector<double>> tables_;
+};
+
+/// Expected improvement below `best` (minimisation) of a normal posterior
+/// with this mean and standard deviation, less a margin xi:
+/// (best - mean - xi) Φ(z) + sd φ(z), z = (best - mean - xi) / sd; for sd = 0
+/// it is max(best - mean - xi, 0).
+double expected_improvement(double mean, double sd, double best, double xi);
+
+class gaussian_process {
+ public:
+  /// Throws std::invalid_argument unless dimension >= 1, length_scale > 0
+  /// and noise > 0.
+  gaussian_process(std::size_t dimension, double length_scale, double noise);
+
+  double kernel(const double* a, const double* b) const;
+
+  /// Points whose posterior is tracked (row-major, count × dimension). Only
+  /// before the first add().
+  void set_candidates(std::vector<double> points);
+  std::size_t candidate_count() const { return candidates_; }
+
+  /// Adds an observed point with its target. O(candidates × observations).
+  void add(const double* x, double y);
+  std::size_t size() const { return observed_; }
+
+  /// The model is fitted to the standardised targets (y - shift) / scale:
+  /// shift is their mean, scale their standard deviation (1 while it is 0).
+  double shift() const;
+  double scale() const;
+  /// Smallest standardised target (+inf before the first add()).
+  double best() const;
+
+  /// Posterior mean and variance of candidate i, in standardised units.
+  double candidate_mean(std::size_t i) const;
+  double candidate_variance(std::size_t i) const;
+  /// Posterior mean and variance at any point, in standardised units
+  /// (O(observations²)).
+  std::pair<double, double> predict(const double* x) const;
+
+ private:
+  // Forward solve L z = b for the first `rows` rows of L.
+  void forward(std::vector<double>& b, std::size_t rows) const;
+  // v = L⁻¹ k(X, x) with |v|², v · L⁻¹ y and v · L⁻¹ 1.
+  struct solved {
+    std::vector<double> v;
+    double squared = 0, dot_y = 0, dot_1 = 0;
+  };
+  solved solve_point(const double* x) const;
+
+  std::size_t dim_;
+  double length_;
+  double noise_;
+  std::size_t candidates_ = 0;
+  std::size_t observed_ = 0;
+  std::vector<double> points_;  // observed, row-major
+  double sum_ = 0, sum_squares_ = 0, lowest_ = 0;
+  std::vector<double> lower_;   // L packed by rows: row i holds i + 1 entries
+  std::vector<double> solved_;  // L⁻¹ y (raw targets), extended one entry per add
+  std::vector<double> ones_;    // L⁻¹ 1
+  std::vector<double> cand_;    // candidates, row-major
+  // v vectors: column j (observation) holds one entry per candidate, in
+  // single precision to halve the memory each add() streams through; the
+  // running sums stay in double.
+  std::vector<float> columns_;
+  std::vector<double> squares_;  // per candidate: |v|²
+  std::vector<double> dot_y_;    // per candidate: v · L⁻¹ y
+  std::vector<double> dot_1_;    // per candidate: v · L⁻¹ 1
+};
+
+}  // namespace tune

@@ -1,0 +1,190 @@
+#include "tune/engine/gaussian_process.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace tune {
+
+gp_encoding::gp_encoding(const search_space& space) {
+  for (const auto& param : space.parameters()) {
+    std::uint64_t count = param->cardinality();
+    std::vector<double> table;
+    std::size_t width = 0;
+    switch (param->kind()) {
+      case parameter_kind::discrete:
+        width = 1;
+        for (std::uint64_t v = 0; v < count; ++v)
+          table.push_back(count > 1 ? static_cast<double>(v) / static_cast<double>(count - 1) : 0.0);
+        break;
+      case parameter_kind::categorical:
+        if (count <= 2) {
+          width = 1;
+          for (std::uint64_t v = 0; v < count; ++v) table.push_back(static_cast<double>(v));
+        } else {
+          width = count;
+          table.assign(count * count, 0.0);
+          for (std::uint64_t v = 0; v < count; ++v) table[v * count + v] = 1.0 / std::sqrt(2.0);
+        }
+        break;
+      case parameter_kind::factorization:
+      case parameter_kind::permutation: {
+        if (count > 100000)
+          throw std::invalid_argument("gp_encoding: parameter '" + param->name() + "' has " + std::to_string(count) +
+                                      " values, more than the 100000 that are tabulated");
+        width = param->feature_count();
+        bool logarithmic = param->kind() == parameter_kind::factorization;
+        std::vector<double> features;
+        for (std::uint64_t v = 0; v < count; ++v) {
+          features.clear();
+          param->features(v, features);
+          for (double f : features) table.push_back(logarithmic ? std::log2(std::max(f, 1.0)) : f);
+        }
+        for (std::size_t f = 0; f < width; ++f) {
+          double low = table[f], high = table[f];
+          for (std::uint64_t v = 0; v < count; ++v) {
+            low = std::min(low, table[v * width + f]);
+            high = std::max(high, table[v * width + f]);
+          }
+          for (std::uint64_t v = 0; v < count; ++v) {
+            double& x = table[v * width + f];
+            x = high > low ? (x - low) / (high - low) : 0.0;
+          }
+        }
+        break;
+      }
+    }
+    widths_.push_back(width);
+    dimension_ += width;
+    tables_.push_back(std::move(table));
+  }
+}
+
+void gp_encoding::encode(const configuration& config, std::vector<double>& out) const {
+  if (config.size() != tables_.size()) throw std::invalid_argument("gp_encoding: configuration of the wrong size");
+  for (std::size_t p = 0; p < tables_.size(); ++p) {
+    const double* row = tables_[p].data() + config[p] * widths_[p];
+    out.insert(out.end(), row, row + widths_[p]);
+  }
+}
+
+double expected_improvement(double mean, double sd, double best, double xi) {
+  double gain = best - mean - xi;
+  if (!(sd > 0)) return std::max(gain, 0.0);
+  double z = gain / sd;
+  double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
+  double pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
+  return gain * cdf + sd * pdf;
+}
+
+gaussian_process::gaussian_process(std::size_t dimension, double length_scale, double noise)
+    : dim_(dimension), length_(length_scale), noise_(noise) {
+  if (dimension == 0) throw std::invalid_argument("gaussian_process: dimension must be at least 1");
+  if (!(length_scale > 0)) throw std::invalid_argument("gaussian_process: length scale must be positive");
+  if (!(noise > 0)) throw std::invalid_argument("gaussian_process: noise must be positive");
+}
+
+double gaussian_process::kernel(const double* a, const double* b) const {
+  double squared = 0;
+  for (std::size_t d = 0; d < dim_; ++d) squared += (a[d] - b[d]) * (a[d] - b[d]);
+  double r = std::sqrt(5.0 * squared) / length_;
+  return (1.0 + r + r * r / 3.0) * std::exp(-r);
+}
+
+void gaussian_process::set_candidates(std::vector<double> points) {
+  if (observed_ > 0) throw std::logic_error("gaussian_process: candidates must be set before the first observation");
+  if (points.size() % dim_ != 0) throw std::invalid_argument("gaussian_process: candidate points of the wrong size");
+  candidates_ = points.size() / dim_;
+  cand_ = std::move(points);
+  squares_.assign(candidates_, 0.0);
+  dot_y_.assign(candidates_, 0.0);
+  dot_1_.assign(candidates_, 0.0);
+}
+
+void gaussian_process::forward(std::vector<double>& b, std::size_t rows) const {
+  for (std::size_t i = 0; i < rows; ++i) {
+    const double* row = lower_.data() + i * (i + 1) / 2;
+    double sum = b[i];
+    for (std::size_t j = 0; j < i; ++j) sum -= row[j] * b[j];
+    b[i] = sum / row[i];
+  }
+}
+
+gaussian_process::solved gaussian_process::solve_point(const double* x) const {
+  solved out;
+  out.v.resize(observed_);
+  for (std::size_t j = 0; j < observed_; ++j) out.v[j] = kernel(points_.data() + j * dim_, x);
+  forward(out.v, observed_);
+  for (std::size_t j = 0; j < observed_; ++j) {
+    out.squared += out.v[j] * out.v[j];
+    out.dot_y += out.v[j] * solved_[j];
+    out.dot_1 += out.v[j] * ones_[j];
+  }
+  return out;
+}
+
+void gaussian_process::add(const double* x, double y) {
+  if (!std::isfinite(y)) throw std::invalid_argument("gaussian_process: target must be finite");
+  std::size_t n = observed_;
+  // New row of L: l = L⁻¹ k(X, x), diagonal sqrt(k(x, x) + noise - |l|²).
+  auto [row, squared, dot_y, dot_1] = solve_point(x);
+  double diagonal = std::sqrt(std::max(1.0 + noise_ - squared, noise_ * 1e-6));
+  lower_.insert(lower_.end(), row.begin(), row.end());
+  lower_.push_back(diagonal);
+  points_.insert(points_.end(), x, x + dim_);
+  double u = (y - dot_y) / diagonal, e = (1.0 - dot_1) / diagonal;
+  solved_.push_back(u);
+  ones_.push_back(e);
+  sum_ += y;
+  sum_squares_ += y * y;
+  lowest_ = n == 0 ? y : std::min(lowest_, y);
+
+  // Each candidate's v gains the entry (k(x, c) - l · v) / diagonal.
+  std::vector<double> column(candidates_);
+  for (std::size_t c = 0; c < candidates_; ++c) column[c] = kernel(cand_.data() + c * dim_, x);
+  for (std::size_t j = 0; j < n; ++j) {
+    const float* v = columns_.data() + j * candidates_;
+    double l = row[j];
+    for (std::size_t c = 0; c < candidates_; ++c) column[c] -= l * static_cast<double>(v[c]);
+  }
+  std::size_t at = columns_.size();
+  columns_.resize(at + candidates_);
+  for (std::size_t c = 0; c < candidates_; ++c) {
+    double v = column[c] / diagonal;
+    columns_[at + c] = static_cast<float>(v);
+    squares_[c] += v * v;
+    dot_y_[c] += v * u;
+    dot_1_[c] += v * e;
+  }
+  ++observed_;
+}
+
+double gaussian_process::shift() const { return observed_ ? sum_ / static_cast<double>(observed_) : 0.0; }
+
+double gaussian_process::scale() const {
+  if (observed_ == 0) return 1.0;
+  double mean = shift();
+  double variance = sum_squares_ / static_cast<double>(observed_) - mean * mean;
+  return variance > 1e-24 * std::max(1.0, mean * mean) ? std::sqrt(variance) : 1.0;
+}
+
+double gaussian_process::best() const {
+  return observed_ ? (lowest_ - shift()) / scale() : std::numeric_limits<double>::infinity();
+}
+
+double gaussian_process::candidate_mean(std::size_t i) const {
+  return (dot_y_.at(i) - shift() * dot_1_.at(i)) / scale();
+}
+
+double gaussian_process::candidate_variance(std::size_t i) const {
+  return std::max(1.0 + noise_ - squares_.at(i), 0.0);
+}
+
+std::pair<double, double> gaussian_process::predict(const double* x) const {
+  auto p = solve_point(x);
+  return {(p.dot_y - shift() * p.dot_1) / scale(), std::max(1.0 + noise_ - p.squared, 0.0)};
+}
+
+}  // namespace tune

@@ -1,0 +1,182 @@
+// The Gaussian process against a direct dense computation of its posterior,
+// expected improvement against numerical integration, and the encoding.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+
+#include "tune/engine/gaussian_process.hpp"
+
+using namespace tune;
+
+namespace {
+
+// Solves A x = b by Gaussian elimination with partial pivoting.
+std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double> b) {
+  std::size_t n = b.size();
+  for (std::size_t col = 0; col < n; ++col) {
+    std::size_t pivot = col;
+    for (std::size_t r = col + 1; r < n; ++r)
+      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
+    std::swap(a[col], a[pivot]);
+    std::swap(b[col], b[pivot]);
+    for (std::size_t r = col + 1; r < n; ++r) {
+      double f = a[r][col] / a[col][col];
+      for (std::size_t c = col; c < n; ++c) a[r][c] -= f * a[col][c];
+      b[r] -= f * b[col];
+    }
+  }
+  std::vector<double> x(n);
+  for (std::size_t i = n; i-- > 0;) {
+    double sum = b[i];
+    for (std::size_t c = i + 1; c < n; ++c) sum -= a[i][c] * x[c];
+    x[i] = sum / a[i][i];
+  }
+  return x;
+}
+
+double matern52(double r, double length) {
+  double s = std::sqrt(5.0) * r / length;
+  return (1 + s + s * s / 3) * std::exp(-s);
+}
+
+double distance(const double* a, const double* b, std::size_t dim) {
+  double sum = 0;
+  for (std::size_t d = 0; d < dim; ++d) sum += (a[d] - b[d]) * (a[d] - b[d]);
+  return std::sqrt(sum);
+}
+
+}  // namespace
+
+TEST_CASE("the kernel is Matérn 5/2 with unit variance", "[engine][gp]") {
+  gaussian_process gp(2, 0.5, 1e-4);
+  double a[] = {0.1, 0.2}, b[] = {0.4, 0.6};
+  CHECK(gp.kernel(a, a) == Approx(1.0));
+  CHECK(gp.kernel(a, b) == Approx(matern52(0.5, 0.5)));
+  CHECK(gp.kernel(a, b) == Approx(gp.kernel(b, a)));
+}
+
+TEST_CASE("the incremental posterior equals the dense one", "[engine][gp]") {
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    INFO("seed " << seed);
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> unit(0, 1);
+    const std::size_t dim = 3, observed = 15, candidates = 40;
+    const double length = 0.6, noise = 1e-3;
+    std::vector<double> cand(candidates * dim), obs(observed * dim), y(observed);
+    for (double& v : cand) v = unit(rng);
+    for (std::size_t i = 0; i < observed; ++i) {
+      // Half the observations are candidates themselves.
+      for (std::size_t d = 0; d < dim; ++d) obs[i * dim + d] = i % 2 ? cand[i * dim + d] : unit(rng);
+      y[i] = std::sin(5 * obs[i * dim]) + obs[i * dim + 1] + 3.0;
+    }
+    gaussian_process gp(dim, length, noise);
+    gp.set_candidates(cand);
+    for (std::size_t i = 0; i < observed; ++i) gp.add(obs.data() + i * dim, y[i]);
+    REQUIRE(gp.size() == observed);
+
+    double mean = 0, sq = 0;
+    for (double v : y) mean += v;
+    mean /= observed;
+    for (double v : y) sq += (v - mean) * (v - mean);
+    double scale = std::sqrt(sq / observed);
+    CHECK(gp.shift() == Approx(mean));
+    CHECK(gp.scale() == Approx(scale));
+    std::vector<double> standard(observed);
+    for (std::size_t i = 0; i < observed; ++i) standard[i] = (y[i] - mean) / scale;
+    CHECK(gp.best() == Approx(*std::min_element(standard.begin(), standard.end())));
+
+    std::vector<std::vector<double>> k(observed, std::vector<double>(observed));
+    for (std::size_t i = 0; i < observed; ++i)
+      for (std::size_t j = 0; j < observed; ++j)
+        k[i][j] = matern52(distance(&obs[i * dim], &obs[j * dim], dim), length) + (i == j ? noise : 0);
+    auto alpha = solve(k, standard);
+    for (std::size_t c = 0; c < candidates; ++c) {
+      std::vector<double> ks(observed);
+      for (std::size_t j = 0; j < observed; ++j) ks[j] = matern52(distance(&cand[c * dim], &obs[j * dim], dim), length);
+      auto w = solve(k, ks);
+      double m = 0, q = 0;
+      for (std::size_t j = 0; j < observed; ++j) {
+        m += ks[j] * alpha[j];
+        q += ks[j] * w[j];
+      }
+      // Candidate vectors are kept in single precision.
+      CHECK(gp.candidate_mean(c) == Approx(m).margin(1e-4));
+      CHECK(gp.candidate_variance(c) == Approx(1 + noise - q).margin(1e-4));
+      auto [pm, pv] = gp.predict(&cand[c * dim]);
+      CHECK(pm == Approx(m).margin(1e-9));
+      CHECK(pv == Approx(1 + noise - q).margin(1e-9));
+    }
+  }
+}
+
+TEST_CASE("the posterior nearly interpolates with little noise", "[engine][gp]") {
+  gaussian_process gp(1, 0.3, 1e-8);
+  double xs[] = {0.0, 0.25, 0.5, 1.0}, ys[] = {2.0, 1.0, 4.0, 3.0};
+  gp.set_candidates({0.0, 0.25, 0.5, 1.0, 0.75});
+  for (int i = 0; i < 4; ++i) gp.add(&xs[i], ys[i]);
+  for (int i = 0; i < 4; ++i) {
+    CHECK(gp.candidate_mean(static_cast<std::size_t>(i)) * gp.scale() + gp.shift() == Approx(ys[i]).margin(1e-3));
+    CHECK(gp.candidate_variance(static_cast<std::size_t>(i)) < 1e-4);
+  }
+  CHECK(gp.candidate_variance(4) > 0.01);  // between observations: uncertain
+}
+
+TEST_CASE("a Gaussian process rejects bad arguments", "[engine][gp]") {
+  CHECK_THROWS_AS(gaussian_process(0, 1, 1e-4), std::invalid_argument);
+  CHECK_THROWS_AS(gaussian_process(2, 0, 1e-4), std::invalid_argument);
+  CHECK_THROWS_AS(gaussian_process(2, 1, 0), std::invalid_argument);
+  gaussian_process gp(2, 1, 1e-4);
+  CHECK_THROWS_AS(gp.set_candidates({1.0, 2.0, 3.0}), std::invalid_argument);
+  double x[] = {0.5, 0.5};
+  CHECK_THROWS_AS(gp.add(x, std::nan("")), std::invalid_argument);
+  CHECK(gp.best() == std::numeric_limits<double>::infinity());
+  gp.add(x, 1.0);
+  CHECK(gp.scale() == 1.0);  // one target: no spread
+  CHECK_THROWS_AS(gp.set_candidates({0.0, 0.0}), std::logic_error);
+}
+
+TEST_CASE("expected improvement matches numerical integration", "[engine][gp]") {
+  // E[max(best - xi - Y, 0)], Y ~ N(mean, sd²), by the midpoint rule.
+  for (auto [mean, sd, best, xi] : std::vector<std::tuple<double, double, double, double>>{
+           {0.0, 1.0, 0.0, 0.0}, {0.5, 0.3, 0.0, 0.01}, {-1.0, 2.0, 0.2, 0.1}, {2.0, 0.5, 0.0, 0.0}}) {
+    double sum = 0, step = sd * 1e-3;
+    for (double y = mean - 12 * sd; y < mean + 12 * sd; y += step) {
+      double mid = y + step / 2, z = (mid - mean) / sd;
+      sum += std::max(best - xi - mid, 0.0) * std::exp(-0.5 * z * z) / (sd * std::sqrt(2 * M_PI)) * step;
+    }
+    CHECK(expected_improvement(mean, sd, best, xi) == Approx(sum).epsilon(1e-4).margin(1e-9));
+  }
+  CHECK(expected_improvement(1.0, 0.0, 3.0, 0.5) == 1.5);
+  CHECK(expected_improvement(3.0, 0.0, 1.0, 0.0) == 0.0);
+}
+
+TEST_CASE("the encoding maps every parameter kind into [0, 1]", "[engine][gp]") {
+  auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{
+      make_discrete_parameter("d", {16, 32, 64, 128, 256}),
+      make_categorical_parameter("flag", {parameter_value(0.0), parameter_value(1.0)}),
+      make_categorical_parameter("kind", {parameter_value(std::string("a")), parameter_value(std::string("b")),
+                                          parameter_value(std::string("c"))}),
+      make_factorization_parameter("tile", 16, 2)});
+  gp_encoding encoding(*space);
+  CHECK(encoding.dimension() == 1 + 1 + 3 + 2);
+  std::vector<double> a, b;
+  encoding.encode({2, 1, 0, 0}, a);
+  encoding.encode({4, 0, 2, 0}, b);
+  CHECK(a[0] == Approx(0.5));
+  CHECK(b[0] == Approx(1.0));
+  CHECK(a[1] == 1.0);
+  CHECK(b[1] == 0.0);
+  // Two different categories are at distance 1 in their one-hot block.
+  double squared = 0;
+  for (int i = 2; i < 5; ++i) squared += (a[i] - b[i]) * (a[i] - b[i]);
+  CHECK(squared == Approx(1.0));
+  for (std::uint64_t v = 0; v < space->parameters()[3]->cardinality(); ++v) {
+    std::vector<double> c;
+    encoding.encode({0, 0, 0, v}, c);
+    CHECK(c[5] >= 0.0);
+    CHECK(c[5] <= 1.0);
+    CHECK(c[6] >= 0.0);
+    CHECK(c[6] <= 1.0);
+  }
+  CHECK_THROWS_AS(encoding.encode({0, 0}, a), std::invalid_argument);
+}
