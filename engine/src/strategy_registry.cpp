@@ -27,7 +27,7 @@ std::vector<std::string> strategy_names() {
   return names;
 }
 
-std::string default_strategy_name() { return "opevo+knn"; }
+std::string default_strategy_name() { return "bo"; }
 
 std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr space,
                                         const strategy_options& options) {
