@@ -115,11 +115,9 @@ class bo_strategy final : public strategy_base {
   }
 
   void build_pool(std::size_t limit) {
-    const std::vector<configuration>* all = space_->members();
-    if (!all) {
-      auto cartesian = space_->cartesian_size();
-      if (cartesian && *cartesian <= 4'000'000) all = space_->enumerate_valid(4'000'000);
-    }
+    // A dataset's members, or the valid set of a Cartesian product of at
+    // most 4,000,000; nullptr for larger spaces.
+    const auto* all = space_->enumerate_valid(4'000'000);
     if (all && all->size() <= limit) {
       pool_ = *all;
     } else if (all) {

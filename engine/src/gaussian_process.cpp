@@ -140,6 +140,11 @@ void gaussian_process::add(const double* x, double y) {
   sum_ += y;
   sum_squares_ += y * y;
   lowest_ = n == 0 ? y : std::min(lowest_, y);
+  // Standardisation, once per add rather than per posterior query.
+  double count = static_cast<double>(n + 1);
+  shift_ = sum_ / count;
+  double variance = sum_squares_ / count - shift_ * shift_;
+  scale_ = variance > 1e-24 * std::max(1.0, shift_ * shift_) ? std::sqrt(variance) : 1.0;
 
   // Each candidate's v gains the entry (k(x, c) - l · v) / diagonal.
   std::vector<double> column(candidates_);
@@ -161,30 +166,17 @@ void gaussian_process::add(const double* x, double y) {
   ++observed_;
 }
 
-double gaussian_process::shift() const { return observed_ ? sum_ / static_cast<double>(observed_) : 0.0; }
-
-double gaussian_process::scale() const {
-  if (observed_ == 0) return 1.0;
-  double mean = shift();
-  double variance = sum_squares_ / static_cast<double>(observed_) - mean * mean;
-  return variance > 1e-24 * std::max(1.0, mean * mean) ? std::sqrt(variance) : 1.0;
-}
-
 double gaussian_process::best() const {
-  return observed_ ? (lowest_ - shift()) / scale() : std::numeric_limits<double>::infinity();
+  return observed_ ? (lowest_ - shift_) / scale_ : std::numeric_limits<double>::infinity();
 }
 
-double gaussian_process::candidate_mean(std::size_t i) const {
-  return (dot_y_.at(i) - shift() * dot_1_.at(i)) / scale();
-}
+double gaussian_process::candidate_mean(std::size_t i) const { return (dot_y_[i] - shift_ * dot_1_[i]) / scale_; }
 
-double gaussian_process::candidate_variance(std::size_t i) const {
-  return std::max(1.0 + noise_ - squares_.at(i), 0.0);
-}
+double gaussian_process::candidate_variance(std::size_t i) const { return std::max(1.0 + noise_ - squares_[i], 0.0); }
 
 std::pair<double, double> gaussian_process::predict(const double* x) const {
   auto p = solve_point(x);
-  return {(p.dot_y - shift() * p.dot_1) / scale(), std::max(1.0 + noise_ - p.squared, 0.0)};
+  return {(p.dot_y - shift_ * p.dot_1) / scale_, std::max(1.0 + noise_ - p.squared, 0.0)};
 }
 
 }  // namespace tune

@@ -366,6 +366,16 @@ TEST_CASE("the default strategy is one of the named ones", "[engine][strategy]")
   CHECK(make_strategy(default_strategy_name(), grid_space(false), {})->name() == default_strategy_name());
 }
 
+namespace {
+trial_result result_of(const configuration& config, status state, double time_ms = std::nan("")) {
+  trial_result r;
+  r.config = config;
+  r.state = state;
+  r.time_ms = time_ms;
+  return r;
+}
+}  // namespace
+
 TEST_CASE("bo proposes the pool member of highest expected improvement", "[engine][strategy]") {
   // One parameter, 0..40; after a few results the model's best guess must lie
   // between the two fastest points of a parabola, not at random.
@@ -379,22 +389,13 @@ TEST_CASE("bo proposes the pool member of highest expected improvement", "[engin
   auto time_of = [](std::uint64_t x) {
     return 1.0 + (static_cast<double>(x) - 23.0) * (static_cast<double>(x) - 23.0);
   };
-  for (std::uint64_t x : {0, 10, 30, 40}) {
-    trial_result r;
-    r.config = {x};
-    r.state = status::ok;
-    r.time_ms = time_of(x);
-    s->observe(r);
-  }
+  for (std::uint64_t x : {0, 10, 30, 40}) s->observe(result_of({x}, status::ok, time_of(x)));
   std::uint64_t best = 0;
   double best_time = 1e9;
   for (int step = 0; step < 8; ++step) {
     auto next = s->propose(1);
     REQUIRE(next.size() == 1);
-    trial_result r;
-    r.config = next[0];
-    r.state = status::ok;
-    r.time_ms = time_of(next[0][0]);
+    auto r = result_of(next[0], status::ok, time_of(next[0][0]));
     if (r.time_ms < best_time) best_time = r.time_ms, best = next[0][0];
     s->observe(r);
   }
@@ -409,16 +410,8 @@ TEST_CASE("bo models failures as slow and checks its hyperparameters", "[engine]
   auto s = make_strategy("bo", space, o);
   // Failures before the first ok result wait for it; afterwards every
   // proposal is a fresh pool member.
-  for (std::uint64_t x : {3, 10, 17}) {
-    trial_result r;
-    r.config = {x, 0, 0};
-    r.state = status::runtime_error;
-    s->observe(r);
-  }
-  trial_result ok;
-  ok.config = {20, 7, 2};
-  ok.state = status::ok;
-  ok.time_ms = 1.0;
+  for (std::uint64_t x : {3, 10, 17}) s->observe(result_of({x, 0, 0}, status::runtime_error));
+  auto ok = result_of({20, 7, 2}, status::ok, 1.0);
   s->observe(ok);
   auto next = s->propose(3);
   CHECK(next.size() == 3);

@@ -72,12 +72,13 @@ class gaussian_process {
 
   /// The model is fitted to the standardised targets (y - shift) / scale:
   /// shift is their mean, scale their standard deviation (1 while it is 0).
-  double shift() const;
-  double scale() const;
+  double shift() const { return shift_; }
+  double scale() const { return scale_; }
   /// Smallest standardised target (+inf before the first add()).
   double best() const;
 
-  /// Posterior mean and variance of candidate i, in standardised units.
+  /// Posterior mean and variance of candidate i (< candidate_count()), in
+  /// standardised units.
   double candidate_mean(std::size_t i) const;
   double candidate_variance(std::size_t i) const;
   /// Posterior mean and variance at any point, in standardised units
@@ -101,10 +102,11 @@ class gaussian_process {
   std::size_t observed_ = 0;
   std::vector<double> points_;  // observed, row-major
   double sum_ = 0, sum_squares_ = 0, lowest_ = 0;
-  std::vector<double> lower_;   // L packed by rows: row i holds i + 1 entries
-  std::vector<double> solved_;  // L⁻¹ y (raw targets), extended one entry per add
-  std::vector<double> ones_;    // L⁻¹ 1
-  std::vector<double> cand_;    // candidates, row-major
+  double shift_ = 0, scale_ = 1;  // from sum_ and sum_squares_, updated by add()
+  std::vector<double> lower_;     // L packed by rows: row i holds i + 1 entries
+  std::vector<double> solved_;    // L⁻¹ y (raw targets), extended one entry per add
+  std::vector<double> ones_;      // L⁻¹ 1
+  std::vector<double> cand_;      // candidates, row-major
   // v vectors: column j (observation) holds one entry per candidate, in
   // single precision to halve the memory each add() streams through; the
   // running sums stay in double.
