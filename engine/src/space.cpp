@@ -47,6 +47,7 @@ void search_space::add_constraints(const std::vector<std::string>& expressions) 
   std::vector<std::string> all = constraint_expressions();
   all.insert(all.end(), expressions.begin(), expressions.end());
   constraints_ = make_constraint_set(*this, std::move(all));
+  std::lock_guard lock(*cache_mutex_);
   valid_cache_.reset();
 }
 
@@ -66,14 +67,15 @@ void search_space::restrict_to(std::vector<configuration> members) {
     }
     for (std::size_t i = 0; i < m.size(); ++i) {
       if (m[i] >= parameters_[i]->cardinality()) {
-        throw std::invalid_argument("search space: a member has an out-of-range value for '" +
-                                    parameters_[i]->name() + "'");
+        throw std::invalid_argument("search space: a member has an out-of-range value for '" + parameters_[i]->name() +
+                                    "'");
       }
     }
     if (set->insert(m).second) unique.push_back(std::move(m));
   }
   members_ = std::make_shared<std::vector<configuration>>(std::move(unique));
   member_set_ = std::move(set);
+  std::lock_guard lock(*cache_mutex_);
   valid_cache_.reset();
 }
 
@@ -130,6 +132,7 @@ std::optional<configuration> search_space::draw_valid(rng_type& rng, int tries) 
 }
 
 const std::vector<configuration>* search_space::enumerate_valid(std::uint64_t limit) const {
+  std::lock_guard lock(*cache_mutex_);
   if (valid_cache_) return valid_cache_.get();
   if (members_) {
     auto valid = std::make_shared<std::vector<configuration>>();
@@ -151,7 +154,10 @@ const std::vector<configuration>* search_space::enumerate_valid(std::uint64_t li
 }
 
 std::optional<std::uint64_t> search_space::count_valid(std::uint64_t limit) const {
-  if (valid_cache_) return valid_cache_->size();
+  {
+    std::lock_guard lock(*cache_mutex_);
+    if (valid_cache_) return valid_cache_->size();
+  }
   if (members_ && !constraints_) return members_->size();
   if (members_) return enumerate_valid()->size();
   auto size = cartesian_size();

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <set>
+#include <thread>
 
 #include "tune/engine/space.hpp"
 
@@ -95,4 +96,21 @@ TEST_CASE("draw is reproducible for a seed", "[engine][space]") {
   auto space = small_space();
   rng_type a(11), b(11);
   for (int i = 0; i < 50; ++i) CHECK(space.draw(a) == space.draw(b));
+}
+
+TEST_CASE("threads that share a space enumerate it once", "[engine][space]") {
+  // Parallel replay runs share one space; the first enumerate_valid() builds
+  // the cache while others may be asking for it.
+  std::vector<double> range;
+  for (int i = 0; i < 60; ++i) range.push_back(i);
+  search_space space(
+      {make_discrete_parameter("a", range), make_discrete_parameter("b", range), make_discrete_parameter("c", range)});
+  std::vector<const std::vector<configuration>*> seen(4, nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < seen.size(); ++t) threads.emplace_back([&, t] { seen[t] = space.enumerate_valid(); });
+  for (auto& t : threads) t.join();
+  REQUIRE(seen[0] != nullptr);
+  CHECK(seen[0]->size() == 60u * 60 * 60);
+  for (auto* s : seen) CHECK(s == seen[0]);
+  CHECK(space.count_valid() == 60u * 60 * 60);
 }

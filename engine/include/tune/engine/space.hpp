@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -72,7 +73,8 @@ class search_space {
   std::optional<configuration> draw_valid(rng_type& rng, int tries = 10000) const;
 
   /// Every valid configuration, in flat order; nullopt when the Cartesian
-  /// product exceeds `limit`. Cached after the first call.
+  /// product exceeds `limit`. Cached after the first call; safe to call from
+  /// several threads.
   const std::vector<configuration>* enumerate_valid(std::uint64_t limit = 20'000'000) const;
 
   /// Number of valid configurations; nullopt when it cannot be enumerated
@@ -100,7 +102,10 @@ class search_space {
   std::shared_ptr<constraint_set> constraints_;
   std::shared_ptr<std::vector<configuration>> members_;
   std::shared_ptr<configuration_set> member_set_;
-  mutable std::shared_ptr<std::vector<configuration>> valid_cache_;
+  // Filled on first use by enumerate_valid(); the mutex makes that safe when
+  // strategies in several threads share one space (copies share the mutex).
+  mutable std::shared_ptr<const std::vector<configuration>> valid_cache_;
+  std::shared_ptr<std::mutex> cache_mutex_ = std::make_shared<std::mutex>();
 };
 
 using search_space_ptr = std::shared_ptr<const search_space>;
