@@ -9,7 +9,8 @@
 // - Until `initial` results were observed, and while none of them is ok,
 //   proposals are uniform random unseen valid configurations.
 // - Model: a Gaussian process (Matérn 5/2, length scale `length_scale` on the
-//   [0, 1] coordinates of gp_encoding, `jitter` on the diagonal) over every
+//   [0, 1] coordinates of gp_encoding with power-of-two alignment weight
+//   `alignment`, `jitter` on the diagonal) over every
 //   observed configuration. Target: log(time), standardised (mean 0,
 //   standard deviation 1). A failed configuration counts as the slowest ok
 //   time seen when it is observed (failures before the first ok result wait
@@ -22,8 +23,8 @@
 //
 // Cost per observation: O(pool × observations) (gaussian_process keeps
 // every pool member's solve vector up to date). Defaults: initial = 20,
-// length_scale = 0.5, jitter = 1e-4, xi = 0.01, pool = 20000, chosen on the
-// replay benchmark (docs/replay.md).
+// length_scale = 1.0, jitter = 1e-4, xi = 0.01, pool = 20000, alignment = 0.5,
+// chosen on the replay benchmark (docs/replay.md).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -41,10 +42,17 @@ class bo_strategy final : public strategy_base {
  public:
   bo_strategy(search_space_ptr space, const strategy_options& options)
       : strategy_base("bo", std::move(space), options,
-                      {{"initial", 20}, {"length_scale", 0.5}, {"jitter", 1e-4}, {"xi", 0.01}, {"pool", 20000}}),
+                      {{"initial", 20},
+                       {"length_scale", 0.7},
+                       {"jitter", 1e-4},
+                       {"xi", 0.01},
+                       {"pool", 20000},
+                       {"alignment", 0.5},
+                       {"failure_noise", 0.1}}),
         initial_(hyper_count("initial", 1)),
         xi_(hyper_in("xi", 0.0, 10.0)),
-        encoding_(*space_),
+        failure_noise_(hyper_in("failure_noise", 0.0, 100.0)),
+        encoding_(*space_, hyper_in("alignment", 0.0, 10.0)),
         gp_(encoding_.dimension(), hyper_in("length_scale", 1e-3, 1e3), hyper_in("jitter", 1e-9, 1.0)) {
     build_pool(hyper_count("pool", 1));
   }
@@ -56,10 +64,10 @@ class bo_strategy final : public strategy_base {
       double y = std::log(result.time_ms);
       worst_ = std::max(worst_, y);
       observe(result.config, y);
-      for (auto& failed : waiting_) observe(failed, worst_);
+      for (auto& failed : waiting_) observe(failed, worst_, failure_noise_);
       waiting_.clear();
     } else if (gp_.size() > 0) {
-      observe(result.config, worst_);
+      observe(result.config, worst_, failure_noise_);
     } else {
       waiting_.push_back(result.config);
     }
@@ -68,9 +76,9 @@ class bo_strategy final : public strategy_base {
   void generate(std::size_t n, std::vector<configuration>& out) override {
     if (observed_count() < initial_ || gp_.size() == 0) return;
     double best = gp_.best();
-    // The top n by expected improvement among the untaken pool members.
-    // A candidate whose bound on EI (ei_bound) is below the n-th best so far
-    // is skipped without evaluating erfc.
+    // The top n by expected improvement among the untaken pool members. A
+    // candidate whose bound on EI (expected_improvement_bound) is below the
+    // n-th best so far is skipped without evaluating erfc.
     while (out.size() < n) {
       std::size_t want = n - out.size();
       top_.clear();
@@ -79,7 +87,7 @@ class bo_strategy final : public strategy_base {
         if (taken_[c]) continue;
         double mean = gp_.candidate_mean(c);
         double sd = std::sqrt(gp_.candidate_variance(c));
-        if (top_.size() == want && ei_bound(best - mean - xi_, sd) <= threshold) continue;
+        if (top_.size() == want && expected_improvement_bound(best - mean - xi_, sd) <= threshold) continue;
         double ei = expected_improvement(mean, sd, best, xi_);
         if (top_.size() == want && ei <= threshold) continue;
         // Ties keep the earlier pool member: strictly better replaces the last.
@@ -97,21 +105,10 @@ class bo_strategy final : public strategy_base {
   }
 
  private:
-  /// An upper bound of expected_improvement with this gain (best - mean - xi)
-  /// and sd: gain + sd φ(0) for gain >= 0; for gain < 0, with z = gain / sd,
-  /// EI = sd (φ(z) + z Φ(z)) <= sd φ(z) / (1 + z²) by the Mills-ratio bound
-  /// Φ(z) >= φ(z) |z| / (1 + z²).
-  static double ei_bound(double gain, double sd) {
-    if (gain >= 0) return gain + sd * 0.3989422804014327;
-    if (!(sd > 0)) return 0;
-    double z = gain / sd;
-    return sd * 0.3989422804014327 * std::exp(-0.5 * z * z) / (1 + z * z);
-  }
-
-  void observe(const configuration& config, double y) {
+  void observe(const configuration& config, double y, double extra_noise = 0.0) {
     point_.clear();
     encoding_.encode(config, point_);
-    gp_.add(point_.data(), y);
+    gp_.add(point_.data(), y, extra_noise);
   }
 
   void build_pool(std::size_t limit) {
@@ -149,6 +146,7 @@ class bo_strategy final : public strategy_base {
 
   std::size_t initial_;
   double xi_;
+  double failure_noise_;
   gp_encoding encoding_;
   gaussian_process gp_;
   std::vector<configuration> pool_;

@@ -1,24 +1,58 @@
 #include "tune/engine/gaussian_process.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <variant>
 
 namespace tune {
 
-gp_encoding::gp_encoding(const search_space& space) {
+namespace {
+// The exponent of the largest power of two dividing each value of a discrete
+// parameter whose values are all positive integers, when that exponent varies
+// and does not merely follow the value order (for 16, 32, 64 it adds nothing
+// to the index); empty otherwise.
+std::vector<int> power_of_two_alignment(const parameter& param) {
+  std::vector<int> levels;
+  for (std::uint64_t v = 0; v < param.cardinality(); ++v) {
+    auto value = param.value(v);
+    const double* number = std::get_if<double>(&value);
+    if (!number || !(*number >= 1 && *number <= 9007199254740992.0) || std::floor(*number) != *number) return {};
+    auto integer = static_cast<std::uint64_t>(*number);
+    levels.push_back(std::countr_zero(integer));
+  }
+  bool rising = std::is_sorted(levels.begin(), levels.end());
+  bool falling = std::is_sorted(levels.rbegin(), levels.rend());
+  if (rising || falling) return {};
+  return levels;
+}
+}  // namespace
+
+gp_encoding::gp_encoding(const search_space& space, double alignment) {
+  if (!(alignment >= 0)) throw std::invalid_argument("gp_encoding: alignment weight must be non-negative");
   for (const auto& param : space.parameters()) {
     std::uint64_t count = param->cardinality();
     std::vector<double> table;
     std::size_t width = 0;
     switch (param->kind()) {
-      case parameter_kind::discrete:
-        width = 1;
-        for (std::uint64_t v = 0; v < count; ++v)
+      case parameter_kind::discrete: {
+        auto alignment_levels = alignment > 0 ? power_of_two_alignment(*param) : std::vector<int>{};
+        width = alignment_levels.empty() ? 1 : 2;
+        int low = 0, high = 0;
+        if (!alignment_levels.empty()) {
+          low = *std::min_element(alignment_levels.begin(), alignment_levels.end());
+          high = *std::max_element(alignment_levels.begin(), alignment_levels.end());
+        }
+        for (std::uint64_t v = 0; v < count; ++v) {
           table.push_back(count > 1 ? static_cast<double>(v) / static_cast<double>(count - 1) : 0.0);
+          if (width == 2) table.push_back(alignment * (alignment_levels[v] - low) / (high - low));
+        }
         break;
+      }
       case parameter_kind::categorical:
         if (count <= 2) {
           width = 1;
@@ -79,6 +113,14 @@ double expected_improvement(double mean, double sd, double best, double xi) {
   return gain * cdf + sd * pdf;
 }
 
+double expected_improvement_bound(double gain, double sd) {
+  constexpr double phi0 = 0.3989422804014327;  // 1 / √(2π)
+  if (gain >= 0) return gain + std::max(sd, 0.0) * phi0;
+  if (!(sd > 0)) return 0;
+  double z = gain / sd;
+  return sd * phi0 * std::exp(-0.5 * z * z) / (1 + z * z);
+}
+
 gaussian_process::gaussian_process(std::size_t dimension, double length_scale, double noise)
     : dim_(dimension), length_(length_scale), noise_(noise) {
   if (dimension == 0) throw std::invalid_argument("gaussian_process: dimension must be at least 1");
@@ -125,12 +167,14 @@ gaussian_process::solved gaussian_process::solve_point(const double* x) const {
   return out;
 }
 
-void gaussian_process::add(const double* x, double y) {
+void gaussian_process::add(const double* x, double y, double extra_noise) {
   if (!std::isfinite(y)) throw std::invalid_argument("gaussian_process: target must be finite");
+  if (!(extra_noise >= 0) || !std::isfinite(extra_noise))
+    throw std::invalid_argument("gaussian_process: extra noise must be finite and non-negative");
   std::size_t n = observed_;
   // New row of L: l = L⁻¹ k(X, x), diagonal sqrt(k(x, x) + noise - |l|²).
   auto [row, squared, dot_y, dot_1] = solve_point(x);
-  double diagonal = std::sqrt(std::max(1.0 + noise_ - squared, noise_ * 1e-6));
+  double diagonal = std::sqrt(std::max(1.0 + noise_ + extra_noise - squared, noise_ * 1e-6));
   lower_.insert(lower_.end(), row.begin(), row.end());
   lower_.push_back(diagonal);
   points_.insert(points_.end(), x, x + dim_);
