@@ -1,6 +1,7 @@
 // bo: Bayesian optimisation with a Gaussian process and expected improvement,
 // the method of Kernel Tuner's bayes_opt strategy (Willemsen et al. 2021,
-// "Bayesian optimization for auto-tuning GPU kernels") in its plain form.
+// "Bayesian optimization for auto-tuning GPU kernels"), with a NoSE
+// explorer for when it stalls.
 //
 // - Pool: the configurations the acquisition chooses from, fixed at the
 //   start: every valid configuration when there are at most `pool` of them
@@ -10,24 +11,32 @@
 //   proposals are uniform random unseen valid configurations.
 // - Model: a Gaussian process (Matérn 5/2, length scale `length_scale` on the
 //   [0, 1] coordinates of gp_encoding with power-of-two alignment weight
-//   `alignment`, `jitter` on the diagonal) over every
-//   observed configuration. Target: log(time), standardised (mean 0,
-//   standard deviation 1). A failed configuration counts as the slowest ok
-//   time seen when it is observed (failures before the first ok result wait
-//   for it), so the model steers away from it without an outlier stretching
-//   the scale.
+//   `alignment`, `jitter` on the diagonal) over every observed
+//   configuration. Target: log(time), standardised (mean 0, standard
+//   deviation 1). A failed configuration counts as the slowest ok time seen
+//   when it is observed (failures before the first ok result wait for it),
+//   with `failure_noise` added to its diagonal, so the model steers away from
+//   it without an outlier stretching the scale or a guess pinning the fit.
 // - Acquisition: expected improvement below the best target, margin `xi`;
 //   a request for n proposals takes the n unmeasured pool members with the
 //   highest expected improvement. Steady state: results are added as they
 //   arrive; configurations in flight are skipped, not modelled.
+// - Stall: after `stall` results in a row without a faster time, proposals
+//   come from NoSE (nose_strategy.cpp, its defaults), which has observed
+//   every result and recombines the best measured configurations, until a
+//   faster time arrives; 0 turns this off. A smooth model settles on one
+//   basin and misses an optimum whose neighbours are slow (convolution A100
+//   in docs/replay.md); crossover of good configurations finds it.
 //
 // Cost per observation: O(pool × observations) (gaussian_process keeps
 // every pool member's solve vector up to date). Defaults: initial = 20,
-// length_scale = 1.0, jitter = 1e-4, xi = 0.01, pool = 20000, alignment = 0.5,
-// chosen on the replay benchmark (docs/replay.md).
+// length_scale = 0.7, jitter = 1e-4, xi = 0.01, pool = 20000, alignment = 0.5,
+// failure_noise = 0.1, stall = 40, chosen on the replay benchmark
+// (docs/replay.md).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <unordered_map>
 
@@ -48,18 +57,30 @@ class bo_strategy final : public strategy_base {
                        {"xi", 0.01},
                        {"pool", 20000},
                        {"alignment", 0.5},
-                       {"failure_noise", 0.1}}),
+                       {"failure_noise", 0.1},
+                       {"stall", 40}}),
         initial_(hyper_count("initial", 1)),
         xi_(hyper_in("xi", 0.0, 10.0)),
         failure_noise_(hyper_in("failure_noise", 0.0, 100.0)),
         encoding_(*space_, hyper_in("alignment", 0.0, 10.0)),
         gp_(encoding_.dimension(), hyper_in("length_scale", 1e-3, 1e3), hyper_in("jitter", 1e-9, 1.0)) {
     build_pool(hyper_count("pool", 1));
+    stall_ = hyper_count("stall", 0);
+    if (stall_ > 0) {
+      // NoSE with its defaults, on its own stream of the seed; it sees every
+      // result, so its population is the best of everything measured.
+      strategy_options inner;
+      inner.seed = fork_seed(options.seed, 0x6578706c6f7265);
+      explorer_ = make_strategy("nose", space_, inner);
+    }
   }
 
  protected:
   void on_result(const trial_result& result, double fit) override {
     if (auto it = index_.find(result.config); it != index_.end()) taken_[it->second] = true;
+    if (explorer_) explorer_->observe(result);
+    ++since_improvement_;
+    if (fit > 0 && !(result.time_ms >= best_time_)) best_time_ = result.time_ms, since_improvement_ = 0;
     if (fit > 0) {
       double y = std::log(result.time_ms);
       worst_ = std::max(worst_, y);
@@ -75,6 +96,14 @@ class bo_strategy final : public strategy_base {
 
   void generate(std::size_t n, std::vector<configuration>& out) override {
     if (observed_count() < initial_ || gp_.size() == 0) return;
+    if (explorer_ && since_improvement_ >= stall_) {
+      // Stalled: the model's expected improvement has settled on one basin.
+      for (auto& c : explorer_->propose(n - out.size())) {
+        if (claim(out, c))
+          if (auto it = index_.find(c); it != index_.end()) taken_[it->second] = true;
+      }
+      return;
+    }
     double best = gp_.best();
     // The top n by expected improvement among the untaken pool members. A
     // candidate whose bound on EI (expected_improvement_bound) is below the
@@ -145,6 +174,10 @@ class bo_strategy final : public strategy_base {
   }
 
   std::size_t initial_;
+  std::size_t stall_ = 0;
+  std::size_t since_improvement_ = 0;
+  double best_time_ = std::numeric_limits<double>::infinity();
+  std::unique_ptr<strategy> explorer_;
   double xi_;
   double failure_noise_;
   gp_encoding encoding_;

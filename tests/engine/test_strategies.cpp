@@ -423,7 +423,8 @@ TEST_CASE("bo models failures as slow and checks its hyperparameters", "[engine]
                                                                          {"pool", 0},
                                                                          {"initial", 0.5},
                                                                          {"alignment", -1},
-                                                                         {"failure_noise", -1}}) {
+                                                                         {"failure_noise", -1},
+                                                                         {"stall", 2.5}}) {
     INFO(name);
     strategy_options bad;
     bad.hyper = {{name, value}};
