@@ -23,8 +23,7 @@ class constraint_set {
 /// Compiles the expressions for the parameters of `space`. Throws
 /// std::invalid_argument naming the expression and what is wrong with it
 /// (unknown name, syntax error).
-std::shared_ptr<constraint_set> make_constraint_set(const search_space& space,
-                                                    std::vector<std::string> expressions);
+std::shared_ptr<constraint_set> make_constraint_set(const search_space& space, std::vector<std::string> expressions);
 
 /// Rewrites one Python-style expression into muParser syntax (exposed for tests).
 std::string to_muparser_syntax(const std::string& python_expression);
