@@ -77,10 +77,8 @@ class bo_strategy final : public strategy_base {
 
  protected:
   void on_result(const trial_result& result, double fit) override {
-    if (auto it = index_.find(result.config); it != index_.end()) taken_[it->second] = true;
+    take(result.config);
     if (explorer_) explorer_->observe(result);
-    ++since_improvement_;
-    if (fit > 0 && !(result.time_ms >= best_time_)) best_time_ = result.time_ms, since_improvement_ = 0;
     if (fit > 0) {
       double y = std::log(result.time_ms);
       worst_ = std::max(worst_, y);
@@ -96,12 +94,10 @@ class bo_strategy final : public strategy_base {
 
   void generate(std::size_t n, std::vector<configuration>& out) override {
     if (observed_count() < initial_ || gp_.size() == 0) return;
-    if (explorer_ && since_improvement_ >= stall_) {
+    if (explorer_ && results_since_improvement() >= stall_) {
       // Stalled: the model's expected improvement has settled on one basin.
-      for (auto& c : explorer_->propose(n - out.size())) {
-        if (claim(out, c))
-          if (auto it = index_.find(c); it != index_.end()) taken_[it->second] = true;
-      }
+      for (auto& c : explorer_->propose(n - out.size()))
+        if (claim(out, c)) take(c);
       return;
     }
     double best = gp_.best();
@@ -127,13 +123,18 @@ class bo_strategy final : public strategy_base {
       }
       if (top_.empty()) return;  // pool exhausted: strategy_base tops up at random
       for (auto& [ei, c] : top_) {
-        taken_[c] = true;  // measured, in flight or claimed now: never offered again
+        taken_[c] = true;
         claim(out, pool_[c]);
       }
     }
   }
 
  private:
+  /// Measured, in flight or claimed: never offered from the pool again.
+  void take(const configuration& config) {
+    if (auto it = index_.find(config); it != index_.end()) taken_[it->second] = true;
+  }
+
   void observe(const configuration& config, double y, double extra_noise = 0.0) {
     point_.clear();
     encoding_.encode(config, point_);
@@ -175,8 +176,6 @@ class bo_strategy final : public strategy_base {
 
   std::size_t initial_;
   std::size_t stall_ = 0;
-  std::size_t since_improvement_ = 0;
-  double best_time_ = std::numeric_limits<double>::infinity();
   std::unique_ptr<strategy> explorer_;
   double xi_;
   double failure_noise_;

@@ -12,12 +12,30 @@
 namespace tune {
 
 namespace {
+// Scales each of the `width` interleaved columns of table to [0, 1] (a
+// constant column to 0).
+void scale_columns_to_unit(std::vector<double>& table, std::size_t width) {
+  if (width == 0) return;
+  std::size_t rows = table.size() / width;
+  for (std::size_t f = 0; f < width; ++f) {
+    double low = table[f], high = table[f];
+    for (std::size_t v = 0; v < rows; ++v) {
+      low = std::min(low, table[v * width + f]);
+      high = std::max(high, table[v * width + f]);
+    }
+    for (std::size_t v = 0; v < rows; ++v) {
+      double& x = table[v * width + f];
+      x = high > low ? (x - low) / (high - low) : 0.0;
+    }
+  }
+}
+
 // The exponent of the largest power of two dividing each value of a discrete
-// parameter whose values are all positive integers, when that exponent varies
-// and does not merely follow the value order (for 16, 32, 64 it adds nothing
-// to the index); empty otherwise.
-std::vector<int> power_of_two_alignment(const parameter& param) {
-  std::vector<int> levels;
+// parameter whose values are all positive integers, scaled to [0, 1], when
+// that exponent varies and does not merely follow the value order (for 16,
+// 32, 64 it adds nothing to the index); empty otherwise.
+std::vector<double> power_of_two_alignment(const parameter& param) {
+  std::vector<double> levels;
   for (std::uint64_t v = 0; v < param.cardinality(); ++v) {
     auto value = param.value(v);
     const double* number = std::get_if<double>(&value);
@@ -28,6 +46,7 @@ std::vector<int> power_of_two_alignment(const parameter& param) {
   bool rising = std::is_sorted(levels.begin(), levels.end());
   bool falling = std::is_sorted(levels.rbegin(), levels.rend());
   if (rising || falling) return {};
+  scale_columns_to_unit(levels, 1);
   return levels;
 }
 }  // namespace
@@ -40,16 +59,11 @@ gp_encoding::gp_encoding(const search_space& space, double alignment) {
     std::size_t width = 0;
     switch (param->kind()) {
       case parameter_kind::discrete: {
-        auto alignment_levels = alignment > 0 ? power_of_two_alignment(*param) : std::vector<int>{};
-        width = alignment_levels.empty() ? 1 : 2;
-        int low = 0, high = 0;
-        if (!alignment_levels.empty()) {
-          low = *std::min_element(alignment_levels.begin(), alignment_levels.end());
-          high = *std::max_element(alignment_levels.begin(), alignment_levels.end());
-        }
+        auto aligned = alignment > 0 ? power_of_two_alignment(*param) : std::vector<double>{};
+        width = aligned.empty() ? 1 : 2;
         for (std::uint64_t v = 0; v < count; ++v) {
           table.push_back(count > 1 ? static_cast<double>(v) / static_cast<double>(count - 1) : 0.0);
-          if (width == 2) table.push_back(alignment * (alignment_levels[v] - low) / (high - low));
+          if (width == 2) table.push_back(alignment * aligned[v]);
         }
         break;
       }
@@ -76,17 +90,7 @@ gp_encoding::gp_encoding(const search_space& space, double alignment) {
           param->features(v, features);
           for (double f : features) table.push_back(logarithmic ? std::log2(std::max(f, 1.0)) : f);
         }
-        for (std::size_t f = 0; f < width; ++f) {
-          double low = table[f], high = table[f];
-          for (std::uint64_t v = 0; v < count; ++v) {
-            low = std::min(low, table[v * width + f]);
-            high = std::max(high, table[v * width + f]);
-          }
-          for (std::uint64_t v = 0; v < count; ++v) {
-            double& x = table[v * width + f];
-            x = high > low ? (x - low) / (high - low) : 0.0;
-          }
-        }
+        scale_columns_to_unit(table, width);
         break;
       }
     }
@@ -214,13 +218,17 @@ double gaussian_process::best() const {
   return observed_ ? (lowest_ - shift_) / scale_ : std::numeric_limits<double>::infinity();
 }
 
-double gaussian_process::candidate_mean(std::size_t i) const { return (dot_y_[i] - shift_ * dot_1_[i]) / scale_; }
+double gaussian_process::mean_of(double dot_y, double dot_1) const { return (dot_y - shift_ * dot_1) / scale_; }
 
-double gaussian_process::candidate_variance(std::size_t i) const { return std::max(1.0 + noise_ - squares_[i], 0.0); }
+double gaussian_process::variance_of(double squared) const { return std::max(1.0 + noise_ - squared, 0.0); }
+
+double gaussian_process::candidate_mean(std::size_t i) const { return mean_of(dot_y_[i], dot_1_[i]); }
+
+double gaussian_process::candidate_variance(std::size_t i) const { return variance_of(squares_[i]); }
 
 std::pair<double, double> gaussian_process::predict(const double* x) const {
   auto p = solve_point(x);
-  return {(p.dot_y - shift_ * p.dot_1) / scale_, std::max(1.0 + noise_ - p.squared, 0.0)};
+  return {mean_of(p.dot_y, p.dot_1), variance_of(p.squared)};
 }
 
 }  // namespace tune

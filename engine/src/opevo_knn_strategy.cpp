@@ -61,13 +61,12 @@ class opevo_knn_strategy final : public opevo_strategy {
  protected:
   void on_result(const trial_result& result, double fit) override {
     surrogate_.add(result.config, fit);
-    if (fit > 0 && (ranked().size() == 0 || fit > ranked().fitness(0))) last_improvement_ = observed_count();
     opevo_strategy::on_result(result, fit);
   }
 
   void generate(std::size_t n, std::vector<configuration>& out) override {
     if (!evolving() || observed_count() < initial_) return;
-    bool stalled = observed_count() - last_improvement_ >= stall_;
+    bool stalled = results_since_improvement() >= stall_;
     std::bernoulli_distribution coin(stalled ? explore_ : epsilon_);
     std::size_t random = 0;
     for (std::size_t i = 0; i < n; ++i) random += coin(rng_) ? 1 : 0;
@@ -106,7 +105,6 @@ class opevo_knn_strategy final : public opevo_strategy {
   std::size_t stall_;
   double explore_;
   knn_surrogate surrogate_;
-  std::size_t last_improvement_ = 0;
 };
 }  // namespace
 

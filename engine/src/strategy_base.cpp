@@ -93,7 +93,9 @@ void strategy_base::observe(const trial_result& result) {
   // A result never proposed (resume) counts as measured from now on.
   if (seen_.insert(result.config).second && space_->is_valid(result.config)) ++seen_valid_;
   ++observed_;
-  on_result(result, fitness(result));
+  double fit = fitness(result);
+  if (fit > best_fitness_) best_fitness_ = fit, last_improvement_ = observed_;
+  on_result(result, fit);
 }
 
 std::optional<configuration> strategy_base::random_unseen() {

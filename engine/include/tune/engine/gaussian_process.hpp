@@ -109,6 +109,9 @@ class gaussian_process {
     double squared = 0, dot_y = 0, dot_1 = 0;
   };
   solved solve_point(const double* x) const;
+  // Posterior mean from v · L⁻¹ y and v · L⁻¹ 1, variance from |v|².
+  double mean_of(double dot_y, double dot_1) const;
+  double variance_of(double squared) const;
 
   std::size_t dim_;
   double length_;

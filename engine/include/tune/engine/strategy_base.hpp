@@ -87,6 +87,9 @@ class strategy_base : public strategy {
   double hyper_in(const std::string& name, double low, double high) const;
 
   std::size_t observed_count() const { return observed_; }
+  /// Results observed since the last one that was faster than every earlier
+  /// one (all of them while none was ok): how long the search has stalled.
+  std::size_t results_since_improvement() const { return observed_ - last_improvement_; }
 
   search_space_ptr space_;
   rng_type rng_;
@@ -96,6 +99,8 @@ class strategy_base : public strategy {
   std::map<std::string, double> hyper_;
   configuration_set seen_;  // measured or in flight
   std::size_t observed_ = 0;
+  double best_fitness_ = 0;
+  std::size_t last_improvement_ = 0;  // observed_ at the last new best
   std::size_t seen_valid_ = 0;
   std::optional<std::optional<std::uint64_t>> valid_count_;  // computed lazily
 };
