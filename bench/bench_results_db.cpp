@@ -7,8 +7,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "tune/actors/event_stream.hpp"
-#include "tune/actors/results_db.hpp"
+#include "tune/storage/event_stream.hpp"
+#include "tune/storage/results_db.hpp"
 
 using namespace tune::actors;
 using clock_type = std::chrono::steady_clock;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "tune/actors/results_db.hpp"
+#include "tune/storage/results_db.hpp"
 
 namespace tune::cli {
 namespace {
@@ -24,7 +24,7 @@ std::string task_list(const std::vector<std::string>& tasks) {
 }
 
 /// The task to report: the one asked for, or the only one in the file.
-std::string choose_task(const actors::results_db& db, const best_options& options) {
+std::string choose_task(const storage::results_db& db, const best_options& options) {
   auto tasks = db.tasks();
   if (tasks.empty()) throw input_error("results DB " + options.db + " holds no runs yet; run 'tune-engine tune' first");
   if (options.task.empty()) {
@@ -38,7 +38,7 @@ std::string choose_task(const actors::results_db& db, const best_options& option
   return options.task;
 }
 
-nlohmann::json summary_json(const actors::task_summary& summary) {
+nlohmann::json summary_json(const storage::task_summary& summary) {
   nlohmann::json out{{"task", summary.task_key},
                      {"runs", summary.runs},
                      {"trials", summary.trials},
@@ -62,7 +62,7 @@ nlohmann::json summary_json(const actors::task_summary& summary) {
 }
 
 int run_best(const best_options& options) {
-  actors::results_db db(options.db, actors::results_db::open_mode::read_only);
+  storage::results_db db(options.db, storage::results_db::open_mode::read_only);
   std::string task = choose_task(db, options);
   std::optional<std::string> kind;
   if (!options.device_kind.empty()) kind = options.device_kind;

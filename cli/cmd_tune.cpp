@@ -15,7 +15,7 @@
 #include "commands.hpp"
 #include "tune/actors/pipeline.hpp"
 #include "tune/actors/run_recorder.hpp"
-#include "tune/actors/topology.hpp"
+#include "tune/storage/topology.hpp"
 #include "tune/kernels/blas_reference.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/kernels/task.hpp"
@@ -72,7 +72,7 @@ std::map<std::string, double> parse_hyper(const std::vector<std::string>& items)
 }
 
 /// All devices of one run share a backend; returns its name.
-std::string topology_backend(const actors::topology& topo) {
+std::string topology_backend(const storage::topology& topo) {
   const std::string& name = topo.devices.front().backend;
   for (std::size_t d = 1; d < topo.devices.size(); ++d)
     if (topo.devices[d].backend != name)
@@ -81,7 +81,7 @@ std::string topology_backend(const actors::topology& topo) {
   return name;
 }
 
-backend_ptr make_backend(const tune_args& a, const std::string& backend_name, const actors::topology& topo) {
+backend_ptr make_backend(const tune_args& a, const std::string& backend_name, const storage::topology& topo) {
   if (!a.dataset.empty()) {
     if (backend_name != "replay")
       throw input_error(topo.origin + ": devices[0].backend is '" + backend_name +
@@ -107,7 +107,7 @@ backend_ptr make_backend(const tune_args& a, const std::string& backend_name, co
 }
 
 nlohmann::json summary_json(const actors::run_summary& s, const actors::run_recorder& recorder,
-                            const search_space& space, const actors::topology& topo) {
+                            const search_space& space, const storage::topology& topo) {
   nlohmann::json best = {{"config", nullptr}, {"time_ms", nullptr}};
   if (s.best.ok()) {
     best["config"] = nlohmann::json::parse(space.to_json(s.best.config));
@@ -136,7 +136,7 @@ nlohmann::json summary_json(const actors::run_summary& s, const actors::run_reco
 }
 
 void print_summary(const actors::run_summary& s, const actors::run_recorder& recorder, const search_space& space,
-                   const actors::topology& topo) {
+                   const storage::topology& topo) {
   std::printf("run %lld%s: %llu trials (%llu new) in %.2f s wall, %.2f s simulated; ended by %s\n",
               static_cast<long long>(recorder.run_id()), recorder.resumed() ? " (resumed)" : "",
               static_cast<unsigned long long>(s.prior_trials + s.trials), static_cast<unsigned long long>(s.trials),
@@ -187,7 +187,7 @@ int run_tune(const tune_args& a) {
   if (!(a.time_scale > 0))
     throw input_error("--time-scale must be > 0 (wall seconds per recorded second, e.g. 0.01 to replay 100x faster)");
 
-  auto topo = actors::load_topology(a.topology);
+  auto topo = storage::load_topology(a.topology);
   auto backend_name = topology_backend(topo);
   auto backend = make_backend(a, backend_name, topo);
   auto space = backend->space();
@@ -214,7 +214,7 @@ int run_tune(const tune_args& a) {
   ro.spec.options_json = options_json.dump();
   ro.resume = a.resume;
   ro.use_cache = !a.no_cache;
-  if (a.publish_given) ro.publish_endpoint = a.publish.empty() ? actors::default_event_endpoint : a.publish;
+  if (a.publish_given) ro.publish_endpoint = a.publish.empty() ? storage::default_event_endpoint : a.publish;
   ro.wait_for_subscribers = a.publish_wait;
   ro.space = space;
   ro.devices = topo.devices;

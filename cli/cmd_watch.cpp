@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "tune/actors/event_stream.hpp"
+#include "tune/storage/event_stream.hpp"
 
 namespace tune::cli {
 namespace {
@@ -30,7 +30,7 @@ void catch_interrupts() {
 }
 
 struct watch_options {
-  std::string endpoint = actors::default_event_endpoint;
+  std::string endpoint = storage::default_event_endpoint;
   bool json = false;
   double timeout_s = 0;  // 0: wait for events forever
 };
@@ -145,7 +145,7 @@ class terminal_view {
 int run_watch(const watch_options& options) {
   if (options.timeout_s < 0) throw input_error("--timeout must be >= 0 seconds (0 waits forever)");
   catch_interrupts();  // before connecting: once subscribed, a publisher may count on us
-  actors::event_subscriber subscriber(options.endpoint);
+  storage::event_subscriber subscriber(options.endpoint);
   subscriber.on_warning([](const std::string& warning) { fmt::print(stderr, "tune-engine watch: {}\n", warning); });
   if (!options.json) fmt::print(stderr, "watching {} (Ctrl-C to stop)\n", options.endpoint);
 

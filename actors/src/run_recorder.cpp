@@ -5,6 +5,19 @@
 #include <stdexcept>
 
 namespace tune::actors {
+
+using storage::event_publisher;
+using storage::make_event;
+using storage::new_best_event;
+using storage::progress_event;
+using storage::results_db;
+using storage::run_finished_event;
+using storage::run_record;
+using storage::run_started_event;
+using storage::run_state;
+using storage::trial_finished_event;
+using storage::trial_input;
+using storage::trial_record;
 namespace {
 
 parameter_value value_from_json(const nlohmann::json& v, const std::string& name) {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "actors/scratch_dir.hpp"
-#include "tune/actors/event_stream.hpp"
-#include "tune/actors/results_db.hpp"
+#include "tune/storage/event_stream.hpp"
+#include "tune/storage/results_db.hpp"
 
 extern char** environ;
 
@@ -137,7 +137,7 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
   auto recorded_now = [&]() -> std::size_t {
     try {
       if (!std::filesystem::exists(dir / "results.db")) return 0;
-      tune::actors::results_db db(dir / "results.db", tune::actors::results_db::open_mode::read_only);
+      tune::storage::results_db db(dir / "results.db", tune::storage::results_db::open_mode::read_only);
       auto runs = db.runs();
       return runs.empty() ? 0 : db.trials(runs[0].id).size();
     } catch (const std::exception&) {
@@ -160,13 +160,13 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
       p.kill_hard();
       p.wait();
     }
-    tune::actors::results_db db(dir / "results.db", tune::actors::results_db::open_mode::read_only);
+    tune::storage::results_db db(dir / "results.db", tune::storage::results_db::open_mode::read_only);
     auto runs = db.runs();
     if (runs.empty()) continue;  // killed before the run was created
     REQUIRE(runs.size() == 1);
     INFO(read_text(log));
-    finished = runs[0].state == tune::actors::run_state::finished;  // between two kills
-    if (!finished) REQUIRE(runs[0].state == tune::actors::run_state::running);
+    finished = runs[0].state == tune::storage::run_state::finished;  // between two kills
+    if (!finished) REQUIRE(runs[0].state == tune::storage::run_state::running);
     auto trials = db.trials(runs[0].id);
     REQUIRE(trials.size() >= recorded.size());
     REQUIRE(trials.size() <= budget);
@@ -180,10 +180,10 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
   CHECK(kills >= wanted_kills);
   if (!finished) REQUIRE(run_cli(args, log) == 0);
 
-  tune::actors::results_db db(dir / "results.db", tune::actors::results_db::open_mode::read_only);
+  tune::storage::results_db db(dir / "results.db", tune::storage::results_db::open_mode::read_only);
   auto runs = db.runs();
   REQUIRE(runs.size() == 1);
-  CHECK(runs[0].state == tune::actors::run_state::finished);
+  CHECK(runs[0].state == tune::storage::run_state::finished);
   auto trials = db.trials(runs[0].id);
   REQUIRE(trials.size() == budget);
   std::set<std::string> configs;
@@ -206,7 +206,7 @@ TEST_CASE("tune: a subscriber receives every event of a run, in order", "[actors
     args.push_back(extra);
   args.push_back((dir / "summary.json").string());
 
-  tune::actors::event_subscriber sub(endpoint);
+  tune::storage::event_subscriber sub(endpoint);
   cli_process p(args, (dir / "log.txt").string());
   std::vector<nlohmann::json> events;
   for (;;) {

@@ -5,7 +5,7 @@
 
 #include "actors/scratch_dir.hpp"
 #include "cli/cli_process.hpp"
-#include "tune/actors/results_db.hpp"
+#include "tune/storage/results_db.hpp"
 
 using namespace tune::actors;
 using Catch::Matchers::Contains;

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "cli/cli_process.hpp"
-#include "tune/actors/event_stream.hpp"
+#include "tune/storage/event_stream.hpp"
 
 using namespace tune::actors;
 using namespace std::chrono_literals;

@@ -14,16 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "tune/actors/event_stream.hpp"
+#include "tune/storage/event_stream.hpp"
 #include "tune/actors/interfaces.hpp"
-#include "tune/actors/results_db.hpp"
-#include "tune/actors/topology.hpp"
+#include "tune/storage/results_db.hpp"
+#include "tune/storage/topology.hpp"
 
 namespace tune::actors {
 
 struct recorder_options {
   std::string db_path;
-  run_spec spec;
+  storage::run_spec spec;
   /// Continue the latest unfinished run with the same task, strategy and seed
   /// (a new run when there is none).
   bool resume = false;
@@ -36,7 +36,7 @@ struct recorder_options {
   search_space_ptr space;
   /// The measuring devices, in the pipeline's order (names for the database
   /// and events).
-  std::vector<device_spec> devices;
+  std::vector<storage::device_spec> devices;
   std::optional<std::int64_t> budget_trials;
   std::optional<double> budget_seconds;
   nlohmann::json topology = nlohmann::json::object();
@@ -74,12 +74,12 @@ class run_recorder : public trial_listener {
   nlohmann::json config_json(const configuration& config) const;
 
   recorder_options options_;
-  std::unique_ptr<results_db> db_;
-  std::unique_ptr<event_publisher> publisher_;
+  std::unique_ptr<storage::results_db> db_;
+  std::unique_ptr<storage::event_publisher> publisher_;
   std::int64_t run_id_ = 0;
   bool resumed_ = false;
   std::vector<measured_trial> prior_;
-  std::shared_ptr<std::unordered_map<std::string, trial_record>> cache_;
+  std::shared_ptr<std::unordered_map<std::string, storage::trial_record>> cache_;
 };
 
 }  // namespace tune::actors

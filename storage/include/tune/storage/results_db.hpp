@@ -24,7 +24,7 @@
 
 #include "tune/engine/result.hpp"
 
-namespace tune::actors {
+namespace tune::storage {
 
 /// A results database that cannot be read or written as expected (corrupt
 /// row, I/O failure). Bad user input (an unwritable path, a file that is not
@@ -171,4 +171,4 @@ class results_db {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace tune::actors
+}  // namespace tune::storage

@@ -4,9 +4,9 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "tune/actors/event_stream.hpp"
+#include "tune/storage/event_stream.hpp"
 
-using namespace tune::actors;
+using namespace tune::storage;
 using Catch::Matchers::Contains;
 using namespace std::chrono_literals;
 

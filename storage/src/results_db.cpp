@@ -1,4 +1,4 @@
-#include "tune/actors/results_db.hpp"
+#include "tune/storage/results_db.hpp"
 
 #include <sqlite3.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <utility>
 
-namespace tune::actors {
+namespace tune::storage {
 namespace {
 
 // Version 1. A newer file is refused; an older one would be migrated here.
@@ -564,4 +564,4 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
   return summary;
 }
 
-}  // namespace tune::actors
+}  // namespace tune::storage

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tune::actors {
+namespace tune::storage {
 
 constexpr int event_schema_version = 1;
 constexpr const char* default_event_endpoint = "tcp://127.0.0.1:5556";
@@ -154,4 +154,4 @@ class event_subscriber {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace tune::actors
+}  // namespace tune::storage

@@ -1,4 +1,4 @@
-#include "tune/actors/event_stream.hpp"
+#include "tune/storage/event_stream.hpp"
 
 #include <regex>
 #include <stdexcept>
@@ -7,7 +7,7 @@
 
 #include "tune/engine/result.hpp"
 
-namespace tune::actors {
+namespace tune::storage {
 namespace {
 
 // Enough for a long burst of trial events while a subscriber redraws; a
@@ -359,4 +359,4 @@ std::size_t event_subscriber::skipped() const { return impl_->skipped; }
 
 void event_subscriber::on_warning(std::function<void(const std::string&)> handler) { impl_->warn = std::move(handler); }
 
-}  // namespace tune::actors
+}  // namespace tune::storage

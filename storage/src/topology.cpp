@@ -1,4 +1,4 @@
-#include "tune/actors/topology.hpp"
+#include "tune/storage/topology.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-namespace tune::actors {
+namespace tune::storage {
 namespace {
 
 // Limits that catch typos (a topology of 10^6 devices is not a plan).
@@ -237,4 +237,4 @@ topology default_topology(const std::string& backend) {
   return result;
 }
 
-}  // namespace tune::actors
+}  // namespace tune::storage

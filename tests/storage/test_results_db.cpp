@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "actors/scratch_dir.hpp"
-#include "tune/actors/results_db.hpp"
+#include "tune/storage/results_db.hpp"
 
-using namespace tune::actors;
+using namespace tune::storage;
 using Catch::Matchers::Contains;
 using tune::status;
 

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "actors/scratch_dir.hpp"
-#include "tune/actors/topology.hpp"
+#include "tune/storage/topology.hpp"
 
-using tune::actors::load_topology;
-using tune::actors::parse_topology;
+using tune::storage::load_topology;
+using tune::storage::parse_topology;
 
 namespace {
 
@@ -60,7 +60,7 @@ TEST_CASE("every example topology file parses", "[actors]") {
 
 TEST_CASE("topology defaults", "[actors]") {
   auto t = parse_topology(good_devices);
-  CHECK(t.compile_workers == tune::actors::default_compile_workers());
+  CHECK(t.compile_workers == tune::storage::default_compile_workers());
   CHECK(t.compile_workers >= 1);
   CHECK(t.compile_timeout_s == 60.0);
   CHECK(t.run_timeout_s == 10.0);
@@ -68,10 +68,10 @@ TEST_CASE("topology defaults", "[actors]") {
   CHECK(t.devices[0].name == "replay0");
   CHECK(t.devices[0].prefetch == 2);
 
-  auto d = tune::actors::default_topology("cpu");
+  auto d = tune::storage::default_topology("cpu");
   REQUIRE(d.devices.size() == 1);
   CHECK(d.devices[0].name == "cpu0");
-  CHECK_THROWS_AS(tune::actors::default_topology("tpu"), std::invalid_argument);
+  CHECK_THROWS_AS(tune::storage::default_topology("tpu"), std::invalid_argument);
 
   // A mixed topology: two backends may share ids; names default per backend.
   auto mixed = parse_topology(

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tune::actors {
+namespace tune::storage {
 
 struct device_spec {
   std::string backend;  ///< "cpu", "cuda", "hip", "replay"
@@ -62,4 +62,4 @@ topology load_topology(const std::filesystem::path& file);
 /// without a topology file. Throws std::invalid_argument for an unknown backend.
 topology default_topology(const std::string& backend);
 
-}  // namespace tune::actors
+}  // namespace tune::storage

@@ -1,0 +1,253 @@
+#pragma once
+// tune-engine as a library: one session tunes one thing through the actor
+// pipeline (generator, compile pool, one measurer per device, population)
+// and reports what it found. The `tune-engine tune` command is a user of this
+// header; so are the C API and the Python module.
+//
+//   tune::session_options o;
+//   o.task = "matmul:512x1024x1024";          // or dataset, kernel, objective, backend
+//   o.budget = 150;
+//   o.seed = 1;
+//   o.on_new_best = [](const tune::trial_info& t) { ... };
+//   tune::session s(o);                          // validates: throws tune::input_error
+//   tune::run_report r = s.run();                // blocks; s.request_stop() from any thread
+//   std::cout << r.to_json().dump(2);
+//
+// What can be tuned (exactly one of them):
+// - `task`: a built-in kernel ("matmul:NxKxM", "bmm:…", "conv2d:…") on the
+//   topology's backend (cpu, cuda, hip);
+// - `dataset`: a measured dataset replayed on `replay` devices;
+// - `kernel`: a user kernel's launch description (docs/kernels.md);
+// - `objective`: any callable scoring a configuration of `space` /
+//   `space_file` (lower is better; throwing or returning a non-finite value
+//   makes a failed trial, the run goes on);
+// - `backend`: a user-written tune::backend.
+// Every random choice flows from `seed`, which is recorded with the results.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tune/engine/result.hpp"
+#include "tune/engine/space.hpp"
+#include "tune/kernels/backend.hpp"
+#include "tune/storage/topology.hpp"
+
+namespace tune {
+
+/// The library's version, "MAJOR.MINOR.PATCH".
+std::string_view version();
+
+/// Bad input from a user (a file, an option, a value): the message names the
+/// file or option, the field and the fix. The command prints it and exits 2.
+struct input_error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Parses "name=value" items (the command's repeated --hyper) into numbers.
+/// Throws input_error naming the item.
+std::map<std::string, double> parse_hyper(const std::vector<std::string>& items);
+
+/// Checks a strategy name and its hyperparameters by building the strategy
+/// once on `space`; throws input_error listing the known names or saying
+/// which hyperparameter is unknown or out of range.
+void validate_strategy(const std::string& name, const std::map<std::string, double>& hyper, search_space_ptr space);
+
+/// A cost to minimise for one configuration (e.g. milliseconds).
+using objective_fn = std::function<double(const configuration&)>;
+
+enum class run_mode {
+  steady,        ///< demand-driven: a freed slot is refilled at once (default)
+  generational,  ///< propose `batch`, build and measure all of it, wait, repeat
+};
+
+/// Why a run ended.
+enum class end_reason {
+  budget,     ///< `budget` trials recorded
+  time,       ///< `time_budget_s` passed
+  exhausted,  ///< the strategy had nothing left to propose
+  stopped,    ///< request_stop() or SIGINT: resumable with `resume`
+  failed,     ///< the pipeline itself broke down
+};
+std::string_view to_string(end_reason reason);
+
+/// One finished trial, as callbacks and the report see it.
+struct trial_info {
+  std::uint64_t id = 0;
+  configuration config;
+  std::string config_json;  ///< {"name": value, …} in the space's order
+  status state = status::unknown;
+  double time_ms = 0.0;  ///< NaN unless ok
+  std::vector<double> objectives;
+  double compile_s = 0.0;
+  double run_s = 0.0;
+  std::string device;        ///< the topology's device name
+  std::string message;       ///< compiler output or why it failed
+  double finished_s = 0.0;   ///< seconds since the start (simulated for replay)
+  bool reused = false;       ///< measurement taken from an earlier run (cache)
+  bool new_best = false;     ///< it improved the best time
+  bool ok() const { return state == status::ok; }
+  nlohmann::json to_json() const;
+};
+
+/// About four times a second while a run is on.
+struct progress_info {
+  std::uint64_t trials = 0;  ///< recorded ones included
+  std::uint64_t budget = 0;
+  double at_s = 0.0;
+  double trials_per_s = 0.0;
+  double compile_busy = 0.0;
+  std::vector<double> device_busy;
+  std::optional<double> best_time_ms;
+};
+
+/// Handed to one session; request_stop() may be called from any thread (or a
+/// signal handler): nothing more is handed out and the run ends once the work
+/// in flight has drained, resumable like a SIGINT.
+class stop_source {
+ public:
+  stop_source() : flag_(std::make_shared<std::atomic<bool>>(false)) {}
+  void request_stop() const noexcept { flag_->store(true); }
+  bool stop_requested() const noexcept { return flag_->load(); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> flag_;
+};
+
+struct session_options {
+  // -- where it runs ----------------------------------------------------------
+  /// Topology YAML file; else `topology`; else one device of `backend_name`
+  /// (cpu, or replay for a dataset) with a compile worker per core.
+  std::string topology_file;
+  std::optional<storage::topology> topology;
+  std::string backend_name;  ///< without a topology: cpu, cuda, hip (default cpu)
+
+  // -- what to tune: exactly one --------------------------------------------------
+  std::string task;     ///< built-in kernel, e.g. "matmul:512x1024x1024"
+  std::string dataset;  ///< measured dataset to replay (Kernel Tuner, T4, KTT)
+  std::string kinds_file;   ///< with dataset: parameter kind overrides
+  double time_scale = 1.0;  ///< with dataset: wall seconds per recorded second
+  std::string kernel;       ///< user kernel: launch.json or the folder holding it
+  objective_fn objective;   ///< with space or space_file
+  std::shared_ptr<backend> custom_backend;
+  /// The space an objective searches (file: NNI, T1, Kernel Tuner tune_params).
+  std::string space_file;
+  search_space_ptr space;
+  /// Names the objective's or custom backend's task in the results database.
+  std::string task_name = "objective";
+
+  // -- how it searches -------------------------------------------------------
+  std::string strategy;  ///< empty: the default (default_strategy_name())
+  std::map<std::string, double> hyper;
+  std::uint64_t budget = 100;  ///< trials in all, recorded ones included on resume
+  double time_budget_s = 0.0;  ///< 0: none
+  std::uint64_t seed = 0;
+  run_mode mode = run_mode::steady;
+  std::uint32_t batch = 8;  ///< generational mode: candidates per generation
+
+  // -- what it records -------------------------------------------------------
+  std::string db_path;  ///< SQLite results database; empty: kept in memory
+  bool resume = false;  ///< continue the latest unfinished run of the same task, strategy and seed
+  bool use_cache = true;  ///< reuse measurements of earlier runs of the task in db_path
+  std::string publish_endpoint;  ///< ZeroMQ endpoint for events; empty: none
+  std::size_t publish_wait = 0;  ///< wait up to 10 s for this many subscribers
+  bool progress_line = false;    ///< a \r status line on stderr
+
+  // -- kernels -----------------------------------------------------------------
+  int threads = 1;                 ///< CPU threads one kernel uses
+  bool compare_vendor = false;     ///< MatMul/BatchMatMul: time OpenBLAS after the run
+
+  // -- callbacks (called on the population's thread, in arrival order) --------
+  std::function<void(const trial_info&)> on_trial;
+  std::function<void(const trial_info&)> on_new_best;
+  std::function<void(const progress_info&)> on_progress;
+  stop_source stop;
+};
+
+/// What a finished run reports; to_json() is `tune --summary-json`.
+struct run_report {
+  std::optional<trial_info> best;
+  std::uint64_t trials = 0;      ///< recorded ones included
+  std::uint64_t new_trials = 0;  ///< measured (or reused) by this call
+  std::int64_t run_id = 0;
+  bool resumed = false;
+  end_reason reason = end_reason::budget;
+  std::string task_key;
+  std::string strategy;
+  std::uint64_t seed = 0;
+  double wall_s = 0.0;
+  double sim_s = 0.0;  ///< wall seconds divided by the time scale
+  double compile_busy = 0.0;
+  std::vector<std::pair<std::string, double>> device_busy;  ///< after warm-up
+  double steady_trials_per_s = 0.0;
+  double engine_cpu_us_per_trial = 0.0;
+  struct trace_point {
+    double at_s = 0.0;
+    std::uint64_t trials = 0;
+    double time_ms = 0.0;
+  };
+  std::vector<trace_point> trace;  ///< every improvement of the best time
+  /// Built-in tasks: {"flops", "gflops", "blas"?}; null otherwise.
+  nlohmann::json throughput;
+  nlohmann::json to_json() const;
+  /// The lines `tune` prints at the end.
+  std::string to_text() const;
+};
+
+class session {
+ public:
+  /// Validates the options (files read, strategy and hyperparameters
+  /// checked); throws input_error with the option, field and fix.
+  explicit session(session_options options);
+  ~session();
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  /// The space being searched.
+  search_space_ptr space() const;
+  /// Runs to the end. Call once. Throws input_error for a database that
+  /// cannot be used, std::runtime_error when the pipeline breaks down.
+  run_report run();
+  /// Thread-safe; see stop_source.
+  void request_stop() noexcept;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Shorthand: session(options).run().
+run_report tune_once(session_options options);
+
+// -- replay statistics (what `tune-engine replay` prints) ---------------------
+
+struct replay_options {
+  std::string dataset;     ///< Kernel Tuner cache, T4 results or KTT TuningOutput
+  std::string kinds_file;  ///< optional parameter kind overrides
+  std::string strategy;    ///< empty: the default
+  std::map<std::string, double> hyper;
+  std::size_t budget = 100;  ///< evaluations per run
+  std::size_t runs = 10;     ///< seeds seed, seed+1, …
+  std::uint64_t seed = 0;
+  bool noise = false;    ///< draw each time from the recorded runs
+  unsigned threads = 2;  ///< threads running runs (1 or 2)
+  /// When not empty: one JSON line per evaluation is written to this file.
+  std::string trajectories_file;
+};
+
+/// Replays `runs` searches and returns the statistics `tune-engine replay
+/// --json` prints: {"dataset", "format", "configurations", "optimum_ms",
+/// "strategy", "runs", "budget", "seed", "at": [{"evaluations", "mean_f",
+/// "sd_f", "random_f"}…], "reach": […], "score", …}. Throws input_error for a
+/// bad file, strategy or budget.
+nlohmann::json replay_statistics(const replay_options& options);
+
+}  // namespace tune
