@@ -4,6 +4,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "tune/storage/export.hpp"
+
 namespace tune::actors {
 
 using storage::event_publisher;
@@ -68,7 +70,11 @@ run_recorder::run_recorder(recorder_options options) : options_(std::move(option
       prior_.push_back(std::move(trial));
     }
   } else {
-    run_id_ = db_->create_run(options_.spec);
+    // The space goes with the run so that `tune-engine export` can write its
+    // parameter lists (tune_params) without the task or dataset at hand.
+    auto spec = options_.spec;
+    spec.options_json = storage::with_space_description(spec.options_json, *options_.space);
+    run_id_ = db_->create_run(spec);
   }
   if (options_.use_cache)
     cache_ = std::make_shared<std::unordered_map<std::string, trial_record>>(

@@ -161,7 +161,16 @@ replay_dataset read_t4(const json& doc, const std::string& origin, const kind_ov
   out.format = "t4";
   const auto& results = doc.at("results");
   if (!results.is_array()) fail(origin, "results", "expected a list of results");
+  // T4 results have no place for the space; tune-engine's export writes it
+  // into the metadata in Kernel Tuner's form. Without it, the space is the
+  // values that occur.
+  const auto& meta = doc.at("metadata");
+  std::optional<search_space> recorded_space;
   std::vector<std::string> names;
+  if (meta.is_object() && meta.contains("tune_params")) {
+    recorded_space = kernel_tuner_space_from_json(meta, origin + ": metadata", overrides);
+    for (const auto& param : recorded_space->parameters()) names.push_back(param->name());
+  }
   std::vector<std::vector<parameter_value>> rows;
   std::vector<replay_record> records;
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -177,7 +186,9 @@ replay_dataset read_t4(const json& doc, const std::string& origin, const kind_ov
       if (!cfg.contains(n)) fail(origin, field + ".configuration." + n, "missing; every result names every parameter");
       row.push_back(to_value(cfg[n], origin, field + ".configuration." + n));
     }
-    if (cfg.size() != names.size()) fail(origin, field + ".configuration", "has parameters the first result lacks");
+    if (cfg.size() != names.size())
+      fail(origin, field + ".configuration",
+           recorded_space ? "has parameters metadata.tune_params lacks" : "has parameters the first result lacks");
     replay_record rec;
     std::string inval = r.value("invalidity", "");
     auto s = t4_status(inval);
@@ -206,7 +217,7 @@ replay_dataset read_t4(const json& doc, const std::string& origin, const kind_ov
     rows.push_back(std::move(row));
     records.push_back(std::move(rec));
   }
-  search_space space = space_from_rows(names, rows, overrides, origin);
+  search_space space = recorded_space ? std::move(*recorded_space) : space_from_rows(names, rows, overrides, origin);
   for (std::size_t i = 0; i < rows.size(); ++i)
     add_record(out, space, rows[i], std::move(records[i]), "results[" + std::to_string(i) + "]");
   finish(out, std::move(space));
