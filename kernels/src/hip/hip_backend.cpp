@@ -12,16 +12,12 @@
 #include <utility>
 
 #include "../cpu/measurement.hpp"
+#include "../tasks/codegen.hpp"
 #include "hip_runtime.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/subprocess.hpp"
 
 namespace tune {
-
-namespace codegen {
-// The OpEvo GPU templates as HIP source (src/tasks/cuda_templates.cpp).
-kernel_program_ptr make_hip_program(const task_spec& task);
-}  // namespace codegen
 
 namespace fs = std::filesystem;
 

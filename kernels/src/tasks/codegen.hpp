@@ -1,7 +1,9 @@
 #pragma once
 // Code generation helpers shared by the kernel templates: reading a
 // configuration's values by name, writing them as compile-time constants, and
-// the arguments and naive reference every backend of a task shares.
+// the arguments and naive reference every backend of a task shares
+// (codegen.cpp); the templates themselves are cpu_matmul.cpp, cpu_conv2d.cpp
+// and cuda_templates.cpp.
 
 #include <cstdint>
 #include <string>
@@ -29,7 +31,7 @@ std::vector<kernel_argument> task_arguments(const task_spec& task);
 /// `tune_reference`.
 std::string reference_source(const task_spec& task);
 
-/// A program of `task` on `backend` ("cpu", "cuda") over these parameters,
+/// A program of `task` on `backend` ("cpu", "cuda", "hip") over these parameters,
 /// with the task's key, arguments, reference and flops filled in.
 std::shared_ptr<kernel_program> new_task_program(const task_spec& task, std::vector<parameter_ptr> parameters,
                                                  const std::string& backend);
@@ -64,9 +66,11 @@ std::string cpu_register_tile_problem(const std::string& tile, std::int64_t accu
 /// Compiler flags of the CPU templates.
 std::vector<std::string> cpu_template_flags(int threads);
 
-/// The CPU and CUDA programs of a task.
+/// The CPU, CUDA and HIP programs of a task (HIP: the CUDA templates in HIP's
+/// dialect).
 kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads);
 kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads);
 kernel_program_ptr make_cuda_program(const task_spec& task);
+kernel_program_ptr make_hip_program(const task_spec& task);
 
 }  // namespace tune::codegen

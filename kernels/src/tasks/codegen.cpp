@@ -1,0 +1,190 @@
+// Code generation helpers shared by the kernel templates (codegen.hpp).
+#include "codegen.hpp"
+
+#include <stdexcept>
+
+namespace tune::codegen {
+
+std::vector<std::int64_t> tuple_value(const search_space& space, const configuration& config, const std::string& name) {
+  auto index = space.find(name);
+  if (!index) throw std::logic_error("template parameter '" + name + "' missing from its space");
+  return std::get<std::vector<std::int64_t>>(space.parameters()[*index]->value(config[*index]));
+}
+
+double number_value(const search_space& space, const configuration& config, const std::string& name) {
+  auto index = space.find(name);
+  if (!index) throw std::logic_error("template parameter '" + name + "' missing from its space");
+  return std::get<double>(space.parameters()[*index]->value(config[*index]));
+}
+
+std::shared_ptr<kernel_program> new_task_program(const task_spec& task, std::vector<parameter_ptr> parameters,
+                                                 const std::string& backend) {
+  auto program = std::make_shared<kernel_program>();
+  program->key = task.to_string() + ":" + backend;
+  program->space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (" + backend + ")");
+  program->arguments = task_arguments(task);
+  program->reference_source = reference_source(task);
+  program->flops = task.flops();
+  return program;
+}
+
+std::vector<parameter_ptr> conv2d_parameters(const task_spec& task) {
+  return {make_factorization_parameter("tile_f", task.out_channels, 4),
+          make_factorization_parameter("tile_y", task.out_height(), 4),
+          make_factorization_parameter("tile_x", task.out_width(), 4),
+          make_factorization_parameter("tile_rc", task.in_channels, 2),
+          make_factorization_parameter("tile_ry", task.kernel_h, 2),
+          make_factorization_parameter("tile_rx", task.kernel_w, 2),
+          make_discrete_parameter("auto_unroll_max_step", {0, 125, 256}),
+          make_categorical_parameter("unroll_explicit", {parameter_value(0.0), parameter_value(1.0)})};
+}
+
+conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& config) {
+  conv2d_tiles t;
+  t.f = tuple_value(space, config, "tile_f");
+  t.y = tuple_value(space, config, "tile_y");
+  t.x = tuple_value(space, config, "tile_x");
+  t.rc = tuple_value(space, config, "tile_rc");
+  t.ry = tuple_value(space, config, "tile_ry");
+  t.rx = tuple_value(space, config, "tile_rx");
+  t.max_step = static_cast<std::int64_t>(number_value(space, config, "auto_unroll_max_step"));
+  t.explicit_unroll = number_value(space, config, "unroll_explicit") != 0;
+  return t;
+}
+
+// `vec{} + x` would be a scalar 0.0f + x (not a no-op: x may be -0.0f), then
+// a register broadcast: two extra floating-point instructions per
+// multiply-add. The braced list is a broadcast load.
+const char* const cpu_vector_helpers = R"(
+typedef float vec __attribute__((vector_size(VL * sizeof(float))));
+inline vec load(const float* p) {
+  vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <long... lane>
+inline vec splat(float x, std::integer_sequence<long, lane...>) {
+  return vec{((void)lane, x)...};
+}
+inline vec splat(float x) { return splat(x, std::make_integer_sequence<long, VL>()); }
+)";
+
+std::int64_t native_vector_lanes() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 16;
+  if (__builtin_cpu_supports("avx")) return 8;
+#endif
+  return 4;
+}
+
+std::int64_t vector_lanes(std::int64_t extent) {
+  // Never wider than a register: GCC lowers a 16-lane vector on an AVX2
+  // machine so badly that 4 x 16 register tiles ran at 5.4 GFLOP/s with 16
+  // lanes and 55.0 with 8 (MM1, the same configurations, 2026-11-23).
+  static const std::int64_t native = native_vector_lanes();
+  for (std::int64_t lanes : {16, 8, 4, 2})
+    if (lanes <= native && extent % lanes == 0) return lanes;
+  return 1;
+}
+
+std::string cpu_register_tile_problem(const std::string& tile, std::int64_t accumulators, std::int64_t unrolled) {
+  // Twice the AVX-512 register file: beyond it the compiler only spills.
+  constexpr std::int64_t max_accumulators = 64;
+  // Vector multiply-adds of one unrolled body, to bound compile time. Over
+  // 360 MM1 trials with g++ 12 -O3, bodies of at most 2048 compiled in 0.4 s
+  // on average (slowest 20 s); the 26 larger ones took 9-30 s on average, six
+  // hit the 60 s compile timeout, and none ran faster than the best smaller one.
+  constexpr std::int64_t max_unrolled_body = 2048;
+  if (accumulators > max_accumulators)
+    return "register tile " + tile + " needs " + std::to_string(accumulators) + " vector accumulators; at most " +
+           std::to_string(max_accumulators);
+  if (accumulators * unrolled > max_unrolled_body)
+    return "register tile " + tile + " unrolled " + std::to_string(unrolled) + " times has " +
+           std::to_string(accumulators * unrolled) + " vector multiply-adds; at most " +
+           std::to_string(max_unrolled_body);
+  return {};
+}
+
+std::vector<std::string> cpu_template_flags(int threads) {
+  // ISO C++ mode turns floating-point contraction off; FMAs need it on.
+  std::vector<std::string> flags{"-ffp-contract=fast"};
+  if (threads > 1) flags.push_back("-fopenmp");
+  return flags;
+}
+
+std::string constant(const std::string& name, std::int64_t value) {
+  return "constexpr long " + name + " = " + std::to_string(value) + ";\n";
+}
+
+std::vector<kernel_argument> task_arguments(const task_spec& t) {
+  if (t.op == operator_kind::conv2d) {
+    return {{"output", argument_type::f32_array, t.batch * t.out_channels * t.out_height() * t.out_width(), true},
+            {"image", argument_type::f32_array, t.batch * t.in_channels * t.height * t.width},
+            {"weights", argument_type::f32_array, t.out_channels * t.in_channels * t.kernel_h * t.kernel_w}};
+  }
+  return {{"C", argument_type::f32_array, t.batch * t.n * t.m, true},
+          {"A", argument_type::f32_array, t.batch * t.n * t.k},
+          {"B", argument_type::f32_array, t.batch * t.k * t.m}};
+}
+
+std::string reference_source(const task_spec& t) {
+  std::string s = "// Naive reference of " + t.to_string() + "\n#include <vector>\n";
+  if (t.op == operator_kind::conv2d) {
+    s += constant("B", t.batch) + constant("C", t.in_channels) + constant("H", t.height) + constant("W", t.width) +
+         constant("F", t.out_channels) + constant("KH", t.kernel_h) + constant("KW", t.kernel_w) +
+         constant("S", t.stride) + constant("P", t.pad) + constant("HO", t.out_height()) +
+         constant("WO", t.out_width());
+    s += R"(
+extern "C" void tune_reference(void* const* args) {
+  float* out = static_cast<float*>(args[0]);
+  const float* in = static_cast<const float*>(args[1]);
+  const float* w = static_cast<const float*>(args[2]);
+  for (long b = 0; b < B; ++b)
+    for (long f = 0; f < F; ++f)
+      for (long y = 0; y < HO; ++y)
+        for (long x = 0; x < WO; ++x) {
+          double sum = 0;
+          for (long c = 0; c < C; ++c)
+            for (long ry = 0; ry < KH; ++ry) {
+              long h = y * S + ry - P;
+              if (h < 0 || h >= H) continue;
+              for (long rx = 0; rx < KW; ++rx) {
+                long v = x * S + rx - P;
+                if (v < 0 || v >= W) continue;
+                sum += double(in[((b * C + c) * H + h) * W + v]) * w[((f * C + c) * KH + ry) * KW + rx];
+              }
+            }
+          out[((b * F + f) * HO + y) * WO + x] = float(sum);
+        }
+}
+)";
+    return s;
+  }
+  s += constant("BATCH", t.batch) + constant("N", t.n) + constant("K", t.k) + constant("M", t.m) +
+       "constexpr bool TA = " + (t.transpose_a ? "true" : "false") + ", TB = " + (t.transpose_b ? "true" : "false") +
+       ";\n";
+  s += R"(
+extern "C" void tune_reference(void* const* args) {
+  float* c = static_cast<float*>(args[0]);
+  const float* a = static_cast<const float*>(args[1]);
+  const float* b = static_cast<const float*>(args[2]);
+  std::vector<double> row(M);
+  for (long p = 0; p < BATCH; ++p) {
+    const float* ap = a + p * N * K;
+    const float* bp = b + p * K * M;
+    for (long i = 0; i < N; ++i) {
+      for (long j = 0; j < M; ++j) row[j] = 0;
+      for (long k = 0; k < K; ++k) {
+        double x = TA ? ap[k * N + i] : ap[i * K + k];
+        for (long j = 0; j < M; ++j) row[j] += x * (TB ? bp[j * K + k] : bp[k * M + j]);
+      }
+      for (long j = 0; j < M; ++j) c[(p * N + i) * M + j] = float(row[j]);
+    }
+  }
+}
+)";
+  return s;
+}
+
+}  // namespace tune::codegen
