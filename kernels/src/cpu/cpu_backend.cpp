@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "measurement.hpp"
+#include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/devices.hpp"
 #include "tune/kernels/subprocess.hpp"
 
@@ -24,26 +25,6 @@
 namespace tune {
 
 namespace fs = std::filesystem;
-
-std::string cache_hash(const std::vector<std::string>& parts) {
-  // Two FNV-1a streams with different offsets: 128 bits, enough that distinct
-  // builds never share a file.
-  std::uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
-  auto mix = [&](unsigned char c) {
-    a = (a ^ c) * 0x100000001b3ULL;
-    b = (b ^ c) * 0x100000001b3ULL;
-    b ^= b >> 29;
-  };
-  for (const auto& part : parts) {
-    for (unsigned char c : std::to_string(part.size())) mix(c);
-    mix(':');
-    for (unsigned char c : part) mix(c);
-  }
-  char text[33];
-  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(a),
-                static_cast<unsigned long long>(b));
-  return text;
-}
 
 std::string kernel_cache_dir(const task_backend_options& options) {
   if (!options.cache_dir.empty()) return options.cache_dir;
@@ -66,19 +47,6 @@ std::string kernel_worker_path(const task_backend_options& options) {
 }
 
 namespace {
-
-std::string write_text(const fs::path& path, const std::string& text) {
-  auto tmp = path.string() + ".tmp" + std::to_string(::getpid()) + "-" +
-             std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) return "cannot write " + tmp;
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  return ec ? "cannot write " + path.string() + ": " + ec.message() : std::string();
-}
 
 std::string compiler_identity(const std::string& compiler) {
   static std::mutex mutex;
@@ -106,60 +74,37 @@ std::string compiler_identity(const std::string& compiler) {
   return known[compiler] = path + " " + first_line;
 }
 
-struct compile_outcome {
-  status state = status::ok;
-  std::string path;
-  std::string message;
-  double seconds = 0.0;
-};
-
-// Builds `source` with `flags` into the cache unless it is there already.
-compile_outcome compile_shared_object(const task_backend_options& options, const std::string& source,
-                                      const std::vector<std::string>& flags, double timeout_s) {
-  compile_outcome outcome;
-  fs::path dir = fs::path(kernel_cache_dir(options)) / "cpu";
-  std::error_code ec;
-  fs::create_directories(dir, ec);
+// Builds `source` with `flags` into the cache unless it is there already; the
+// source is kept beside the shared object.
+build_result compile_shared_object(const task_backend_options& options, const std::string& source,
+                                   const std::vector<std::string>& flags, double timeout_s) {
+  compile_cache cache(fs::path(kernel_cache_dir(options)) / "cpu", ".so");
   std::vector<std::string> key_parts{source, compiler_identity(options.compiler)};
   key_parts.insert(key_parts.end(), flags.begin(), flags.end());
-  std::string key = cache_hash(key_parts);
-  fs::path so = dir / (key + ".so");
-  outcome.path = so.string();
-  if (fs::exists(so, ec)) {
-    outcome.message = "cached";
-    return outcome;
-  }
-  fs::path cpp = dir / (key + ".cpp");
-  if (auto problem = write_text(cpp, source); !problem.empty()) {
-    outcome.state = status::compile_error;
-    outcome.message = problem;
-    return outcome;
-  }
-  std::string tmp = so.string() + ".tmp" + std::to_string(::getpid()) + "-" +
-                    std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  std::vector<std::string> argv{options.compiler};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-o", tmp, cpp.string()});
-  auto result = run_process(argv, timeout_s, 64 * 1024);
-  outcome.seconds = result.seconds;
-  if (!result.started) {
-    outcome.state = status::compile_error;
-    outcome.message = result.error;
-  } else if (result.timed_out) {
-    outcome.state = status::build_timeout;
-    outcome.message = "compiler killed after " + std::to_string(timeout_s) + " s";
-  } else if (!result.ok()) {
-    outcome.state = status::compile_error;
-    outcome.message = result.output.empty() ? "compiler failed" : result.output;
-  } else {
-    fs::rename(tmp, so, ec);
-    if (ec) {
-      outcome.state = status::compile_error;
-      outcome.message = "cannot move " + tmp + ": " + ec.message();
+  fs::path cpp = fs::path(cache.artifact_path(key_parts)).replace_extension(".cpp");
+  return cache.fetch(key_parts, [&](const fs::path& so) {
+    build_result out{status::compile_error, {}, 0.0, {}};
+    if (auto problem = compile_cache::write_file(cpp, source); !problem.empty()) {
+      out.message = problem;
+      return out;
     }
-  }
-  fs::remove(tmp, ec);
-  return outcome;
+    std::vector<std::string> argv{options.compiler};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-o", so.string(), cpp.string()});
+    auto result = run_process(argv, timeout_s, 64 * 1024);
+    out.compile_s = result.seconds;
+    if (!result.started) {
+      out.message = result.error;
+    } else if (result.timed_out) {
+      out.state = status::build_timeout;
+      out.message = "compiler killed after " + std::to_string(timeout_s) + " s";
+    } else if (!result.ok()) {
+      out.message = result.output.empty() ? "compiler failed" : result.output;
+    } else {
+      out.state = status::ok;
+    }
+    return out;
+  });
 }
 
 std::vector<std::string> base_flags() {
@@ -228,30 +173,27 @@ reference_outputs prepare_reference(const kernel_program& program, const task_ba
   std::lock_guard lock(mutex);
   reference_outputs ref;
   auto args = arguments_json(program).dump();
-  fs::path dir = fs::path(kernel_cache_dir(options)) / "cpu";
   std::vector<std::string> flags{"-std=c++20", "-O2", "-fPIC", "-shared"};
   auto compiled = compile_shared_object(options, program.reference_source, flags, timeout_s);
   if (compiled.state != status::ok) {
     ref.message = "reference does not compile: " + compiled.message;
     return ref;
   }
-  fs::path path = dir / (cache_hash({compiled.path, program.reference_entry, args}) + ".ref");
-  std::error_code ec;
-  if (fs::exists(path, ec)) {
-    ref.path = path.string();
+  compile_cache outputs(fs::path(kernel_cache_dir(options)) / "cpu", ".ref");
+  auto computed = outputs.fetch({compiled.artifact, program.reference_entry, args}, [&](const fs::path& file) {
+    nlohmann::json request{{"mode", "reference"},
+                           {"library", compiled.artifact},
+                           {"entry", program.reference_entry},
+                           {"arguments", nlohmann::json::parse(args)},
+                           {"reference", file.string()}};
+    auto result = run_worker(kernel_worker_path(options), request.dump(), timeout_s);
+    return build_result{result.state, {}, result.run_s, result.message};
+  });
+  if (computed.state != status::ok) {
+    ref.message = "reference run failed (" + std::string(to_string(computed.state)) + "): " + computed.message;
     return ref;
   }
-  nlohmann::json request{{"mode", "reference"},
-                         {"library", compiled.path},
-                         {"entry", program.reference_entry},
-                         {"arguments", nlohmann::json::parse(args)},
-                         {"reference", path.string()}};
-  auto result = run_worker(kernel_worker_path(options), request.dump(), timeout_s);
-  if (result.state != status::ok) {
-    ref.message = "reference run failed (" + std::string(to_string(result.state)) + "): " + result.message;
-    return ref;
-  }
-  ref.path = path.string();
+  ref.path = computed.artifact;
   return ref;
 }
 
@@ -329,12 +271,7 @@ class cpu_backend final : public backend {
       auto extra = program_->flags(config);
       flags.insert(flags.end(), extra.begin(), extra.end());
     }
-    auto compiled = compile_shared_object(options_, source, flags, timeout_s);
-    out.state = compiled.state;
-    out.artifact = compiled.path;
-    out.compile_s = compiled.seconds;
-    out.message = compiled.message;
-    return out;
+    return compile_shared_object(options_, source, flags, timeout_s);
   }
 
   run_result run(const configuration&, const build_result& build, int device, double timeout_s) override {

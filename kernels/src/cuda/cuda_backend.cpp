@@ -13,6 +13,7 @@
 
 #include "../cpu/measurement.hpp"
 #include "../tasks/codegen.hpp"
+#include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/cuda_driver.hpp"
 
@@ -120,35 +121,20 @@ class cuda_backend final : public backend {
 
   build_result build(const configuration& config, double timeout_s) override {
     if (auto failed = instantiation_failure(*program_, config)) return *failed;
-    build_result out;
     auto source = program_->source(config);
-    fs::path dir = fs::path(kernel_cache_dir(options_)) / "cuda";
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    fs::path cubin = dir / (cache_hash({source, std::to_string(arch_), nvrtc_version()}) + ".cubin");
-    out.artifact = cubin.string();
-    if (fs::exists(cubin, ec)) {
-      out.state = status::ok;
-      out.message = "cached";
-      return out;
-    }
-    auto compiled = nvrtc_compile(source, arch_, timeout_s);
-    out.state = compiled.state;
-    out.compile_s = compiled.seconds;
-    out.message = compiled.log;
-    if (compiled.state != status::ok) return out;
-    std::string tmp = cubin.string() + ".tmp" + std::to_string(::getpid()) + "-" +
-                      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-    {
-      std::ofstream file(tmp, std::ios::binary);
+    compile_cache cache(fs::path(kernel_cache_dir(options_)) / "cuda", ".cubin");
+    return cache.fetch({source, std::to_string(arch_), nvrtc_version()}, [&](const fs::path& cubin) {
+      auto compiled = nvrtc_compile(source, arch_, timeout_s);
+      build_result out{compiled.state, {}, compiled.seconds, compiled.log};
+      if (compiled.state != status::ok) return out;
+      std::ofstream file(cubin, std::ios::binary);
       file.write(compiled.cubin.data(), static_cast<std::streamsize>(compiled.cubin.size()));
-    }
-    fs::rename(tmp, cubin, ec);
-    if (ec) {
-      out.state = status::compile_error_device;
-      out.message = "cannot write " + cubin.string() + ": " + ec.message();
-    }
-    return out;
+      if (!file) {
+        out.state = status::compile_error;
+        out.message = "cannot write " + cubin.string();
+      }
+      return out;
+    });
   }
 
   run_result run(const configuration& config, const build_result& build, int device, double timeout_s) override {

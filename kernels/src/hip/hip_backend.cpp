@@ -14,6 +14,7 @@
 #include "../cpu/measurement.hpp"
 #include "../tasks/codegen.hpp"
 #include "hip_runtime.hpp"
+#include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/subprocess.hpp"
 
@@ -105,11 +106,11 @@ class hip_backend final : public backend {
     auto flags = hip_compile_flags(options_.hip_arch);
     std::vector<std::string> key_parts{source, hipcc_path(), hipcc_version(), options_.hip_arch};
     key_parts.insert(key_parts.end(), flags.begin(), flags.end());
-    fs::path cached = fs::path(kernel_cache_dir(options_)) / "hip" / (cache_hash(key_parts) + ".co");
-    build_result out{status::ok, cached.string(), 0.0, "cached"};
-    std::error_code ec;
-    if (!fs::exists(cached, ec)) out = compile(source, flags, cached, timeout_s);
-    return out;
+    compile_cache cache(fs::path(kernel_cache_dir(options_)) / "hip", ".co");
+    auto kept_source = cache.artifact_path(key_parts).replace_extension(".hip");
+    return cache.fetch(key_parts, [&](const fs::path& code_object) {
+      return compile(source, flags, code_object, kept_source, timeout_s);
+    });
   }
 
   run_result run(const configuration& config, const build_result& build, int device, double timeout_s) override {
@@ -128,45 +129,29 @@ class hip_backend final : public backend {
   }
 
  private:
-  // Each builder writes and compiles files of its own (named by process and
-  // thread) and renames the finished code object, then its source, into the
-  // cache: concurrent builders never see half a file.
+  // hipcc builds `code_object` (a temporary name of the cache's) from a
+  // source file of this thread's own; the source is kept beside the cached
+  // code object.
   static build_result compile(const std::string& source, const std::vector<std::string>& flags,
-                              const fs::path& code_object, double timeout_s) {
+                              const fs::path& code_object, const fs::path& kept_source, double timeout_s) {
+    build_result out{status::compile_error, {}, 0.0, {}};
     std::error_code ec;
-    fs::create_directories(code_object.parent_path(), ec);
-    std::string own = ".tmp" + std::to_string(::getpid()) + "-" +
-                      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-    fs::path own_source = fs::path(code_object).replace_extension(own + ".hip");
-    fs::path own_output = code_object.string() + own;
-    build_result out{status::compile_error, code_object.string(), 0.0, {}};
     if (!fs::exists(hipcc_path(), ec)) {
       out.message = "hipcc not found at " + hipcc_path() + " (found there at build time; install hipcc again)";
       return out;
     }
-    if (!(std::ofstream(own_source) << source)) {
-      out.message = "cannot write " + own_source.string();
+    if (auto problem = compile_cache::write_file(kept_source, source); !problem.empty()) {
+      out.message = problem;
       return out;
     }
     // hipcc picks NVIDIA's toolchain when HIP_PLATFORM says so; code objects
     // for AMD GPUs need the AMD one whatever the environment holds.
     std::vector<std::string> argv{"env", "HIP_PLATFORM=amd", hipcc_path()};
     argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.insert(argv.end(), {"-o", own_output.string(), own_source.string()});
+    argv.insert(argv.end(), {"-o", code_object.string(), kept_source.string()});
     auto result = run_process(argv, timeout_s, 64 * 1024);
     std::tie(out.state, out.message) = hipcc_outcome(result, timeout_s);
     out.compile_s = result.seconds;
-    if (out.state == status::ok) {
-      fs::rename(own_output, code_object, ec);
-      if (ec) {
-        out.state = status::compile_error;
-        out.message = "cannot move " + own_output.string() + ": " + ec.message();
-      } else {
-        fs::rename(own_source, fs::path(code_object).replace_extension(".hip"), ec);
-      }
-    }
-    fs::remove(own_output, ec);
-    fs::remove(own_source, ec);
     return out;
   }
 };

@@ -7,6 +7,7 @@
 
 #include "codegen.hpp"
 #include "tune/engine/readers.hpp"
+#include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/cuda_backend.hpp"
 

@@ -44,7 +44,4 @@ reference_outputs prepare_reference(const kernel_program& program, const task_ba
 /// worker's reply to a run_result.
 run_result run_worker(const std::string& worker, const std::string& request, double timeout_s);
 
-/// Hex digest of the parts, for cache keys.
-std::string cache_hash(const std::vector<std::string>& parts);
-
 }  // namespace tune
