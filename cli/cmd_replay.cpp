@@ -170,7 +170,7 @@ void add_replay_command(CLI::App& app, command_list& commands) {
   auto* sub = app.add_subcommand("replay", "Replay runs of a strategy on a measured dataset and compare with random");
   sub->add_option("--dataset", a->dataset, "Kernel Tuner cache, T4 results or KTT TuningOutput (.json or .json.gz)")
       ->required();
-  sub->add_option("--strategy", a->strategy, "random, ga, opevo, nose, nsga2, opevo+knn, bo")
+  sub->add_option("--strategy", a->strategy, fmt::format("{}", fmt::join(strategy_names(), ", ")))
       ->default_val(default_strategy_name());
   sub->add_option("--budget", a->budget, "evaluations per run (distinct configurations measured)")->required();
   sub->add_option("--runs", a->runs, "independent runs (seeds seed, seed+1, ...)")->required();

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/cli_process.hpp"
+#include "tune/engine/strategy.hpp"
 
 using Catch::Matchers::Contains;
 using tune::test::cli_process;
@@ -123,4 +124,12 @@ TEST_CASE("replay rejects bad input with exit code 2", "[cli]") {
                         "--seed", "0", "--kinds", kinds.string()});
   CHECK(bad_kinds.first == 2);
   CHECK_THAT(bad_kinds.second, Contains("no_such_param"));
+}
+
+TEST_CASE("replay --help lists every strategy make_strategy knows", "[cli]") {
+  cli_process help({"replay", "--help"});
+  REQUIRE(help.wait() == 0);
+  std::string names;
+  for (const auto& name : tune::strategy_names()) names += (names.empty() ? "" : ", ") + name;
+  CHECK_THAT(help.out(), Contains(names));
 }

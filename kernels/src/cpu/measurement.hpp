@@ -1,5 +1,5 @@
 #pragma once
-// What the compiling backends (CPU, CUDA) share around tune-kernel-worker:
+// What the compiling backends (CPU, CUDA, HIP) share around tune-kernel-worker:
 // the checks before a build and the measurement request.
 
 #include <nlohmann/json.hpp>

@@ -273,8 +273,6 @@ compile_pool_actor spawn_compile_pool(caf::actor_system& system, backend_ptr bac
 using population_actor = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<stop_atom>,
                                           caf::reacts_to<tick_atom>, caf::reacts_to<cached_atom, measured_trial>>;
 
-/// Where the population reports, on its own thread and in arrival order: the
-/// results database and the event publisher live behind this.
 /// The progress line's numbers, about four times a second.
 struct progress_report {
   std::uint64_t trials = 0;         ///< recorded trials included

@@ -56,10 +56,10 @@ struct task_backend_options {
   double min_time_s = 0.05;
   int min_repeats = 3;
   int max_repeats = 1000;
-  /// Largest accepted |out - ref| / (|ref| + 1) per element.
+  /// Largest accepted |out - ref| / max(1, |ref|) per element.
   double tolerance = 1e-3;
-  /// The measuring worker program; empty: found next to the running program,
-  /// then $TUNE_KERNEL_WORKER, then where the build put it.
+  /// The measuring worker program; empty: $TUNE_KERNEL_WORKER, else next to
+  /// the running program, else where the build put it.
   std::string worker_path;
   /// CUDA: compute capability to compile for (80, 90, …); 0: the device's.
   int cuda_arch = 0;

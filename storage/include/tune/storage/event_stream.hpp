@@ -2,7 +2,8 @@
 // The live event stream of a run: JSON objects on a ZeroMQ PUB socket, one
 // per message, for `tune-engine watch`, dashboards and tests.
 //
-//   population ──make_event(…)──> event_publisher (XPUB, bind) ══tcp══> event_subscriber (SUB, connect)
+//   run_recorder ──make_event(…)──> event_publisher (XPUB, bind) ══tcp══> event_subscriber (SUB, connect)
+//   (the population hands every trial and progress report to its recorder)
 //
 // Every event has "type" and "schema" (= event_schema_version); the fields of
 // each type are documented in docs/events.md. Publishing never blocks the
@@ -100,7 +101,8 @@ const std::vector<std::string>& event_types();
 std::optional<nlohmann::json> parse_event(std::string_view message, std::string& problem);
 
 /// Throws std::invalid_argument with the fix when `endpoint` is not
-/// tcp://HOST:PORT, ipc://PATH or inproc://NAME.
+/// tcp://HOST:PORT or ipc://PATH (inproc:// is refused: a subscriber in
+/// another process could never reach it).
 void check_endpoint(const std::string& endpoint);
 
 // ---- sockets --------------------------------------------------------------

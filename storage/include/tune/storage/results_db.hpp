@@ -2,16 +2,20 @@
 // The results database: one SQLite file (WAL journal) holding every run and
 // every trial of every run. It is the truth the pipeline rebuilds from:
 //
-//   population ──create_run()──> runs      (one row per tuning run)
-//              ──record_trial()─> trials   (one row per measured configuration,
-//                                           committed before it is reported)
-//   --resume   <──trials(run)──── in recorded order, to replay observe()
-//   cache      <──find_cached()── same task key + device kind, earlier runs
-//   best       <──best()───────── fastest ok trial of a task
+//   run_recorder ──create_run()──> runs      (one row per tuning run)
+//                ──record_trial()─> trials   (one row per measured configuration,
+//                                             committed before it is reported)
+//   --resume     <──trials(run)──── in recorded order, to replay observe()
+//   cache        <──load_cache()─── same task key + device kind, earlier runs
+//   best         <──best()───────── fastest ok trial of a task
+//   export       <──runs/trials──── a run as T4 or a Kernel Tuner cache (export.hpp)
 //
-// Every row read back is validated; a corrupt row throws db_error naming the
-// file, the table and the row. A results_db is used by one thread at a time
-// (the population actor); other processes may read the file concurrently.
+// The recorder (actors/run_recorder.hpp) is the population's listener: the
+// population hands it each result, the recorder writes it. Every row read
+// back is validated; a corrupt row throws db_error naming the file, the table
+// and the row. A results_db is used by one thread at a time (the recorder,
+// called from the population actor); other processes may read the file
+// concurrently.
 
 #include <cstdint>
 #include <filesystem>
@@ -60,7 +64,7 @@ struct run_record {
   run_state state = run_state::running;
 };
 
-/// One finished trial, as the population hands it over.
+/// One finished trial, as the recorder writes it.
 struct trial_input {
   std::string config_json;  ///< search_space::to_json(config): canonical
   status state = status::unknown;
@@ -155,7 +159,7 @@ class results_db {
   std::optional<trial_record> find_cached(const std::string& task_key, const std::string& device_kind,
                                           const std::string& config_json) const;
   /// All such measurements at once, by canonical config JSON (the latest per
-  /// configuration), for a population that wants to look up in memory.
+  /// configuration), for a recorder that looks up in memory.
   std::unordered_map<std::string, trial_record> load_cache(const std::string& task_key,
                                                            const std::string& device_kind) const;
 
