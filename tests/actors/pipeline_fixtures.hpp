@@ -11,6 +11,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/scoped_actor.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -52,6 +53,9 @@ class grid_backend : public backend {
   std::chrono::milliseconds run_time{2};
   std::set<configuration> fail_build, hang_build, fail_run, throw_run, hang_run;
   std::chrono::milliseconds hang_time{600};
+  /// Called at the start of every run (on the device's thread), e.g. to hold
+  /// runs until a test has seen what it waits for.
+  std::function<void()> before_run;
 
   std::string name() const override { return "grid"; }
   std::string task_key() const override { return "grid-test"; }
@@ -75,6 +79,7 @@ class grid_backend : public backend {
   }
 
   run_result run(const configuration& config, const build_result&, int device, double) override {
+    if (before_run) before_run();
     auto& here = running_.at(static_cast<std::size_t>(device));
     if (++here > 1) overlapping_runs_ = true;
     {

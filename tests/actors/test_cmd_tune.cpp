@@ -320,3 +320,41 @@ TEST_CASE("tune: malformed topology or command line exits with 2 and names the p
   // Nothing was recorded by any of these.
   CHECK_FALSE(std::filesystem::exists(dir / "results.db"));
 }
+
+TEST_CASE("tune --dataset: a replayed run records every trial and writes its summary", "[actors][cli]") {
+  tune::test::scratch_dir dir("tune-dataset");
+  auto log = dir / "log.txt";
+  const auto dataset = std::string(TUNE_DATA_DIR) + "/datasets/convolution/A100.json.gz";
+  const auto db_file = (dir / "results.db").string();
+  const auto summary_file = dir / "summary.json";
+  int rc = run_cli({"tune", "--topology", std::string(TUNE_SOURCE_DIR) + "/examples/topology-replay.yaml", "--dataset",
+                    dataset, "--time-scale", "0.001", "--strategy", "opevo", "--budget", "30", "--seed", "3", "--db",
+                    db_file, "--summary-json", summary_file.string(), "--quiet"},
+                   log);
+  INFO(read_text(log));
+  REQUIRE(rc == 0);
+
+  tune::storage::results_db db(db_file, tune::storage::results_db::open_mode::read_only);
+  auto runs = db.runs();
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].state == tune::storage::run_state::finished);
+  CHECK(runs[0].task_key.find("A100.json.gz") != std::string::npos);
+  auto trials = db.trials(runs[0].id);
+  CHECK(trials.size() == 30);
+  auto best = db.best(runs[0].task_key);
+  REQUIRE(best);
+  REQUIRE(best->best);
+
+  auto summary = nlohmann::json::parse(read_text(summary_file));
+  CHECK(summary["trials"] == 30);
+  CHECK(summary["new_trials"] == 30);
+  CHECK(summary["reason"] == "budget");
+  CHECK(summary["run_id"] == runs[0].id);
+  CHECK(summary["resumed"] == false);
+  CHECK(summary["best"]["time_ms"].get<double>() == Approx(*best->best->time_ms));
+  CHECK(summary["best"]["config"] == nlohmann::json::parse(best->best->config_json));
+  for (const auto& device : {"sim0", "sim1", "sim2", "sim3"}) CHECK(summary["busy"]["devices"].contains(device));
+  // The run's options carry its search space, for `tune-engine export`.
+  auto options = nlohmann::json::parse(runs[0].options_json);
+  CHECK(options["space"]["parameters"].size() == 10);
+}

@@ -78,10 +78,12 @@ TEST_CASE("a run that hangs past its timeout becomes run_timeout and the device 
   auto space = tune::testing::grid_space();
   auto backend = std::make_shared<tune::testing::grid_backend>(space);
   backend->hang_run = {space->unflatten(4)};
-  backend->hang_time = std::chrono::milliseconds(800);
+  // Timeouts far above a 2 ms run, so a loaded machine (ctest -j next to
+  // compiler jobs) does not time out the run that should succeed.
+  backend->hang_time = std::chrono::milliseconds(2000);
   measurer_options options;
-  options.run_timeout_s = 0.05;
-  options.request_grace_s = 0.05;
+  options.run_timeout_s = 0.5;
+  options.request_grace_s = 0.25;
   auto m = spawn_measurer(t.system, backend, options);
 
   std::map<std::uint64_t, measured_trial> got;

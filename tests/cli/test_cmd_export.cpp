@@ -72,7 +72,8 @@ TEST_CASE("export: a replayed tune run exported as T4 and as a Kernel Tuner cach
   CHECK(nlohmann::json::parse(to_stdout.out())["results"].size() == 30);
 }
 
-TEST_CASE("export: the latest run by default; an unknown run or format exits with 2 and says what to give", "[cli]") {
+TEST_CASE("export: the latest run by default, and an unknown run or format exits with 2 and says what to give",
+          "[cli]") {
   tune::test::scratch_dir dir("tune-test-cli-export-bad");
   const auto db_file = (dir / "results.db").string();
   {

@@ -122,7 +122,7 @@ TEST_CASE("permutations: n! orderings adjacent by one transposition", "[engine][
   CHECK_THROWS_AS(make_permutation_parameter("bad", 0), std::invalid_argument);
 }
 
-TEST_CASE("discrete values are ordered; neighbours are consecutive", "[engine][parameter]") {
+TEST_CASE("discrete values are ordered, neighbours are consecutive", "[engine][parameter]") {
   auto p = make_discrete_parameter("unroll", {256, 0, 125});
   CHECK(p->cardinality() == 3);
   CHECK(std::get<double>(p->value(0)) == 0);

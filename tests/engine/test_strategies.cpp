@@ -360,8 +360,9 @@ TEST_CASE("opevo+knn checks its exploration hyperparameters", "[engine][strategy
   CHECK_NOTHROW(make_strategy("opevo+knn", grid_space(false), o));
 }
 
-TEST_CASE("the default strategy is one of the named ones", "[engine][strategy]") {
+TEST_CASE("the default strategy is bo, one of the named ones", "[engine][strategy]") {
   auto names = strategy_names();
+  CHECK(default_strategy_name() == "bo");  // as README and strategy.hpp document it
   CHECK(std::find(names.begin(), names.end(), default_strategy_name()) != names.end());
   CHECK(make_strategy(default_strategy_name(), grid_space(false), {})->name() == default_strategy_name());
 }

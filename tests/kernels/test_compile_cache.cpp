@@ -110,7 +110,7 @@ TEST_CASE("compile cache: a failed or throwing build leaves no file behind, torn
   CHECK(read_file(again.artifact) == "whole");
 }
 
-TEST_CASE("compile cache: concurrent writers of one key; a reader never sees a torn artifact", "[kernels]") {
+TEST_CASE("compile cache: concurrent writers of one key, and a reader never sees a torn artifact", "[kernels]") {
   tune::test::kernel_scratch scratch("compile-cache-race");
   compile_cache cache(scratch.path() / "hip", ".co");
   const std::vector<std::string> key{"the same source", "gfx90a"};

@@ -90,7 +90,8 @@ TEST_CASE("CUDA kernels are correct on a GPU when there is one", "[kernels][gpu]
                            "conv2d:2x3x31x31:16x5x5:s2:p1"}) {
     auto backend = tune::make_task_backend(task, "cuda", scratch.options());
     tune::rng_type rng(7);
-    for (int i = 0; i < 3; ++i) {
+    int correct = 0;
+    for (int tries = 0; tries < 12 && correct < 3; ++tries) {
       auto [config, built] = tune::test::build_some(*backend, rng, 2000);
       INFO(task << " " << backend->space()->to_json(config) << ": " << built.message);
       REQUIRE(built.state == status::ok);
@@ -98,8 +99,14 @@ TEST_CASE("CUDA kernels are correct on a GPU when there is one", "[kernels][gpu]
       INFO(measured.message);
       // The device may refuse a launch its limits do not allow; anything else must be right.
       CHECK((measured.state == status::ok || measured.state == status::instantiation_error));
-      if (measured.state == status::ok) CHECK(measured.time_ms > 0.0);
+      if (measured.state == status::ok) {
+        CHECK(measured.time_ms > 0.0);
+        ++correct;
+      }
     }
+    // A refused launch proves nothing: every task must run and match the reference.
+    INFO(task);
+    CHECK(correct == 3);
   }
 }
 

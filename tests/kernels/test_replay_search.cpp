@@ -48,7 +48,7 @@ std::size_t index_with(const replay_dataset& d, status s) {
 
 }  // namespace
 
-TEST_CASE("rejected and repeated proposals cost no evaluation; failures do", "[kernels]") {
+TEST_CASE("rejected and repeated proposals cost no evaluation, failures do", "[kernels]") {
   const auto& d = conv_slice();
   auto ok = index_with(d, status::ok);
   auto compile = index_with(d, status::compile_error);
