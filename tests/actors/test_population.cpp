@@ -130,9 +130,13 @@ TEST_CASE("a stop request drains the work in flight and reports every trial", "[
   // machine. Handed out by then: at most 4 finished + the capacity (7).
   std::atomic<int> runs{0};
   std::atomic<bool> stop{false};
+  // The wait is bounded so that a pipeline that never stops fails the test
+  // below instead of hanging it.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   s.backend->before_run = [&] {
     if (++runs > 4)
-      while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      while (!stop && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
   };
   s.options.stop_requested = [&] { return stop = stop || runs >= 4; };
   auto summary = s.run();
