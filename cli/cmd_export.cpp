@@ -40,7 +40,9 @@ int run_export(const export_options& options) {
                     "to export the latest, {}):{}",
                     run_id, options.db, latest->id, run_list(runs)));
   auto format = storage::export_format_from_string(options.format);
-  if (!format) throw input_error("--format " + options.format + ": expected t4 or kernel-tuner");
+  if (!format)
+    throw input_error(fmt::format("--format {}: expected one of {}", options.format,
+                                  fmt::join(storage::export_format_names(), ", ")));
 
   auto document = storage::export_run(db, run_id, *format);
   if (options.out.empty()) {
@@ -61,9 +63,9 @@ void add_export_command(CLI::App& app, command_list& commands) {
       "export", "Write a recorded run as T4 results or a Kernel Tuner cache (replayable with --dataset)");
   sub->add_option("--db", options->db, "Results database (SQLite file written by 'tune-engine tune')")->required();
   auto* run = sub->add_option("--run", options->run, "Run id (default: the latest run in the database)");
-  sub->add_option("--format", options->format, "t4 or kernel-tuner")
+  sub->add_option("--format", options->format, fmt::format("{}", fmt::join(storage::export_format_names(), " or ")))
       ->required()
-      ->check(CLI::IsMember({"t4", "kernel-tuner"}));
+      ->check(CLI::IsMember(storage::export_format_names()));
   sub->add_option("--out", options->out, "File to write (default: standard output)");
   commands.emplace_back(sub, [options, run] {
     options->run_given = run->count() > 0;

@@ -308,10 +308,20 @@ class run_exporter {
 
 std::string_view to_string(export_format format) { return format == export_format::t4 ? "t4" : "kernel-tuner"; }
 
+namespace {
+constexpr export_format all_export_formats[] = {export_format::t4, export_format::kernel_tuner};
+}  // namespace
+
 std::optional<export_format> export_format_from_string(std::string_view text) {
-  for (auto format : {export_format::t4, export_format::kernel_tuner})
+  for (auto format : all_export_formats)
     if (to_string(format) == text) return format;
   return std::nullopt;
+}
+
+std::vector<std::string> export_format_names() {
+  std::vector<std::string> names;
+  for (auto format : all_export_formats) names.emplace_back(to_string(format));
+  return names;
 }
 
 nlohmann::json describe_space(const search_space& space) {

@@ -203,4 +203,5 @@ TEST_CASE("export: unknown run, empty run, trials outside the space and unwritab
                     Contains("missing/out.json") && Contains("directory"));
   CHECK(export_format_from_string("kernel-tuner") == export_format::kernel_tuner);
   CHECK_FALSE(export_format_from_string("csv"));
+  CHECK(export_format_names() == std::vector<std::string>{"t4", "kernel-tuner"});
 }

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "tune/engine/space.hpp"
 
@@ -35,6 +36,8 @@ enum class export_format { t4, kernel_tuner };
 /// "t4", "kernel-tuner" (the names the CLI takes).
 std::string_view to_string(export_format format);
 std::optional<export_format> export_format_from_string(std::string_view text);
+/// Every format's name, for option checks and help texts.
+std::vector<std::string> export_format_names();
 
 /// The search space as recorded in a run's options under "space":
 /// {"parameters": [{"name", "kind", "values": [...]}, ...], "constraints": [...]}
