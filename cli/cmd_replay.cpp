@@ -24,6 +24,7 @@ struct replay_args {
   std::vector<std::string> hyper;
   std::string kinds;
   unsigned threads = 2;
+  std::vector<std::string> priors;
 };
 
 std::map<std::string, double> parse_hyper_values(const std::vector<std::string>& items) {
@@ -114,6 +115,7 @@ nlohmann::json summary_json(const replay_args& a, const replay_dataset& d, const
           {"budget", s.budget},
           {"seed", a.seed},
           {"noise", a.noise},
+          {"prior", a.priors},
           {"at", at},
           {"reach", reach},
           {"score", s.score},
@@ -126,6 +128,7 @@ void print_text(const replay_args& a, const replay_dataset& d, const replay_summ
              d.sorted_ok_times().size(), s.optimum_ms);
   fmt::print("strategy  {}, {} runs x {} evaluations, seeds {}..{}{}\n", a.strategy, s.runs, s.budget, a.seed,
              a.seed + s.runs - 1, a.noise ? ", noisy times" : "");
+  for (const auto& prior : a.priors) fmt::print("prior     {}\n", prior);
   fmt::print("\nf = optimum / best found     {:>17}   {:>8}\n", "strategy", "random");
   for (std::size_t n : checkpoints(a.budget))
     fmt::print("  after {:>4} evaluations     {:>7.3f} ± {:<7.3f}   {:>8.3f}\n", n, s.mean_f[n - 1], s.std_f[n - 1],
@@ -153,6 +156,17 @@ int run_replay(const replay_args& a) {
   options.budget = a.budget;
   options.seed = a.seed;
   options.noise = a.noise;
+  if (!a.priors.empty()) {
+    std::vector<replay_dataset> priors;
+    for (const auto& path : a.priors) priors.push_back(read_replay_dataset(path, overrides));
+    std::vector<const replay_dataset*> pointers;
+    for (const auto& p : priors) pointers.push_back(&p);
+    try {
+      options.prior = replay_prior(pointers, *dataset.space);
+    } catch (const std::invalid_argument& e) {
+      throw input_error(std::string("--prior: ") + e.what());
+    }
+  }
   auto runs = replay_searches(dataset, options, a.runs, std::max(1u, std::min(a.threads, 2u)));
   auto summary = summarize(dataset, runs, a.budget);
   if (!a.trajectories.empty()) write_trajectories(a.trajectories, dataset, runs);
@@ -182,6 +196,9 @@ void add_replay_command(CLI::App& app, command_list& commands) {
   sub->add_option("--kinds", a->kinds,
                   "JSON file {\"parameter\": \"discrete\"|\"categorical\"} overriding guessed kinds");
   sub->add_option("--threads", a->threads, "threads running runs (1 or 2)");
+  sub->add_option("--prior", a->priors,
+                  "dataset of the same kernel measured elsewhere (another device, an earlier run) to transfer "
+                  "from (repeatable; several are merged by geometric mean); used by bo");
   commands.emplace_back(sub, [a] { return run_replay(*a); });
 }
 
