@@ -7,8 +7,19 @@
 //   start: every valid configuration when there are at most `pool` of them
 //   (a measured dataset's members, or the enumerated valid set), else `pool`
 //   distinct valid configurations drawn uniformly from the seed.
-// - Until `initial` results were observed, and while none of them is ok,
-//   proposals are uniform random unseen valid configurations.
+// - Start: a space-filling design (space_filling.hpp) of `initial` pool
+//   members, the best spread of `design_tries` Latin hypercubes; with a
+//   prior, its `prior_top` fastest configurations come first. The model
+//   takes over after `initial` results (counted after the prior's), or from
+//   `initial_min` on once its leave-one-out predictions correlate with the
+//   observed targets by `switch_correlation`; never before an ok result.
+//   What the design leaves unfilled is random.
+// - Prior (strategy_options::prior): the prior's standardised log times
+//   are the model's trend (gaussian_process::set_trend, slope ridged towards
+//   `prior_slope` with weight `prior_strength`, clamped at 0); a share
+//   `prior_share` of the model's proposals use it, the rest rank by the
+//   process alone, so a prior from a different device costs at most part of
+//   the proposals.
 // - Model: a Gaussian process (Matérn 5/2, length scale `length_scale` on the
 //   [0, 1] coordinates of gp_encoding with power-of-two alignment weight
 //   `alignment`, `jitter` on the diagonal) over every observed
@@ -27,12 +38,16 @@
 //   faster time arrives; 0 turns this off. A smooth model settles on one
 //   basin and misses an optimum whose neighbours are slow (convolution A100
 //   in docs/replay.md); crossover of good configurations finds it.
+// - Cap: once the model holds `model_limit` observations it takes no more
+//   and NoSE proposes from then on (0: no cap).
 //
 // Cost per observation: O(pool × observations) (gaussian_process keeps
-// every pool member's solve vector up to date). Defaults: initial = 20,
-// length_scale = 0.7, jitter = 1e-4, xi = 0.01, pool = 20000, alignment = 0.5,
-// failure_noise = 0.1, stall = 40, chosen on the replay benchmark
-// (docs/replay.md).
+// every pool member's solve vector up to date) up to the cap, then NoSE's.
+// Defaults (chosen on the replay benchmark, docs/replay.md): initial = 10,
+// initial_min = 5, switch_correlation = 0.5, design_tries = 1,
+// length_scale = 0.7, jitter = 1e-4, xi = 0.01, pool = 20000,
+// alignment = 0.5, failure_noise = 0.1, stall = 40, model_limit = 300,
+// prior_top = 5, prior_slope = 1, prior_strength = 1, prior_share = 0.5.
 #include <algorithm>
 #include <cmath>
 #include <limits>
