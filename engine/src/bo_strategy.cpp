@@ -47,7 +47,7 @@
 // initial_min = 5, switch_correlation = 0.5, design_tries = 1,
 // length_scale = 0.7, jitter = 1e-4, xi = 0.01, pool = 20000,
 // alignment = 0.5, failure_noise = 0.1, stall = 40, model_limit = 300,
-// prior_top = 5, prior_slope = 1, prior_strength = 1, prior_share = 0.5.
+// prior_top = 2, prior_slope = 1, prior_strength = 1, prior_share = 0.5.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -79,7 +79,7 @@ class bo_strategy final : public strategy_base {
                        {"initial_min", 5},
                        {"switch_correlation", 0.5},
                        {"model_limit", 300},
-                       {"prior_top", 5},
+                       {"prior_top", 2},
                        {"prior_slope", 1.0},
                        {"prior_strength", 1.0},
                        {"prior_share", 0.5}}),

@@ -33,9 +33,8 @@ struct strategy_options {
   /// proposes a prior configuration when it wants it measured here. `bo`
   /// proposes the prior's fastest configurations first and uses the prior's
   /// log times as a trend of its model, whose slope it fits to this run's
-  /// results (docs/strategies.md, "`bo`'s start, cost cap and transfer from a
-  /// prior"); the other
-  /// strategies ignore it.
+  /// results (docs/strategies.md, "`bo`'s start, cost cap and transfer from
+  /// a prior"); the other strategies ignore it.
   std::vector<trial_result> prior;
 };
 
