@@ -1,12 +1,13 @@
 /* The C API from C11: a space from JSON text, ask/tell with a seed, and a
  * session that tunes a C objective through the actor pipeline, with a failing
  * configuration and a trial callback that stops the run. */
-#include <assert.h>
+#define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tune/tune.h"
 
@@ -37,12 +38,17 @@ static const char* const space_json =
 typedef struct objective_state {
   const tune_space* space;
   atomic_int calls;
+  int pause_us; /* per call: a stop must arrive before the budget is spent */
 } objective_state;
 
-/* Cost from the value indices; x = 8 fails. */
+/* Cost from the value indices of x and y (a third parameter, if any, is
+ * ignored); x = 8 fails. */
 static double cost_of(const tune_space* space, const char* config_json, int* failed) {
-  uint64_t indices[2];
-  CHECK_OK(tune_space_config_from_json(space, config_json, indices, 2));
+  uint64_t indices[3];
+  size_t dimension = 0;
+  CHECK_OK(tune_space_dimension(space, &dimension));
+  CHECK(dimension <= 3);
+  CHECK_OK(tune_space_config_from_json(space, config_json, indices, dimension));
   double x = (double)(indices[0] + 1);
   double y_penalty = indices[1] == 1 ? 0.0 : 1.5;
   if (x == 8) *failed = 1;
@@ -52,6 +58,10 @@ static double cost_of(const tune_space* space, const char* config_json, int* fai
 static double objective(const char* config_json, void* user_data, int* failed) {
   objective_state* state = user_data;
   atomic_fetch_add(&state->calls, 1);
+  if (state->pause_us > 0) {
+    struct timespec pause = {0, state->pause_us * 1000L};
+    nanosleep(&pause, NULL);
+  }
   return cost_of(state->space, config_json, failed);
 }
 
@@ -162,8 +172,8 @@ static tune_options* session_options(const tune_space* space, objective_state* s
 }
 
 /* A session over `space` with the random strategy, run to its end. */
-static tune_session* run_session(const tune_space* space, objective_state* state, trial_log* log) {
-  tune_options* options = session_options(space, state, log, "24");
+static tune_session* run_session(const tune_space* space, objective_state* state, trial_log* log, const char* budget) {
+  tune_options* options = session_options(space, state, log, budget);
   tune_session* session = NULL;
   CHECK_OK(tune_session_create(options, &session));
   tune_options_free(options);
@@ -172,9 +182,9 @@ static tune_session* run_session(const tune_space* space, objective_state* state
 }
 
 static void test_session_tunes_the_objective(const tune_space* space) {
-  objective_state state = {space, 0};
+  objective_state state = {space, 0, 0};
   trial_log log = {0};
-  tune_session* session = run_session(space, &state, &log);
+  tune_session* session = run_session(space, &state, &log, "24");
 
   tune_end_reason reason = TUNE_END_FAILED;
   CHECK_OK(tune_session_end_reason(session, &reason));
@@ -199,18 +209,36 @@ static void test_session_tunes_the_objective(const tune_space* space) {
   tune_session_free(session);
 }
 
-static void test_trial_callback_stops_the_run(const tune_space* space) {
-  objective_state state = {space, 0};
+/* x and y in 1..8, z in 0..999: 64,000 configurations, far more than are
+ * measured before the stop takes effect (every call pauses 500 us). */
+static const char* const large_space_json =
+    "{\"x\": {\"_type\": \"discrete\", \"_value\": [1, 2, 3, 4, 5, 6, 7, 8]},"
+    " \"y\": {\"_type\": \"choice\", \"_value\": [\"a\", \"b\", \"c\"]},"
+    " \"z\": {\"_type\": \"discrete\", \"_value\": [%s]}}";
+
+static void test_trial_callback_stops_the_run(void) {
+  static char values[8000];
+  static char json[8400];
+  for (int z = 0; z < 1000; ++z) {
+    char item[16];
+    snprintf(item, sizeof item, z ? ", %d" : "%d", z);
+    strcat(values, item);
+  }
+  snprintf(json, sizeof json, large_space_json, values);
+  tune_space* space = NULL;
+  CHECK_OK(tune_space_from_json(json, &space));
+  objective_state state = {space, 0, 500};
   trial_log log = {0};
   log.stop_after = 3;
-  tune_session* session = run_session(space, &state, &log);
+  tune_session* session = run_session(space, &state, &log, "24000");
   tune_end_reason reason = TUNE_END_BUDGET;
   CHECK_OK(tune_session_end_reason(session, &reason));
   CHECK(reason == TUNE_END_STOPPED);
   uint64_t trials = 0;
   CHECK_OK(tune_session_trial_count(session, &trials));
-  CHECK(trials >= 3 && trials < 24);
+  CHECK(trials >= 3 && trials < 24000);
   tune_session_free(session);
+  tune_space_free(space);
 }
 
 int main(void) {
@@ -226,7 +254,7 @@ int main(void) {
   test_space_queries(space);
   test_ask_tell(space);
   test_session_tunes_the_objective(space);
-  test_trial_callback_stops_the_run(space);
+  test_trial_callback_stops_the_run();
   tune_space_free(space);
   puts("test_c_api: all passed");
   return 0;

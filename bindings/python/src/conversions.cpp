@@ -125,6 +125,12 @@ std::map<std::string, double> hyper_from_python(py::handle hyper, const std::str
   return out;
 }
 
+std::uint64_t unsigned_from_python(py::handle value, const std::string& what) {
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value) || value.cast<py::int_>() < py::int_(0))
+    throw py::value_error(what + " is " + py::repr(value).cast<std::string>() + "; it must be an int >= 0");
+  return value.cast<std::uint64_t>();
+}
+
 std::string path_from_python(py::handle value, const std::string& what) {
   if (value.is_none()) return {};
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();

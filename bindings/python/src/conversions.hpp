@@ -40,6 +40,9 @@ configuration config_from_dict(const search_space& space, py::handle config, con
 /// Throws py::value_error naming `what` and the hyperparameter.
 std::map<std::string, double> hyper_from_python(py::handle hyper, const std::string& what);
 
+/// A non-negative int (bool refused); throws py::value_error naming `what`.
+std::uint64_t unsigned_from_python(py::handle value, const std::string& what);
+
 /// A path given as str or os.PathLike; "" for None.
 std::string path_from_python(py::handle value, const std::string& what);
 

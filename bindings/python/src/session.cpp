@@ -17,6 +17,34 @@
 namespace tune::python {
 namespace {
 
+/// Holds the GIL on a pipeline thread for one call into Python. The thread's
+/// Python thread state is made on its first call and kept until the thread
+/// ends: a thread state made and dropped per call (what gil_scoped_acquire
+/// does on a thread Python did not start) costs tens of microseconds, most of
+/// it mapping and unmapping the state's frame stack.
+class python_call {
+ public:
+  python_call() { PyEval_RestoreThread(thread_state()); }
+  ~python_call() { PyEval_SaveThread(); }
+  python_call(const python_call&) = delete;
+  python_call& operator=(const python_call&) = delete;
+
+ private:
+  struct kept_state {
+    PyThreadState* state = PyThreadState_New(PyInterpreterState_Main());
+    ~kept_state() {
+      if (!Py_IsInitialized()) return;
+      PyEval_RestoreThread(state);
+      PyThreadState_Clear(state);
+      PyThreadState_DeleteCurrent();
+    }
+  };
+  static PyThreadState* thread_state() {
+    thread_local kept_state kept;
+    return kept.state;
+  }
+};
+
 /// The Python objects a running session calls, shared with the pipeline's
 /// threads; released under the GIL whichever thread lets go of them last.
 struct python_callbacks {
@@ -55,7 +83,7 @@ std::string describe(const py::error_already_set& error) {
 
 objective_fn wrap_objective(std::shared_ptr<python_callbacks> callbacks) {
   return [callbacks](const configuration& config) -> double {
-    py::gil_scoped_acquire gil;
+    python_call gil;
     try {
       py::object cost = callbacks->objective(config_to_dict(*callbacks->space, config));
       if (py::isinstance<py::str>(cost) || !py::hasattr(cost, "__float__"))
@@ -72,7 +100,7 @@ objective_fn wrap_objective(std::shared_ptr<python_callbacks> callbacks) {
 std::function<void(const trial_info&)> wrap_trial_callback(std::shared_ptr<python_callbacks> callbacks,
                                                            py::object python_callbacks::*which) {
   return [callbacks, which](const trial_info& trial) {
-    py::gil_scoped_acquire gil;
+    python_call gil;
     try {
       ((*callbacks).*which)(to_python(trial.to_json()));
     } catch (py::error_already_set& error) {
@@ -95,7 +123,7 @@ py::dict progress_to_python(const progress_info& p) {
 
 std::function<void(const progress_info&)> wrap_progress_callback(std::shared_ptr<python_callbacks> callbacks) {
   return [callbacks](const progress_info& progress) {
-    py::gil_scoped_acquire gil;
+    python_call gil;
     try {
       callbacks->on_progress(progress_to_python(progress));
     } catch (py::error_already_set& error) {
@@ -118,11 +146,11 @@ run_mode mode_from_python(const std::string& mode) {
 
 class session_handle {
  public:
-  session_handle(py::object objective, py::object space, std::optional<std::string> strategy, std::uint64_t budget,
-                 std::uint64_t seed, py::object topology, py::object db, py::object on_trial, py::object on_new_best,
+  session_handle(py::object objective, py::object space, std::optional<std::string> strategy, py::object budget,
+                 py::object seed, py::object topology, py::object db, py::object on_trial, py::object on_new_best,
                  py::object on_progress, std::optional<std::string> task, py::object dataset, py::object kinds,
                  double time_scale, py::object hyper, double time_budget_s, std::string task_name, bool resume,
-                 std::string mode, std::uint32_t batch, std::optional<std::string> backend, bool progress)
+                 std::string mode, py::object batch, std::optional<std::string> backend, bool progress)
       : callbacks_(std::make_shared<python_callbacks>()) {
     require_callable(objective, "objective");
     require_callable(on_trial, "on_trial");
@@ -142,9 +170,9 @@ class session_handle {
     }
     o.strategy = strategy.value_or("");
     o.hyper = hyper_from_python(hyper, "Session");
-    o.budget = budget;
+    o.budget = unsigned_from_python(budget, "Session: budget");
     o.time_budget_s = time_budget_s;
-    o.seed = seed;
+    o.seed = unsigned_from_python(seed, "Session: seed");
     o.topology_file = path_from_python(topology, "Session: topology");
     o.db_path = path_from_python(db, "Session: db");
     o.resume = resume;
@@ -154,7 +182,10 @@ class session_handle {
     o.time_scale = time_scale;
     o.task_name = std::move(task_name);
     o.mode = mode_from_python(mode);
-    o.batch = batch;
+    auto batch_size = unsigned_from_python(batch, "Session: batch");
+    if (batch_size == 0 || batch_size > 1'000'000)
+      throw py::value_error("Session: batch is " + std::to_string(batch_size) + "; it must lie in 1 .. 1000000");
+    o.batch = static_cast<std::uint32_t>(batch_size);
     o.backend_name = backend.value_or("");
     o.progress_line = progress;
     if (!on_trial.is_none()) {
@@ -175,7 +206,7 @@ class session_handle {
   }
 
   py::object run() {
-    if (started_) throw py::value_error("Session.run: this session has run already; create another Session");
+    if (started_) throw std::runtime_error("Session.run: this session has run already; create another Session");
     started_ = true;
     std::optional<run_report> report;
     std::exception_ptr failure;
@@ -213,6 +244,14 @@ class session_handle {
     return to_python(report->to_json());
   }
 
+  ~session_handle() {
+    // The pipeline's threads take the GIL as they end; let them.
+    py::gil_scoped_release release;
+    session_.reset();
+  }
+  session_handle(const session_handle&) = delete;
+  session_handle& operator=(const session_handle&) = delete;
+
   void stop() { session_->request_stop(); }
   space_handle space() const { return {session_->space()}; }
 
@@ -222,16 +261,16 @@ class session_handle {
   bool started_ = false;
 };
 
-py::object replay(py::handle dataset, std::optional<std::string> strategy, std::size_t budget, std::size_t runs,
-                  std::uint64_t seed, py::handle kinds, bool noise, unsigned threads, const py::kwargs& hyper) {
+py::object replay(py::handle dataset, std::optional<std::string> strategy, py::handle budget, py::handle runs,
+                  py::handle seed, py::handle kinds, bool noise, unsigned threads, const py::kwargs& hyper) {
   replay_options o;
   o.dataset = path_from_python(dataset, "replay: dataset");
   o.kinds_file = path_from_python(kinds, "replay: kinds");
   o.strategy = strategy.value_or("");
   o.hyper = hyper_from_python(hyper, "replay");
-  o.budget = budget;
-  o.runs = runs;
-  o.seed = seed;
+  o.budget = unsigned_from_python(budget, "replay: budget");
+  o.runs = unsigned_from_python(runs, "replay: runs");
+  o.seed = unsigned_from_python(seed, "replay: seed");
   o.noise = noise;
   o.threads = threads;
   nlohmann::json statistics;
@@ -262,10 +301,9 @@ KeyboardInterrupt raised in a callback, or Ctrl-C ends the run with reason
 "stopped" once the trials in flight have finished. Any other exception raised
 in a callback stops the run and is raised again by run().
 )doc")
-      .def(py::init<py::object, py::object, std::optional<std::string>, std::uint64_t, std::uint64_t, py::object,
-                    py::object, py::object, py::object, py::object, std::optional<std::string>, py::object, py::object,
-                    double, py::object, double, std::string, bool, std::string, std::uint32_t,
-                    std::optional<std::string>, bool>(),
+      .def(py::init<py::object, py::object, std::optional<std::string>, py::object, py::object, py::object, py::object,
+                    py::object, py::object, py::object, std::optional<std::string>, py::object, py::object, double,
+                    py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool>(),
            py::arg("objective") = py::none(), py::kw_only(), py::arg("space") = py::none(),
            py::arg("strategy") = py::none(), py::arg("budget") = 100, py::arg("seed") = 0,
            py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("on_trial") = py::none(),

@@ -25,13 +25,13 @@ std::string accepted_statuses() {
   return out;
 }
 
-strategy_handle make_handle(const std::optional<std::string>& name, const space_handle& space, std::uint64_t seed,
+strategy_handle make_handle(const std::optional<std::string>& name, const space_handle& space, py::handle seed,
                             const py::kwargs& hyper) {
   strategy_handle handle;
   handle.space = space.space;
   handle.name = name && !name->empty() ? *name : default_strategy_name();
   strategy_options options;
-  options.seed = seed;
+  options.seed = unsigned_from_python(seed, "Strategy: seed");
   options.hyper = hyper_from_python(hyper, "Strategy");
   try {
     handle.search = make_strategy(handle.name, handle.space, options);
@@ -79,9 +79,10 @@ give the same proposals. Hyperparameters are keyword arguments (numbers).
       .def_property_readonly("name", [](const strategy_handle& s) { return s.name; })
       .def(
           "propose",
-          [](strategy_handle& s, std::size_t n) {
+          [](strategy_handle& s, py::handle n) {
             py::list out;
-            for (const auto& config : s.search->propose(n)) out.append(config_to_dict(*s.space, config));
+            for (const auto& config : s.search->propose(unsigned_from_python(n, "Strategy.propose: n")))
+              out.append(config_to_dict(*s.space, config));
             return out;
           },
           py::arg("n") = 1,
