@@ -158,3 +158,24 @@ def test_another_exception_in_a_callback_stops_the_run_and_is_raised_again():
 def test_bad_arguments_raise_value_error(arguments, message):
     with pytest.raises(ValueError, match=message):
         tune_engine.Session(**arguments)
+
+
+def test_a_space_file_and_a_replayed_dataset_are_tuned_too(data_dir):
+    seen = []
+    report = tune_engine.tune(lambda c: float(c["K"][0]), space=data_dir / "specs" / "opevo_mm_N512K1024M1024_search_space.json",
+                              strategy="random", budget=5, seed=2, on_trial=lambda t: seen.append(t["config"]))
+    assert report["trials"] == 5 and len(seen) == 5
+    assert set(seen[0]) == {"K", "X", "Y"} and len(seen[0]["K"]) == 3
+
+    report = tune_engine.tune(dataset=data_dir / "replay" / "conv_a100_slice.json.gz", strategy="random", budget=30,
+                              seed=1, time_scale=0.001)
+    assert report["reason"] == "budget"
+    assert report["trials"] == 30
+    assert report["best"]["time_ms"] > 0
+
+
+def test_session_exposes_its_space_and_refuses_two_things_to_tune(data_dir):
+    session = tune_engine.Session(cost, space=SPACE, budget=1)
+    assert session.space.names == ["x", "y"]
+    with pytest.raises(ValueError):
+        tune_engine.Session(cost, space=SPACE, dataset=data_dir / "replay" / "conv_a100_slice.json.gz")
