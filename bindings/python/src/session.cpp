@@ -33,12 +33,19 @@ class python_call {
   struct kept_state {
     PyThreadState* state = PyThreadState_New(PyInterpreterState_Main());
     ~kept_state() {
-      if (!Py_IsInitialized()) return;
+      if (!Py_IsInitialized() || finalizing()) return;
       PyEval_RestoreThread(state);
       PyThreadState_Clear(state);
       PyThreadState_DeleteCurrent();
     }
   };
+  static bool finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+  }
   static PyThreadState* thread_state() {
     thread_local kept_state kept;
     return kept.state;
