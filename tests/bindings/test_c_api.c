@@ -1,8 +1,9 @@
 /* The C API from C11: a space from JSON text, ask/tell with a seed, and a
  * session that tunes a C objective through the actor pipeline, with a failing
- * configuration and a trial callback that stops the run. */
+ * configuration; a trial callback and another thread stop runs. */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,9 +217,10 @@ static const char* const large_space_json =
     " \"y\": {\"_type\": \"choice\", \"_value\": [\"a\", \"b\", \"c\"]},"
     " \"z\": {\"_type\": \"discrete\", \"_value\": [%s]}}";
 
-static void test_trial_callback_stops_the_run(void) {
+static tune_space* make_large_space(void) {
   static char values[8000];
   static char json[8400];
+  values[0] = '\0';
   for (int z = 0; z < 1000; ++z) {
     char item[16];
     snprintf(item, sizeof item, z ? ", %d" : "%d", z);
@@ -227,16 +229,57 @@ static void test_trial_callback_stops_the_run(void) {
   snprintf(json, sizeof json, large_space_json, values);
   tune_space* space = NULL;
   CHECK_OK(tune_space_from_json(json, &space));
-  objective_state state = {space, 0, 500};
-  trial_log log = {0};
-  log.stop_after = 3;
-  tune_session* session = run_session(space, &state, &log, "24000");
+  return space;
+}
+
+static void check_stopped(const tune_session* session) {
   tune_end_reason reason = TUNE_END_BUDGET;
   CHECK_OK(tune_session_end_reason(session, &reason));
   CHECK(reason == TUNE_END_STOPPED);
   uint64_t trials = 0;
   CHECK_OK(tune_session_trial_count(session, &trials));
   CHECK(trials >= 3 && trials < 24000);
+}
+
+static void test_trial_callback_stops_the_run(void) {
+  tune_space* space = make_large_space();
+  objective_state state = {space, 0, 500};
+  trial_log log = {0};
+  log.stop_after = 3;
+  tune_session* session = run_session(space, &state, &log, "24000");
+  check_stopped(session);
+  tune_session_free(session);
+  tune_space_free(space);
+}
+
+typedef struct stopper {
+  tune_session* session;
+  objective_state* state;
+} stopper;
+
+/* Waits for three objective calls, then asks the session to stop. */
+static void* stop_after_three_calls(void* user_data) {
+  stopper* s = user_data;
+  struct timespec pause = {0, 1000000L};
+  while (atomic_load(&s->state->calls) < 3) nanosleep(&pause, NULL);
+  CHECK_OK(tune_session_request_stop(s->session));
+  return NULL;
+}
+
+static void test_request_stop_from_another_thread(void) {
+  tune_space* space = make_large_space();
+  objective_state state = {space, 0, 500};
+  trial_log log = {0};
+  tune_options* options = session_options(space, &state, &log, "24000");
+  tune_session* session = NULL;
+  CHECK_OK(tune_session_create(options, &session));
+  tune_options_free(options);
+  stopper s = {session, &state};
+  pthread_t thread;
+  CHECK(pthread_create(&thread, NULL, stop_after_three_calls, &s) == 0);
+  CHECK_OK(tune_session_run(session));
+  pthread_join(thread, NULL);
+  check_stopped(session);
   tune_session_free(session);
   tune_space_free(space);
 }
@@ -255,6 +298,7 @@ int main(void) {
   test_ask_tell(space);
   test_session_tunes_the_objective(space);
   test_trial_callback_stops_the_run();
+  test_request_stop_from_another_thread();
   tune_space_free(space);
   puts("test_c_api: all passed");
   return 0;

@@ -156,7 +156,7 @@ typedef struct tune_trial {
   const char* config_json;
   tune_trial_status status;
   double time_ms;      /* NaN unless status is TUNE_TRIAL_OK */
-  const char* message; /* why it failed; "" when it did not */
+  const char* message; /* why it failed, or compiler output; may be "" */
   double finished_s;   /* seconds since the start of the run */
   int new_best;        /* non-zero when it improved the best time */
 } tune_trial;
