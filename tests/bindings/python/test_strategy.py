@@ -85,5 +85,9 @@ def test_bad_observations_raise_value_error(small_space):
         strategy.observe(config, time_ms=float("nan"))
     with pytest.raises(ValueError, match="'x': 3 is not one of its values"):
         strategy.observe({"x": 3, "y": "a"}, time_ms=1.0)
+    with pytest.raises(ValueError, match="Strategy.propose: n is -1; it must be an int >= 0"):
+        strategy.propose(-1)
+    with pytest.raises(ValueError, match="Strategy: seed is -3"):
+        tune_engine.Strategy("random", small_space, seed=-3)
     with pytest.raises(TypeError):
         tune_engine.Strategy("random", {"x": [1, 2]})
