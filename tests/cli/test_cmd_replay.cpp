@@ -133,3 +133,15 @@ TEST_CASE("replay --help lists every strategy make_strategy knows", "[cli]") {
   for (const auto& name : tune::strategy_names()) names += (names.empty() ? "" : ", ") + name;
   CHECK_THAT(help.out(), Contains(names));
 }
+
+TEST_CASE("replay takes a prior dataset and names it", "[cli]") {
+  auto t4 = std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice_T4.json.gz";
+  cli_process p({"replay", "--dataset", slice(), "--strategy", "bo", "--budget", "20", "--runs", "2", "--seed", "1",
+                 "--prior", t4});
+  REQUIRE(p.wait() == 0);
+  CHECK_THAT(p.out(), Contains("prior     " + t4));
+  cli_process bad({"replay", "--dataset", slice(), "--budget", "5", "--runs", "1", "--seed", "0", "--prior",
+                   std::string(TUNE_DATA_DIR) + "/datasets/ktt/coulomb3d_RTX_2080_Ti_KTT_profiling.json.gz"});
+  CHECK(bad.wait() == 2);
+  CHECK_THAT(bad.err(), Contains("--prior") && Contains("no configuration of the prior"));
+}
