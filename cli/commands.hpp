@@ -28,6 +28,7 @@ void add_watch_command(CLI::App& app, command_list& commands);
 void add_devices_command(CLI::App& app, command_list& commands);
 void add_tune_command(CLI::App& app, command_list& commands);
 void add_replay_command(CLI::App& app, command_list& commands);
+void add_emit_command(CLI::App& app, command_list& commands);
 
 inline void register_commands(CLI::App& app, command_list& commands) {
   add_space_command(app, commands);
@@ -36,6 +37,7 @@ inline void register_commands(CLI::App& app, command_list& commands) {
   add_devices_command(app, commands);
   add_tune_command(app, commands);
   add_replay_command(app, commands);
+  add_emit_command(app, commands);
 }
 
 }  // namespace tune::cli
