@@ -7,7 +7,7 @@
 #include "cli/cli_process.hpp"
 #include "tune/storage/results_db.hpp"
 
-using namespace tune::actors;
+using namespace tune::storage;
 using Catch::Matchers::Contains;
 using tune::test::cli_process;
 

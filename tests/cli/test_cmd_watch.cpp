@@ -5,7 +5,7 @@
 #include "cli/cli_process.hpp"
 #include "tune/storage/event_stream.hpp"
 
-using namespace tune::actors;
+using namespace tune::storage;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
 using tune::test::cli_process;
