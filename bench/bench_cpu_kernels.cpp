@@ -3,7 +3,7 @@
 // 100, 200 and 500 trials, and the ratio to OpenBLAS sgemm on the same cores.
 //
 //   bench_cpu_kernels [--tasks MM1,BMM1] [--trials 500] [--threads 1] [--seed 1]
-//                     [--min-time 0.05] [--run-timeout 2] [--strategy opevo|builtin-random|…]
+//                     [--min-time 0.05] [--run-timeout 2] [--strategy opevo|random|bo|…]
 //                     [--user examples/user-kernel/launch.json]
 //
 // Trials are built and measured one at a time, so compile noise never lands on
@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "tune/engine/strategy.hpp"
 #include "tune/kernels/blas_reference.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/kernels/user_kernel.hpp"
+#include "tune/tune.hpp"
 
 namespace {
 
@@ -50,70 +50,43 @@ struct tuning_outcome {
   double seconds = 0;
 };
 
-// The next configuration to try: from the strategy when there is one, else a
-// uniformly drawn valid configuration never tried before.
-class proposer {
- public:
-  proposer(const std::string& strategy, tune::search_space_ptr space, std::uint64_t seed)
-      : space_(space), rng_(tune::fork_seed(seed, 0)) {
-    if (strategy != "builtin-random") {
-      tune::strategy_options options;
-      options.seed = seed;
-      strategy_ = tune::make_strategy(strategy, space, options);
-    }
-  }
-  std::optional<tune::configuration> next() {
-    if (strategy_) {
-      auto proposals = strategy_->propose(1);
-      if (proposals.empty()) return std::nullopt;
-      return proposals.front();
-    }
-    for (int tries = 0; tries < 1000; ++tries) {
-      auto config = space_->draw_valid(rng_);
-      if (config && seen_.insert(*config).second) return config;
-    }
-    return std::nullopt;
-  }
-  void tell(const tune::trial_result& result) {
-    if (strategy_) strategy_->observe(result);
-  }
-
- private:
-  tune::search_space_ptr space_;
-  tune::rng_type rng_;
-  tune::configuration_set seen_;
-  std::unique_ptr<tune::strategy> strategy_;
-};
-
-tuning_outcome tune_backend(tune::backend& backend, double flops, const bench_options& o) {
+// One search through the library's session: one compile worker and one CPU
+// device without prefetch, in generational batches of one, so a trial is built
+// and then measured with nothing compiling beside it.
+tuning_outcome tune_backend(tune::backend_ptr backend, double flops, const bench_options& o) {
   tuning_outcome out;
-  auto space = backend.space();
-  proposer next(o.strategy, space, o.seed);
+  tune::session_options so;
+  so.custom_backend = std::move(backend);
+  so.strategy = o.strategy;
+  so.budget = static_cast<std::uint64_t>(o.trials);
+  so.seed = o.seed;
+  so.mode = tune::run_mode::generational;
+  so.batch = 1;
+  tune::storage::topology topo;
+  topo.origin = "<bench_cpu_kernels>";
+  topo.compile_workers = 1;
+  topo.compile_timeout_s = 120.0;
+  topo.run_timeout_s = o.run_timeout;
+  topo.devices.push_back({"cpu", 0, "cpu0", 0});
+  so.topology = topo;
   double best_ms = INFINITY;
-  auto start = std::chrono::steady_clock::now();
-  for (int trial = 1; trial <= o.trials; ++trial) {
-    auto config = next.next();
-    if (!config) break;
-    auto built = backend.build(*config, 120.0);
-    auto measured = backend.run(*config, built, 0, o.run_timeout);
-    tune::trial_result result;
-    result.config = *config;
-    result.state = measured.state;
-    result.time_ms = measured.time_ms;
-    next.tell(result);
-    if (measured.state == tune::status::ok) {
+  int trials = 0;
+  so.on_trial = [&](const tune::trial_info& t) {
+    ++trials;
+    if (t.ok()) {
       ++out.ok;
-      if (measured.time_ms < best_ms) {
-        best_ms = measured.time_ms;
-        out.best_config = space->to_json(*config);
+      if (t.time_ms < best_ms) {
+        best_ms = t.time_ms;
+        out.best_config = t.config_json;
       }
     } else {
       ++out.failed;
     }
-    if (trial == 100 || trial == 200 || trial == 500 || trial == o.trials)
-      out.best_at.emplace_back(trial, std::isfinite(best_ms) ? flops / best_ms / 1e6 : 0.0);
-  }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (trials == 100 || trials == 200 || trials == 500 || trials == o.trials)
+      out.best_at.emplace_back(trials, std::isfinite(best_ms) ? flops / best_ms / 1e6 : 0.0);
+  };
+  auto report = tune::tune_once(std::move(so));
+  out.seconds = report.wall_s;
   return out;
 }
 
@@ -138,7 +111,7 @@ int main(int argc, char** argv) {
   app.add_option("--trials", o.trials, "Trials per task");
   app.add_option("--threads", o.threads, "Threads (cores) per kernel");
   app.add_option("--seed", o.seed, "Seed of the search");
-  app.add_option("--strategy", o.strategy, "A make_strategy name (opevo, random, ...) or builtin-random");
+  app.add_option("--strategy", o.strategy, "A strategy name (opevo, random, bo, ...)");
   app.add_option("--min-time", o.min_time, "Seconds of repeats per measurement");
   app.add_option("--run-timeout", o.run_timeout, "Seconds after which a measurement is a run_timeout");
   app.add_option("--user", o.user, "Tune a user kernel's launch description instead");
@@ -162,7 +135,7 @@ int run(const bench_options& o) {
   if (!o.user.empty()) {
     auto backend = tune::make_user_kernel_backend(o.user, "cpu", options);
     auto program = tune::read_user_kernel(o.user);
-    report("user", tune_backend(*backend, program->flops, o), 0.0);
+    report("user", tune_backend(backend, program->flops, o), 0.0);
     return 0;
   }
 
@@ -174,7 +147,7 @@ int run(const bench_options& o) {
     auto task = tune::parse_task(text);
     auto backend = tune::make_task_backend(task, "cpu", options);
     if (task.op == tune::operator_kind::conv2d) {  // no BLAS counterpart
-      report(name, tune_backend(*backend, task.flops(), o), 0.0);
+      report(name, tune_backend(backend, task.flops(), o), 0.0);
       continue;
     }
     // OpenBLAS is timed before and after the search and its better figure
@@ -182,7 +155,7 @@ int run(const bench_options& o) {
     double blas_before = tune::blas_reference_gflops(task, o.threads, 0.5);
     fmt::print("{:<6} {}: OpenBLAS sgemm {:.1f} GFLOP/s on {} thread(s)\n", name, text, blas_before, o.threads);
     std::fflush(stdout);
-    auto outcome = tune_backend(*backend, task.flops(), o);
+    auto outcome = tune_backend(backend, task.flops(), o);
     double blas_after = tune::blas_reference_gflops(task, o.threads, 0.5);
     fmt::print("{:<6} OpenBLAS sgemm after the search {:.1f} GFLOP/s; ratios use {:.1f}\n", name, blas_after,
                std::max(blas_before, blas_after));

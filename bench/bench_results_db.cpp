@@ -10,7 +10,7 @@
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
 
-using namespace tune::actors;
+using namespace tune::storage;
 using clock_type = std::chrono::steady_clock;
 
 namespace {

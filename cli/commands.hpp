@@ -5,8 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include "tune/tune.hpp"
 
 namespace tune::cli {
 
@@ -14,10 +17,12 @@ constexpr int exit_ok = 0;
 constexpr int exit_failure = 1;
 constexpr int exit_bad_input = 2;
 
-/// Bad user input: printed as is, exit code 2.
-struct input_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+/// Bad user input: printed as is, exit code 2 (the library's own type, so
+/// the facade's messages and the command's are handled alike).
+using tune::input_error;
+
+/// "random, ga, …": the strategy names for --help, from the registry.
+std::string strategy_help();
 
 using command_list = std::vector<std::pair<CLI::App*, std::function<int()>>>;
 

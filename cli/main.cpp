@@ -5,6 +5,13 @@
 #include <exception>
 
 #include "commands.hpp"
+#include "tune/engine/strategy.hpp"
+
+std::string tune::cli::strategy_help() {
+  std::string out;
+  for (const auto& name : strategy_names()) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
 
 int main(int argc, char** argv) {
   CLI::App app{

@@ -65,6 +65,7 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   pop.prior = options.prior;
   pop.progress_line = options.progress_line;
   pop.listener = options.listener;
+  pop.stop_requested = options.stop_requested;
   pop.cache = options.cache;
   pop.measurers = pool_options.measurers;
   // A candidate may wait behind every other one in flight, each taking up to

@@ -262,6 +262,7 @@ void on_trial(population_pointer self, measured_trial trial) {
     }
   }
   if (st.options.time_budget_s > 0 && trial.finished_s >= st.options.time_budget_s) close_hand_out(st, "time");
+  if (st.options.stop_requested && st.options.stop_requested()) close_hand_out(st, "stopped");
   maybe_demand(self);
   maybe_finish(self);
 }

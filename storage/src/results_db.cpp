@@ -288,10 +288,15 @@ struct results_db::impl {
 void results_db::impl::open(open_mode mode, bool synchronous_full) {
   namespace fs = std::filesystem;
   read_only = mode == open_mode::read_only;
+  const bool in_memory = file == ":memory:";
   std::error_code ec;
-  if (fs::is_directory(file, ec))
+  if (in_memory && read_only)
+    throw std::invalid_argument("results DB :memory: cannot be opened read-only; give a file path");
+  if (in_memory) {
+    // A run without a database file: nothing outlives the process.
+  } else if (fs::is_directory(file, ec))
     throw std::invalid_argument("results DB " + name + " is a directory; give a file path, e.g. results.db");
-  bool exists = fs::exists(file, ec);
+  bool exists = in_memory || fs::exists(file, ec);
   if (read_only && !exists)
     throw std::invalid_argument("results DB " + name + " does not exist; check the path given with --db");
   if (!exists) {
@@ -316,7 +321,7 @@ void results_db::impl::open(open_mode mode, bool synchronous_full) {
       statement tables(db, "SELECT count(*) FROM sqlite_master", name);
       tables.step();
     }  // finalized: an open statement would keep a read transaction
-    if (!read_only) {
+    if (!read_only && !in_memory) {
       statement wal(db, "PRAGMA journal_mode = WAL", name);
       if (!wal.step() || wal.text(0) != "wal")
         throw db_error("cannot switch to the WAL journal (the file system may not support it)");

@@ -320,3 +320,46 @@ TEST_CASE("tune: malformed topology or command line exits with 2 and names the p
   // Nothing was recorded by any of these.
   CHECK_FALSE(std::filesystem::exists(dir / "results.db"));
 }
+
+TEST_CASE("tune: a user kernel through --kernel, without a topology file", "[actors][cli]") {
+  tune::test::scratch_dir dir("tune-user-kernel");
+  ::setenv("TUNE_CACHE_DIR", (dir / "kernel-cache").c_str(), 1);
+  auto log = dir / "log.txt";
+  auto summary = dir / "summary.json";
+  std::vector<std::string> args{"tune",
+                                "--kernel",
+                                std::string(TUNE_SOURCE_DIR) + "/examples/user-kernel",
+                                "--budget",
+                                "3",
+                                "--seed",
+                                "5",
+                                "--strategy",
+                                "random",
+                                "--db",
+                                (dir / "results.db").string(),
+                                "--summary-json",
+                                summary.string(),
+                                "--quiet"};
+  REQUIRE(run_cli(args, log) == 0);
+  auto doc = nlohmann::json::parse(read_text(summary));
+  CHECK(doc["trials"] == 3);
+  CHECK(doc["reason"] == "budget");
+  CHECK(doc["busy"]["devices"].contains("cpu0"));
+  tune::storage::results_db db(dir / "results.db", tune::storage::results_db::open_mode::read_only);
+  auto runs = db.runs();
+  REQUIRE(runs.size() == 1);
+  CHECK(db.trials(runs.front().id).size() == 3);
+  CHECK(read_text(log).find("best ") != std::string::npos);
+}
+
+TEST_CASE("tune: --space alone and --kinds without a dataset are refused with the fix", "[actors][cli]") {
+  tune::test::scratch_dir dir("tune-space-alone");
+  auto log = dir / "log.txt";
+  auto space = std::string(TUNE_SOURCE_DIR) + "/examples/user-kernel/space.json";
+  CHECK(run_cli({"tune", "--space", space, "--budget", "3", "--seed", "1"}, log) == 2);
+  CHECK(read_text(log).find("through the library") != std::string::npos);
+  CHECK(run_cli({"tune", "--task", small_task, "--kinds", space, "--budget", "3", "--seed", "1"}, log) == 2);
+  CHECK(read_text(log).find("--kinds") != std::string::npos);
+  CHECK(run_cli({"tune", "--task", small_task, "--resume", "--budget", "3", "--seed", "1"}, log) == 2);
+  CHECK(read_text(log).find("--resume needs --db") != std::string::npos);
+}

@@ -60,7 +60,7 @@ std::vector<nlohmann::json> sample_run(int trials) {
 
 }  // namespace
 
-TEST_CASE("event builders produce events that validate", "[actors]") {
+TEST_CASE("event builders produce events that validate", "[storage]") {
   auto events = sample_run(20);
   std::vector<std::string> seen;
   for (const auto& e : events) {
@@ -84,7 +84,7 @@ TEST_CASE("event builders produce events that validate", "[actors]") {
   CHECK(no_best["best_time_ms"].is_null());
 }
 
-TEST_CASE("malformed event messages are rejected with a reason", "[actors]") {
+TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
   auto problem_of = [](const std::string& text) {
     std::string problem;
     auto parsed = parse_event(text, problem);
@@ -125,7 +125,7 @@ TEST_CASE("malformed event messages are rejected with a reason", "[actors]") {
   CHECK(problem_of(extra.dump()) == "accepted");
 }
 
-TEST_CASE("event endpoints are checked", "[actors]") {
+TEST_CASE("event endpoints are checked", "[storage]") {
   CHECK_NOTHROW(check_endpoint("tcp://127.0.0.1:5556"));
   CHECK_NOTHROW(check_endpoint("tcp://127.0.0.1:*"));
   CHECK_NOTHROW(check_endpoint("tcp://localhost:80"));
@@ -138,7 +138,7 @@ TEST_CASE("event endpoints are checked", "[actors]") {
   CHECK_THROWS_AS(event_subscriber("nonsense"), std::invalid_argument);
 }
 
-TEST_CASE("a subscriber receives every published event in order", "[actors]") {
+TEST_CASE("a subscriber receives every published event in order", "[storage]") {
   event_publisher publisher(loopback_any_port);
   REQUIRE_THAT(publisher.endpoint(), Contains("tcp://127.0.0.1:"));
   CHECK(publisher.subscribers() == 0);
@@ -160,13 +160,13 @@ TEST_CASE("a subscriber receives every published event in order", "[actors]") {
   CHECK_FALSE(subscriber.receive(10ms));
 }
 
-TEST_CASE("a second publisher on the same endpoint is refused clearly", "[actors]") {
+TEST_CASE("a second publisher on the same endpoint is refused clearly", "[storage]") {
   event_publisher first(loopback_any_port);
   CHECK_THROWS_WITH(event_publisher(first.endpoint()),
                     Contains("cannot bind the event stream to " + first.endpoint()) && Contains("another endpoint"));
 }
 
-TEST_CASE("malformed messages on the wire are skipped with a warning", "[actors]") {
+TEST_CASE("malformed messages on the wire are skipped with a warning", "[storage]") {
   // A raw PUB socket stands in for a foreign or broken publisher.
   zmq::context_t context(1);
   zmq::socket_t raw(context, zmq::socket_type::xpub);
@@ -194,7 +194,7 @@ TEST_CASE("malformed messages on the wire are skipped with a warning", "[actors]
   CHECK_THAT(warnings[2], Contains("schema 99"));
 }
 
-TEST_CASE("the publisher counts subscribers coming and going", "[actors]") {
+TEST_CASE("the publisher counts subscribers coming and going", "[storage]") {
   event_publisher publisher(loopback_any_port);
   {
     event_subscriber a(publisher.endpoint());

@@ -93,7 +93,7 @@ std::string open_error(const std::filesystem::path& file,
 
 }  // namespace
 
-TEST_CASE("results db writes each trial of a run exactly once", "[actors]") {
+TEST_CASE("results db writes each trial of a run exactly once", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-once");
   results_db db(dir / "results.db");
   auto run = db.create_run(spec());
@@ -140,7 +140,7 @@ TEST_CASE("results db writes each trial of a run exactly once", "[actors]") {
   CHECK(last.reused_from_run == other);
 }
 
-TEST_CASE("results db rejects invalid trials", "[actors]") {
+TEST_CASE("results db rejects invalid trials", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-invalid");
   results_db db(dir / "results.db");
   auto run = db.create_run(spec());
@@ -159,7 +159,7 @@ TEST_CASE("results db rejects invalid trials", "[actors]") {
   CHECK(db.trial_count(run) == 0);
 }
 
-TEST_CASE("results db resume finds the run and returns trials in recorded order", "[actors]") {
+TEST_CASE("results db resume finds the run and returns trials in recorded order", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-resume");
   const std::uint64_t big_seed = 18446744073709551615ull;  // all 64 bits survive
   std::int64_t run = 0;
@@ -209,7 +209,7 @@ TEST_CASE("results db resume finds the run and returns trials in recorded order"
   CHECK(db.runs().size() == 4);
 }
 
-TEST_CASE("results db reuses measurements across runs of the same task and device kind", "[actors]") {
+TEST_CASE("results db reuses measurements across runs of the same task and device kind", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-cache");
   results_db db(dir / "results.db");
   auto first = db.create_run(spec("gemm/1024", "random", 1, "cuda:sm90"));
@@ -246,7 +246,7 @@ TEST_CASE("results db reuses measurements across runs of the same task and devic
   CHECK(db.load_cache("gemm/1024", "cpu").empty());
 }
 
-TEST_CASE("results db best trial of a task", "[actors]") {
+TEST_CASE("results db best trial of a task", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-best");
   results_db db(dir / "results.db");
   CHECK(db.tasks().empty());
@@ -292,7 +292,7 @@ TEST_CASE("results db best trial of a task", "[actors]") {
   CHECK(empty->trials == 0);
 }
 
-TEST_CASE("results db reports corrupt rows by file, table and row", "[actors]") {
+TEST_CASE("results db reports corrupt rows by file, table and row", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-corrupt");
   const auto file = dir / "results.db";
   std::int64_t run = 0;
@@ -349,7 +349,7 @@ TEST_CASE("results db reports corrupt rows by file, table and row", "[actors]") 
   CHECK_THROWS_AS(db.best("gemm/1024"), db_error);
 }
 
-TEST_CASE("results db gives clear errors for bad paths and foreign files", "[actors]") {
+TEST_CASE("results db gives clear errors for bad paths and foreign files", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-paths");
   CHECK_THAT(open_error(dir.path()), Contains(dir.path().string()) && Contains("is a directory"));
   CHECK_THAT(open_error(dir / "no/such/dir/results.db"), Contains("does not exist") && Contains("create it"));
@@ -380,7 +380,7 @@ TEST_CASE("results db gives clear errors for bad paths and foreign files", "[act
   CHECK(raw_count(dir / "zero.db", "SELECT version FROM schema_version") == results_db::schema_version);
 }
 
-TEST_CASE("results db uses WAL and reads while another connection writes", "[actors]") {
+TEST_CASE("results db uses WAL and reads while another connection writes", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-wal");
   results_db writer(dir / "results.db");
   auto run = writer.create_run(spec());
@@ -392,7 +392,7 @@ TEST_CASE("results db uses WAL and reads while another connection writes", "[act
   CHECK(std::filesystem::exists(dir / "results.db-wal"));
 }
 
-TEST_CASE("results db survives kill -9 at random moments", "[actors]") {
+TEST_CASE("results db survives kill -9 at random moments", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-crash");
   const auto file = dir / "results.db";
   {
@@ -454,7 +454,7 @@ TEST_CASE("results db survives kill -9 at random moments", "[actors]") {
   CHECK(raw_count(file, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check != 'ok'") == 0);
 }
 
-TEST_CASE("results db takes writes from two processes at once", "[actors]") {
+TEST_CASE("results db takes writes from two processes at once", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-two-writers");
   const auto file = dir / "results.db";
   { results_db create(file); }

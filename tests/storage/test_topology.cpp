@@ -25,7 +25,7 @@ const std::string good_devices = "devices:\n  - backend: replay\n    id: 0\n";
 
 }  // namespace
 
-TEST_CASE("every example topology file parses", "[actors]") {
+TEST_CASE("every example topology file parses", "[storage]") {
   const std::filesystem::path examples = std::filesystem::path(TUNE_SOURCE_DIR) / "examples";
 
   auto cpu = load_topology(examples / "topology-cpu.yaml");
@@ -58,7 +58,7 @@ TEST_CASE("every example topology file parses", "[actors]") {
   CHECK(summary["devices"][1]["name"] == "sim1");
 }
 
-TEST_CASE("topology defaults", "[actors]") {
+TEST_CASE("topology defaults", "[storage]") {
   auto t = parse_topology(good_devices);
   CHECK(t.compile_workers == tune::storage::default_compile_workers());
   CHECK(t.compile_workers >= 1);
@@ -82,7 +82,7 @@ TEST_CASE("topology defaults", "[actors]") {
   CHECK(mixed.devices[2].name == "cuda1");
 }
 
-TEST_CASE("each malformed topology gives its specific message", "[actors]") {
+TEST_CASE("each malformed topology gives its specific message", "[storage]") {
   using Catch::Matchers::Contains;
 
   CHECK_THAT(error_of(""), Contains("bad.yaml") && Contains("empty"));
@@ -131,7 +131,7 @@ TEST_CASE("each malformed topology gives its specific message", "[actors]") {
   CHECK_THAT(error_of("devices:\n  - backend: replay\n  - backend: tpu\n"), Contains("bad.yaml:3"));
 }
 
-TEST_CASE("topology files that cannot be read are named", "[actors]") {
+TEST_CASE("topology files that cannot be read are named", "[storage]") {
   using Catch::Matchers::Contains;
   tune::test::scratch_dir scratch("tune-test-topology");
   const auto& dir = scratch.path();

@@ -89,11 +89,11 @@ struct trial_info {
   std::vector<double> objectives;
   double compile_s = 0.0;
   double run_s = 0.0;
-  std::string device;        ///< the topology's device name
-  std::string message;       ///< compiler output or why it failed
-  double finished_s = 0.0;   ///< seconds since the start (simulated for replay)
-  bool reused = false;       ///< measurement taken from an earlier run (cache)
-  bool new_best = false;     ///< it improved the best time
+  std::string device;       ///< the topology's device name
+  std::string message;      ///< compiler output or why it failed
+  double finished_s = 0.0;  ///< seconds since the start (simulated for replay)
+  bool reused = false;      ///< measurement taken from an earlier run (cache)
+  bool new_best = false;    ///< it improved the best time
   bool ok() const { return state == status::ok; }
   nlohmann::json to_json() const;
 };
@@ -131,8 +131,8 @@ struct session_options {
   std::string backend_name;  ///< without a topology: cpu, cuda, hip (default cpu)
 
   // -- what to tune: exactly one --------------------------------------------------
-  std::string task;     ///< built-in kernel, e.g. "matmul:512x1024x1024"
-  std::string dataset;  ///< measured dataset to replay (Kernel Tuner, T4, KTT)
+  std::string task;         ///< built-in kernel, e.g. "matmul:512x1024x1024"
+  std::string dataset;      ///< measured dataset to replay (Kernel Tuner, T4, KTT)
   std::string kinds_file;   ///< with dataset: parameter kind overrides
   double time_scale = 1.0;  ///< with dataset: wall seconds per recorded second
   std::string kernel;       ///< user kernel: launch.json or the folder holding it
@@ -154,16 +154,16 @@ struct session_options {
   std::uint32_t batch = 8;  ///< generational mode: candidates per generation
 
   // -- what it records -------------------------------------------------------
-  std::string db_path;  ///< SQLite results database; empty: kept in memory
-  bool resume = false;  ///< continue the latest unfinished run of the same task, strategy and seed
-  bool use_cache = true;  ///< reuse measurements of earlier runs of the task in db_path
+  std::string db_path;           ///< SQLite results database; empty: kept in memory
+  bool resume = false;           ///< continue the latest unfinished run of the same task, strategy and seed
+  bool use_cache = true;         ///< reuse measurements of earlier runs of the task in db_path
   std::string publish_endpoint;  ///< ZeroMQ endpoint for events; empty: none
   std::size_t publish_wait = 0;  ///< wait up to 10 s for this many subscribers
   bool progress_line = false;    ///< a \r status line on stderr
 
   // -- kernels -----------------------------------------------------------------
-  int threads = 1;                 ///< CPU threads one kernel uses
-  bool compare_vendor = false;     ///< MatMul/BatchMatMul: time OpenBLAS after the run
+  int threads = 1;            ///< CPU threads one kernel uses
+  bool compare_blas = false;  ///< MatMul/BatchMatMul tasks: time OpenBLAS sgemm after the run
 
   // -- callbacks (called on the population's thread, in arrival order) --------
   std::function<void(const trial_info&)> on_trial;
@@ -244,10 +244,13 @@ struct replay_options {
 };
 
 /// Replays `runs` searches and returns the statistics `tune-engine replay
-/// --json` prints: {"dataset", "format", "configurations", "optimum_ms",
-/// "strategy", "runs", "budget", "seed", "at": [{"evaluations", "mean_f",
-/// "sd_f", "random_f"}…], "reach": […], "score", …}. Throws input_error for a
-/// bad file, strategy or budget.
+/// --json` prints: {"dataset", "format", "configurations", "ok_configurations",
+/// "optimum_ms", "strategy", "hyper", "runs", "budget", "seed", "noise",
+/// "at": [{"evals", "mean_f", "std_f", "random_f"}…] at 20, 50, 100, 200, 500
+/// and the budget, "reach": [{"f", "mean_evals", "never", "random_evals"}…]
+/// for f = 0.90, 0.95, 0.99, "score" (Willemsen et al.),
+/// "rejected_proposals", "duplicate_proposals"}. Throws input_error for a bad
+/// file, strategy or budget.
 nlohmann::json replay_statistics(const replay_options& options);
 
 }  // namespace tune

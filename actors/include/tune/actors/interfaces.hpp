@@ -318,7 +318,10 @@ struct population_options {
   double evaluate_timeout_s = 600.0;
   double demand_timeout_s = 30.0;
   std::vector<measured_trial> prior;  ///< recorded trials (resume), in recorded order
-  bool progress_line = false;         ///< print a \r status line on stderr
+  /// Asked after every trial (and the pipeline polls it between trials): once
+  /// true, nothing more is handed out and the run drains as with (stop).
+  std::function<bool()> stop_requested;
+  bool progress_line = false;  ///< print a \r status line on stderr
   std::shared_ptr<trial_listener> listener;
   /// Looked up before a candidate is built; a hit is a trial at once.
   trial_cache cache;

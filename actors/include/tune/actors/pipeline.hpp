@@ -36,8 +36,9 @@ struct pipeline_options {
   bool progress_line = false;
   std::shared_ptr<trial_listener> listener;
   trial_cache cache;  ///< measurements of earlier runs to reuse; empty: none
-  /// Polled a few times a second; once it returns true nothing more is handed
-  /// out and the run ends when the work in flight has drained.
+  /// Asked after every trial and polled ten times a second; once it returns
+  /// true nothing more is handed out and the run ends when the work in flight
+  /// has drained.
   std::function<bool()> stop_requested;
   std::size_t scheduler_threads = 2;
 };

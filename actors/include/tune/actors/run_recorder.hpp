@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "tune/storage/event_stream.hpp"
 #include "tune/actors/interfaces.hpp"
+#include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/storage/topology.hpp"
 

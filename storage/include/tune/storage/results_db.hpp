@@ -114,7 +114,8 @@ class results_db {
   /// std::invalid_argument naming the path when it cannot be created or
   /// opened, is not a tune-engine results database, or has a newer schema.
   /// `synchronous_full` makes every commit survive power loss too (slower);
-  /// the default (NORMAL) survives a killed process.
+  /// the default (NORMAL) survives a killed process. The path ":memory:"
+  /// keeps everything in memory (no file, no WAL), for runs without a database.
   explicit results_db(const std::filesystem::path& file, open_mode mode = open_mode::read_write,
                       bool synchronous_full = false);
   ~results_db();

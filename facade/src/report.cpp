@@ -1,0 +1,214 @@
+// The facade's small pieces: version, hyperparameters, end reasons, and the
+// run report as JSON and as text.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "report_detail.hpp"
+#include "tune/engine/strategy.hpp"
+#include "tune/kernels/blas_reference.hpp"
+#include "tune/kernels/task.hpp"
+#include "tune/tune.hpp"
+
+namespace tune {
+
+std::string_view version() { return TUNE_VERSION; }
+
+std::map<std::string, double> parse_hyper(const std::vector<std::string>& items) {
+  std::map<std::string, double> out;
+  for (const auto& item : items) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw input_error("--hyper " + item + ": expected name=value, e.g. --hyper rho=8");
+    std::string name = item.substr(0, eq), text = item.substr(eq + 1);
+    std::size_t used = 0;
+    double value = 0.0;
+    try {
+      value = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text.size() || !std::isfinite(value))
+      throw input_error("--hyper " + item + ": '" + text + "' is not a finite number");
+    if (!out.emplace(name, value).second)
+      throw input_error("--hyper " + item + ": '" + name + "' is given twice; keep one");
+  }
+  return out;
+}
+
+void validate_strategy(const std::string& name, const std::map<std::string, double>& hyper, search_space_ptr space) {
+  strategy_options so;
+  so.hyper = hyper;
+  try {
+    make_strategy(name, std::move(space), so);
+  } catch (const std::invalid_argument& e) {
+    throw input_error(std::string("strategy: ") + e.what());
+  }
+}
+
+std::string_view to_string(end_reason reason) {
+  switch (reason) {
+    case end_reason::budget:
+      return "budget";
+    case end_reason::time:
+      return "time";
+    case end_reason::exhausted:
+      return "exhausted";
+    case end_reason::stopped:
+      return "stopped";
+    case end_reason::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+namespace {
+
+end_reason reason_from(const std::string& text) {
+  if (text == "budget") return end_reason::budget;
+  if (text == "time") return end_reason::time;
+  if (text == "exhausted") return end_reason::exhausted;
+  if (text == "stopped") return end_reason::stopped;
+  return end_reason::failed;
+}
+
+nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
+
+}  // namespace
+
+nlohmann::json trial_info::to_json() const {
+  return {{"id", id},
+          {"config", nlohmann::json::parse(config_json)},
+          {"status", std::string(tune::to_string(state))},
+          {"time_ms", number_or_null(time_ms)},
+          {"objectives", objectives},
+          {"compile_s", compile_s},
+          {"run_s", run_s},
+          {"device", device},
+          {"message", message},
+          {"finished_s", finished_s},
+          {"reused", reused},
+          {"new_best", new_best}};
+}
+
+nlohmann::json run_report::to_json() const {
+  nlohmann::json b = {{"config", nullptr}, {"time_ms", nullptr}};
+  if (best) {
+    b["config"] = nlohmann::json::parse(best->config_json);
+    b["time_ms"] = best->time_ms;
+  }
+  nlohmann::json devices = nlohmann::json::object();
+  for (const auto& [name, busy] : device_busy) devices[name] = busy;
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : trace) points.push_back({p.at_s, p.trials, p.time_ms});
+  nlohmann::json out = {
+      {"task", task_key},
+      {"strategy", strategy},
+      {"seed", seed},
+      {"best", b},
+      {"trials", trials},
+      {"new_trials", new_trials},
+      {"run_id", run_id},
+      {"resumed", resumed},
+      {"reason", std::string(tune::to_string(reason))},
+      {"wall_s", wall_s},
+      {"sim_s", sim_s},
+      {"busy", {{"compile", compile_busy}, {"devices", devices}}},
+      {"steady_trials_per_s", steady_trials_per_s},
+      {"engine_cpu_us_per_trial", engine_cpu_us_per_trial},
+      {"trace", points},
+  };
+  if (!throughput.is_null()) out["throughput"] = throughput;
+  return out;
+}
+
+std::string run_report::to_text() const {
+  std::string out =
+      fmt::format("run {}{}: {} trials ({} new) in {:.2f} s wall, {:.2f} s simulated; ended by {}\n", run_id,
+                  resumed ? " (resumed)" : "", trials, new_trials, wall_s, sim_s, tune::to_string(reason));
+  if (best)
+    out += fmt::format("best {:.6g} ms: {}\n", best->time_ms, best->config_json);
+  else
+    out += "best: none (no trial succeeded)\n";
+  out += fmt::format("busy after warm-up: compile {:.1f}%", 100.0 * compile_busy);
+  for (const auto& [name, busy] : device_busy) out += fmt::format(", {} {:.1f}%", name, 100.0 * busy);
+  out += fmt::format("\nsteady state: {:.3f} trials per simulated second; engine CPU {:.1f} us per trial\n",
+                     steady_trials_per_s, engine_cpu_us_per_trial);
+  if (!throughput.is_null()) {
+    out +=
+        fmt::format("best throughput: {:.1f} GFLOP/s ({}, {:.4g} GFLOP per run)\n", throughput["gflops"].get<double>(),
+                    throughput["task"].get<std::string>(), throughput["flops"].get<double>() / 1e9);
+    if (throughput.contains("blas")) {
+      const auto& blas = throughput["blas"];
+      out += fmt::format("OpenBLAS sgemm: {:.1f} GFLOP/s on {} thread(s); best found = {:.2f}x OpenBLAS\n",
+                         blas["gflops"].get<double>(), blas["threads"].get<int>(), blas["ratio"].get<double>());
+    } else if (throughput.contains("note")) {
+      out += throughput["note"].get<std::string>() + "\n";
+    }
+  }
+  return out;
+}
+
+namespace detail {
+
+std::string device_name(const storage::topology& topo, std::int32_t device) {
+  for (const auto& spec : topo.devices)
+    if (spec.id == device) return spec.name;
+  return device < 0 ? std::string() : "device" + std::to_string(device);
+}
+
+trial_info to_trial_info(const actors::measured_trial& trial, bool new_best, const search_space& space,
+                         const storage::topology& topo) {
+  trial_info info;
+  info.id = trial.id;
+  info.config = trial.config;
+  info.config_json = space.to_json(trial.config);
+  info.state = trial.state;
+  info.time_ms = trial.ok() ? trial.time_ms : std::nan("");
+  info.objectives = trial.objectives;
+  info.compile_s = trial.compile_s;
+  info.run_s = trial.run_s;
+  info.device = device_name(topo, trial.device);
+  info.message = trial.message;
+  info.finished_s = trial.finished_s;
+  info.reused = trial.reused_from_run >= 0;
+  info.new_best = new_best;
+  return info;
+}
+
+run_report make_report(const actors::run_summary& s, const search_space& space, const storage::topology& topo) {
+  run_report r;
+  if (s.best.ok()) r.best = to_trial_info(s.best, true, space, topo);
+  r.trials = s.prior_trials + s.trials;
+  r.new_trials = s.trials;
+  r.reason = reason_from(s.reason);
+  r.wall_s = s.wall_s;
+  r.sim_s = s.sim_s;
+  r.compile_busy = s.compile.busy_fraction();
+  for (std::size_t d = 0; d < s.devices.size() && d < topo.devices.size(); ++d)
+    r.device_busy.emplace_back(topo.devices[d].name, s.devices[d].busy_fraction());
+  r.steady_trials_per_s = s.steady_rate;
+  r.engine_cpu_us_per_trial = s.trials ? 1e6 * s.engine_cpu_s / static_cast<double>(s.trials) : 0.0;
+  for (const auto& p : s.trace) r.trace.push_back({p.at_s, p.trials, p.time_ms});
+  return r;
+}
+
+nlohmann::json task_throughput(const std::string& task, const run_report& report, bool compare_blas, int threads) {
+  if (!report.best || !(report.best->time_ms > 0)) return nullptr;
+  task_spec spec = parse_task(task);
+  double gflops = spec.flops() / report.best->time_ms / 1e6;
+  nlohmann::json out = {{"task", spec.to_string()}, {"flops", spec.flops()}, {"gflops", gflops}};
+  if (!compare_blas) return out;
+  if (spec.op == operator_kind::conv2d) {
+    out["note"] = "OpenBLAS: no BLAS equivalent of a convolution; nothing to compare";
+  } else if (!blas_reference_available()) {
+    out["note"] = "OpenBLAS: not built in (install libopenblas-dev and rebuild); nothing to compare";
+  } else {
+    double blas = blas_reference_gflops(spec, threads, 0.5, 0);
+    out["blas"] = {{"library", "openblas"}, {"gflops", blas}, {"threads", threads}, {"ratio", gflops / blas}};
+  }
+  return out;
+}
+
+}  // namespace detail
+}  // namespace tune

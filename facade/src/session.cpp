@@ -1,0 +1,331 @@
+// tune::session: options checked once, then one run through the actor
+// pipeline with the run recorder (database, events) and the embedder's
+// callbacks behind the population.
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <utility>
+
+#include "objective_backend.hpp"
+#include "report_detail.hpp"
+#include "tune/actors/pipeline.hpp"
+#include "tune/actors/run_recorder.hpp"
+#include "tune/engine/readers.hpp"
+#include "tune/engine/strategy.hpp"
+#include "tune/kernels/replay.hpp"
+#include "tune/kernels/task.hpp"
+#include "tune/kernels/user_kernel.hpp"
+#include "tune/tune.hpp"
+
+namespace tune {
+namespace {
+
+/// What to tune, as given: exactly one must be set.
+std::vector<std::string> given_targets(const session_options& o) {
+  std::vector<std::string> given;
+  if (!o.task.empty()) given.push_back("task");
+  if (!o.dataset.empty()) given.push_back("dataset");
+  if (!o.kernel.empty()) given.push_back("kernel");
+  if (o.objective) given.push_back("objective");
+  if (o.custom_backend) given.push_back("custom_backend");
+  return given;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+/// All devices of one run share a backend; returns its name.
+std::string topology_backend(const storage::topology& topo) {
+  const std::string& name = topo.devices.front().backend;
+  for (std::size_t d = 1; d < topo.devices.size(); ++d)
+    if (topo.devices[d].backend != name)
+      throw input_error(topo.origin + ": devices[" + std::to_string(d) + "].backend is '" + topo.devices[d].backend +
+                        "' but devices[0].backend is '" + name + "'; all devices of a run must use one backend");
+  return name;
+}
+
+/// The topology when none is given: one device, compile workers on the other
+/// cores (a CPU device measures on core 0, so compiling must not land there).
+storage::topology default_topology_for(const std::string& backend_name, int threads) {
+  if (backend_name == "objective") {
+    storage::topology topo;
+    topo.origin = "<default objective topology>";
+    topo.compile_workers = 1;
+    topo.devices.push_back({"objective", 0, "objective0", 1});
+    return topo;
+  }
+  auto topo = storage::default_topology(backend_name);
+  if (backend_name == "cpu") {
+    auto cores = storage::default_compile_workers();
+    topo.compile_workers = cores > static_cast<std::size_t>(threads) ? cores - threads : 1;
+  }
+  return topo;
+}
+
+std::string launch_file(const std::string& kernel) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(kernel, ec)) return (std::filesystem::path(kernel) / "launch.json").string();
+  return kernel;
+}
+
+}  // namespace
+
+struct session::impl {
+  session_options options;
+  storage::topology topo;
+  std::string backend_kind;  ///< what the topology's devices must be ("" for objective/custom: any)
+  backend_ptr be;
+  search_space_ptr space;
+  std::string strategy_name;
+  std::unique_ptr<strategy> search;
+  bool ran = false;
+
+  void check_numbers() const {
+    const auto& o = options;
+    if (o.budget == 0) throw input_error("budget: must be at least 1 trial");
+    if (!(o.time_budget_s >= 0)) throw input_error("time_budget_s: must be >= 0 seconds (0: no time budget)");
+    if (!(o.time_scale > 0))
+      throw input_error("time_scale: must be > 0 (wall seconds per recorded second, e.g. 0.01 to replay 100x faster)");
+    if (o.time_scale != 1.0 && o.dataset.empty())
+      throw input_error("time_scale applies to a replayed dataset only; leave it at 1 here");
+    if (o.mode == run_mode::generational && o.batch == 0)
+      throw input_error("batch: generational mode needs at least 1 candidate per generation");
+    if (o.threads < 1) throw input_error("threads: must be at least 1");
+    if (o.resume && o.db_path.empty())
+      throw input_error("resume: needs db_path, the results database holding the run to continue");
+    if (!o.kinds_file.empty() && o.dataset.empty())
+      throw input_error("kinds_file " + o.kinds_file + ": applies to a replayed dataset only; give dataset too");
+    if (o.compare_blas && o.task.empty())
+      throw input_error("compare_blas compares a built-in task (matmul or bmm) with OpenBLAS; there is no task here");
+  }
+
+  void choose_topology() {
+    const auto& o = options;
+    if (!o.topology_file.empty() && o.topology)
+      throw input_error("topology_file " + o.topology_file + " and a topology value: give one of them");
+    std::string wanted = o.backend_name;
+    if (!o.dataset.empty()) wanted = "replay";
+    if (o.objective || o.custom_backend) wanted = "objective";
+    if (wanted.empty()) wanted = "cpu";
+    if (!o.topology_file.empty())
+      topo = storage::load_topology(o.topology_file);
+    else if (o.topology)
+      topo = *o.topology;
+    else
+      topo = default_topology_for(wanted, o.threads);
+    if (topo.devices.empty()) throw input_error(topo.origin + ": devices: empty; list at least one device");
+    if (topo.compile_workers == 0) throw input_error(topo.origin + ": compile_workers: must be at least 1");
+    backend_kind = topology_backend(topo);
+  }
+
+  void make_backend() {
+    const auto& o = options;
+    if (!o.dataset.empty()) {
+      if (backend_kind != "replay")
+        throw input_error(topo.origin + ": devices[0].backend is '" + backend_kind +
+                          "'; a dataset replays recorded measurements and needs 'backend: replay' devices");
+      kind_overrides overrides;
+      if (!o.kinds_file.empty()) overrides = read_kind_overrides(o.kinds_file);
+      replay_backend_options ro;
+      ro.time_scale = o.time_scale;
+      ro.seed = o.seed;
+      be = make_replay_backend(std::make_shared<const replay_dataset>(read_replay_dataset(o.dataset, overrides)), ro);
+    } else if (!o.task.empty() || !o.kernel.empty()) {
+      const std::string what = o.task.empty() ? "kernel " + o.kernel : "task " + o.task;
+      if (backend_kind == "replay")
+        throw input_error(topo.origin + ": devices[0].backend is 'replay'; " + what +
+                          " measures real kernels: use cpu, cuda or hip devices, or replay a dataset");
+      if (backend_kind == "objective")
+        throw input_error(topo.origin + ": devices[0].backend is 'objective'; " + what +
+                          " needs cpu, cuda or hip devices");
+      task_backend_options ko;
+      ko.first_core = 0;
+      ko.threads = o.threads;
+      be = o.task.empty() ? make_user_kernel_backend(launch_file(o.kernel), backend_kind, ko)
+                          : make_task_backend(o.task, backend_kind, ko);
+    } else if (o.objective) {
+      search_space_ptr s = o.space;
+      if (!s && !o.space_file.empty()) s = std::make_shared<const search_space>(read_space_file(o.space_file));
+      be = detail::make_objective_backend(o.objective, s, o.task_name);
+    } else {
+      be = o.custom_backend;
+    }
+    space = be->space();
+    if (!space) throw input_error("the backend has no search space");
+  }
+
+  void make_search() {
+    const auto& o = options;
+    strategy_name = o.strategy.empty() ? default_strategy_name() : o.strategy;
+    strategy_options so;
+    so.seed = o.seed;
+    so.hyper = o.hyper;
+    try {
+      search = make_strategy(strategy_name, space, so);
+    } catch (const std::invalid_argument& e) {
+      throw input_error(std::string("strategy: ") + e.what());
+    }
+  }
+};
+
+session::session(session_options options) : impl_(std::make_unique<impl>()) {
+  impl_->options = std::move(options);
+  auto& o = impl_->options;
+  auto given = given_targets(o);
+  if (given.size() != 1)
+    throw input_error(given.empty() ? "nothing to tune: set one of task, dataset, kernel, objective or custom_backend"
+                                    : "give exactly one of task, dataset, kernel, objective, custom_backend (given: " +
+                                          join(given) + ")");
+  if ((o.space || !o.space_file.empty()) && !o.objective)
+    throw input_error("space / space_file: only an objective searches a space given on its own; a " + given.front() +
+                      " brings its own space");
+  if (o.space && !o.space_file.empty()) throw input_error("space and space_file: give one of them");
+  impl_->check_numbers();
+  impl_->choose_topology();
+  impl_->make_backend();
+  impl_->make_search();
+}
+
+session::~session() = default;
+
+search_space_ptr session::space() const { return impl_->space; }
+
+void session::request_stop() noexcept { impl_->options.stop.request_stop(); }
+
+namespace {
+
+/// Behind the population: the recorder first (the database is the truth),
+/// then the embedder's callbacks. A callback that throws stops the run; the
+/// exception is thrown again from run() once the run has drained.
+class session_listener final : public actors::trial_listener {
+ public:
+  session_listener(std::shared_ptr<actors::run_recorder> recorder, const session_options& options,
+                   search_space_ptr space, const storage::topology& topo)
+      : recorder_(std::move(recorder)), options_(options), space_(std::move(space)), topo_(topo) {}
+
+  void on_trial(const actors::measured_trial& trial, bool new_best) override {
+    recorder_->on_trial(trial, new_best);
+    if (!options_.on_trial && !(new_best && options_.on_new_best)) return;
+    auto info = detail::to_trial_info(trial, new_best, *space_, topo_);
+    guarded([&] {
+      if (options_.on_trial) options_.on_trial(info);
+      if (new_best && options_.on_new_best) options_.on_new_best(info);
+    });
+  }
+
+  void on_progress(const actors::progress_report& report) override {
+    recorder_->on_progress(report);
+    if (!options_.on_progress) return;
+    progress_info p;
+    p.trials = report.trials;
+    p.budget = options_.budget;
+    p.at_s = report.at_s;
+    p.trials_per_s = report.rate;
+    p.compile_busy = report.compile_busy;
+    p.device_busy = report.device_busy;
+    p.best_time_ms = report.best_time_ms;
+    guarded([&] { options_.on_progress(p); });
+  }
+
+  std::exception_ptr error() const {
+    std::lock_guard lock(mutex_);
+    return error_;
+  }
+
+ private:
+  template <class F>
+  void guarded(F&& f) {
+    try {
+      f();
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+      options_.stop.request_stop();
+    }
+  }
+
+  std::shared_ptr<actors::run_recorder> recorder_;
+  const session_options& options_;
+  search_space_ptr space_;
+  const storage::topology& topo_;
+  mutable std::mutex mutex_;
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+run_report session::run() {
+  auto& s = *impl_;
+  if (s.ran) throw std::logic_error("session::run: a session runs once; make a new session for another run");
+  s.ran = true;
+  const auto& o = s.options;
+
+  actors::recorder_options ro;
+  ro.db_path = o.db_path.empty() ? ":memory:" : o.db_path;
+  ro.spec.task_key = s.be->task_key();
+  ro.spec.strategy = s.strategy_name;
+  ro.spec.seed = o.seed;
+  ro.spec.device_kind = s.be->device_kind();
+  nlohmann::json options_json = {{"budget", o.budget},
+                                 {"time_budget_s", o.time_budget_s},
+                                 {"mode", o.mode == run_mode::generational ? "generational" : "steady"},
+                                 {"batch", o.batch},
+                                 {"hyper", o.hyper},
+                                 {"topology", s.topo.summary()},
+                                 {"time_scale", o.time_scale}};
+  ro.spec.options_json = options_json.dump();
+  ro.resume = o.resume;
+  ro.use_cache = o.use_cache && !o.db_path.empty();
+  ro.publish_endpoint = o.publish_endpoint;
+  ro.wait_for_subscribers = o.publish_wait;
+  ro.space = s.space;
+  ro.devices = s.topo.devices;
+  ro.budget_trials = static_cast<std::int64_t>(o.budget);
+  if (o.time_budget_s > 0) ro.budget_seconds = o.time_budget_s;
+  ro.topology = s.topo.summary();
+  auto recorder = std::make_shared<actors::run_recorder>(ro);
+  auto listener = std::make_shared<session_listener>(recorder, o, s.space, s.topo);
+
+  actors::pipeline_options po;
+  po.compile_workers = static_cast<std::uint32_t>(s.topo.compile_workers);
+  po.devices.clear();
+  for (const auto& d : s.topo.devices) po.devices.push_back({d.id, static_cast<std::uint32_t>(d.prefetch)});
+  po.compile_timeout_s = s.topo.compile_timeout_s;
+  po.run_timeout_s = s.topo.run_timeout_s;
+  po.time_scale = o.dataset.empty() ? 1.0 : o.time_scale;
+  po.budget = o.budget;
+  po.time_budget_s = o.time_budget_s;
+  po.mode = o.mode == run_mode::generational ? actors::pipeline_mode::generational : actors::pipeline_mode::steady;
+  po.batch = o.batch;
+  po.prior = recorder->prior();
+  po.progress_line = o.progress_line;
+  po.listener = listener;
+  po.cache = recorder->cache();
+  po.stop_requested = [stop = o.stop] { return stop.stop_requested(); };
+
+  if (o.progress_line && recorder->resumed())
+    std::fprintf(stderr, "resuming run %lld: %zu trials recorded\n", static_cast<long long>(recorder->run_id()),
+                 po.prior.size());
+  recorder->started();
+  auto summary = actors::run_pipeline(s.be, std::move(s.search), po);
+  bool interrupted = summary.reason == "stopped";
+  recorder->finished(summary, interrupted);
+
+  auto report = detail::make_report(summary, *s.space, s.topo);
+  report.run_id = recorder->run_id();
+  report.resumed = recorder->resumed();
+  report.task_key = s.be->task_key();
+  report.strategy = s.strategy_name;
+  report.seed = o.seed;
+  if (!o.task.empty()) report.throughput = detail::task_throughput(o.task, report, o.compare_blas, o.threads);
+  if (auto error = listener->error()) std::rethrow_exception(error);
+  return report;
+}
+
+run_report tune_once(session_options options) { return session(std::move(options)).run(); }
+
+}  // namespace tune

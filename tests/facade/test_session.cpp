@@ -1,0 +1,327 @@
+// tune::session end to end: objectives, datasets, callbacks, stop, the
+// database and resume, and every kind of bad option.
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "actors/scratch_dir.hpp"
+#include "tune/storage/results_db.hpp"
+#include "tune/tune.hpp"
+
+using namespace tune;
+using tune::test::scratch_dir;
+
+namespace {
+
+/// 8 x 8 = 64 configurations; the objective has its unique minimum at x = 5, y = 2.
+search_space_ptr grid_space() {
+  std::vector<parameter_ptr> p;
+  p.push_back(make_discrete_parameter("x", {0, 1, 2, 3, 4, 5, 6, 7}));
+  p.push_back(make_discrete_parameter("y", {0, 1, 2, 3, 4, 5, 6, 7}));
+  return std::make_shared<const search_space>(std::move(p), "grid");
+}
+
+double bowl(const configuration& c) {
+  double x = static_cast<double>(c[0]), y = static_cast<double>(c[1]);
+  return 1.0 + (x - 5) * (x - 5) + 2 * (y - 2) * (y - 2);
+}
+
+session_options objective_options(std::uint64_t budget, const std::string& strategy = "random") {
+  session_options o;
+  o.objective = bowl;
+  o.space = grid_space();
+  o.strategy = strategy;
+  o.budget = budget;
+  o.seed = 7;
+  return o;
+}
+
+std::string message_of(session_options o) {
+  try {
+    session s(std::move(o));
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("session: an objective over the whole space finds its minimum", "[facade]") {
+  auto o = objective_options(64);
+  std::vector<trial_info> seen, bests;
+  o.on_trial = [&](const trial_info& t) { seen.push_back(t); };
+  o.on_new_best = [&](const trial_info& t) { bests.push_back(t); };
+  auto report = tune_once(o);
+  CHECK(report.trials == 64);
+  CHECK(report.new_trials == 64);
+  REQUIRE(report.best);
+  CHECK(report.best->config == configuration{5, 2});
+  CHECK(report.best->time_ms == 1.0);
+  CHECK(report.best->config_json == R"({"x": 5, "y": 2})");
+  CHECK(seen.size() == 64);
+  std::set<configuration> distinct;
+  for (const auto& t : seen) distinct.insert(t.config);
+  CHECK(distinct.size() == 64);
+  REQUIRE(!bests.empty());
+  for (std::size_t i = 1; i < bests.size(); ++i) CHECK(bests[i].time_ms < bests[i - 1].time_ms);
+  CHECK(bests.back().time_ms == 1.0);
+  CHECK(report.trace.size() == bests.size());
+}
+
+TEST_CASE("session: the default strategy beats nothing less than the minimum on a small bowl", "[facade]") {
+  auto o = objective_options(40, "");
+  auto report = tune_once(o);
+  CHECK(report.strategy == "bo");
+  REQUIRE(report.best);
+  CHECK(report.trials == 40);
+  CHECK(report.best->time_ms <= 3.0);  // within the two best rings of 64 after 40 trials
+}
+
+TEST_CASE("session: a throwing or non-finite objective makes failed trials and the run goes on", "[facade]") {
+  auto o = objective_options(64);
+  o.objective = [](const configuration& c) -> double {
+    if (c[0] == 0) throw std::runtime_error("x = 0 is not supported");
+    if (c[0] == 1) return std::nan("");
+    return bowl(c);
+  };
+  std::size_t thrown = 0, nans = 0;
+  o.on_trial = [&](const trial_info& t) {
+    if (t.config[0] == 0) {
+      CHECK(t.state == status::runtime_error);
+      CHECK(t.message == "x = 0 is not supported");
+      ++thrown;
+    } else if (t.config[0] == 1) {
+      CHECK(t.state == status::runtime_error);
+      CHECK(t.message.find("NaN") != std::string::npos);
+      ++nans;
+    } else {
+      CHECK(t.ok());
+    }
+  };
+  auto report = tune_once(o);
+  CHECK(report.trials == 64);
+  CHECK(thrown == 8);
+  CHECK(nans == 8);
+  REQUIRE(report.best);
+  CHECK(report.best->config == configuration{5, 2});
+}
+
+TEST_CASE("session: request_stop from a callback drains and ends the run as stopped", "[facade]") {
+  auto o = objective_options(64);
+  std::atomic<int> calls{0};
+  stop_source stop = o.stop;
+  o.on_trial = [&](const trial_info&) {
+    if (++calls == 5) stop.request_stop();
+  };
+  session s(o);
+  auto report = s.run();
+  CHECK(report.reason == end_reason::stopped);
+  CHECK(report.trials >= 5);
+  CHECK(report.trials < 64);
+  CHECK(static_cast<std::uint64_t>(calls.load()) == report.trials);
+}
+
+TEST_CASE("session: request_stop from another thread ends a run", "[facade]") {
+  auto o = objective_options(1000000);
+  std::vector<double> values(1000);
+  for (int i = 0; i < 1000; ++i) values[i] = i;
+  std::vector<parameter_ptr> p;
+  p.push_back(make_discrete_parameter("x", values));
+  p.push_back(make_discrete_parameter("y", values));
+  o.space = std::make_shared<const search_space>(std::move(p), "big");
+  o.objective = [](const configuration&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return 1.0;
+  };
+  session s(o);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    s.request_stop();
+  });
+  auto report = s.run();
+  stopper.join();
+  CHECK(report.reason == end_reason::stopped);
+  CHECK(report.trials < 1000000);
+}
+
+TEST_CASE("session: an exception thrown by a callback stops the run and comes out of run()", "[facade]") {
+  auto o = objective_options(64);
+  int calls = 0;
+  o.on_trial = [&](const trial_info&) {
+    if (++calls == 3) throw std::domain_error("embedder gave up");
+  };
+  session s(o);
+  CHECK_THROWS_MATCHES(s.run(), std::domain_error, Catch::Matchers::Message("embedder gave up"));
+  CHECK(calls >= 3);
+  CHECK(calls < 64);
+}
+
+TEST_CASE("session: trials go to the database and a stopped run resumes to its budget", "[facade]") {
+  scratch_dir dir("facade-resume");
+  auto db = (dir / "runs.db").string();
+  auto o = objective_options(30);
+  o.db_path = db;
+  o.task_name = "bowl";
+  int calls = 0;
+  stop_source stop = o.stop;
+  o.on_trial = [&](const trial_info&) {
+    if (++calls == 10) stop.request_stop();
+  };
+  auto first = tune_once(o);
+  REQUIRE(first.reason == end_reason::stopped);
+  CHECK(first.task_key == "bowl");
+
+  auto again = objective_options(30);
+  again.db_path = db;
+  again.task_name = "bowl";
+  again.resume = true;
+  auto second = tune_once(again);
+  CHECK(second.resumed);
+  CHECK(second.run_id == first.run_id);
+  CHECK(second.reason == end_reason::budget);
+  CHECK(second.trials == 30);
+  CHECK(second.new_trials == 30 - first.trials);
+
+  storage::results_db read(db, storage::results_db::open_mode::read_only);
+  auto rows = read.trials(first.run_id);
+  CHECK(rows.size() == 30);
+  std::set<std::string> configs;
+  for (const auto& r : rows) configs.insert(r.config_json);
+  CHECK(configs.size() == 30);
+}
+
+TEST_CASE("session: without a database the run is kept in memory", "[facade]") {
+  auto o = objective_options(10);
+  auto report = tune_once(o);
+  CHECK(report.run_id >= 1);
+  CHECK(report.trials == 10);
+  CHECK_FALSE(std::filesystem::exists(":memory:"));
+}
+
+TEST_CASE("session: generational batches of one give the same trials for the same seed", "[facade]") {
+  auto run = [](std::uint64_t seed) {
+    auto o = objective_options(20, "opevo");
+    o.seed = seed;
+    o.mode = run_mode::generational;
+    o.batch = 1;
+    std::vector<configuration> order;
+    o.on_trial = [&](const trial_info& t) { order.push_back(t.config); };
+    tune_once(o);
+    return order;
+  };
+  auto a = run(3), b = run(3), c = run(4);
+  CHECK(a.size() == 20);
+  CHECK(a == b);
+  CHECK(a != c);
+}
+
+TEST_CASE("session: a replayed dataset through the pipeline", "[facade]") {
+  session_options o;
+  o.dataset = std::string(TUNE_DATA_DIR) + "/datasets/ktt/coulomb3d_RTX_2080_Ti_KTT_profiling.json.gz";
+  o.time_scale = 0.0001;
+  o.budget = 25;
+  o.seed = 2;
+  o.strategy = "random";
+  std::vector<double> times;
+  o.on_trial = [&](const trial_info& t) {
+    CHECK(t.device == "replay0");
+    if (t.ok()) times.push_back(t.time_ms);
+  };
+  session s(o);
+  CHECK(s.space()->dimension() > 0);
+  auto report = s.run();
+  CHECK(report.trials == 25);
+  REQUIRE(report.best);
+  REQUIRE(!times.empty());
+  CHECK(report.best->time_ms == *std::min_element(times.begin(), times.end()));
+  auto json = report.to_json();
+  CHECK(json["trials"] == 25);
+  CHECK(json["reason"] == "budget");
+  CHECK(json["busy"]["devices"].contains("replay0"));
+}
+
+TEST_CASE("session: progress callbacks carry the budget and the trial count", "[facade]") {
+  auto o = objective_options(60);
+  o.objective = [](const configuration& c) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return bowl(c);
+  };
+  std::vector<progress_info> reports;
+  o.on_progress = [&](const progress_info& p) { reports.push_back(p); };
+  tune_once(o);
+  REQUIRE(!reports.empty());
+  for (const auto& p : reports) {
+    CHECK(p.budget == 60);
+    CHECK(p.trials <= 60);
+  }
+}
+
+TEST_CASE("session: bad options are refused before anything runs and name the option", "[facade]") {
+  session_options none;
+  CHECK_THAT(message_of(none), Catch::Matchers::Contains("nothing to tune"));
+
+  auto two = objective_options(10);
+  two.task = "matmul:64x64x64";
+  CHECK_THAT(message_of(two), Catch::Matchers::Contains("exactly one"));
+
+  auto zero = objective_options(0);
+  CHECK_THAT(message_of(zero), Catch::Matchers::Contains("budget"));
+
+  auto unknown = objective_options(10, "no-such-strategy");
+  CHECK_THAT(message_of(unknown), Catch::Matchers::Contains("no-such-strategy"));
+
+  auto hyper = objective_options(10, "opevo");
+  hyper.hyper["no_such_knob"] = 1;
+  CHECK_THAT(message_of(hyper), Catch::Matchers::Contains("no_such_knob"));
+
+  auto resume = objective_options(10);
+  resume.resume = true;
+  CHECK_THAT(message_of(resume), Catch::Matchers::Contains("db_path"));
+
+  auto nospace = objective_options(10);
+  nospace.space = nullptr;
+  CHECK_THAT(message_of(nospace), Catch::Matchers::Contains("space"));
+
+  session_options space_alone;
+  space_alone.task = "matmul:64x64x64";
+  space_alone.space = grid_space();
+  CHECK_THAT(message_of(space_alone), Catch::Matchers::Contains("brings its own space"));
+
+  auto scale = objective_options(10);
+  scale.time_scale = 0.5;
+  CHECK_THAT(message_of(scale), Catch::Matchers::Contains("time_scale"));
+
+  auto kinds = objective_options(10);
+  kinds.kinds_file = "kinds.json";
+  CHECK_THAT(message_of(kinds), Catch::Matchers::Contains("kinds_file"));
+
+  auto batch = objective_options(10);
+  batch.mode = run_mode::generational;
+  batch.batch = 0;
+  CHECK_THAT(message_of(batch), Catch::Matchers::Contains("batch"));
+
+  session_options bad_task;
+  bad_task.task = "matmul:64x64";
+  CHECK_THROWS_AS(session(bad_task), std::invalid_argument);
+
+  auto topology = objective_options(10);
+  topology.topology_file = "/nonexistent/topology.yaml";
+  CHECK_THROWS_WITH(session(topology), Catch::Matchers::Contains("/nonexistent/topology.yaml"));
+
+  session_options replay_on_cpu;
+  replay_on_cpu.dataset = std::string(TUNE_DATA_DIR) + "/datasets/ktt/coulomb3d_RTX_2080_Ti_KTT_profiling.json.gz";
+  replay_on_cpu.topology = storage::default_topology("cpu");
+  CHECK_THAT(message_of(replay_on_cpu), Catch::Matchers::Contains("backend: replay"));
+}
+
+TEST_CASE("session: a session runs once", "[facade]") {
+  session s(objective_options(3));
+  s.run();
+  CHECK_THROWS_AS(s.run(), std::logic_error);
+}
