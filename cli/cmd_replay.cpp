@@ -23,6 +23,7 @@ struct replay_args {
   std::vector<std::string> hyper;
   std::string kinds;
   unsigned threads = 2;
+  std::vector<std::string> priors;
 };
 
 void print_text(const nlohmann::json& s) {
@@ -33,6 +34,7 @@ void print_text(const nlohmann::json& s) {
   auto seed = s["seed"].get<std::uint64_t>();
   fmt::print("strategy  {}, {} runs x {} evaluations, seeds {}..{}{}\n", s["strategy"].get<std::string>(), runs,
              s["budget"].get<std::size_t>(), seed, seed + runs - 1, s["noise"].get<bool>() ? ", noisy times" : "");
+  for (const auto& prior : s["prior"]) fmt::print("prior     {}\n", prior.get<std::string>());
   fmt::print("\nf = optimum / best found     {:>17}   {:>8}\n", "strategy", "random");
   for (const auto& at : s["at"])
     fmt::print("  after {:>4} evaluations     {:>7.3f} ± {:<7.3f}   {:>8.3f}\n", at["evals"].get<std::size_t>(),
@@ -61,6 +63,7 @@ int run_replay(const replay_args& a) {
   o.noise = a.noise;
   o.threads = a.threads;
   o.trajectories_file = a.trajectories;
+  o.priors = a.priors;
   auto summary = replay_statistics(o);
   if (a.json)
     fmt::print("{}\n", summary.dump(2));
@@ -87,6 +90,10 @@ void add_replay_command(CLI::App& app, command_list& commands) {
   sub->add_option("--kinds", a->kinds,
                   "JSON file {\"parameter\": \"discrete\"|\"categorical\"} overriding guessed kinds");
   sub->add_option("--threads", a->threads, "threads running runs (1 or 2)");
+  sub->add_option("--prior", a->priors,
+                  "dataset of the same kernel measured elsewhere (another device, an earlier run) to transfer "
+                  "from (repeatable; several are merged by geometric mean); used by bo")
+      ->check(CLI::ExistingFile);
   commands.emplace_back(sub, [a] { return run_replay(*a); });
 }
 

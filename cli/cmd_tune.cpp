@@ -40,6 +40,8 @@ struct tune_args {
   double time_scale = 1.0;
   int threads = 1;
   std::vector<std::string> hyper;
+  std::vector<std::string> priors;
+  bool no_auto_prior = false;
   bool quiet = false;
   bool compare_blas = false;
 };
@@ -80,6 +82,8 @@ session_options to_options(const tune_args& a) {
   o.budget = a.budget;
   o.time_budget_s = a.time_budget_s;
   o.seed = a.seed;
+  o.priors = a.priors;
+  o.auto_prior = !a.no_auto_prior;
   o.mode = a.mode == "generational" ? run_mode::generational : run_mode::steady;
   o.batch = a.batch;
   o.db_path = a.db;
@@ -165,6 +169,12 @@ void add_tune_command(CLI::App& app, command_list& commands) {
                                 "--dataset: sleep this many times the recorded latencies (default 1)");
   sub->add_option("--threads", args->threads, "CPU threads one kernel uses (default 1)")->check(CLI::PositiveNumber);
   sub->add_option("--hyper", args->hyper, "strategy hyperparameter name=value (repeatable)");
+  sub->add_option("--prior", args->priors,
+                  "transfer from a measured dataset or a results database holding runs of the same task (e.g. on "
+                  "another GPU); repeatable; used by bo")
+      ->check(CLI::ExistingFile);
+  sub->add_flag("--no-auto-prior", args->no_auto_prior,
+                "do not take the runs of this task on other device kinds in --db as a prior");
   sub->add_flag("--quiet", args->quiet, "no progress line on stderr");
   sub->add_flag("--compare-blas", args->compare_blas,
                 "--task matmul/bmm: after the run, time OpenBLAS sgemm on the same problem and threads and print the "

@@ -10,6 +10,7 @@ packages=(
   libyaml-cpp-dev libsqlite3-dev libmuparser-dev zlib1g-dev
   libnanoflann-dev libopenblas-dev libbenchmark-dev
   python3 python3-zmq python3-matplotlib
+  pybind11-dev python3-dev python3-pytest
   hipcc libamdhip64-dev
 )
 

@@ -7,8 +7,19 @@
 //   start: every valid configuration when there are at most `pool` of them
 //   (a measured dataset's members, or the enumerated valid set), else `pool`
 //   distinct valid configurations drawn uniformly from the seed.
-// - Until `initial` results were observed, and while none of them is ok,
-//   proposals are uniform random unseen valid configurations.
+// - Start: a space-filling design (space_filling.hpp) of `initial` pool
+//   members, the best spread of `design_tries` Latin hypercubes; with a
+//   prior, its `prior_top` fastest configurations come first. The model
+//   takes over after `initial` results (counted after the prior's), or from
+//   `initial_min` on once its leave-one-out predictions correlate with the
+//   observed targets by `switch_correlation`; never before an ok result.
+//   What the design leaves unfilled is random.
+// - Prior (strategy_options::prior): the prior's standardised log times
+//   are the model's trend (gaussian_process::set_trend, slope ridged towards
+//   `prior_slope` with weight `prior_strength`, clamped at 0); a share
+//   `prior_share` of the model's proposals use it, the rest rank by the
+//   process alone, so a prior from a different device costs at most part of
+//   the proposals.
 // - Model: a Gaussian process (Matérn 5/2, length scale `length_scale` on the
 //   [0, 1] coordinates of gp_encoding with power-of-two alignment weight
 //   `alignment`, `jitter` on the diagonal) over every observed
@@ -27,12 +38,16 @@
 //   faster time arrives; 0 turns this off. A smooth model settles on one
 //   basin and misses an optimum whose neighbours are slow (convolution A100
 //   in docs/replay.md); crossover of good configurations finds it.
+// - Cap: once the model holds `model_limit` observations it takes no more
+//   and NoSE proposes from then on (0: no cap).
 //
 // Cost per observation: O(pool × observations) (gaussian_process keeps
-// every pool member's solve vector up to date). Defaults: initial = 20,
-// length_scale = 0.7, jitter = 1e-4, xi = 0.01, pool = 20000, alignment = 0.5,
-// failure_noise = 0.1, stall = 40, chosen on the replay benchmark
-// (docs/replay.md).
+// every pool member's solve vector up to date) up to the cap, then NoSE's.
+// Defaults (chosen on the replay benchmark, docs/replay.md): initial = 10,
+// initial_min = 5, switch_correlation = 0.5, design_tries = 1,
+// length_scale = 0.7, jitter = 1e-4, xi = 0.01, pool = 20000,
+// alignment = 0.5, failure_noise = 0.1, stall = 40, model_limit = 300,
+// prior_top = 2, prior_slope = 1, prior_strength = 1, prior_share = 0.5.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -42,6 +57,7 @@
 
 #include "strategies.hpp"
 #include "tune/engine/gaussian_process.hpp"
+#include "tune/engine/space_filling.hpp"
 #include "tune/engine/strategy_base.hpp"
 
 namespace tune::detail {
@@ -51,22 +67,41 @@ class bo_strategy final : public strategy_base {
  public:
   bo_strategy(search_space_ptr space, const strategy_options& options)
       : strategy_base("bo", std::move(space), options,
-                      {{"initial", 20},
+                      {{"initial", 10},
                        {"length_scale", 0.7},
                        {"jitter", 1e-4},
                        {"xi", 0.01},
                        {"pool", 20000},
                        {"alignment", 0.5},
                        {"failure_noise", 0.1},
-                       {"stall", 40}}),
+                       {"stall", 40},
+                       {"design_tries", 1},
+                       {"initial_min", 5},
+                       {"switch_correlation", 0.5},
+                       {"model_limit", 300},
+                       {"prior_top", 2},
+                       {"prior_slope", 1.0},
+                       {"prior_strength", 1.0},
+                       {"prior_share", 0.5}}),
         initial_(hyper_count("initial", 1)),
+        initial_min_(hyper_count("initial_min", 1)),
+        switch_correlation_(hyper_in("switch_correlation", -1.0, 1.0)),
+        prior_share_(hyper_in("prior_share", 0.0, 1.0)),
         xi_(hyper_in("xi", 0.0, 10.0)),
         failure_noise_(hyper_in("failure_noise", 0.0, 100.0)),
         encoding_(*space_, hyper_in("alignment", 0.0, 10.0)),
         gp_(encoding_.dimension(), hyper_in("length_scale", 1e-3, 1e3), hyper_in("jitter", 1e-9, 1.0)) {
     build_pool(hyper_count("pool", 1));
+    use_prior(options.prior, hyper_count("prior_top", 0), hyper_in("prior_slope", 0.0, 10.0),
+              hyper_in("prior_strength", 1e-6, 1e6));
+    prior_design_ = design_.size();
+    auto avoid = taken_;  // the space-filling part avoids the prior's configurations
+    for (auto c : design_) avoid[c] = true;
+    auto filling = space_filling_design(*space_, pool_, avoid, initial_, hyper_count("design_tries", 1), rng_);
+    design_.insert(design_.end(), filling.begin(), filling.end());
     stall_ = hyper_count("stall", 0);
-    if (stall_ > 0) {
+    model_limit_ = hyper_count("model_limit", 0);
+    if (stall_ > 0 || model_limit_ > 0) {
       // NoSE with its defaults, on its own stream of the seed; it sees every
       // result, so its population is the best of everything measured.
       strategy_options inner;
@@ -79,6 +114,7 @@ class bo_strategy final : public strategy_base {
   void on_result(const trial_result& result, double fit) override {
     take(result.config);
     if (explorer_) explorer_->observe(result);
+    if (model_full()) return;
     if (fit > 0) {
       double y = std::log(result.time_ms);
       worst_ = std::max(worst_, y);
@@ -93,8 +129,17 @@ class bo_strategy final : public strategy_base {
   }
 
   void generate(std::size_t n, std::vector<configuration>& out) override {
-    if (observed_count() < initial_ || gp_.size() == 0) return;
-    if (explorer_ && results_since_improvement() >= stall_) {
+    if (gp_.size() == 0 || (!modelled_ && !model_ready())) {
+      // The space-filling design first; strategy_base tops up at random.
+      for (; next_design_ < design_.size() && out.size() < n; ++next_design_) {
+        std::size_t c = design_[next_design_];
+        if (taken_[c]) continue;
+        taken_[c] = true;
+        claim(out, pool_[c]);
+      }
+      return;
+    }
+    if (explorer_ && ((stall_ > 0 && results_since_improvement() >= stall_) || model_full())) {
       // Stalled: the model's expected improvement has settled on one basin.
       for (auto& c : explorer_->propose(n - out.size()))
         if (claim(out, c)) take(c);
@@ -105,12 +150,22 @@ class bo_strategy final : public strategy_base {
     // candidate whose bound on EI (expected_improvement_bound) is below the
     // n-th best so far is skipped without evaluating erfc.
     while (out.size() < n) {
+      // With a prior, proposals alternate between the model with its trend
+      // and the same model without it (`prior_share` of them with), so that
+      // a misleading prior costs at most a share of the proposals.
+      bool with_trend = false;
       std::size_t want = n - out.size();
+      if (!trend_.empty()) {
+        want = 1;
+        with_trend = std::floor(static_cast<double>(model_proposals_ + 1) * prior_share_) >
+                     std::floor(static_cast<double>(model_proposals_) * prior_share_);
+        ++model_proposals_;
+      }
       top_.clear();
       double threshold = -1;
       for (std::size_t c = 0; c < pool_.size(); ++c) {
         if (taken_[c]) continue;
-        double mean = gp_.candidate_mean(c);
+        double mean = gp_.candidate_mean(c, with_trend);
         double sd = std::sqrt(gp_.candidate_variance(c));
         if (top_.size() == want && expected_improvement_bound(best - mean - xi_, sd) <= threshold) continue;
         double ei = expected_improvement(mean, sd, best, xi_);
@@ -130,6 +185,101 @@ class bo_strategy final : public strategy_base {
   }
 
  private:
+  /// Whether the model takes over from the design: after `initial` results,
+  /// or earlier, from `initial_min` on, once its leave-one-out predictions
+  /// of the observed targets correlate with them by `switch_correlation`.
+  bool model_ready() {
+    // The prior's configurations lie together: the space-filling part counts.
+    if (observed_count() >= prior_design_ + initial_) return modelled_ = true;
+    if (observed_count() < prior_design_ + initial_min_) return false;
+    std::size_t n = early_y_.size();
+    if (n < 3) return false;
+    // Dense K = k(X, X) + noise, its Cholesky factor and inverse (n is small).
+    std::vector<double> lower(n * n, 0.0);
+    std::size_t dim = encoding_.dimension();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j <= i; ++j) {
+        double sum = gp_.kernel(early_points_.data() + i * dim, early_points_.data() + j * dim);
+        if (i == j) sum += gp_.noise() + early_noise_[i];
+        for (std::size_t k = 0; k < j; ++k) sum -= lower[i * n + k] * lower[j * n + k];
+        lower[i * n + j] = i == j ? std::sqrt(std::max(sum, 1e-12)) : sum / lower[j * n + j];
+      }
+    // Columns of K⁻¹ by two triangular solves per unit vector.
+    std::vector<double> inverse(n * n);
+    for (std::size_t c = 0; c < n; ++c) {
+      std::vector<double> z(n, 0.0);
+      for (std::size_t i = 0; i < n; ++i) {
+        double sum = i == c ? 1.0 : 0.0;
+        for (std::size_t k = 0; k < i; ++k) sum -= lower[i * n + k] * z[k];
+        z[i] = sum / lower[i * n + i];
+      }
+      for (std::size_t i = n; i-- > 0;) {
+        double sum = z[i];
+        for (std::size_t k = i + 1; k < n; ++k) sum -= lower[k * n + i] * z[k];
+        z[i] = sum / lower[i * n + i];
+      }
+      for (std::size_t i = 0; i < n; ++i) inverse[i * n + c] = z[i];
+    }
+    double mean = std::accumulate(early_y_.begin(), early_y_.end(), 0.0) / static_cast<double>(n);
+    std::vector<double> centred(n), loo(n);
+    for (std::size_t i = 0; i < n; ++i) centred[i] = early_y_[i] - mean;
+    // Leave-one-out mean: y_i - [K⁻¹ y]_i / [K⁻¹]_ii (zero prior mean).
+    for (std::size_t i = 0; i < n; ++i) {
+      double alpha = 0;
+      for (std::size_t k = 0; k < n; ++k) alpha += inverse[i * n + k] * centred[k];
+      loo[i] = centred[i] - alpha / inverse[i * n + i];
+    }
+    if (pearson(loo, centred) < switch_correlation_) return false;
+    return modelled_ = true;
+  }
+
+  static double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+    double ma = std::accumulate(a.begin(), a.end(), 0.0) / static_cast<double>(a.size());
+    double mb = std::accumulate(b.begin(), b.end(), 0.0) / static_cast<double>(b.size());
+    double ab = 0, aa = 0, bb = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ab += (a[i] - ma) * (b[i] - mb);
+      aa += (a[i] - ma) * (a[i] - ma);
+      bb += (b[i] - mb) * (b[i] - mb);
+    }
+    return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
+  }
+
+  /// The model holds `model_limit` observations: it takes no more (each one
+  /// costs O(pool × observations)) and the explorer proposes from now on.
+  bool model_full() const { return model_limit_ > 0 && gp_.size() >= model_limit_; }
+
+  /// The prior's standardised log times become the model's trend (failures
+  /// as its slowest time, configurations it lacks as its mean, 0), and its
+  /// `top` fastest pool members open the design.
+  void use_prior(const std::vector<trial_result>& prior, std::size_t top, double slope, double strength) {
+    std::vector<std::pair<double, std::size_t>> known;  // log time, pool index
+    std::vector<std::size_t> failed;
+    for (const auto& r : prior) {
+      auto it = index_.find(r.config);
+      if (it == index_.end()) continue;
+      if (r.ok() && r.time_ms > 0)
+        known.emplace_back(std::log(r.time_ms), it->second);
+      else
+        failed.push_back(it->second);
+    }
+    if (known.size() < 2) return;
+    double sum = 0, squares = 0, slowest = -std::numeric_limits<double>::infinity();
+    for (auto& [y, c] : known) sum += y, squares += y * y, slowest = std::max(slowest, y);
+    double count = static_cast<double>(known.size());
+    double mean = sum / count, sd = std::sqrt(std::max(squares / count - mean * mean, 0.0));
+    if (!(sd > 0)) return;
+    std::vector<double> trend(pool_.size(), 0.0);
+    for (auto& [y, c] : known) trend[c] = (y - mean) / sd;
+    for (auto c : failed) trend[c] = (slowest - mean) / sd;
+    std::stable_sort(known.begin(), known.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t i = 0; i < known.size() && design_.size() < top; ++i)
+      if (std::find(design_.begin(), design_.end(), known[i].second) == design_.end())
+        design_.push_back(known[i].second);
+    gp_.set_trend(trend, slope, strength);
+    trend_ = std::move(trend);
+  }
+
   /// Measured, in flight or claimed: never offered from the pool again.
   void take(const configuration& config) {
     if (auto it = index_.find(config); it != index_.end()) taken_[it->second] = true;
@@ -138,7 +288,15 @@ class bo_strategy final : public strategy_base {
   void observe(const configuration& config, double y, double extra_noise = 0.0) {
     point_.clear();
     encoding_.encode(config, point_);
-    gp_.add(point_.data(), y, extra_noise);
+    double trend = 0;
+    if (!trend_.empty())
+      if (auto it = index_.find(config); it != index_.end()) trend = trend_[it->second];
+    gp_.add(point_.data(), y, extra_noise, trend);
+    if (!modelled_) {
+      early_points_.insert(early_points_.end(), point_.begin(), point_.end());
+      early_y_.push_back(y);
+      early_noise_.push_back(extra_noise);
+    }
   }
 
   void build_pool(std::size_t limit) {
@@ -175,7 +333,17 @@ class bo_strategy final : public strategy_base {
   }
 
   std::size_t initial_;
+  std::size_t initial_min_;
+  double switch_correlation_;
+  double prior_share_;
+  std::size_t model_proposals_ = 0;
+  std::size_t prior_design_ =
+      0;  // the prior's configurations opening the design  // proposals of the model while a prior is used
+  bool modelled_ = false;  // the model has taken over from the design
+  // Observations made before: encoded points, targets, extra noise.
+  std::vector<double> early_points_, early_y_, early_noise_;
   std::size_t stall_ = 0;
+  std::size_t model_limit_ = 0;
   std::unique_ptr<strategy> explorer_;
   double xi_;
   double failure_noise_;
@@ -188,6 +356,9 @@ class bo_strategy final : public strategy_base {
   double worst_ = -std::numeric_limits<double>::infinity();
   std::vector<double> point_;
   std::vector<std::pair<double, std::size_t>> top_;
+  std::vector<std::size_t> design_;  // pool indices, proposed in order
+  std::vector<double> trend_;        // per pool member, from the prior
+  std::size_t next_design_ = 0;
 };
 }  // namespace
 

@@ -149,6 +149,20 @@ void gaussian_process::set_candidates(std::vector<double> points) {
   dot_1_.assign(candidates_, 0.0);
 }
 
+void gaussian_process::set_trend(std::vector<double> candidate_trend, double slope, double strength) {
+  if (observed_ > 0) throw std::logic_error("gaussian_process: the trend must be set before the first observation");
+  if (candidate_trend.size() != candidates_)
+    throw std::invalid_argument("gaussian_process: one trend value per candidate is needed");
+  if (!std::isfinite(slope) || !(strength > 0) || !std::isfinite(strength))
+    throw std::invalid_argument("gaussian_process: the trend's slope must be finite and its strength positive");
+  trend_ = true;
+  slope_ = slope;
+  strength_ = strength;
+  beta_ = std::max(slope, 0.0);
+  cand_trend_ = std::move(candidate_trend);
+  dot_p_.assign(candidates_, 0.0);
+}
+
 void gaussian_process::forward(std::vector<double>& b, std::size_t rows) const {
   for (std::size_t i = 0; i < rows; ++i) {
     const double* row = lower_.data() + i * (i + 1) / 2;
@@ -167,17 +181,18 @@ gaussian_process::solved gaussian_process::solve_point(const double* x) const {
     out.squared += out.v[j] * out.v[j];
     out.dot_y += out.v[j] * solved_[j];
     out.dot_1 += out.v[j] * ones_[j];
+    if (trend_) out.dot_p += out.v[j] * trend_solved_[j];
   }
   return out;
 }
 
-void gaussian_process::add(const double* x, double y, double extra_noise) {
+void gaussian_process::add(const double* x, double y, double extra_noise, double trend) {
   if (!std::isfinite(y)) throw std::invalid_argument("gaussian_process: target must be finite");
   if (!(extra_noise >= 0) || !std::isfinite(extra_noise))
     throw std::invalid_argument("gaussian_process: extra noise must be finite and non-negative");
   std::size_t n = observed_;
   // New row of L: l = L⁻¹ k(X, x), diagonal sqrt(k(x, x) + noise - |l|²).
-  auto [row, squared, dot_y, dot_1] = solve_point(x);
+  auto [row, squared, dot_y, dot_1, dot_p] = solve_point(x);
   double diagonal = std::sqrt(std::max(1.0 + noise_ + extra_noise - squared, noise_ * 1e-6));
   lower_.insert(lower_.end(), row.begin(), row.end());
   lower_.push_back(diagonal);
@@ -193,6 +208,17 @@ void gaussian_process::add(const double* x, double y, double extra_noise) {
   shift_ = sum_ / count;
   double variance = sum_squares_ / count - shift_ * shift_;
   scale_ = variance > 1e-24 * std::max(1.0, shift_ * shift_) ? std::sqrt(variance) : 1.0;
+  double t = 0;
+  if (trend_) {
+    t = (trend - dot_p) / diagonal;
+    trend_solved_.push_back(t);
+    pp_ += t * t;
+    py_ += t * u;
+    p1_ += t * e;
+    // pᵀK⁻¹y on the standardised targets, ridged towards the prior slope.
+    double py = (py_ - shift_ * p1_) / scale_;
+    beta_ = std::max((py + strength_ * slope_) / (pp_ + strength_), 0.0);
+  }
 
   // Each candidate's v gains the entry (k(x, c) - l · v) / diagonal.
   std::vector<double> column(candidates_);
@@ -210,6 +236,7 @@ void gaussian_process::add(const double* x, double y, double extra_noise) {
     squares_[c] += v * v;
     dot_y_[c] += v * u;
     dot_1_[c] += v * e;
+    if (trend_) dot_p_[c] += v * t;
   }
   ++observed_;
 }
@@ -222,13 +249,18 @@ double gaussian_process::mean_of(double dot_y, double dot_1) const { return (dot
 
 double gaussian_process::variance_of(double squared) const { return std::max(1.0 + noise_ - squared, 0.0); }
 
-double gaussian_process::candidate_mean(std::size_t i) const { return mean_of(dot_y_[i], dot_1_[i]); }
+double gaussian_process::candidate_mean(std::size_t i, bool with_trend) const {
+  double mean = mean_of(dot_y_[i], dot_1_[i]);
+  return trend_ && with_trend ? mean + beta_ * (cand_trend_[i] - dot_p_[i]) : mean;
+}
 
 double gaussian_process::candidate_variance(std::size_t i) const { return variance_of(squares_[i]); }
 
-std::pair<double, double> gaussian_process::predict(const double* x) const {
+std::pair<double, double> gaussian_process::predict(const double* x, double trend) const {
   auto p = solve_point(x);
-  return {mean_of(p.dot_y, p.dot_1), variance_of(p.squared)};
+  double mean = mean_of(p.dot_y, p.dot_1);
+  if (trend_) mean += beta_ * (trend - p.dot_p);
+  return {mean, variance_of(p.squared)};
 }
 
 }  // namespace tune

@@ -70,6 +70,17 @@ nlohmann::json replay_statistics(const replay_options& o) {
   options.budget = o.budget;
   options.seed = o.seed;
   options.noise = o.noise;
+  if (!o.priors.empty()) {
+    std::vector<replay_dataset> priors;
+    for (const auto& path : o.priors) priors.push_back(read_replay_dataset(path, overrides));
+    std::vector<const replay_dataset*> pointers;
+    for (const auto& p : priors) pointers.push_back(&p);
+    try {
+      options.prior = replay_prior(pointers, *dataset.space);
+    } catch (const std::invalid_argument& e) {
+      throw input_error(std::string("--prior: ") + e.what());
+    }
+  }
   validate_strategy(options.strategy, options.hyper, dataset.space);
   auto runs = replay_searches(dataset, options, o.runs, std::max(1u, std::min(o.threads, 2u)));
   auto s = summarize(dataset, runs, o.budget);
@@ -101,6 +112,7 @@ nlohmann::json replay_statistics(const replay_options& o) {
           {"budget", s.budget},
           {"seed", o.seed},
           {"noise", o.noise},
+          {"prior", o.priors},
           {"at", at},
           {"reach", reach},
           {"score", s.score},

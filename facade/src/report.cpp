@@ -117,6 +117,7 @@ nlohmann::json run_report::to_json() const {
       {"steady_trials_per_s", steady_trials_per_s},
       {"engine_cpu_us_per_trial", engine_cpu_us_per_trial},
       {"trace", points},
+      {"prior", {{"sources", prior_sources}, {"configurations", prior_configurations}}},
   };
   if (!throughput.is_null()) out["throughput"] = throughput;
   return out;
@@ -126,6 +127,7 @@ std::string run_report::to_text() const {
   std::string out =
       fmt::format("run {}{}: {} trials ({} new) in {:.2f} s wall, {:.2f} s simulated; ended by {}\n", run_id,
                   resumed ? " (resumed)" : "", trials, new_trials, wall_s, sim_s, tune::to_string(reason));
+  for (const auto& source : prior_sources) out += "prior " + source + "\n";
   if (best)
     out += fmt::format("best {:.6g} ms: {}\n", best->time_ms, best->config_json);
   else

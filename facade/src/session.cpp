@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <utility>
 
@@ -16,6 +17,7 @@
 #include "tune/kernels/replay.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/kernels/user_kernel.hpp"
+#include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
 
 namespace tune {
@@ -64,6 +66,47 @@ storage::topology default_topology_for(const std::string& backend_name, int thre
     topo.compile_workers = cores > static_cast<std::size_t>(threads) ? cores - threads : 1;
   }
   return topo;
+}
+
+/// True when the file is an SQLite database (its 16-byte header).
+bool is_sqlite_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof header);
+  return in.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
+}
+
+/// The recorded trials of some runs of a results database as a dataset over
+/// `space` (configurations that no longer fit it are left out).
+replay_dataset runs_as_dataset(const storage::results_db& db, const std::vector<storage::run_record>& runs,
+                               const search_space_ptr& space, const std::string& origin) {
+  replay_dataset d;
+  d.origin = origin;
+  d.format = "results_db";
+  d.space = space;
+  for (const auto& run : runs) {
+    for (const auto& row : db.trials(run.id)) {
+      configuration config;
+      try {
+        config = actors::run_recorder::parse_config(*space, row.config_json);
+      } catch (const std::exception&) {
+        continue;
+      }
+      replay_record rec;
+      rec.state = row.state;
+      if (row.time_ms) rec.time_ms = *row.time_ms;
+      d.configs.push_back(std::move(config));
+      d.records.push_back(std::move(rec));
+    }
+  }
+  return d;
+}
+
+std::string describe_runs(const std::string& path, const std::vector<storage::run_record>& runs) {
+  std::string out = path + ":";
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    out += (i ? ", run " : " run ") + std::to_string(runs[i].id) + " (" + runs[i].device_kind + ")";
+  return out;
 }
 
 std::string launch_file(const std::string& kernel) {
@@ -158,12 +201,65 @@ struct session::impl {
     if (!space) throw input_error("the backend has no search space");
   }
 
+  std::vector<std::string> prior_sources;
+  std::size_t prior_configurations = 0;
+
+  /// Datasets and earlier runs of the same task measured elsewhere, merged
+  /// into one prior over this run's space.
+  std::vector<trial_result> load_prior() {
+    const auto& o = options;
+    std::vector<replay_dataset> sources;
+    for (const auto& path : o.priors) {
+      if (!std::filesystem::is_regular_file(path))
+        throw input_error("prior " + path + ": no such file; give a measured dataset or a results database");
+      if (!is_sqlite_file(path)) {
+        sources.push_back(read_replay_dataset(path));
+        prior_sources.push_back(path);
+        continue;
+      }
+      storage::results_db db(path, storage::results_db::open_mode::read_only);
+      std::vector<storage::run_record> runs;
+      for (const auto& run : db.runs())
+        if (run.task_key == be->task_key()) runs.push_back(run);
+      if (runs.empty())
+        throw input_error("prior " + path + ": the database holds no run of task " + be->task_key() +
+                          "; a prior must come from the same task (see tune-engine best --db " + path + ")");
+      sources.push_back(runs_as_dataset(db, runs, space, path));
+      prior_sources.push_back(describe_runs(path, runs));
+    }
+    if (o.auto_prior && !o.db_path.empty() && std::filesystem::is_regular_file(o.db_path) &&
+        is_sqlite_file(o.db_path)) {
+      storage::results_db db(o.db_path, storage::results_db::open_mode::read_only);
+      std::vector<storage::run_record> runs;
+      for (const auto& run : db.runs())
+        if (run.task_key == be->task_key() && run.device_kind != be->device_kind()) runs.push_back(run);
+      if (!runs.empty()) {
+        auto d = runs_as_dataset(db, runs, space, o.db_path);
+        if (!d.configs.empty()) {
+          sources.push_back(std::move(d));
+          prior_sources.push_back(describe_runs(o.db_path, runs));
+        }
+      }
+    }
+    if (sources.empty()) return {};
+    std::vector<const replay_dataset*> pointers;
+    for (const auto& d : sources) pointers.push_back(&d);
+    try {
+      auto prior = replay_prior(pointers, *space);
+      prior_configurations = prior.size();
+      return prior;
+    } catch (const std::invalid_argument& e) {
+      throw input_error(std::string("prior: ") + e.what());
+    }
+  }
+
   void make_search() {
     const auto& o = options;
     strategy_name = o.strategy.empty() ? default_strategy_name() : o.strategy;
     strategy_options so;
     so.seed = o.seed;
     so.hyper = o.hyper;
+    so.prior = load_prior();
     try {
       search = make_strategy(strategy_name, space, so);
     } catch (const std::invalid_argument& e) {
@@ -276,7 +372,8 @@ run_report session::run() {
                                  {"batch", o.batch},
                                  {"hyper", o.hyper},
                                  {"topology", s.topo.summary()},
-                                 {"time_scale", o.time_scale}};
+                                 {"time_scale", o.time_scale},
+                                 {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
   ro.spec.options_json = options_json.dump();
   ro.resume = o.resume;
   ro.use_cache = o.use_cache && !o.db_path.empty();
@@ -321,6 +418,8 @@ run_report session::run() {
   report.task_key = s.be->task_key();
   report.strategy = s.strategy_name;
   report.seed = o.seed;
+  report.prior_sources = s.prior_sources;
+  report.prior_configurations = s.prior_configurations;
   if (!o.task.empty()) report.throughput = detail::task_throughput(o.task, report, o.compare_blas, o.threads);
   if (auto error = listener->error()) std::rethrow_exception(error);
   return report;

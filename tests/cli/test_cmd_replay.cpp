@@ -124,3 +124,15 @@ TEST_CASE("replay rejects bad input with exit code 2", "[cli]") {
   CHECK(bad_kinds.first == 2);
   CHECK_THAT(bad_kinds.second, Contains("no_such_param"));
 }
+
+TEST_CASE("replay takes a prior dataset and names it", "[cli]") {
+  auto t4 = std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice_T4.json.gz";
+  cli_process p({"replay", "--dataset", slice(), "--strategy", "bo", "--budget", "20", "--runs", "2", "--seed", "1",
+                 "--prior", t4});
+  REQUIRE(p.wait() == 0);
+  CHECK_THAT(p.out(), Contains("prior     " + t4));
+  cli_process bad({"replay", "--dataset", slice(), "--budget", "5", "--runs", "1", "--seed", "0", "--prior",
+                   std::string(TUNE_DATA_DIR) + "/datasets/ktt/coulomb3d_RTX_2080_Ti_KTT_profiling.json.gz"});
+  CHECK(bad.wait() == 2);
+  CHECK_THAT(bad.err(), Contains("--prior") && Contains("no configuration of the prior"));
+}

@@ -244,3 +244,68 @@ TEST_CASE("the alignment coordinate follows the power of two dividing a value", 
   CHECK(distance(coordinates(0, 0), coordinates(2, 0)) == Approx(0.5));
   CHECK_THROWS_AS(gp_encoding(*space, -0.1), std::invalid_argument);
 }
+
+TEST_CASE("a prior trend's slope and means equal the dense generalised least squares", "[engine][gp]") {
+  // 1-D points; targets follow the trend p (slope 2) plus a wiggle; a second
+  // run gives a trend that runs against the targets, whose slope is clamped
+  // at 0 so the means are the trend-free process's.
+  const double length = 0.4, noise = 1e-3, strength = 0.5, prior_slope = 1.0;
+  std::vector<double> cand;
+  for (int i = 0; i <= 20; ++i) cand.push_back(i / 20.0);
+  std::vector<double> xs = {0.05, 0.3, 0.5, 0.55, 0.9};
+  for (double sign : {1.0, -1.0}) {
+    INFO("trend sign " << sign);
+    auto trend_at = [&](double x) { return sign * (x - 0.5) * 3.0; };
+    auto target_at = [&](double x) { return 2.0 * (x - 0.5) * 3.0 + 0.3 * std::sin(9 * x); };
+    std::vector<double> cand_trend;
+    for (double c : cand) cand_trend.push_back(trend_at(c));
+    gaussian_process gp(1, length, noise), plain(1, length, noise);
+    gp.set_candidates(cand);
+    plain.set_candidates(cand);
+    gp.set_trend(cand_trend, prior_slope, strength);
+    std::vector<double> ys;
+    for (double x : xs) {
+      ys.push_back(target_at(x));
+      gp.add(&x, ys.back(), 0.0, trend_at(x));
+      plain.add(&x, ys.back());
+    }
+    // Dense: standardised targets, K, β, mean.
+    std::size_t n = xs.size();
+    std::vector<double> ystd(n), p(n);
+    for (std::size_t i = 0; i < n; ++i) ystd[i] = (ys[i] - gp.shift()) / gp.scale(), p[i] = trend_at(xs[i]);
+    std::vector<std::vector<double>> k(n, std::vector<double>(n));
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) k[i][j] = matern52(std::abs(xs[i] - xs[j]), length) + (i == j ? noise : 0);
+    auto k_inv_y = solve(k, ystd), k_inv_p = solve(k, p);
+    double py = 0, pp = 0;
+    for (std::size_t i = 0; i < n; ++i) py += p[i] * k_inv_y[i], pp += p[i] * k_inv_p[i];
+    double beta = std::max((py + strength * prior_slope) / (pp + strength), 0.0);
+    CHECK(gp.trend_slope() == Approx(beta).margin(1e-6));
+    if (sign > 0) CHECK(beta > 1.0);
+    if (sign < 0) CHECK(beta == 0.0);
+    std::vector<double> residual(n);
+    for (std::size_t i = 0; i < n; ++i) residual[i] = ystd[i] - beta * p[i];
+    auto alpha = solve(k, residual);
+    for (std::size_t c = 0; c < cand.size(); ++c) {
+      double mean = beta * cand_trend[c];
+      for (std::size_t i = 0; i < n; ++i) mean += matern52(std::abs(cand[c] - xs[i]), length) * alpha[i];
+      CHECK(gp.candidate_mean(c) == Approx(mean).margin(1e-4));
+      CHECK(gp.predict(&cand[c], cand_trend[c]).first == Approx(mean).margin(1e-4));
+      // Without the trend: the process alone, as if no trend was set.
+      CHECK(gp.candidate_mean(c, false) == Approx(plain.candidate_mean(c)).margin(1e-9));
+      CHECK(gp.candidate_variance(c) == Approx(plain.candidate_variance(c)).margin(1e-9));
+    }
+  }
+}
+
+TEST_CASE("a prior trend is checked and set before the first observation", "[engine][gp]") {
+  gaussian_process gp(1, 0.5, 1e-4);
+  gp.set_candidates({0.0, 0.5, 1.0});
+  CHECK_THROWS_WITH(gp.set_trend({1.0, 2.0}, 1.0, 1.0), Catch::Contains("one trend value per candidate"));
+  CHECK_THROWS_WITH(gp.set_trend({1.0, 2.0, 3.0}, 1.0, 0.0), Catch::Contains("strength positive"));
+  CHECK_THROWS_WITH(gp.set_trend({1.0, 2.0, 3.0}, std::nan(""), 1.0), Catch::Contains("slope must be finite"));
+  CHECK(gp.trend_slope() == 0.0);
+  double x = 0.2;
+  gp.add(&x, 1.0);
+  CHECK_THROWS_AS(gp.set_trend({1.0, 2.0, 3.0}, 1.0, 1.0), std::logic_error);
+}

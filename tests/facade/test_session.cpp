@@ -74,7 +74,7 @@ TEST_CASE("session: an objective over the whole space finds its minimum", "[faca
   CHECK(report.trace.size() == bests.size());
 }
 
-TEST_CASE("session: the default strategy beats nothing less than the minimum on a small bowl", "[facade]") {
+TEST_CASE("session: the default strategy gets near the minimum of a small bowl", "[facade]") {
   auto o = objective_options(40, "");
   auto report = tune_once(o);
   CHECK(report.strategy == "bo");
@@ -324,4 +324,77 @@ TEST_CASE("session: a session runs once", "[facade]") {
   session s(objective_options(3));
   s.run();
   CHECK_THROWS_AS(s.run(), std::logic_error);
+}
+
+namespace {
+const std::string dedisp = std::string(TUNE_DATA_DIR) + "/datasets/dedispersion/";
+
+session_options dedispersion_run(const std::string& device, std::uint64_t budget) {
+  session_options o;
+  o.dataset = dedisp + device + ".json.gz";
+  o.time_scale = 0.00001;
+  o.budget = budget;
+  o.seed = 4;
+  o.strategy = "random";
+  return o;
+}
+}  // namespace
+
+TEST_CASE("session: a dataset of another device is a prior", "[facade]") {
+  auto o = dedispersion_run("A4000", 5);
+  o.strategy = "bo";
+  o.priors = {dedisp + "A6000.json.gz"};
+  auto report = tune_once(o);
+  CHECK(report.prior_configurations == 11130);
+  REQUIRE(report.prior_sources.size() == 1);
+  CHECK(report.prior_sources[0] == dedisp + "A6000.json.gz");
+  CHECK(report.to_json()["prior"]["configurations"] == 11130);
+  CHECK_THAT(report.to_text(), Catch::Matchers::Contains("prior " + dedisp + "A6000.json.gz"));
+}
+
+TEST_CASE("session: runs of the same task on another device in the database are a prior unless switched off",
+          "[facade]") {
+  tune::test::scratch_dir dir("facade-auto-prior");
+  auto db = (dir / "runs.db").string();
+  auto first = dedispersion_run("A6000", 15);
+  first.db_path = db;
+  auto a6000 = tune_once(first);
+  CHECK(a6000.prior_sources.empty());
+
+  auto second = dedispersion_run("A4000", 5);
+  second.db_path = db;
+  auto a4000 = tune_once(second);
+  REQUIRE(a4000.prior_sources.size() == 1);
+  CHECK_THAT(a4000.prior_sources[0], Catch::Matchers::Contains("NVIDIA RTX A6000"));
+  CHECK(a4000.prior_configurations == 15);
+  CHECK(a4000.task_key == a6000.task_key);
+
+  auto off = dedispersion_run("A4000", 5);
+  off.db_path = db;
+  off.auto_prior = false;
+  CHECK(tune_once(off).prior_sources.empty());
+
+  // The same database named as a prior takes every run of the task.
+  auto named = dedispersion_run("W6600", 3);
+  named.priors = {db};
+  auto w6600 = tune_once(named);
+  REQUIRE(w6600.prior_sources.size() == 1);
+  CHECK_THAT(w6600.prior_sources[0], Catch::Matchers::Contains("run 1") && Catch::Matchers::Contains("run 2"));
+}
+
+TEST_CASE("session: a prior that is not of this task is refused", "[facade]") {
+  tune::test::scratch_dir dir("facade-bad-prior");
+  auto db = (dir / "other.db").string();
+  auto bowl_run = objective_options(3);
+  bowl_run.db_path = db;
+  bowl_run.task_name = "bowl";
+  tune_once(bowl_run);
+
+  auto o = dedispersion_run("A4000", 3);
+  o.priors = {db};
+  CHECK_THAT(message_of(o), Catch::Matchers::Contains("holds no run of task"));
+  o.priors = {std::string(TUNE_DATA_DIR) + "/datasets/ktt/coulomb3d_RTX_2080_Ti_KTT_profiling.json.gz"};
+  CHECK_THAT(message_of(o), Catch::Matchers::Contains("no configuration of the prior"));
+  o.priors = {(dir / "absent.json").string()};
+  CHECK_THAT(message_of(o), Catch::Matchers::Contains("no such file"));
 }

@@ -170,3 +170,44 @@ TEST_CASE("bo's NoSE explorer finds the isolated optimum of convolution A100", "
   CHECK(with_explorer >= 5);
   CHECK(with_explorer > model_only);
 }
+
+TEST_CASE("a prior maps other datasets onto the space and merges them by geometric mean", "[kernels]") {
+  const auto& kt = conv_slice();
+  auto t4 = read_replay_dataset(std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice_T4.json.gz");
+  auto prior = replay_prior({&t4}, *kt.space);
+  REQUIRE(prior.size() == t4.configs.size());
+  std::size_t ok = 0;
+  for (const auto& r : prior) {
+    const auto* rec = kt.find(r.config);  // the same configurations, in kt's indices
+    REQUIRE(rec != nullptr);
+    CHECK(r.ok() == (rec->state == status::ok));
+    if (!r.ok()) continue;
+    ++ok;
+    CHECK(r.time_ms == Approx(rec->time_ms).epsilon(1e-6));
+  }
+  CHECK(ok > 100);
+  // Two datasets: the geometric mean of their times; a failure in either is one.
+  auto merged = replay_prior({&kt, &t4}, *kt.space);
+  CHECK(merged.size() == prior.size());
+  for (const auto& r : merged) {
+    const auto* rec = kt.find(r.config);
+    if (r.ok()) CHECK(r.time_ms == Approx(rec->time_ms).epsilon(1e-6));
+  }
+  auto ktt =
+      read_replay_dataset(std::string(TUNE_DATA_DIR) + "/datasets/ktt/coulomb3d_RTX_2080_Ti_KTT_profiling.json.gz");
+  CHECK_THROWS_WITH(replay_prior({&ktt}, *kt.space), Catch::Contains("no configuration of the prior"));
+}
+
+TEST_CASE("bo given its own dataset as the prior starts at the optimum", "[kernels]") {
+  const auto& d = conv_slice();
+  replay_run_options options;
+  options.strategy = "bo";
+  options.budget = 3;
+  options.seed = 4;
+  options.prior = replay_prior({&d}, *d.space);
+  auto run = replay_search(d, options);
+  REQUIRE(!run.steps.empty());
+  CHECK(run.steps.front().best_ms == d.best_time_ms());
+  options.prior.clear();
+  CHECK(replay_search(d, options).steps.front().best_ms != d.best_time_ms());
+}

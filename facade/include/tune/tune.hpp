@@ -150,6 +150,15 @@ struct session_options {
   std::uint64_t budget = 100;  ///< trials in all, recorded ones included on resume
   double time_budget_s = 0.0;  ///< 0: none
   std::uint64_t seed = 0;
+  /// Transfer from measurements made elsewhere: measured datasets (Kernel
+  /// Tuner, T4, KTT) or results databases holding runs of the same task, e.g.
+  /// on another GPU. Their configurations and times become
+  /// strategy_options::prior (several sources merged by geometric mean);
+  /// `bo` uses it, the other strategies ignore it.
+  std::vector<std::string> priors;
+  /// Also take as prior the runs of the same task on other device kinds that
+  /// db_path already holds.
+  bool auto_prior = true;
   run_mode mode = run_mode::steady;
   std::uint32_t batch = 8;  ///< generational mode: candidates per generation
 
@@ -183,6 +192,10 @@ struct run_report {
   std::string task_key;
   std::string strategy;
   std::uint64_t seed = 0;
+  /// Where the prior came from ("FILE" or "DB: run N (device kind)") and how
+  /// many configurations it gave; empty and 0 without one.
+  std::vector<std::string> prior_sources;
+  std::size_t prior_configurations = 0;
   double wall_s = 0.0;
   double sim_s = 0.0;  ///< wall seconds divided by the time scale
   double compile_busy = 0.0;
@@ -241,11 +254,14 @@ struct replay_options {
   unsigned threads = 2;  ///< threads running runs (1 or 2)
   /// When not empty: one JSON line per evaluation is written to this file.
   std::string trajectories_file;
+  /// Datasets of the same kernel measured elsewhere (other devices, earlier
+  /// runs), merged by replay_prior() into strategy_options::prior.
+  std::vector<std::string> priors;
 };
 
 /// Replays `runs` searches and returns the statistics `tune-engine replay
 /// --json` prints: {"dataset", "format", "configurations", "ok_configurations",
-/// "optimum_ms", "strategy", "hyper", "runs", "budget", "seed", "noise",
+/// "optimum_ms", "strategy", "hyper", "runs", "budget", "seed", "noise", "prior",
 /// "at": [{"evals", "mean_f", "std_f", "random_f"}…] at 20, 50, 100, 200, 500
 /// and the budget, "reach": [{"f", "mean_evals", "never", "random_evals"}…]
 /// for f = 0.90, 0.95, 0.99, "score" (Willemsen et al.),

@@ -106,6 +106,7 @@ replay_dataset read_kernel_tuner(const json& doc, const std::string& origin, con
   out.format = "kernel_tuner";
   out.kernel = doc.value("kernel_name", "");
   out.device = doc.value("device_name", "");
+  if (doc.contains("problem_size")) out.problem = doc["problem_size"].dump();
   search_space space = kernel_tuner_space_from_json(doc, origin, overrides);  // checks the overrides too
   const auto& cache = doc.at("cache");
   if (!cache.is_object()) fail(origin, "cache", "expected an object of configurations, got " + cache.dump());

@@ -19,8 +19,19 @@ class replay_backend final : public backend {
       : dataset_(std::move(dataset)), options_(options), noise_(fork_seed(options.seed, 0x7265706c6179)) {}
 
   std::string name() const override { return "replay"; }
-  std::string task_key() const override { return "replay:" + dataset_->kernel + ":" + dataset_->origin; }
-  std::string device_kind() const override { return "replay:" + dataset_->device; }
+  /// The same kernel, problem and parameters measured on several devices is
+  /// one task (so runs on one device can be a prior for another); a dataset
+  /// that names no kernel is a task of its own file.
+  std::string task_key() const override {
+    std::string params;
+    for (const auto& p : dataset_->space->parameters()) params += (params.empty() ? "" : ",") + p->name();
+    if (dataset_->kernel.empty()) return "replay:" + dataset_->origin;
+    return "replay:" + dataset_->kernel + ":" + dataset_->problem + ":" + params;
+  }
+  /// The device named by the dataset, else its file.
+  std::string device_kind() const override {
+    return "replay:" + (dataset_->device.empty() ? dataset_->origin : dataset_->device);
+  }
   search_space_ptr space() const override { return dataset_->space; }
 
   build_result build(const configuration& config, double timeout_s) override {

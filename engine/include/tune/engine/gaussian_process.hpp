@@ -78,12 +78,26 @@ class gaussian_process {
   void set_candidates(std::vector<double> points);
   std::size_t candidate_count() const { return candidates_; }
 
+  /// A prior trend (transfer from another device or run): each candidate's
+  /// value p of a known predictor (the standardised log time measured
+  /// elsewhere), and a prior belief `slope` ± 1/√`strength` in the slope β
+  /// of the standardised targets on p. The model becomes y = β p + g with g
+  /// the Gaussian process, and β its generalised least-squares estimate
+  /// ridged towards `slope`, β = (pᵀK⁻¹y + strength·slope) / (pᵀK⁻¹p +
+  /// strength), clamped at 0 so that a predictor that runs against the data
+  /// is ignored rather than inverted. Only before the first add().
+  void set_trend(std::vector<double> candidate_trend, double slope, double strength);
+  /// The current slope β (0 without a trend).
+  double trend_slope() const { return beta_; }
+
   /// Adds an observed point with its target. O(candidates × observations).
   /// extra_noise (>= 0) adds to this observation's noise only: the model
   /// need not pass through a target that is a guess (a failed
-  /// configuration's stand-in time).
-  void add(const double* x, double y, double extra_noise = 0.0);
+  /// configuration's stand-in time). `trend` is the point's predictor value
+  /// (unused without set_trend()).
+  void add(const double* x, double y, double extra_noise = 0.0, double trend = 0.0);
   std::size_t size() const { return observed_; }
+  double noise() const { return noise_; }
 
   /// The model is fitted to the standardised targets (y - shift) / scale:
   /// shift is their mean, scale their standard deviation (1 while it is 0).
@@ -93,12 +107,13 @@ class gaussian_process {
   double best() const;
 
   /// Posterior mean and variance of candidate i (< candidate_count()), in
-  /// standardised units.
-  double candidate_mean(std::size_t i) const;
+  /// standardised units. Without the trend (with_trend false, or none set)
+  /// the mean is that of the Gaussian process alone fitted to the targets.
+  double candidate_mean(std::size_t i, bool with_trend = true) const;
   double candidate_variance(std::size_t i) const;
-  /// Posterior mean and variance at any point, in standardised units
-  /// (O(observations²)).
-  std::pair<double, double> predict(const double* x) const;
+  /// Posterior mean and variance at any point with this predictor value, in
+  /// standardised units (O(observations²)).
+  std::pair<double, double> predict(const double* x, double trend = 0.0) const;
 
  private:
   // Forward solve L z = b for the first `rows` rows of L.
@@ -106,7 +121,7 @@ class gaussian_process {
   // v = L⁻¹ k(X, x) with |v|², v · L⁻¹ y and v · L⁻¹ 1.
   struct solved {
     std::vector<double> v;
-    double squared = 0, dot_y = 0, dot_1 = 0;
+    double squared = 0, dot_y = 0, dot_1 = 0, dot_p = 0;
   };
   solved solve_point(const double* x) const;
   // Posterior mean from v · L⁻¹ y and v · L⁻¹ 1, variance from |v|².
@@ -132,6 +147,12 @@ class gaussian_process {
   std::vector<double> squares_;  // per candidate: |v|²
   std::vector<double> dot_y_;    // per candidate: v · L⁻¹ y
   std::vector<double> dot_1_;    // per candidate: v · L⁻¹ 1
+  // Prior trend: per candidate p and v · L⁻¹ p; L⁻¹ p of the observations;
+  // the running sums (L⁻¹p)·(L⁻¹p), ·(L⁻¹y), ·(L⁻¹1).
+  bool trend_ = false;
+  double slope_ = 0, strength_ = 0, beta_ = 0;
+  std::vector<double> cand_trend_, dot_p_, trend_solved_;
+  double pp_ = 0, py_ = 0, p1_ = 0;
 };
 
 }  // namespace tune

@@ -26,6 +26,16 @@ struct strategy_options {
   /// Hyperparameters by name (e.g. "lambda", "rho", "q" for opevo); a name the
   /// strategy does not know is an error.
   std::map<std::string, double> hyper;
+  /// Results of the same search space measured elsewhere — on another device
+  /// or in an earlier run — to transfer from: configurations of this space
+  /// with their status and time (failures included). They are not
+  /// measurements of this run: a strategy never counts them as seen, and
+  /// proposes a prior configuration when it wants it measured here. `bo`
+  /// proposes the prior's fastest configurations first and uses the prior's
+  /// log times as a trend of its model, whose slope it fits to this run's
+  /// results (docs/strategies.md, "`bo`'s start, cost cap and transfer from
+  /// a prior"); the other strategies ignore it.
+  std::vector<trial_result> prior;
 };
 
 class strategy {
@@ -42,12 +52,12 @@ class strategy {
   virtual void observe(const trial_result& result) = 0;
 };
 
-/// Names accepted by make_strategy: random, ga, opevo, nose, nsga2, opevo+knn.
+/// Names accepted by make_strategy: random, ga, opevo, nose, nsga2, opevo+knn, bo.
 std::vector<std::string> strategy_names();
 
-/// The strategy used when none is named ("opevo+knn"): the best across the
-/// vendored replay datasets by mean Willemsen score and mean f after 200
-/// evaluations (docs/replay.md, "Strategy benchmark").
+/// The strategy used when none is named ("bo"): the best across the vendored
+/// replay datasets by mean Willemsen score and mean f after 20 to 500
+/// evaluations (docs/replay.md, "The default: `bo`").
 std::string default_strategy_name();
 
 /// Throws std::invalid_argument for an unknown name or hyperparameter.

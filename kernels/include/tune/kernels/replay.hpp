@@ -44,6 +44,9 @@ struct replay_dataset {
   std::string format;  ///< "kernel_tuner", "t4", "ktt"
   std::string kernel;
   std::string device;
+  /// The problem measured (Kernel Tuner's problem_size as JSON text); empty
+  /// when the format does not say.
+  std::string problem;
   search_space_ptr space;  ///< restricted to `configs`
   std::vector<configuration> configs;
   std::vector<replay_record> records;  ///< parallel to configs
@@ -94,7 +97,17 @@ struct replay_run_options {
   std::size_t budget = 100;
   std::uint64_t seed = 0;
   bool noise = false;
+  /// Passed to the strategy as strategy_options::prior (replay_prior()).
+  std::vector<trial_result> prior;
 };
+
+/// The results of other datasets of the same kernel (other devices, earlier
+/// runs) as a prior for a search of `space`: each recorded configuration
+/// mapped onto `space` by its parameter values (those `space` lacks are
+/// left out); with several datasets, a configuration's time is the
+/// geometric mean of its times, and a failure on any of them is a failure.
+/// Throws std::invalid_argument when no configuration maps onto `space`.
+std::vector<trial_result> replay_prior(const std::vector<const replay_dataset*>& priors, const search_space& space);
 
 struct replay_run_result {
   std::vector<replay_step> steps;

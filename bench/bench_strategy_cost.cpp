@@ -1,0 +1,115 @@
+// Engine CPU per trial of a strategy (propose(1) + observe) at 1k, 10k and 20k
+// observations, on the OpEvo MatMul space (factorizations of 512 and 1024
+// into 4 parts and of 1024 into 3: 4,152,720 configurations) with a smooth
+// synthetic objective, and the share of a pipeline that measures on 4
+// devices at 10 ms per measurement (one trial every 2.5 ms) it would take.
+// Usage: bench_strategy_cost [--strategies bo,nose] [--sizes 1000,10000,20000]
+//                            [--window 200] [--seed S] [--hyper strategy:name=value …]
+// Times are this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so other load
+// on the machine inflates them less than wall time, but does not vanish.
+#include <fmt/core.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "bench_text.hpp"
+#include "tune/engine/strategy.hpp"
+
+using namespace tune;
+
+namespace {
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// log2 of each factor against a target tiling; 1 ms at the optimum.
+trial_result measure(const search_space& space, const configuration& config) {
+  static const double target[] = {3, 2, 2, 2, 4, 3, 2, 1, 4, 3, 3};
+  auto features = space.features(config);
+  double squared = 0;
+  for (std::size_t i = 0; i < features.size() && i < 11; ++i) {
+    double d = std::log2(std::max(features[i], 1.0)) - target[i];
+    squared += d * d;
+  }
+  trial_result r;
+  r.config = config;
+  r.state = status::ok;
+  r.time_ms = 1.0 + 0.1 * squared;
+  return r;
+}
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::vector<std::string> strategies = {"bo", "nose", "opevo+knn", "opevo"};
+  std::vector<std::size_t> sizes = {1000, 10000, 20000};
+  std::size_t window = 200;
+  std::uint64_t seed = 1;
+  std::map<std::string, std::map<std::string, double>> hyper;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+    std::string value = argv[++i];
+    if (arg == "--strategies")
+      strategies = bench::split(value, ',');
+    else if (arg == "--sizes") {
+      sizes.clear();
+      for (auto& s : bench::split(value, ',')) sizes.push_back(std::stoul(s));
+      std::sort(sizes.begin(), sizes.end());
+    } else if (arg == "--window")
+      window = std::stoul(value);
+    else if (arg == "--seed")
+      seed = std::stoull(value);
+    else if (arg == "--hyper") {
+      auto colon = value.find(':'), eq = value.find('=');
+      if (colon == std::string::npos || eq == std::string::npos || eq < colon)
+        throw std::invalid_argument("--hyper " + value + ": expected strategy:name=value");
+      hyper[value.substr(0, colon)][value.substr(colon + 1, eq - colon - 1)] = std::stod(value.substr(eq + 1));
+    } else
+      throw std::invalid_argument("unknown option " + arg);
+  }
+  auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{make_factorization_parameter("m", 512, 4),
+                                                                         make_factorization_parameter("k", 1024, 4),
+                                                                         make_factorization_parameter("n", 1024, 3)});
+  fmt::print("space: {} configurations; window {} trials after each size; seed {}\n", *space->cartesian_size(), window,
+             seed);
+  fmt::print("{:<10} {:>12} {:>14} {:>16} {:>10}\n", "strategy", "observations", "us_per_trial", "share_4x10ms_%",
+             "best_ms");
+  for (const auto& name : strategies) {
+    strategy_options options;
+    options.seed = seed;
+    if (auto it = hyper.find(name); it != hyper.end()) options.hyper = it->second;
+    double start = thread_cpu_seconds();
+    auto search = make_strategy(name, space, options);
+    double setup_s = thread_cpu_seconds() - start;
+    std::size_t observed = 0;
+    double best = INFINITY;
+    auto step = [&] {
+      auto next = search->propose(1);
+      if (next.empty()) throw std::runtime_error(name + " proposed nothing");
+      auto r = measure(*space, next[0]);
+      best = std::min(best, r.time_ms);
+      search->observe(r);
+      ++observed;
+    };
+    fmt::print("{:<10} {:>12} {:>14.0f} {:>16} {:>10}\n", name, "(setup)", setup_s * 1e6, "", "");
+    for (std::size_t size : sizes) {
+      while (observed < size) step();
+      double begin = thread_cpu_seconds();
+      for (std::size_t i = 0; i < window; ++i) step();
+      double us = (thread_cpu_seconds() - begin) * 1e6 / static_cast<double>(window);
+      fmt::print("{:<10} {:>12} {:>14.1f} {:>16.1f} {:>10.4f}\n", name, size, us, us / 2500.0 * 100.0, best);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "bench_strategy_cost: {}\n", e.what());
+  return 2;
+}

@@ -1,0 +1,21 @@
+// The Python module tune_engine.
+#include <pybind11/pybind11.h>
+
+#include "bindings.hpp"
+#include "tune/tune.hpp"
+
+PYBIND11_MODULE(tune_engine, m) {
+  m.doc() = R"doc(tune-engine from Python: search spaces, ask/tell strategies, tuning through
+the actor pipeline, and replay statistics on measured datasets.
+
+    import tune_engine as te
+    space = te.Space({"x": [1, 2, 4, 8], "y": ["a", "b"]}, constraints=["x > 1"])
+    report = te.tune(lambda c: c["x"] * (2 if c["y"] == "a" else 1), space=space, budget=20, seed=1)
+    report["best"]["config"]
+
+Bad input raises ValueError naming the argument and the fix.)doc";
+  m.attr("__version__") = std::string(tune::version());
+  tune::python::bind_space(m);
+  tune::python::bind_strategy(m);
+  tune::python::bind_session(m);
+}

@@ -1,0 +1,354 @@
+// tune_engine.Session / tune / replay: the facade's session through the real
+// actor pipeline. The pipeline runs on a thread of its own with the GIL
+// released; Python is entered only to call the objective and the callbacks,
+// and the calling thread wakes every 50 ms to let Ctrl-C through.
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "bindings.hpp"
+#include "conversions.hpp"
+#include "tune/tune.hpp"
+
+namespace tune::python {
+namespace {
+
+/// Holds the GIL on a pipeline thread for one call into Python. The thread's
+/// Python thread state is made on its first call and kept until the thread
+/// ends: a thread state made and dropped per call (what gil_scoped_acquire
+/// does on a thread Python did not start) made a call 77 us instead of 2 us
+/// (bench/bench_python_overhead.py).
+class python_call {
+ public:
+  // A thread that holds the GIL already (Python's own) keeps it as it is.
+  python_call() : entered_(!PyGILState_Check()) {
+    if (entered_) PyEval_RestoreThread(thread_state());
+  }
+  ~python_call() {
+    if (entered_) PyEval_SaveThread();
+  }
+  python_call(const python_call&) = delete;
+  python_call& operator=(const python_call&) = delete;
+
+ private:
+  bool entered_;
+
+  struct kept_state {
+    PyThreadState* state = PyThreadState_New(PyInterpreterState_Main());
+    ~kept_state() {
+      if (!Py_IsInitialized() || finalizing()) return;
+      PyEval_RestoreThread(state);
+      PyThreadState_Clear(state);
+      PyThreadState_DeleteCurrent();
+    }
+  };
+  static bool finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+  }
+  static PyThreadState* thread_state() {
+    thread_local kept_state kept;
+    return kept.state;
+  }
+};
+
+/// The Python objects a running session calls, shared with the pipeline's
+/// threads; released under the GIL whichever thread lets go of them last.
+struct python_callbacks {
+  py::object objective;
+  py::object on_trial;
+  py::object on_new_best;
+  py::object on_progress;
+  stop_source stop;
+  search_space_ptr space;  // set once the session has read it
+
+  std::mutex mutex;
+  std::exception_ptr callback_error;  // the first exception a callback raised
+
+  ~python_callbacks() {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    objective = py::object();
+    on_trial = py::object();
+    on_new_best = py::object();
+    on_progress = py::object();
+  }
+
+  /// A callback raised: KeyboardInterrupt stops the run; anything else stops
+  /// it too and is raised again once it has drained. Holds the GIL.
+  void raised(const py::error_already_set& error) {
+    stop.request_stop();
+    if (error.matches(PyExc_KeyboardInterrupt)) return;
+    std::lock_guard lock(mutex);
+    if (!callback_error) callback_error = std::make_exception_ptr(error);
+  }
+};
+
+std::string describe(const py::error_already_set& error) {
+  return py::str(error.type().attr("__name__")).cast<std::string>() + ": " + py::str(error.value()).cast<std::string>();
+}
+
+objective_fn wrap_objective(std::shared_ptr<python_callbacks> callbacks) {
+  return [callbacks](const configuration& config) -> double {
+    python_call gil;
+    try {
+      py::object cost = callbacks->objective(config_to_dict(*callbacks->space, config));
+      if (py::isinstance<py::str>(cost) || !py::hasattr(cost, "__float__"))
+        throw std::runtime_error("the objective returned " + py::repr(cost).cast<std::string>() +
+                                 "; return a number (lower is better) or raise to fail the trial");
+      return py::float_(cost).cast<double>();
+    } catch (py::error_already_set& error) {
+      if (error.matches(PyExc_KeyboardInterrupt)) callbacks->stop.request_stop();
+      throw std::runtime_error(describe(error));
+    }
+  };
+}
+
+std::function<void(const trial_info&)> wrap_trial_callback(std::shared_ptr<python_callbacks> callbacks,
+                                                           py::object python_callbacks::*which) {
+  return [callbacks, which](const trial_info& trial) {
+    python_call gil;
+    try {
+      ((*callbacks).*which)(to_python(trial.to_json()));
+    } catch (py::error_already_set& error) {
+      callbacks->raised(error);
+    }
+  };
+}
+
+py::dict progress_to_python(const progress_info& p) {
+  py::dict out;
+  out["trials"] = p.trials;
+  out["budget"] = p.budget;
+  out["at_s"] = p.at_s;
+  out["trials_per_s"] = p.trials_per_s;
+  out["compile_busy"] = p.compile_busy;
+  out["device_busy"] = p.device_busy;
+  out["best_time_ms"] = p.best_time_ms ? py::object(py::float_(*p.best_time_ms)) : py::none();
+  return out;
+}
+
+std::function<void(const progress_info&)> wrap_progress_callback(std::shared_ptr<python_callbacks> callbacks) {
+  return [callbacks](const progress_info& progress) {
+    python_call gil;
+    try {
+      callbacks->on_progress(progress_to_python(progress));
+    } catch (py::error_already_set& error) {
+      callbacks->raised(error);
+    }
+  };
+}
+
+void require_callable(py::handle value, const char* name) {
+  if (!value.is_none() && !PyCallable_Check(value.ptr()))
+    throw py::value_error(std::string("Session: ") + name + " is " + py::repr(value).cast<std::string>() +
+                          ", which is not callable; pass a function");
+}
+
+run_mode mode_from_python(const std::string& mode) {
+  if (mode == "steady") return run_mode::steady;
+  if (mode == "generational") return run_mode::generational;
+  throw py::value_error("Session: mode '" + mode + "' is neither 'steady' nor 'generational'");
+}
+
+class session_handle {
+ public:
+  session_handle(py::object objective, py::object space, std::optional<std::string> strategy, py::object budget,
+                 py::object seed, py::object topology, py::object db, py::object on_trial, py::object on_new_best,
+                 py::object on_progress, std::optional<std::string> task, py::object dataset, py::object kinds,
+                 double time_scale, py::object hyper, double time_budget_s, std::string task_name, bool resume,
+                 std::string mode, py::object batch, std::optional<std::string> backend, bool progress)
+      : callbacks_(std::make_shared<python_callbacks>()) {
+    require_callable(objective, "objective");
+    require_callable(on_trial, "on_trial");
+    require_callable(on_new_best, "on_new_best");
+    require_callable(on_progress, "on_progress");
+    session_options o;
+    if (!objective.is_none()) {
+      callbacks_->objective = objective;
+      o.objective = wrap_objective(callbacks_);
+    }
+    if (py::isinstance<space_handle>(space)) {
+      o.space = space.cast<const space_handle&>().space;
+    } else if (py::isinstance<py::dict>(space)) {
+      o.space = py::module_::import("tune_engine").attr("Space")(space).cast<const space_handle&>().space;
+    } else {
+      o.space_file = path_from_python(space, "Session: space (a Space, a dict or a file path)");
+    }
+    o.strategy = strategy.value_or("");
+    o.hyper = hyper_from_python(hyper, "Session");
+    o.budget = unsigned_from_python(budget, "Session: budget");
+    o.time_budget_s = time_budget_s;
+    o.seed = unsigned_from_python(seed, "Session: seed");
+    o.topology_file = path_from_python(topology, "Session: topology");
+    o.db_path = path_from_python(db, "Session: db");
+    o.resume = resume;
+    o.task = task.value_or("");
+    o.dataset = path_from_python(dataset, "Session: dataset");
+    o.kinds_file = path_from_python(kinds, "Session: kinds");
+    o.time_scale = time_scale;
+    o.task_name = std::move(task_name);
+    o.mode = mode_from_python(mode);
+    auto batch_size = unsigned_from_python(batch, "Session: batch");
+    if (batch_size == 0 || batch_size > 1'000'000)
+      throw py::value_error("Session: batch is " + std::to_string(batch_size) + "; it must lie in 1 .. 1000000");
+    o.batch = static_cast<std::uint32_t>(batch_size);
+    o.backend_name = backend.value_or("");
+    o.progress_line = progress;
+    if (!on_trial.is_none()) {
+      callbacks_->on_trial = on_trial;
+      o.on_trial = wrap_trial_callback(callbacks_, &python_callbacks::on_trial);
+    }
+    if (!on_new_best.is_none()) {
+      callbacks_->on_new_best = on_new_best;
+      o.on_new_best = wrap_trial_callback(callbacks_, &python_callbacks::on_new_best);
+    }
+    if (!on_progress.is_none()) {
+      callbacks_->on_progress = on_progress;
+      o.on_progress = wrap_progress_callback(callbacks_);
+    }
+    callbacks_->stop = o.stop;
+    session_ = std::make_unique<session>(std::move(o));
+    callbacks_->space = session_->space();
+  }
+
+  py::object run() {
+    if (started_) throw std::runtime_error("Session.run: this session has run already; create another Session");
+    started_ = true;
+    std::optional<run_report> report;
+    std::exception_ptr failure;
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    std::thread pipeline([&] {
+      try {
+        report = session_->run();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      std::lock_guard lock(mutex);
+      done = true;
+      finished.notify_all();
+    });
+    while (true) {
+      {
+        py::gil_scoped_release release;
+        std::unique_lock lock(mutex);
+        if (finished.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; })) break;
+      }
+      // Ctrl-C (or another signal handler raising) on the main thread.
+      if (PyErr_CheckSignals() != 0) callbacks_->raised(py::error_already_set());
+    }
+    {
+      py::gil_scoped_release release;
+      pipeline.join();
+    }
+    if (failure) std::rethrow_exception(failure);
+    {
+      std::lock_guard lock(callbacks_->mutex);
+      if (callbacks_->callback_error) std::rethrow_exception(callbacks_->callback_error);
+    }
+    return to_python(report->to_json());
+  }
+
+  ~session_handle() {
+    // The pipeline's threads take the GIL as they end; let them.
+    py::gil_scoped_release release;
+    session_.reset();
+  }
+  session_handle(const session_handle&) = delete;
+  session_handle& operator=(const session_handle&) = delete;
+
+  void stop() { session_->request_stop(); }
+  space_handle space() const { return {session_->space()}; }
+
+ private:
+  std::shared_ptr<python_callbacks> callbacks_;
+  std::unique_ptr<session> session_;
+  bool started_ = false;
+};
+
+py::object replay(py::handle dataset, std::optional<std::string> strategy, py::handle budget, py::handle runs,
+                  py::handle seed, py::handle kinds, bool noise, unsigned threads, const py::kwargs& hyper) {
+  replay_options o;
+  o.dataset = path_from_python(dataset, "replay: dataset");
+  o.kinds_file = path_from_python(kinds, "replay: kinds");
+  o.strategy = strategy.value_or("");
+  o.hyper = hyper_from_python(hyper, "replay");
+  o.budget = unsigned_from_python(budget, "replay: budget");
+  o.runs = unsigned_from_python(runs, "replay: runs");
+  o.seed = unsigned_from_python(seed, "replay: seed");
+  o.noise = noise;
+  o.threads = threads;
+  nlohmann::json statistics;
+  {
+    py::gil_scoped_release release;
+    statistics = replay_statistics(o);
+  }
+  return to_python(statistics);
+}
+
+}  // namespace
+
+void bind_session(py::module_& m) {
+  py::class_<session_handle>(m, "Session", R"doc(
+One tuning run through the actor pipeline (generator, compile pool, one
+measurer per device, population). Tune exactly one of: an objective (a
+callable taking a configuration dict and returning a cost to minimise, e.g.
+milliseconds) over `space` (a Space, a dict for Space(...), or a space file);
+a built-in `task` ("matmul:512x1024x1024"); a measured `dataset` to replay.
+
+    s = Session(objective=cost, space={"x": [1, 2, 4, 8]}, strategy="opevo",
+                budget=50, seed=1, on_trial=print)
+    report = s.run()          # a dict: best, trials, reason, ...
+
+An exception raised by the objective makes a failed trial carrying its
+message; the run goes on. s.stop() (from any thread or a callback), a
+KeyboardInterrupt raised in a callback, or Ctrl-C ends the run with reason
+"stopped" once the trials in flight have finished. Any other exception raised
+in a callback stops the run and is raised again by run().
+)doc")
+      .def(py::init<py::object, py::object, std::optional<std::string>, py::object, py::object, py::object, py::object,
+                    py::object, py::object, py::object, std::optional<std::string>, py::object, py::object, double,
+                    py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool>(),
+           py::arg("objective") = py::none(), py::kw_only(), py::arg("space") = py::none(),
+           py::arg("strategy") = py::none(), py::arg("budget") = 100, py::arg("seed") = 0,
+           py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("on_trial") = py::none(),
+           py::arg("on_new_best") = py::none(), py::arg("on_progress") = py::none(), py::arg("task") = py::none(),
+           py::arg("dataset") = py::none(), py::arg("kinds") = py::none(), py::arg("time_scale") = 1.0,
+           py::arg("hyper") = py::none(), py::arg("time_budget_s") = 0.0, py::arg("task_name") = "objective",
+           py::arg("resume") = false, py::arg("mode") = "steady", py::arg("batch") = 8, py::arg("backend") = py::none(),
+           py::arg("progress") = false)
+      .def("run", &session_handle::run, "Runs to the end and returns the report as a dict. Once per session.")
+      .def("stop", &session_handle::stop, "Ends the run once the trials in flight have finished. Thread-safe.")
+      .def_property_readonly("space", &session_handle::space, "The Space being searched.");
+
+  m.def(
+      "tune",
+      [](py::args args, py::kwargs kwargs) {
+        return py::module_::import("tune_engine").attr("Session")(*args, **kwargs).attr("run")();
+      },
+      R"doc(tune(objective=None, *, space=None, strategy=None, budget=100, seed=0, topology=None, db=None,
+     on_trial=None, on_new_best=None, on_progress=None, task=None, dataset=None, ...)
+
+Session(...).run(): tunes and returns the report as a dict. See Session.)doc");
+
+  m.def("replay", &replay, py::arg("dataset"), py::arg("strategy") = py::none(), py::arg("budget") = 100,
+        py::arg("runs") = 10, py::arg("seed") = 0, py::arg("kinds") = py::none(), py::arg("noise") = false,
+        py::arg("threads") = 2, R"doc(
+Replays `runs` searches of a strategy on a measured dataset (Kernel Tuner
+cache, T4 results, KTT output) and returns the statistics that
+`tune-engine replay --json` prints: the mean fraction of the optimum reached
+after 20 ... 500 evaluations, evaluations to 0.90/0.95/0.99, the exact
+random-search baseline and the score. Hyperparameters are keyword arguments.
+)doc");
+}
+
+}  // namespace tune::python

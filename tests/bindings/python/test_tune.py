@@ -1,0 +1,181 @@
+# tune_engine.tune / Session: a Python objective tuned through the actor
+# pipeline; exceptions in the objective become failed trials; stop(), a
+# KeyboardInterrupt in a callback and Ctrl-C end the run "stopped"; bad
+# arguments raise ValueError naming the argument.
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import tune_engine
+
+SPACE = {"x": [1, 2, 3, 4, 5, 6, 7, 8], "y": ["a", "b", "c"]}  # 24 configurations
+
+
+def cost(config):
+    return abs(config["x"] - 5) + (0.0 if config["y"] == "b" else 1.5) + 1.0
+
+
+def big_space():
+    return tune_engine.Space({"x": list(range(1000)), "y": list(range(1000))})
+
+
+def test_a_python_objective_is_tuned_through_the_pipeline(tmp_path):
+    trials = []
+    bests = []
+    report = tune_engine.tune(
+        cost,
+        space=SPACE,
+        strategy="random",
+        budget=24,
+        seed=3,
+        db=tmp_path / "run.db",
+        on_trial=trials.append,
+        on_new_best=bests.append,
+    )
+    assert report["reason"] == "budget"
+    assert report["trials"] == 24
+    assert report["best"]["config"] == {"x": 5, "y": "b"}
+    assert report["best"]["time_ms"] == 1.0
+    assert len(trials) == 24
+    assert sorted((t["config"]["x"], t["config"]["y"]) for t in trials) == sorted(
+        (x, y) for x in SPACE["x"] for y in SPACE["y"]
+    )
+    assert all(t["status"] == "ok" for t in trials)
+    assert bests and bests[-1]["config"] == {"x": 5, "y": "b"}
+    assert (tmp_path / "run.db").exists()
+
+
+def test_an_exception_in_the_objective_fails_the_trial_and_the_run_goes_on():
+    def objective(config):
+        if config["x"] == 8:
+            raise ValueError(f"x={config['x']} does not fit")
+        if config["x"] == 7:
+            return "fast"
+        return cost(config)
+
+    trials = []
+    report = tune_engine.tune(objective, space=SPACE, strategy="random", budget=24, seed=1, on_trial=trials.append)
+    assert report["reason"] == "budget"
+    assert report["trials"] == 24
+    failed = [t for t in trials if t["status"] != "ok"]
+    assert len(failed) == 6
+    raised = [t for t in failed if t["config"]["x"] == 8]
+    assert len(raised) == 3
+    assert all("ValueError: x=8 does not fit" in t["message"] for t in raised)
+    returned = [t for t in failed if t["config"]["x"] == 7]
+    assert all("returned 'fast'" in t["message"] for t in returned)
+    assert report["best"]["config"] == {"x": 5, "y": "b"}
+
+
+def test_stop_from_a_callback_ends_the_run_stopped():
+    holder = {}
+    seen = []
+
+    def on_trial(trial):
+        seen.append(trial)
+        if len(seen) == 3:
+            holder["session"].stop()
+
+    session = tune_engine.Session(cost, space=big_space(), strategy="random", budget=100000, seed=1, on_trial=on_trial)
+    holder["session"] = session
+    report = session.run()
+    assert report["reason"] == "stopped"
+    assert 3 <= report["trials"] < 100000
+    with pytest.raises(RuntimeError, match="has run already"):
+        session.run()
+
+
+def test_keyboard_interrupt_in_a_callback_or_the_objective_ends_the_run_stopped():
+    def on_trial(trial):
+        if trial["id"] >= 3:
+            raise KeyboardInterrupt
+
+    report = tune_engine.tune(cost, space=big_space(), strategy="random", budget=100000, seed=1, on_trial=on_trial)
+    assert report["reason"] == "stopped"
+    assert report["trials"] < 100000
+
+    def objective(config):
+        raise KeyboardInterrupt
+
+    report = tune_engine.tune(objective, space=big_space(), strategy="random", budget=100000, seed=1)
+    assert report["reason"] == "stopped"
+
+
+def test_ctrl_c_ends_the_run_stopped():
+    sent = threading.Event()
+
+    def objective(config):
+        if not sent.is_set():
+            sent.set()
+            os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.002)  # the budget cannot be spent before the signal is seen
+        return cost(config)
+
+    report = tune_engine.tune(objective, space=big_space(), strategy="random", budget=100000, seed=1)
+    assert sent.is_set()
+    assert report["reason"] == "stopped"
+    assert report["trials"] < 100000
+
+
+def test_stop_from_another_thread_while_run_holds_no_gil():
+    session = tune_engine.Session(lambda c: (time.sleep(0.001), 1.0)[1], space=big_space(), strategy="random",
+                                  budget=100000, seed=1)
+    stopper = threading.Thread(target=lambda: (time.sleep(0.2), session.stop()))
+    stopper.start()
+    report = session.run()
+    stopper.join()
+    assert report["reason"] == "stopped"
+
+
+def test_another_exception_in_a_callback_stops_the_run_and_is_raised_again():
+    def on_trial(trial):
+        raise LookupError("the callback broke")
+
+    with pytest.raises(LookupError, match="the callback broke"):
+        tune_engine.tune(cost, space=big_space(), strategy="random", budget=100000, seed=1, on_trial=on_trial)
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(objective=42, space=SPACE), "objective is 42, which is not callable"),
+        (dict(objective=cost, space=SPACE, on_trial="print"), "on_trial is 'print', which is not callable"),
+        (dict(objective=cost, space=SPACE, strategy="nope"), "unknown strategy 'nope'"),
+        (dict(objective=cost, space=SPACE, strategy="opevo", hyper={"bogus": 1}), "bogus"),
+        (dict(objective=cost, space=SPACE, hyper={"q": "high"}), "'q' is 'high'"),
+        (dict(objective=cost, space=SPACE, budget=-1), "budget is -1; it must be an int >= 0"),
+        (dict(objective=cost, space=SPACE, seed=1.5), "seed is 1.5"),
+        (dict(objective=cost, space=SPACE, mode="fast"), "mode 'fast'"),
+        (dict(objective=cost, space="/no/such/space.json"), "/no/such/space.json"),
+        (dict(objective=cost, space=SPACE, topology="/no/such/topology.yaml"), "/no/such/topology.yaml"),
+        (dict(objective=cost, space=3), "space"),
+        (dict(objective=cost, space={"x": 3}), "parameter 'x'"),
+    ],
+)
+def test_bad_arguments_raise_value_error(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        tune_engine.Session(**arguments)
+
+
+def test_a_space_file_and_a_replayed_dataset_are_tuned_too(data_dir):
+    seen = []
+    report = tune_engine.tune(lambda c: float(c["K"][0]), space=data_dir / "specs" / "opevo_mm_N512K1024M1024_search_space.json",
+                              strategy="random", budget=5, seed=2, on_trial=lambda t: seen.append(t["config"]))
+    assert report["trials"] == 5 and len(seen) == 5
+    assert set(seen[0]) == {"K", "X", "Y"} and len(seen[0]["K"]) == 3
+
+    report = tune_engine.tune(dataset=data_dir / "replay" / "conv_a100_slice.json.gz", strategy="random", budget=30,
+                              seed=1, time_scale=0.001)
+    assert report["reason"] == "budget"
+    assert report["trials"] == 30
+    assert report["best"]["time_ms"] > 0
+
+
+def test_session_exposes_its_space_and_refuses_two_things_to_tune(data_dir):
+    session = tune_engine.Session(cost, space=SPACE, budget=1)
+    assert session.space.names == ["x", "y"]
+    with pytest.raises(ValueError):
+        tune_engine.Session(cost, space=SPACE, dataset=data_dir / "replay" / "conv_a100_slice.json.gz")

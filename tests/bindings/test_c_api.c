@@ -1,0 +1,305 @@
+/* The C API from C11: a space from JSON text, ask/tell with a seed, and a
+ * session that tunes a C objective through the actor pipeline, with a failing
+ * configuration; a trial callback and another thread stop runs. */
+#define _POSIX_C_SOURCE 199309L
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tune/tune.h"
+
+#define CHECK_OK(call)                                                                               \
+  do {                                                                                               \
+    tune_status status_ = (call);                                                                    \
+    if (status_ != TUNE_OK) {                                                                        \
+      fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, tune_status_name(status_), \
+              tune_last_error());                                                                    \
+      exit(1);                                                                                       \
+    }                                                                                                \
+  } while (0)
+
+#define CHECK(condition)                                                      \
+  do {                                                                        \
+    if (!(condition)) {                                                       \
+      fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #condition); \
+      exit(1);                                                                \
+    }                                                                         \
+  } while (0)
+
+/* x in 1..8 (discrete), y in {a, b, c}: 24 configurations, the cheapest is
+ * x = 5, y = "b". */
+static const char* const space_json =
+    "{\"x\": {\"_type\": \"discrete\", \"_value\": [1, 2, 3, 4, 5, 6, 7, 8]},"
+    " \"y\": {\"_type\": \"choice\", \"_value\": [\"a\", \"b\", \"c\"]}}";
+
+typedef struct objective_state {
+  const tune_space* space;
+  atomic_int calls;
+  int pause_us; /* per call: a stop must arrive before the budget is spent */
+} objective_state;
+
+/* Cost from the value indices of x and y (a third parameter, if any, is
+ * ignored); x = 8 fails. */
+static double cost_of(const tune_space* space, const char* config_json, int* failed) {
+  uint64_t indices[3];
+  size_t dimension = 0;
+  CHECK_OK(tune_space_dimension(space, &dimension));
+  CHECK(dimension <= 3);
+  CHECK_OK(tune_space_config_from_json(space, config_json, indices, dimension));
+  double x = (double)(indices[0] + 1);
+  double y_penalty = indices[1] == 1 ? 0.0 : 1.5;
+  if (x == 8) *failed = 1;
+  return fabs(x - 5.0) + y_penalty + 1.0;
+}
+
+static double objective(const char* config_json, void* user_data, int* failed) {
+  objective_state* state = user_data;
+  atomic_fetch_add(&state->calls, 1);
+  if (state->pause_us > 0) {
+    struct timespec pause = {0, state->pause_us * 1000L};
+    nanosleep(&pause, NULL);
+  }
+  return cost_of(state->space, config_json, failed);
+}
+
+typedef struct trial_log {
+  int trials;
+  int failures;
+  int new_bests;
+  int stop_after; /* 0: never */
+  char failure_message[256];
+} trial_log;
+
+static int on_trial(const tune_trial* trial, void* user_data) {
+  trial_log* log = user_data;
+  ++log->trials;
+  CHECK(trial->config_json && trial->config_json[0] == '{');
+  if (trial->status != TUNE_TRIAL_OK) {
+    ++log->failures;
+    CHECK(isnan(trial->time_ms));
+    snprintf(log->failure_message, sizeof log->failure_message, "%s", trial->message);
+  }
+  if (trial->new_best) ++log->new_bests;
+  return log->stop_after != 0 && log->trials >= log->stop_after;
+}
+
+static void test_space_queries(const tune_space* space) {
+  size_t dimension = 0;
+  CHECK_OK(tune_space_dimension(space, &dimension));
+  CHECK(dimension == 2);
+  const char* name = NULL;
+  const char* kind = NULL;
+  uint64_t cardinality = 0;
+  CHECK_OK(tune_space_parameter(space, 1, &name, &kind, &cardinality));
+  CHECK(strcmp(name, "y") == 0 && strcmp(kind, "categorical") == 0 && cardinality == 3);
+  uint64_t size = 0;
+  CHECK_OK(tune_space_cartesian_size(space, &size));
+  CHECK(size == 24);
+  CHECK_OK(tune_space_count_valid(space, &size));
+  CHECK(size == 24);
+
+  uint64_t indices[2] = {4, 1};
+  char buffer[64];
+  size_t needed = 0;
+  CHECK_OK(tune_space_config_to_json(space, indices, 2, buffer, sizeof buffer, &needed));
+  CHECK(strcmp(buffer, "{\"x\": 5, \"y\": \"b\"}") == 0);
+  CHECK(needed == strlen(buffer) + 1);
+  uint64_t back[2] = {0, 0};
+  CHECK_OK(tune_space_config_from_json(space, buffer, back, 2));
+  CHECK(back[0] == 4 && back[1] == 1);
+  int valid = 0;
+  CHECK_OK(tune_space_is_valid(space, buffer, &valid));
+  CHECK(valid == 1);
+}
+
+/* Ask/tell until the strategy has nothing left; returns how many were asked
+ * and writes them, joined, into `trace`. */
+static int ask_tell(const tune_space* space, uint64_t seed, char* trace, size_t trace_size, double* best) {
+  const char* hyper[] = {"lambda=4", "rho=4"};
+  tune_strategy* strategy = NULL;
+  CHECK_OK(tune_strategy_create("opevo", space, seed, hyper, 2, &strategy));
+  const char* name = NULL;
+  CHECK_OK(tune_strategy_name(strategy, &name));
+  CHECK(strcmp(name, "opevo") == 0);
+  int asked = 0;
+  trace[0] = '\0';
+  *best = INFINITY;
+  for (int round = 0; round < 100; ++round) {
+    size_t count = 0;
+    CHECK_OK(tune_strategy_propose(strategy, 3, &count));
+    if (count == 0) break;
+    for (size_t i = 0; i < count; ++i) {
+      const char* config = NULL;
+      CHECK_OK(tune_strategy_proposal(strategy, i, &config));
+      strncat(trace, config, trace_size - strlen(trace) - 1);
+      int failed = 0;
+      double cost = cost_of(space, config, &failed);
+      CHECK_OK(tune_strategy_observe(strategy, config, cost, failed ? TUNE_TRIAL_RUNTIME_ERROR : TUNE_TRIAL_OK));
+      if (!failed && cost < *best) *best = cost;
+      ++asked;
+    }
+  }
+  tune_strategy_free(strategy);
+  return asked;
+}
+
+static void test_ask_tell(const tune_space* space) {
+  static char first[8192], again[8192], other[8192];
+  double best = 0;
+  int asked = ask_tell(space, 7, first, sizeof first, &best);
+  CHECK(asked == 24); /* every configuration once, then nothing */
+  CHECK(best == 1.0);
+  CHECK(ask_tell(space, 7, again, sizeof again, &best) == 24);
+  CHECK(strcmp(first, again) == 0);
+  CHECK(ask_tell(space, 8, other, sizeof other, &best) == 24);
+  CHECK(strcmp(first, other) != 0);
+}
+
+static tune_options* session_options(const tune_space* space, objective_state* state, trial_log* log,
+                                     const char* budget) {
+  tune_options* options = NULL;
+  CHECK_OK(tune_options_create(&options));
+  CHECK_OK(tune_options_set_space(options, space));
+  CHECK_OK(tune_options_set_objective(options, objective, state));
+  CHECK_OK(tune_options_set_trial_callback(options, on_trial, log));
+  CHECK_OK(tune_options_set(options, "strategy", "random"));
+  CHECK_OK(tune_options_set(options, "budget", budget));
+  CHECK_OK(tune_options_set(options, "seed", "3"));
+  return options;
+}
+
+/* A session over `space` with the random strategy, run to its end. */
+static tune_session* run_session(const tune_space* space, objective_state* state, trial_log* log, const char* budget) {
+  tune_options* options = session_options(space, state, log, budget);
+  tune_session* session = NULL;
+  CHECK_OK(tune_session_create(options, &session));
+  tune_options_free(options);
+  CHECK_OK(tune_session_run(session));
+  return session;
+}
+
+static void test_session_tunes_the_objective(const tune_space* space) {
+  objective_state state = {space, 0, 0};
+  trial_log log = {0};
+  tune_session* session = run_session(space, &state, &log, "24");
+
+  tune_end_reason reason = TUNE_END_FAILED;
+  CHECK_OK(tune_session_end_reason(session, &reason));
+  CHECK(reason == TUNE_END_BUDGET);
+  uint64_t trials = 0;
+  CHECK_OK(tune_session_trial_count(session, &trials));
+  CHECK(trials == 24);
+  CHECK(log.trials == 24 && atomic_load(&state.calls) == 24);
+  CHECK(log.failures == 3); /* x = 8 with each y */
+  CHECK(strstr(log.failure_message, "failed") != NULL);
+  CHECK(log.new_bests >= 1);
+
+  const char* best = NULL;
+  double best_ms = 0;
+  CHECK_OK(tune_session_best(session, &best, &best_ms));
+  CHECK(strcmp(best, "{\"x\": 5, \"y\": \"b\"}") == 0);
+  CHECK(best_ms == 1.0);
+  const char* report = NULL;
+  CHECK_OK(tune_session_report_json(session, &report));
+  CHECK(strstr(report, "\"budget\"") != NULL);
+  CHECK(tune_session_run(session) == TUNE_ERROR_STATE);
+  tune_session_free(session);
+}
+
+/* x and y in 1..8, z in 0..999: 64,000 configurations, far more than are
+ * measured before the stop takes effect (every call pauses 500 us). */
+static const char* const large_space_json =
+    "{\"x\": {\"_type\": \"discrete\", \"_value\": [1, 2, 3, 4, 5, 6, 7, 8]},"
+    " \"y\": {\"_type\": \"choice\", \"_value\": [\"a\", \"b\", \"c\"]},"
+    " \"z\": {\"_type\": \"discrete\", \"_value\": [%s]}}";
+
+static tune_space* make_large_space(void) {
+  static char values[8000];
+  static char json[8400];
+  values[0] = '\0';
+  for (int z = 0; z < 1000; ++z) {
+    char item[16];
+    snprintf(item, sizeof item, z ? ", %d" : "%d", z);
+    strcat(values, item);
+  }
+  snprintf(json, sizeof json, large_space_json, values);
+  tune_space* space = NULL;
+  CHECK_OK(tune_space_from_json(json, &space));
+  return space;
+}
+
+static void check_stopped(const tune_session* session) {
+  tune_end_reason reason = TUNE_END_BUDGET;
+  CHECK_OK(tune_session_end_reason(session, &reason));
+  CHECK(reason == TUNE_END_STOPPED);
+  uint64_t trials = 0;
+  CHECK_OK(tune_session_trial_count(session, &trials));
+  CHECK(trials >= 3 && trials < 24000);
+}
+
+static void test_trial_callback_stops_the_run(void) {
+  tune_space* space = make_large_space();
+  objective_state state = {space, 0, 500};
+  trial_log log = {0};
+  log.stop_after = 3;
+  tune_session* session = run_session(space, &state, &log, "24000");
+  check_stopped(session);
+  tune_session_free(session);
+  tune_space_free(space);
+}
+
+typedef struct stopper {
+  tune_session* session;
+  objective_state* state;
+} stopper;
+
+/* Waits for three objective calls, then asks the session to stop. */
+static void* stop_after_three_calls(void* user_data) {
+  stopper* s = user_data;
+  struct timespec pause = {0, 1000000L};
+  while (atomic_load(&s->state->calls) < 3) nanosleep(&pause, NULL);
+  CHECK_OK(tune_session_request_stop(s->session));
+  return NULL;
+}
+
+static void test_request_stop_from_another_thread(void) {
+  tune_space* space = make_large_space();
+  objective_state state = {space, 0, 500};
+  trial_log log = {0};
+  tune_options* options = session_options(space, &state, &log, "24000");
+  tune_session* session = NULL;
+  CHECK_OK(tune_session_create(options, &session));
+  tune_options_free(options);
+  stopper s = {session, &state};
+  pthread_t thread;
+  CHECK(pthread_create(&thread, NULL, stop_after_three_calls, &s) == 0);
+  CHECK_OK(tune_session_run(session));
+  pthread_join(thread, NULL);
+  check_stopped(session);
+  tune_session_free(session);
+  tune_space_free(space);
+}
+
+int main(void) {
+  CHECK(strlen(tune_version()) >= 5);
+  CHECK(strstr(tune_strategy_names(), "opevo") != NULL);
+  CHECK(strstr(tune_strategy_names(), tune_default_strategy()) != NULL);
+  CHECK(strcmp(tune_trial_status_name(TUNE_TRIAL_COMPILE_ERROR), "compile_error") == 0);
+  CHECK(strcmp(tune_end_reason_name(TUNE_END_STOPPED), "stopped") == 0);
+
+  tune_space* space = NULL;
+  CHECK_OK(tune_space_from_json(space_json, &space));
+  CHECK(strcmp(tune_last_error(), "") == 0);
+  test_space_queries(space);
+  test_ask_tell(space);
+  test_session_tunes_the_objective(space);
+  test_trial_callback_stops_the_run();
+  test_request_stop_from_another_thread();
+  tune_space_free(space);
+  puts("test_c_api: all passed");
+  return 0;
+}
