@@ -32,6 +32,14 @@ set_property(GLOBAL PROPERTY TUNE_ENGINE_DEFAULT_TOPOLOGY ${PROJECT_SOURCE_DIR}/
 include(TuneEngineTunedKernel)
 
 function(tune_install_package)
+  # The bindings' installed library and module find the shared libraries too.
+  if(TARGET tune_c)
+    set_target_properties(tune_c PROPERTIES INSTALL_RPATH "$ORIGIN")
+  endif()
+  if(TARGET tune_engine_python)
+    file(RELATIVE_PATH module_to_libraries /${TUNE_PYTHON_INSTALL_DIR} /${CMAKE_INSTALL_LIBDIR})
+    set_target_properties(tune_engine_python PROPERTIES INSTALL_RPATH "$ORIGIN/${module_to_libraries}")
+  endif()
   set(TUNE_ENGINE_SHARED ${BUILD_SHARED_LIBS})
   set(TUNE_ENGINE_ONLY ${TUNE_ENGINE_ONLY})
   set(TUNE_INSTALL_TOPOLOGY ${CMAKE_INSTALL_DATADIR}/tune-engine/topology-cpu.yaml)
