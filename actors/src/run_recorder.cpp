@@ -20,24 +20,9 @@ using storage::run_state;
 using storage::trial_finished_event;
 using storage::trial_input;
 using storage::trial_record;
-namespace {
-
-parameter_value value_from_json(const nlohmann::json& v, const std::string& name) {
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_array()) return v.get<std::vector<std::int64_t>>();
-  throw std::invalid_argument("recorded configuration: parameter '" + name +
-                              "' has a value of an unknown kind: " + v.dump());
-}
-
-}  // namespace
 
 configuration run_recorder::parse_config(const search_space& space, const std::string& config_json) {
-  auto doc = nlohmann::json::parse(config_json);
-  if (!doc.is_object()) throw std::invalid_argument("recorded configuration is not a JSON object: " + config_json);
-  std::map<std::string, parameter_value> values;
-  for (auto it = doc.begin(); it != doc.end(); ++it) values.emplace(it.key(), value_from_json(it.value(), it.key()));
-  return space.from_values(values);
+  return space.from_json(config_json);
 }
 
 run_recorder::run_recorder(recorder_options options) : options_(std::move(options)) {

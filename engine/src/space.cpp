@@ -1,5 +1,7 @@
 #include "tune/engine/space.hpp"
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "tune/engine/constraint.hpp"
@@ -210,6 +212,31 @@ configuration search_space::from_values(const std::map<std::string, parameter_va
     if (!find(name)) throw std::invalid_argument("configuration: '" + name + "' is not a parameter of the space");
   }
   return config;
+}
+
+configuration search_space::from_json(const std::string& text) const {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::invalid_argument("configuration " + text + " is not JSON (" + e.what() + ")");
+  }
+  if (!doc.is_object()) throw std::invalid_argument("configuration " + text + " is not a JSON object");
+  std::map<std::string, parameter_value> values;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const auto& v = it.value();
+    if (v.is_number()) {
+      values.emplace(it.key(), v.get<double>());
+    } else if (v.is_string()) {
+      values.emplace(it.key(), v.get<std::string>());
+    } else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& x) { return x.is_number_integer(); })) {
+      values.emplace(it.key(), v.get<std::vector<std::int64_t>>());
+    } else {
+      throw std::invalid_argument("configuration " + text + ": parameter '" + it.key() +
+                                  "' has a value of an unknown kind: " + v.dump());
+    }
+  }
+  return from_values(values);
 }
 
 }  // namespace tune

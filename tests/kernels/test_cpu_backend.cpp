@@ -183,3 +183,20 @@ TEST_CASE("a missing worker program is a runtime error", "[kernels]") {
   auto measured = backend->run(config, built, 0, 10.0);
   CHECK(measured.state == status::runtime_error);
 }
+
+TEST_CASE("the worker is found relative to the library, installed or built", "[kernels]") {
+  auto candidates = tune::kernel_worker_candidates("/opt/tune/lib");
+  REQUIRE(candidates.size() == 3);
+  CHECK(candidates[0] == "/opt/tune/libexec/tune-engine/tune-kernel-worker");
+  CHECK(candidates[1] == "/opt/tune/bin/tune-kernel-worker");
+  CHECK(candidates[2] == "/opt/tune/lib/tune-kernel-worker");
+
+  // Without TUNE_KERNEL_WORKER the built library finds the built worker by itself.
+  std::string saved = std::getenv("TUNE_KERNEL_WORKER") ? std::getenv("TUNE_KERNEL_WORKER") : "";
+  ::unsetenv("TUNE_KERNEL_WORKER");
+  auto found = tune::kernel_worker_path({});
+  if (!saved.empty()) ::setenv("TUNE_KERNEL_WORKER", saved.c_str(), 1);
+  INFO(found);
+  CHECK(std::filesystem::path(found).filename() == "tune-kernel-worker");
+  CHECK(std::filesystem::is_regular_file(found));
+}

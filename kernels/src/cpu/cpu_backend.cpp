@@ -1,5 +1,6 @@
 #include "tune/kernels/cpu_backend.hpp"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +19,13 @@
 #include "tune/kernels/devices.hpp"
 #include "tune/kernels/subprocess.hpp"
 
+// Where the worker lies relative to the folder of the library holding this code
+// once installed (../libexec/tune-engine with the GNU layout).
+#ifndef TUNE_KERNEL_WORKER_FROM_LIBRARY
+#define TUNE_KERNEL_WORKER_FROM_LIBRARY "../libexec/tune-engine"
+#endif
+// A static library is part of a program built anywhere: it falls back on the
+// worker's build path (shared builds find it beside the library instead).
 #ifndef TUNE_KERNEL_WORKER_PATH
 #define TUNE_KERNEL_WORKER_PATH "tune-kernel-worker"
 #endif
@@ -34,15 +42,38 @@ std::string kernel_cache_dir(const task_backend_options& options) {
   return (fs::temp_directory_path() / "tune-engine-cache").string();
 }
 
+std::vector<std::string> cpu_kernel_flags(const kernel_program& program, const configuration& config) {
+  std::vector<std::string> flags{"-O3", "-march=native", "-fno-math-errno"};
+  if (program.flags) {
+    auto extra = program.flags(config);
+    flags.insert(flags.end(), extra.begin(), extra.end());
+  }
+  return flags;
+}
+
+std::vector<std::string> kernel_worker_candidates(const std::string& library_dir) {
+  const fs::path dir(library_dir);
+  return {(dir / TUNE_KERNEL_WORKER_FROM_LIBRARY / "tune-kernel-worker").lexically_normal().string(),
+          (dir / ".." / "bin" / "tune-kernel-worker").lexically_normal().string(),
+          (dir / "tune-kernel-worker").string()};
+}
+
 std::string kernel_worker_path(const task_backend_options& options) {
   if (!options.worker_path.empty()) return options.worker_path;
   if (const char* path = std::getenv("TUNE_KERNEL_WORKER"); path && *path) return path;
   std::error_code ec;
-  auto self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    auto beside = self.parent_path() / "tune-kernel-worker";
-    if (fs::exists(beside, ec)) return beside.string();
+  std::vector<std::string> candidates;
+  // The library's own file: libtune_kernels.so when shared, the program when static.
+  Dl_info library{};
+  if (::dladdr(reinterpret_cast<void*>(&kernel_worker_candidates), &library) && library.dli_fname &&
+      *library.dli_fname) {
+    auto file = fs::weakly_canonical(fs::path(library.dli_fname), ec);
+    if (!ec) candidates = kernel_worker_candidates(file.parent_path().string());
   }
+  auto self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back((self.parent_path() / "tune-kernel-worker").string());
+  for (const auto& candidate : candidates)
+    if (fs::is_regular_file(candidate, ec)) return candidate;
   return TUNE_KERNEL_WORKER_PATH;
 }
 
@@ -107,9 +138,7 @@ build_result compile_shared_object(const task_backend_options& options, const st
   });
 }
 
-std::vector<std::string> base_flags() {
-  return {"-std=c++20", "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno"};
-}
+std::vector<std::string> shared_object_flags() { return {"-std=c++20", "-fPIC", "-shared"}; }
 
 nlohmann::json arguments_json(const kernel_program& program) {
   auto list = nlohmann::json::array();
@@ -266,11 +295,9 @@ class cpu_backend final : public backend {
       out.message = e.what();
       return out;
     }
-    auto flags = base_flags();
-    if (program_->flags) {
-      auto extra = program_->flags(config);
-      flags.insert(flags.end(), extra.begin(), extra.end());
-    }
+    auto flags = shared_object_flags();
+    auto kernel_flags = cpu_kernel_flags(*program_, config);
+    flags.insert(flags.end(), kernel_flags.begin(), kernel_flags.end());
     return compile_shared_object(options_, source, flags, timeout_s);
   }
 

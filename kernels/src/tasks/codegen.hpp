@@ -21,6 +21,16 @@ std::vector<std::int64_t> tuple_value(const search_space& space, const configura
 /// The numeric value (discrete, numeric categorical) of parameter `name`.
 double number_value(const search_space& space, const configuration& config, const std::string& name);
 
+/// True for a C identifier (a letter or `_`, then letters, digits, `_`).
+bool is_identifier(const std::string& name);
+
+/// A configuration as compile-time constants, one per parameter:
+/// `constexpr long NAME = 32;` (numbers; double when not integral),
+/// `constexpr const char* NAME = "…";` (strings), tuples as `NAME_0`, `NAME_1`,
+/// … plus (`with_arrays`; device code cannot read host arrays)
+/// `constexpr long NAME[] = {…};`.
+std::string configuration_constants(const search_space& space, const configuration& config, bool with_arrays);
+
 /// `constexpr long NAME = value;\n`
 std::string constant(const std::string& name, std::int64_t value);
 

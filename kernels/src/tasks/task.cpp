@@ -148,16 +148,17 @@ std::vector<std::string> task_backend_names() {
   return names;
 }
 
+kernel_program_ptr make_cpu_task_program(const task_spec& task, int threads) {
+  return task.op == operator_kind::conv2d ? codegen::make_cpu_conv2d_program(task, threads)
+                                          : codegen::make_cpu_matmul_program(task, threads);
+}
+
 backend_ptr make_cuda_task_backend(const task_spec& task, const task_backend_options& options);
 backend_ptr make_hip_task_backend(const task_spec& task, const task_backend_options& options);
 
 backend_ptr make_task_backend(const task_spec& task, const std::string& backend_name,
                               const task_backend_options& options) {
-  if (backend_name == "cpu") {
-    auto program = task.op == operator_kind::conv2d ? codegen::make_cpu_conv2d_program(task, options.threads)
-                                                    : codegen::make_cpu_matmul_program(task, options.threads);
-    return make_cpu_backend(program, options);
-  }
+  if (backend_name == "cpu") return make_cpu_backend(make_cpu_task_program(task, options.threads), options);
 #ifdef TUNE_WITH_NVRTC
   if (backend_name == "cuda") return make_cuda_task_backend(task, options);
 #endif

@@ -15,17 +15,44 @@ namespace tune {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-[[noreturn]] void bad(const std::string& file, const std::string& field, const std::string& problem) {
-  throw std::invalid_argument(file + ": " + field + ": " + problem);
-}
+namespace codegen {
 
 bool is_identifier(const std::string& name) {
   if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
   for (char c : name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
   return true;
+}
+
+std::string configuration_constants(const search_space& space, const configuration& config, bool with_arrays) {
+  std::string out = "// configuration\n";
+  for (const auto& [name, value] : space.values(config)) {
+    if (auto* number = std::get_if<double>(&value)) {
+      if (*number == std::floor(*number) && std::fabs(*number) < 9e18)
+        out += codegen::constant(name, static_cast<std::int64_t>(*number));
+      else
+        out += "constexpr double " + name + " = " + tune::to_string(value) + ";\n";
+    } else if (std::holds_alternative<std::string>(value)) {
+      out += "constexpr const char* " + name + " = " + tune::to_string(value) + ";\n";
+    } else {
+      const auto& tuple = std::get<std::vector<std::int64_t>>(value);
+      std::string list;
+      for (std::size_t i = 0; i < tuple.size(); ++i) {
+        list += (i ? ", " : "") + std::to_string(tuple[i]);
+        out += codegen::constant(name + "_" + std::to_string(i), tuple[i]);
+      }
+      if (with_arrays) out += "constexpr long " + name + "[] = {" + list + "};\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace codegen
+
+namespace {
+
+[[noreturn]] void bad(const std::string& file, const std::string& field, const std::string& problem) {
+  throw std::invalid_argument(file + ": " + field + ": " + problem);
 }
 
 std::string text_field(const nlohmann::json& doc, const std::string& key, const std::string& file,
@@ -57,30 +84,6 @@ std::string trampoline(const std::string& symbol, const std::string& entry,
                                         : "*static_cast<const " + type + "*>(" + slot + ")";
   }
   return "\nextern \"C\" void " + symbol + "(void* const* a) { " + entry + "(" + call + "); }\n";
-}
-
-// Device code cannot read host constexpr arrays, so CUDA gets the parts only.
-std::string configuration_constants(const search_space& space, const configuration& config, bool with_arrays) {
-  std::string out = "// configuration\n";
-  for (const auto& [name, value] : space.values(config)) {
-    if (auto* number = std::get_if<double>(&value)) {
-      if (*number == std::floor(*number) && std::fabs(*number) < 9e18)
-        out += codegen::constant(name, static_cast<std::int64_t>(*number));
-      else
-        out += "constexpr double " + name + " = " + tune::to_string(value) + ";\n";
-    } else if (std::holds_alternative<std::string>(value)) {
-      out += "constexpr const char* " + name + " = " + tune::to_string(value) + ";\n";
-    } else {
-      const auto& tuple = std::get<std::vector<std::int64_t>>(value);
-      std::string list;
-      for (std::size_t i = 0; i < tuple.size(); ++i) {
-        list += (i ? ", " : "") + std::to_string(tuple[i]);
-        out += codegen::constant(name + "_" + std::to_string(i), tuple[i]);
-      }
-      if (with_arrays) out += "constexpr long " + name + "[] = {" + list + "};\n";
-    }
-  }
-  return out;
 }
 
 // Kernel Tuner's convention: the grid covers problem_size with blocks of
@@ -150,12 +153,12 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
   std::string source_name = text_field(doc, "source", file, "source");
   std::string source = read_source(base, source_name, file, "source");
   std::string entry = text_field(doc, "entry", file, "entry");
-  if (!is_identifier(entry)) bad(file, "entry", "'" + entry + "' is not a C++ function name");
+  if (!codegen::is_identifier(entry)) bad(file, "entry", "'" + entry + "' is not a C++ function name");
   std::string space_name = text_field(doc, "space", file, "space");
   fs::path space_path = fs::path(space_name).is_absolute() ? fs::path(space_name) : base / space_name;
   auto space = std::make_shared<search_space>(read_space_file(space_path.string()));
   for (const auto& p : space->parameters())
-    if (!is_identifier(p->name()))
+    if (!codegen::is_identifier(p->name()))
       bad(space_path.string(), p->name(), "a parameter name must be a C++ identifier to become a constant");
   program->space = space;
 
@@ -194,7 +197,8 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
     bad(file, "reference", "missing; give {\"source\": \"reference.cpp\", \"entry\": \"name\"}");
   const auto& ref = doc["reference"];
   std::string ref_entry = text_field(ref, "entry", file, "reference.entry");
-  if (!is_identifier(ref_entry)) bad(file, "reference.entry", "'" + ref_entry + "' is not a C++ function name");
+  if (!codegen::is_identifier(ref_entry))
+    bad(file, "reference.entry", "'" + ref_entry + "' is not a C++ function name");
   program->reference_source =
       read_source(base, text_field(ref, "source", file, "reference.source"), file, "reference.source") +
       trampoline("tune_reference", ref_entry, program->arguments);
@@ -218,13 +222,14 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
   if (language == "cuda") {
     read_cuda_launch(doc, file, *program);
     program->source = [space, full_source](const configuration& config) {
-      return configuration_constants(*space, config, false) + full_source;
+      return codegen::configuration_constants(*space, config, false) + full_source;
     };
     program->entry = entry;
     program->key += ":cuda";
   } else if (language == "c++") {
     program->source = [space, full_source, entry, arguments](const configuration& config) {
-      return configuration_constants(*space, config, true) + full_source + trampoline("tune_entry", entry, arguments);
+      return codegen::configuration_constants(*space, config, true) + full_source +
+             trampoline("tune_entry", entry, arguments);
     };
   } else {
     bad(file, "language", "'" + language + "' is neither \"c++\" (the default) nor \"cuda\"");

@@ -95,6 +95,11 @@ class search_space {
   /// naming the parameter when a name is missing or a value does not exist.
   configuration from_values(const std::map<std::string, parameter_value>& values) const;
 
+  /// The configuration to_json() wrote (any key order); throws
+  /// std::invalid_argument quoting the text when it is not a JSON object of
+  /// this space's parameters and values.
+  configuration from_json(const std::string& text) const;
+
  private:
   std::vector<parameter_ptr> parameters_;
   std::string origin_;

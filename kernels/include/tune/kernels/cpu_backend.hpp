@@ -22,13 +22,25 @@ namespace tune {
 /// A CPU backend for any kernel program (built-in template or user kernel).
 backend_ptr make_cpu_backend(kernel_program_ptr program, const task_backend_options& options);
 
+/// The flags a CPU kernel of `program` is compiled with besides -std=c++20
+/// -fPIC -shared: optimisation for this machine and the program's own. A
+/// tuned kernel compiled into another program needs them too.
+std::vector<std::string> cpu_kernel_flags(const kernel_program& program, const configuration& config);
+
 /// The compile cache folder of `options` (see task_backend_options::cache_dir).
 std::string kernel_cache_dir(const task_backend_options& options);
 
 /// The worker program that `options` selects: options.worker_path, else
-/// $TUNE_KERNEL_WORKER, else tune-kernel-worker next to the running program,
-/// else where the build put it.
+/// $TUNE_KERNEL_WORKER, else the first of kernel_worker_candidates() of the
+/// folder of the library holding this code (found with dladdr) that exists,
+/// else tune-kernel-worker next to the running program, else (static builds)
+/// where the build put it.
 std::string kernel_worker_path(const task_backend_options& options);
+
+/// Where the worker may lie relative to the folder of an installed or built
+/// libtune_kernels: the install layout's libexec folder
+/// (../libexec/tune-engine), ../bin, and the folder itself (the build tree).
+std::vector<std::string> kernel_worker_candidates(const std::string& library_dir);
 
 /// The expected outputs of a program: its reference source compiled once and
 /// run once by the worker, kept in the cache. Empty path and a message when it

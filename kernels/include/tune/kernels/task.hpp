@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tune/kernels/backend.hpp"
+#include "tune/kernels/kernel_program.hpp"
 
 namespace tune {
 
@@ -58,8 +59,8 @@ struct task_backend_options {
   int max_repeats = 1000;
   /// Largest accepted |out - ref| / max(1, |ref|) per element.
   double tolerance = 1e-3;
-  /// The measuring worker program; empty: $TUNE_KERNEL_WORKER, else next to
-  /// the running program, else where the build put it.
+  /// The measuring worker program; empty: $TUNE_KERNEL_WORKER, then relative
+  /// to the installed or built library (see kernel_worker_path()).
   std::string worker_path;
   /// CUDA: compute capability to compile for (80, 90, …); 0: the device's.
   int cuda_arch = 0;
@@ -78,5 +79,9 @@ backend_ptr make_task_backend(const task_spec& task, const std::string& backend_
                               const task_backend_options& options = {});
 backend_ptr make_task_backend(const std::string& task, const std::string& backend_name,
                               const task_backend_options& options = {});
+
+/// The program the "cpu" backend builds for a task: its search space, the
+/// source of each configuration, its flags.
+kernel_program_ptr make_cpu_task_program(const task_spec& task, int threads = 1);
 
 }  // namespace tune
