@@ -21,10 +21,6 @@ using storage::trial_finished_event;
 using storage::trial_input;
 using storage::trial_record;
 
-configuration run_recorder::parse_config(const search_space& space, const std::string& config_json) {
-  return space.from_json(config_json);
-}
-
 run_recorder::run_recorder(recorder_options options) : options_(std::move(options)) {
   if (!options_.space) throw std::invalid_argument("run_recorder: no search space");
   db_ = std::make_unique<results_db>(options_.db_path);
@@ -38,7 +34,7 @@ run_recorder::run_recorder(recorder_options options) : options_(std::move(option
       measured_trial trial;
       trial.id = static_cast<std::uint64_t>(row.seq);
       try {
-        trial.config = parse_config(*options_.space, row.config_json);
+        trial.config = options_.space->from_json(row.config_json);
       } catch (const std::exception& e) {
         throw std::invalid_argument(options_.db_path + ": run " + std::to_string(run_id_) + ", trial " +
                                     std::to_string(row.seq) + " does not fit the search space (" + e.what() +

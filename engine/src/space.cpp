@@ -225,15 +225,15 @@ configuration search_space::from_json(const std::string& text) const {
   std::map<std::string, parameter_value> values;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const auto& v = it.value();
-    if (v.is_number()) {
+    if (v.is_number() || v.is_boolean()) {
       values.emplace(it.key(), v.get<double>());
     } else if (v.is_string()) {
       values.emplace(it.key(), v.get<std::string>());
     } else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& x) { return x.is_number_integer(); })) {
       values.emplace(it.key(), v.get<std::vector<std::int64_t>>());
     } else {
-      throw std::invalid_argument("configuration " + text + ": parameter '" + it.key() +
-                                  "' has a value of an unknown kind: " + v.dump());
+      throw std::invalid_argument("configuration " + text + ": parameter '" + it.key() + "' has the value " + v.dump() +
+                                  "; expected a number, a string or a list of integers");
     }
   }
   return from_values(values);

@@ -22,15 +22,6 @@ std::vector<std::size_t> checkpoints(std::size_t budget) {
   return out;
 }
 
-nlohmann::ordered_json value_json(const parameter_value& v) {
-  if (auto d = std::get_if<double>(&v)) {
-    if (*d == std::floor(*d) && std::abs(*d) < 1e15) return static_cast<std::int64_t>(*d);
-    return *d;
-  }
-  if (auto s = std::get_if<std::string>(&v)) return *s;
-  return std::get<std::vector<std::int64_t>>(v);
-}
-
 void write_trajectories(const std::string& path, const replay_dataset& dataset,
                         const std::vector<replay_run_result>& runs) {
   std::ofstream out(path);
@@ -38,12 +29,10 @@ void write_trajectories(const std::string& path, const replay_dataset& dataset,
   for (std::size_t r = 0; r < runs.size(); ++r) {
     for (std::size_t i = 0; i < runs[r].steps.size(); ++i) {
       const auto& step = runs[r].steps[i];
-      nlohmann::ordered_json config = nlohmann::ordered_json::object();
-      for (const auto& [name, value] : dataset.space->values(step.config)) config[name] = value_json(value);
       nlohmann::ordered_json line{
           {"run", r},
           {"eval", i + 1},
-          {"config", config},
+          {"config", nlohmann::ordered_json::parse(dataset.space->to_json(step.config))},
           {"status", std::string(to_string(step.state))},
           {"time_ms", std::isfinite(step.time_ms) ? nlohmann::ordered_json(step.time_ms) : nlohmann::ordered_json()},
           {"sim_time_s", step.sim_time_s}};

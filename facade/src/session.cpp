@@ -88,7 +88,7 @@ replay_dataset runs_as_dataset(const storage::results_db& db, const std::vector<
     for (const auto& row : db.trials(run.id)) {
       configuration config;
       try {
-        config = actors::run_recorder::parse_config(*space, row.config_json);
+        config = space->from_json(row.config_json);
       } catch (const std::exception&) {
         continue;
       }

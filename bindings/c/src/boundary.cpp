@@ -7,15 +7,6 @@ namespace {
 
 thread_local std::string last_error;
 
-parameter_value value_from_json(const nlohmann::json& value, const char* argument, const std::string& name) {
-  if (value.is_number() || value.is_boolean()) return value.get<double>();
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_array() && std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_number_integer(); }))
-    return value.get<std::vector<std::int64_t>>();
-  throw std::invalid_argument(std::string(argument) + ": parameter '" + name + "' has the value " + value.dump() +
-                              "; expected a number, a string or a list of integers");
-}
-
 }  // namespace
 
 void set_last_error(const std::string& message) noexcept {
@@ -32,15 +23,8 @@ void require(const void* pointer, const char* argument) {
 
 configuration parse_config(const search_space& space, const char* config_json, const char* argument) {
   require(config_json, argument);
-  auto doc = nlohmann::json::parse(config_json, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object())
-    throw std::invalid_argument(std::string(argument) + ": '" + config_json +
-                                "' is not a JSON object; expected {\"name\": value, ...}");
-  std::map<std::string, parameter_value> values;
-  for (auto it = doc.begin(); it != doc.end(); ++it)
-    values.emplace(it.key(), value_from_json(it.value(), argument, it.key()));
   try {
-    return space.from_values(values);
+    return space.from_json(config_json);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string(argument) + ": " + e.what());
   }

@@ -66,9 +66,6 @@ class run_recorder : public trial_listener {
   /// it) and publishes run_finished.
   void finished(const run_summary& summary, bool interrupted);
 
-  /// The configuration recorded as JSON text, back in the space's indices.
-  static configuration parse_config(const search_space& space, const std::string& config_json);
-
  private:
   std::string device_name(std::int32_t device) const;
   nlohmann::json config_json(const configuration& config) const;

@@ -97,7 +97,7 @@ class search_space {
 
   /// The configuration to_json() wrote (any key order); throws
   /// std::invalid_argument quoting the text when it is not a JSON object of
-  /// this space's parameters and values.
+  /// this space's parameters and values (true and false read as 1 and 0).
   configuration from_json(const std::string& text) const;
 
  private:
