@@ -38,6 +38,13 @@
 //   faster time arrives; 0 turns this off. A smooth model settles on one
 //   basin and misses an optimum whose neighbours are slow (convolution A100
 //   in docs/replay.md); crossover of good configurations finds it.
+// - Longer stall: after `local_after` results without a faster time, the
+//   unmeasured one-step neighbours of the best configuration (one parameter
+//   moved to a neighbouring value, parameter::neighbours) come first, in an
+//   order drawn from the seed, until one is faster (then the model resumes)
+//   or none is left (then NoSE again); 0 turns this off. The explorer
+//   recombines what is measured; this tries what lies next to the best,
+//   where an optimum a step away hides when its other neighbours are slow.
 // - Cap: once the model holds `model_limit` observations it takes no more
 //   and NoSE proposes from then on (0: no cap).
 //
@@ -46,7 +53,8 @@
 // Defaults (chosen on the replay benchmark, docs/replay.md): initial = 10,
 // initial_min = 5, switch_correlation = 0.5, design_tries = 1,
 // length_scale = 0.7, jitter = 1e-4, xi = 0.01, pool = 20000,
-// alignment = 0.5, failure_noise = 0.1, stall = 40, model_limit = 300,
+// alignment = 0.5, failure_noise = 0.1, stall = 40, local_after = 60,
+// model_limit = 300,
 // prior_top = 2, prior_slope = 1, prior_strength = 1, prior_share = 0.5.
 #include <algorithm>
 #include <cmath>
@@ -82,7 +90,8 @@ class bo_strategy final : public strategy_base {
                        {"prior_top", 2},
                        {"prior_slope", 1.0},
                        {"prior_strength", 1.0},
-                       {"prior_share", 0.5}}),
+                       {"prior_share", 0.5},
+                       {"local_after", 60}}),
         initial_(hyper_count("initial", 1)),
         initial_min_(hyper_count("initial_min", 1)),
         switch_correlation_(hyper_in("switch_correlation", -1.0, 1.0)),
@@ -100,6 +109,7 @@ class bo_strategy final : public strategy_base {
     auto filling = space_filling_design(*space_, pool_, avoid, initial_, hyper_count("design_tries", 1), rng_);
     design_.insert(design_.end(), filling.begin(), filling.end());
     stall_ = hyper_count("stall", 0);
+    local_after_ = hyper_count("local_after", 0);
     model_limit_ = hyper_count("model_limit", 0);
     if (stall_ > 0 || model_limit_ > 0) {
       // NoSE with its defaults, on its own stream of the seed; it sees every
@@ -114,6 +124,7 @@ class bo_strategy final : public strategy_base {
   void on_result(const trial_result& result, double fit) override {
     take(result.config);
     if (explorer_) explorer_->observe(result);
+    if (fit > best_fit_) best_fit_ = fit, best_config_ = result.config;
     if (model_full()) return;
     if (fit > 0) {
       double y = std::log(result.time_ms);
@@ -138,6 +149,24 @@ class bo_strategy final : public strategy_base {
         claim(out, pool_[c]);
       }
       return;
+    }
+    if (local_after_ > 0 && results_since_improvement() >= local_after_ && !best_config_.empty()) {
+      // Stalled for longer: every one-step neighbour of the best, one
+      // parameter at a time, in random order, until one is faster.
+      std::vector<configuration> steps;
+      const auto& params = space_->parameters();
+      for (std::size_t i = 0; i < best_config_.size(); ++i)
+        for (auto j : params[i]->neighbours(best_config_[i])) {
+          auto c = best_config_;
+          c[i] = j;
+          if (fresh(c)) steps.push_back(std::move(c));
+        }
+      std::shuffle(steps.begin(), steps.end(), rng_);
+      for (auto& c : steps) {
+        if (out.size() >= n) break;
+        if (claim(out, c)) take(c);
+      }
+      if (out.size() >= n) return;
     }
     if (explorer_ && ((stall_ > 0 && results_since_improvement() >= stall_) || model_full())) {
       // Stalled: the model's expected improvement has settled on one basin.
@@ -343,6 +372,9 @@ class bo_strategy final : public strategy_base {
   // Observations made before: encoded points, targets, extra noise.
   std::vector<double> early_points_, early_y_, early_noise_;
   std::size_t stall_ = 0;
+  std::size_t local_after_ = 0;  // results without a faster time before the neighbour sweep
+  double best_fit_ = 0;
+  configuration best_config_;
   std::size_t model_limit_ = 0;
   std::unique_ptr<strategy> explorer_;
   double xi_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -57,7 +58,8 @@ strategy_options small_options(const std::string& name, std::uint64_t seed) {
 // Asks in batches of 4 and returns each batch's results in reverse order, so
 // results arrive out of order and interleaved with later proposals.
 run_log drive(const std::string& name, search_space_ptr space, std::size_t budget, std::uint64_t seed,
-              const strategy_options* options = nullptr) {
+              const strategy_options* options = nullptr,
+              const std::function<trial_result(const configuration&)>& measure = evaluate) {
   auto s = make_strategy(name, space, options ? *options : small_options(name, seed));
   run_log log;
   std::vector<configuration> pending;
@@ -71,7 +73,7 @@ run_log drive(const std::string& name, search_space_ptr space, std::size_t budge
     pending.insert(pending.end(), batch.begin(), batch.end());
     // Keep two results in flight across calls.
     while (pending.size() > 2 || (batch.empty() && !pending.empty())) {
-      auto r = evaluate(pending.back());
+      auto r = measure(pending.back());
       pending.pop_back();
       if (r.ok()) log.best = std::min(log.best, r.time_ms);
       s->observe(r);
@@ -536,6 +538,56 @@ TEST_CASE("bo proposes a prior's fastest configurations first", "[engine][strate
   strategy_options none;
   none.seed = 3;
   CHECK(make_strategy("bo", space, none)->propose(1)[0] != configuration{20, 7, 2});
+}
+
+TEST_CASE("bo sweeps the best configuration's neighbours after local_after results without a faster time",
+          "[engine][strategy]") {
+  // Every configuration takes the same time, so nothing is ever faster than
+  // the first result: after local_after results the proposals are the
+  // one-step neighbours of that first configuration (x and y one value up or
+  // down, z any other of its four values), and only those, until they run out.
+  auto flat = [](const configuration& c) {
+    trial_result r;
+    r.config = c;
+    r.state = status::ok;
+    r.time_ms = 5.0;
+    return r;
+  };
+  auto neighbour_of = [](const configuration& a, const configuration& b) {
+    int differing = 0;
+    bool step = true;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] == b[i]) continue;
+      ++differing;
+      if (i < 2 && (a[i] > b[i] ? a[i] - b[i] : b[i] - a[i]) != 1) step = false;
+    }
+    return differing == 1 && step;
+  };
+  for (double local_after : {30.0, 0.0}) {
+    INFO("local_after " << local_after);
+    strategy_options o;
+    o.seed = 3;
+    o.hyper = {{"local_after", local_after}, {"stall", 20}};
+    auto s = make_strategy("bo", grid_space(false), o);
+    std::vector<configuration> measured;
+    while (measured.size() < 40) {
+      auto c = s->propose(1).at(0);
+      measured.push_back(c);
+      s->observe(flat(c));
+    }
+    std::size_t neighbours = 0;
+    for (std::size_t i = 30; i < 37; ++i) neighbours += neighbour_of(measured[0], measured[i]);
+    if (local_after > 0) {
+      // At most seven neighbours (fewer at an edge); they come first.
+      std::size_t possible = 0;
+      for (std::size_t i = 0; i < 3; ++i) possible += (i < 2 ? (measured[0][i] > 0) + (measured[0][i] < 31) : 3);
+      std::size_t taken_before = 0;
+      for (std::size_t i = 1; i < 30; ++i) taken_before += neighbour_of(measured[0], measured[i]);
+      CHECK(neighbours == std::min<std::size_t>(7, possible - taken_before));
+    } else {
+      CHECK(neighbours < 7);
+    }
+  }
 }
 
 TEST_CASE("bo with a misleading prior still finds the optimum", "[engine][strategy]") {
