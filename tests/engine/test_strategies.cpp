@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <set>
 
@@ -58,8 +57,7 @@ strategy_options small_options(const std::string& name, std::uint64_t seed) {
 // Asks in batches of 4 and returns each batch's results in reverse order, so
 // results arrive out of order and interleaved with later proposals.
 run_log drive(const std::string& name, search_space_ptr space, std::size_t budget, std::uint64_t seed,
-              const strategy_options* options = nullptr,
-              const std::function<trial_result(const configuration&)>& measure = evaluate) {
+              const strategy_options* options = nullptr) {
   auto s = make_strategy(name, space, options ? *options : small_options(name, seed));
   run_log log;
   std::vector<configuration> pending;
@@ -73,7 +71,7 @@ run_log drive(const std::string& name, search_space_ptr space, std::size_t budge
     pending.insert(pending.end(), batch.begin(), batch.end());
     // Keep two results in flight across calls.
     while (pending.size() > 2 || (batch.empty() && !pending.empty())) {
-      auto r = measure(pending.back());
+      auto r = evaluate(pending.back());
       pending.pop_back();
       if (r.ok()) log.best = std::min(log.best, r.time_ms);
       s->observe(r);
