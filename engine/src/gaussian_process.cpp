@@ -79,11 +79,26 @@ gp_encoding::gp_encoding(const search_space& space, double alignment) {
         break;
       case parameter_kind::factorization:
       case parameter_kind::permutation: {
-        if (count > 100000)
-          throw std::invalid_argument("gp_encoding: parameter '" + param->name() + "' has " + std::to_string(count) +
-                                      " values, more than the 100000 that are tabulated");
         width = param->feature_count();
         bool logarithmic = param->kind() == parameter_kind::factorization;
+        if (count > tabulated) {
+          // Too many to tabulate: computed per configuration, scaled by the
+          // bounds every column of the whole table would have (log2 of the
+          // factor in [0, log2 product], or a position in [1, n]).
+          computed c;
+          c.param = param;
+          c.logarithmic = logarithmic;
+          if (logarithmic) {
+            auto first = std::get<std::vector<std::int64_t>>(param->value(0));
+            c.low = 0;
+            c.high = std::log2(static_cast<double>(first.back()));
+          } else {
+            c.low = 1;
+            c.high = static_cast<double>(width);
+          }
+          computed_.emplace(tables_.size(), c);
+          break;
+        }
         std::vector<double> features;
         for (std::uint64_t v = 0; v < count; ++v) {
           features.clear();
@@ -103,6 +118,16 @@ gp_encoding::gp_encoding(const search_space& space, double alignment) {
 void gp_encoding::encode(const configuration& config, std::vector<double>& out) const {
   if (config.size() != tables_.size()) throw std::invalid_argument("gp_encoding: configuration of the wrong size");
   for (std::size_t p = 0; p < tables_.size(); ++p) {
+    if (auto it = computed_.find(p); it != computed_.end()) {
+      const auto& c = it->second;
+      std::size_t at = out.size();
+      c.param->features(config[p], out);
+      for (std::size_t i = at; i < out.size(); ++i) {
+        double x = c.logarithmic ? std::log2(std::max(out[i], 1.0)) : out[i];
+        out[i] = c.high > c.low ? (x - c.low) / (c.high - c.low) : 0.0;
+      }
+      continue;
+    }
     const double* row = tables_[p].data() + config[p] * widths_[p];
     out.insert(out.end(), row, row + widths_[p]);
   }

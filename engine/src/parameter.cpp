@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 namespace tune {
@@ -104,8 +105,16 @@ const tuple_type& as_tuple(const parameter_value& value, const std::string& name
 
 // ---------------------------------------------------------------- factorization
 
+// Ordered factorizations are numbered in lexicographic order of their tuples.
+// Up to `table_limit` of them are listed once (fast lookups for the spaces of
+// OpEvo's tasks); beyond that an index is turned into its tuple and back by
+// counting: the number of ordered k-factorizations of m = Π p^e is
+// Π C(e + k - 1, k - 1), so each position's factor is found by walking the
+// divisors of what is left in increasing order and skipping whole blocks.
 class factorization_parameter final : public parameter {
  public:
+  static constexpr std::uint64_t table_limit = 1'000'000;
+
   factorization_parameter(std::string name, std::int64_t product, int parts)
       : parameter(std::move(name)), product_(product), parts_(parts) {
     if (product < 1) throw std::invalid_argument("factorization '" + this->name() + "': product must be >= 1");
@@ -117,27 +126,27 @@ class factorization_parameter final : public parameter {
         while (n % p == 0) n /= p;
       }
     }
-    tuple_type current(parts, 1);
-    enumerate(0, product, current);
-    std::sort(tuples_.begin(), tuples_.end());
-    for (std::size_t i = 0; i < tuples_.size(); ++i) index_.emplace(tuples_[i], i);
+    cardinality_ = count(product_, parts_);
+    if (cardinality_ <= table_limit) {
+      tuple_type current(parts, 1);
+      enumerate(0, product, current);
+      for (std::size_t i = 0; i < tuples_.size(); ++i) index_.emplace(tuples_[i], i);
+    }
   }
 
   parameter_kind kind() const override { return parameter_kind::factorization; }
-  std::uint64_t cardinality() const override { return tuples_.size(); }
-  parameter_value value(std::uint64_t index) const override { return tuples_.at(index); }
+  std::uint64_t cardinality() const override { return cardinality_; }
+  parameter_value value(std::uint64_t index) const override { return tuple(index); }
 
   std::uint64_t index_of(const parameter_value& value) const override {
-    auto it = index_.find(as_tuple(value, name()));
-    if (it == index_.end()) {
-      throw std::invalid_argument("parameter '" + name() + "': " + to_string(value) + " is not an ordered " +
-                                  std::to_string(parts_) + "-factorization of " + std::to_string(product_));
-    }
-    return it->second;
+    const tuple_type& u = as_tuple(value, name());
+    if (auto rank = rank_of(u)) return *rank;
+    throw std::invalid_argument("parameter '" + name() + "': " + to_string(value) + " is not an ordered " +
+                                std::to_string(parts_) + "-factorization of " + std::to_string(product_));
   }
 
   std::vector<std::uint64_t> neighbours(std::uint64_t index) const override {
-    const tuple_type& u = tuples_.at(index);
+    const tuple_type u = tuple(index);
     std::vector<std::uint64_t> out;
     tuple_type v = u;
     for (int from = 0; from < parts_; ++from) {
@@ -147,7 +156,7 @@ class factorization_parameter final : public parameter {
           if (to == from) continue;
           v[from] = u[from] / z;
           v[to] = u[to] * z;
-          out.push_back(index_.at(v));
+          out.push_back(*rank_of(v));
           v[from] = u[from];
           v[to] = u[to];
         }
@@ -158,18 +167,99 @@ class factorization_parameter final : public parameter {
 
   std::size_t feature_count() const override { return parts_; }
   void features(std::uint64_t index, std::vector<double>& out) const override {
-    for (auto f : tuples_.at(index)) out.push_back(static_cast<double>(f));
+    for (auto f : tuple(index)) out.push_back(static_cast<double>(f));
   }
 
  private:
+  tuple_type tuple(std::uint64_t index) const {
+    if (index >= cardinality_)
+      throw std::out_of_range("parameter '" + name() + "': index " + std::to_string(index) + " of " +
+                              std::to_string(cardinality_));
+    if (!tuples_.empty()) return tuples_[index];
+    tuple_type u(parts_, 1);
+    std::int64_t rest = product_;
+    for (int position = 0; position + 1 < parts_; ++position) {
+      for (std::int64_t d : divisors(rest)) {
+        std::uint64_t block = count(rest / d, parts_ - position - 1);
+        if (index < block) {
+          u[position] = d;
+          rest /= d;
+          break;
+        }
+        index -= block;
+      }
+    }
+    u[parts_ - 1] = rest;
+    return u;
+  }
+
+  std::optional<std::uint64_t> rank_of(const tuple_type& u) const {
+    if (static_cast<int>(u.size()) != parts_) return std::nullopt;
+    if (!tuples_.empty()) {
+      auto it = index_.find(u);
+      if (it == index_.end()) return std::nullopt;
+      return it->second;
+    }
+    std::uint64_t rank = 0;
+    std::int64_t rest = product_;
+    for (int position = 0; position + 1 < parts_; ++position) {
+      if (u[position] < 1 || rest % u[position] != 0) return std::nullopt;
+      for (std::int64_t d : divisors(rest)) {
+        if (d >= u[position]) break;
+        rank += count(rest / d, parts_ - position - 1);
+      }
+      rest /= u[position];
+    }
+    if (u[parts_ - 1] != rest) return std::nullopt;
+    return rank;
+  }
+
+  /// The divisors of m (a divisor of the product), in increasing order.
+  std::vector<std::int64_t> divisors(std::int64_t m) const {
+    std::vector<std::int64_t> out{1};
+    for (std::int64_t p : primes_) {
+      std::size_t before = out.size();
+      for (std::int64_t power = p; m % power == 0; power *= p) {
+        for (std::size_t i = 0; i < before; ++i) out.push_back(out[i] * power);
+        if (power > m / p) break;
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  /// Ordered k-factorizations of m; std::invalid_argument past 2^64 - 1.
+  std::uint64_t count(std::int64_t m, int k) const {
+    unsigned __int128 total = 1;
+    constexpr auto most = static_cast<unsigned __int128>(~std::uint64_t{0});
+    for (std::int64_t p : primes_) {
+      int e = 0;
+      for (; m % p == 0; m /= p) ++e;
+      // C(e + k - 1, e), built up factor by factor (each step stays whole).
+      unsigned __int128 binomial = 1;
+      for (int i = 1; i <= e; ++i) {
+        binomial = binomial * static_cast<unsigned>(k - 1 + i) / static_cast<unsigned>(i);
+        if (binomial > most) throw too_many();
+      }
+      total *= binomial;
+      if (total > most) throw too_many();
+    }
+    return static_cast<std::uint64_t>(total);
+  }
+
+  std::invalid_argument too_many() const {
+    return std::invalid_argument("factorization '" + name() + "': " + std::to_string(product_) +
+                                 " has more than 2^64 " + "ordered factorizations into " + std::to_string(parts_) +
+                                 " parts; use fewer parts");
+  }
+
   void enumerate(int position, std::int64_t rest, tuple_type& current) {
     if (position == parts_ - 1) {
       current[position] = rest;
       tuples_.push_back(current);
       return;
     }
-    for (std::int64_t d = 1; d <= rest; ++d) {
-      if (rest % d != 0) continue;
+    for (std::int64_t d : divisors(rest)) {
       current[position] = d;
       enumerate(position + 1, rest / d, current);
     }
@@ -177,8 +267,9 @@ class factorization_parameter final : public parameter {
 
   std::int64_t product_;
   int parts_;
+  std::uint64_t cardinality_ = 0;
   std::vector<std::int64_t> primes_;
-  std::vector<tuple_type> tuples_;
+  std::vector<tuple_type> tuples_;  // in index order, when there are at most table_limit
   std::map<tuple_type, std::uint64_t> index_;
 };
 

@@ -1,6 +1,8 @@
 #include "tune/engine/space.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -43,6 +45,44 @@ std::optional<std::uint64_t> search_space::cartesian_size() const {
     if (__builtin_mul_overflow(size, p->cardinality(), &size)) return std::nullopt;
   }
   return size;
+}
+
+std::string search_space::cartesian_size_text() const {
+  unsigned __int128 size = 1;
+  for (const auto& p : parameters_) {
+    if (__builtin_mul_overflow(size, static_cast<unsigned __int128>(p->cardinality()), &size)) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, "about %.3g", std::pow(10.0, cartesian_log10()));
+      return buffer;
+    }
+  }
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(size % 10)));
+    size /= 10;
+  } while (size > 0);
+  return digits;
+}
+
+double search_space::cartesian_log10() const {
+  double sum = 0;
+  for (const auto& p : parameters_) sum += std::log10(static_cast<double>(p->cardinality()));
+  return sum;
+}
+
+search_space::valid_estimate search_space::estimate_valid(std::size_t draws, rng_type& rng) const {
+  valid_estimate out;
+  out.draws = draws;
+  for (std::size_t i = 0; i < draws; ++i) out.valid += is_valid(draw(rng)) ? 1 : 0;
+  if (draws == 0) return out;
+  // Wilson score interval, z = 1.96.
+  double n = static_cast<double>(draws), p = static_cast<double>(out.valid) / n, z = 1.959964;
+  double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
+  double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n);
+  out.fraction = p;
+  out.low = std::max(0.0, centre - half);
+  out.high = std::min(1.0, centre + half);
+  return out;
 }
 
 void search_space::add_constraints(const std::vector<std::string>& expressions) {

@@ -44,19 +44,47 @@ double minimum_distance(const std::vector<double>& points, std::size_t dimension
   return std::sqrt(best);
 }
 
+namespace {
+// The values of parameter p present in the pool, in increasing index order,
+// with the middle of each one's interval of the pool's cumulative
+// distribution: no table over all of a parameter's values (a factorization
+// may have 10^13 of them).
+std::vector<std::pair<std::uint64_t, double>> present_quantiles(std::size_t p, const std::vector<configuration>& pool) {
+  std::vector<std::uint64_t> values;
+  values.reserve(pool.size());
+  for (const auto& config : pool) values.push_back(config[p]);
+  std::sort(values.begin(), values.end());
+  std::vector<std::pair<std::uint64_t, double>> out;
+  double total = static_cast<double>(pool.size());
+  for (std::size_t i = 0; i < values.size();) {
+    std::size_t j = i;
+    while (j < values.size() && values[j] == values[i]) ++j;
+    out.emplace_back(values[i], (static_cast<double>(i) + 0.5 * static_cast<double>(j - i)) / total);
+    i = j;
+  }
+  return out;
+}
+}  // namespace
+
 std::vector<std::vector<double>> quantile_coordinates(const search_space& space,
                                                       const std::vector<configuration>& pool) {
   std::vector<std::vector<double>> tables;
   for (std::size_t p = 0; p < space.dimension(); ++p) {
-    std::vector<double> counts(space.parameters()[p]->cardinality(), 0.0);
-    for (const auto& config : pool) counts[config[p]] += 1;
+    auto present = present_quantiles(p, pool);
+    std::vector<double> table(space.parameters()[p]->cardinality(), pool.empty() ? 0.5 : 0.0);
+    // An absent value maps to where it would start: the share below it.
+    std::size_t next = 0;
     double below = 0, total = static_cast<double>(pool.size());
-    for (double& c : counts) {
-      double mid = total > 0 ? (below + 0.5 * c) / total : 0.5;
-      below += c;
-      c = mid;
+    for (std::uint64_t v = 0; v < table.size() && !pool.empty(); ++v) {
+      if (next < present.size() && present[next].first == v) {
+        table[v] = present[next].second;
+        below += 2 * (present[next].second * total - below);  // mid = below + count / 2
+        ++next;
+      } else {
+        table[v] = below / total;
+      }
     }
-    tables.push_back(std::move(counts));
+    tables.push_back(std::move(table));
   }
   return tables;
 }
@@ -68,11 +96,16 @@ std::vector<std::size_t> space_filling_design(const search_space& space, const s
   if (!taken.empty() && taken.size() != pool.size())
     throw std::invalid_argument("space_filling_design: taken must have one flag per pool member");
   const std::size_t dim = space.dimension();
-  auto tables = quantile_coordinates(space, pool);
+  std::vector<std::vector<std::pair<std::uint64_t, double>>> present;
+  for (std::size_t p = 0; p < dim; ++p) present.push_back(present_quantiles(p, pool));
   std::vector<float> coords;  // the pool's quantile coordinates, row-major
   coords.reserve(pool.size() * dim);
   for (const auto& config : pool)
-    for (std::size_t p = 0; p < dim; ++p) coords.push_back(static_cast<float>(tables[p][config[p]]));
+    for (std::size_t p = 0; p < dim; ++p) {
+      auto at =
+          std::lower_bound(present[p].begin(), present[p].end(), std::pair<std::uint64_t, double>{config[p], -1.0});
+      coords.push_back(static_cast<float>(at->second));
+    }
   std::size_t available = 0;
   for (std::size_t c = 0; c < pool.size(); ++c) available += taken.empty() || !taken[c];
   count = std::min(count, available);

@@ -48,6 +48,40 @@ TEST_CASE("tune-engine space does not enumerate beyond --limit", "[cli][space]")
   CHECK(nlohmann::json::parse(j.out())["valid"].is_null());
 }
 
+TEST_CASE("tune-engine space answers at once on a space of 10^21 configurations", "[cli][space]") {
+  tune::test::scratch_dir dir("cli-space-huge");
+  auto path = (dir / "huge.json").string();
+  std::ofstream(path) << R"({"t": {"_type": "factor", "_value": [1099511627776, 16]},
+                             "p": {"_type": "perm", "_value": 12}})";
+  cli_process p({"space", path});
+  REQUIRE(p.wait() == 0);
+  CHECK_THAT(p.out(), Contains("11899700525790") && Contains("479001600"));
+  CHECK_THAT(p.out(), Contains("Cartesian size: 5699975591374251264000 (10^21.8, more than 2^64)"));
+  CHECK_THAT(p.out(), Contains("valid configurations: 5699975591374251264000 (exact: no constraints)"));
+
+  // With a constraint the count is estimated, and said to be.
+  auto constrained = (dir / "constrained.json").string();
+  std::ofstream(constrained) << R"({"ConfigurationSpace": {"TuningParameters": [
+      {"Name": "a", "Type": "int", "Values": "[i for i in range(0, 100000)]"},
+      {"Name": "b", "Type": "int", "Values": "[i for i in range(0, 100000)]"},
+      {"Name": "c", "Type": "int", "Values": "[i for i in range(0, 1000)]"}],
+      "Conditions": [{"Expression": "a < b", "Parameters": ["a", "b"]}]}})";
+  cli_process e({"space", "--json", "--draws", "20000", constrained});
+  REQUIRE(e.wait() == 0);
+  auto doc = nlohmann::json::parse(e.out());
+  CHECK(doc["cartesian_size"] == 10'000'000'000'000ULL);
+  CHECK(doc["valid"].is_null());
+  CHECK(doc["valid_exact"] == false);
+  auto estimate = doc["valid_estimate"];
+  CHECK(estimate["draws"] == 20000);
+  CHECK(estimate["count_low"].get<double>() < 5e12);
+  CHECK(estimate["count_high"].get<double>() > 5e12);
+  cli_process t({"space", constrained});
+  REQUIRE(t.wait() == 0);
+  CHECK_THAT(t.out(), Contains("valid configurations: about") && Contains("95% interval") &&
+                          Contains("estimated from 100000 uniform draws"));
+}
+
 TEST_CASE("tune-engine space rejects bad files with exit code 2 and the field", "[cli][space]") {
   tune::test::scratch_dir dir("cli-space");
   {

@@ -309,3 +309,29 @@ TEST_CASE("a prior trend is checked and set before the first observation", "[eng
   gp.add(&x, 1.0);
   CHECK_THROWS_AS(gp.set_trend({1.0, 2.0, 3.0}, 1.0, 1.0), std::logic_error);
 }
+
+TEST_CASE("factorizations too large to tabulate are encoded with the table's scaling", "[engine][gp]") {
+  // 2^20 into 6 parts (53,130 values) is tabulated, 2^24 into 6 parts
+  // (118,755) and the orders of 9 loops (362,880) are computed: all give
+  // log2(factor) / log2(product) and (position - 1) / (n - 1).
+  auto check = [](std::int64_t product, int parts) {
+    INFO("product " << product << " parts " << parts);
+    auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{
+        make_factorization_parameter("t", product, parts), make_permutation_parameter("p", 9)});
+    gp_encoding encoding(*space);
+    REQUIRE(encoding.dimension() == static_cast<std::size_t>(parts) + 9);
+    rng_type rng(11);
+    for (int i = 0; i < 200; ++i) {
+      auto config = space->draw(rng);
+      std::vector<double> x;
+      encoding.encode(config, x);
+      auto factors = std::get<std::vector<std::int64_t>>(space->parameters()[0]->value(config[0]));
+      auto order = std::get<std::vector<std::int64_t>>(space->parameters()[1]->value(config[1]));
+      for (int k = 0; k < parts; ++k)
+        CHECK(x[k] == Approx(std::log2(static_cast<double>(factors[k])) / std::log2(static_cast<double>(product))));
+      for (int k = 0; k < 9; ++k) CHECK(x[parts + order[k]] == Approx(k / 8.0));
+    }
+  };
+  check(std::int64_t{1} << 20, 6);
+  check(std::int64_t{1} << 24, 6);
+}

@@ -91,6 +91,63 @@ TEST_CASE("factorization neighbours move one prime factor (OpEvo Figure 1a)", "[
   }
 }
 
+TEST_CASE("a factorization too large to list is ranked by counting", "[engine][parameter][property]") {
+  // 2^40 into 16 parts: C(55, 15) = 11,899,700,525,790 ordered factorizations,
+  // far past what is listed; indices and values still map both ways, in
+  // lexicographic order, and neighbours are those of the listed kind.
+  auto p = make_factorization_parameter("t", std::int64_t{1} << 40, 16);
+  REQUIRE(p->cardinality() == 11'899'700'525'790ULL);
+  tuple first(16, 1), last(16, 1);
+  first.back() = std::int64_t{1} << 40;
+  last.front() = std::int64_t{1} << 40;
+  CHECK(std::get<tuple>(p->value(0)) == first);
+  CHECK(std::get<tuple>(p->value(p->cardinality() - 1)) == last);
+  rng_type rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    auto i = p->draw(rng);
+    auto v = std::get<tuple>(p->value(i));
+    std::int64_t product = 1;
+    for (auto f : v) product *= f;
+    CHECK(product == std::int64_t{1} << 40);
+    CHECK(p->index_of(v) == i);
+    if (i + 1 < p->cardinality()) CHECK(v < std::get<tuple>(p->value(i + 1)));
+    for (auto n : p->neighbours(i)) {
+      auto w = std::get<tuple>(p->value(n));
+      int moved = 0;
+      for (std::size_t k = 0; k < v.size(); ++k) moved += v[k] != w[k];
+      CHECK(moved == 2);
+    }
+  }
+  CHECK_THROWS_AS(p->index_of(tuple(16, 2)), std::invalid_argument);
+  CHECK_THROWS_AS(p->value(p->cardinality()), std::out_of_range);
+}
+
+TEST_CASE("ranking by counting gives the listed order", "[engine][parameter][property]") {
+  // 2^20 * 3^2 into 6 parts is 53,130 * 21 = 1,115,730: just past the listed
+  // limit; its order must be the sorted order a list would have.
+  auto big = make_factorization_parameter("t", (std::int64_t{1} << 20) * 9, 6);
+  REQUIRE(big->cardinality() == 1'115'730);
+  tuple previous;
+  for (std::uint64_t i = 0; i < big->cardinality(); i += 997) {
+    auto v = std::get<tuple>(big->value(i));
+    if (!previous.empty()) CHECK(previous < v);
+    CHECK(big->index_of(v) == i);
+    previous = v;
+  }
+  // The neighbours relation is symmetric.
+  for (std::uint64_t i : {0ULL, 12345ULL, 999'999ULL}) {
+    for (auto n : big->neighbours(i)) {
+      auto back = big->neighbours(n);
+      CHECK(std::find(back.begin(), back.end(), i) != back.end());
+    }
+  }
+}
+
+TEST_CASE("a factorization with more than 2^64 orderings is refused", "[engine][parameter]") {
+  CHECK_THROWS_WITH(make_factorization_parameter("t", std::int64_t{1} << 62, 40),
+                    Catch::Matchers::Contains("more than 2^64") && Catch::Matchers::Contains("'t'"));
+}
+
 TEST_CASE("bad factorization arguments are rejected", "[engine][parameter]") {
   CHECK_THROWS_AS(make_factorization_parameter("x", 0, 3), std::invalid_argument);
   CHECK_THROWS_AS(make_factorization_parameter("x", 8, 0), std::invalid_argument);

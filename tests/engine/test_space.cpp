@@ -38,6 +38,39 @@ TEST_CASE("a Cartesian size beyond 64 bits is reported as unknown", "[engine][sp
   CHECK(space.draw_valid(rng).has_value());
 }
 
+TEST_CASE("a huge space reports its exact size and estimates its valid share", "[engine][space][property]") {
+  // 2^40 into 16 parts times the orders of 12 loops: 5.7e21 configurations.
+  search_space space({make_factorization_parameter("t", std::int64_t{1} << 40, 16),
+                      make_permutation_parameter("p", 12)});
+  CHECK_FALSE(space.cartesian_size().has_value());
+  CHECK(space.cartesian_size_text() == "5699975591374251264000");
+  CHECK(space.cartesian_log10() == Approx(21.7558).margin(1e-3));
+  rng_type rng(1);
+  CHECK(space.draw_valid(rng).has_value());
+  // t_0 == 1 holds for C(54, 14) / C(55, 15) = 15/55 of the factorizations.
+  space.add_constraints({"t_0 == 1"});
+  auto estimate = space.estimate_valid(20000, rng);
+  CHECK(estimate.draws == 20000);
+  CHECK(estimate.low < 15.0 / 55);
+  CHECK(estimate.high > 15.0 / 55);
+  CHECK(estimate.fraction == Approx(15.0 / 55).margin(0.02));
+  CHECK(estimate.high - estimate.low < 0.02);
+}
+
+TEST_CASE("the valid-share interval covers the truth on a countable space", "[engine][space][property]") {
+  // Over 40 seeds the 95% interval must cover the exact share in most runs.
+  search_space space({make_factorization_parameter("t", 720, 3), make_permutation_parameter("p", 4)});
+  space.add_constraints({"t_0 <= t_1"});
+  double exact = static_cast<double>(*space.count_valid()) / static_cast<double>(*space.cartesian_size());
+  int covered = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    rng_type rng(seed);
+    auto e = space.estimate_valid(500, rng);
+    covered += e.low <= exact && exact <= e.high;
+  }
+  CHECK(covered >= 34);
+}
+
 TEST_CASE("configurations of the wrong shape or range are invalid", "[engine][space]") {
   auto space = small_space();
   CHECK_FALSE(space.is_valid({0, 0, 0}));

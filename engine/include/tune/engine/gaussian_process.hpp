@@ -29,6 +29,7 @@
 // log scale).
 
 #include <cstddef>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -38,8 +39,9 @@ namespace tune {
 
 class gp_encoding {
  public:
-  /// Throws std::invalid_argument when a factorization or permutation
-  /// parameter has more than 100000 values (its features are tabulated) or
+  /// The features of a factorization or permutation parameter of at most
+  /// `tabulated` values are tabulated, those of a larger one computed per
+  /// configuration with the same scaling. Throws std::invalid_argument when
   /// the alignment weight is negative; 0 leaves the alignment out.
   explicit gp_encoding(const search_space& space, double alignment = 0.0);
   std::size_t dimension() const { return dimension_; }
@@ -51,6 +53,13 @@ class gp_encoding {
   // Per parameter: the coordinates of each value index, concatenated.
   std::vector<std::size_t> widths_;
   std::vector<std::vector<double>> tables_;
+  static constexpr std::uint64_t tabulated = 100000;
+  struct computed {
+    parameter_ptr param;
+    bool logarithmic = false;  // log2 of a factor (factorization) or a position (permutation)
+    double low = 0, high = 1;
+  };
+  std::map<std::size_t, computed> computed_;  // by parameter position
 };
 
 /// Expected improvement below `best` (minimisation) of a normal posterior

@@ -42,6 +42,11 @@ class search_space {
 
   /// Product of the parameters' cardinalities; nullopt when it exceeds 2^64.
   std::optional<std::uint64_t> cartesian_size() const;
+  /// The same in decimal, exact below 2^128 (e.g. 5699975591374251264000),
+  /// else rounded ("about 1.2e+45").
+  std::string cartesian_size_text() const;
+  /// log10 of the Cartesian size (any size).
+  double cartesian_log10() const;
 
   /// Adds boolean expressions over parameter names that every valid
   /// configuration satisfies (see constraint.hpp for the accepted forms).
@@ -80,6 +85,17 @@ class search_space {
   /// Number of valid configurations; nullopt when it cannot be enumerated
   /// within `limit`. Cheap when there are no constraints.
   std::optional<std::uint64_t> count_valid(std::uint64_t limit = 20'000'000) const;
+
+  /// An estimate of the valid share of the Cartesian product from `draws`
+  /// uniform draws: for spaces with constraints too large to count.
+  struct valid_estimate {
+    std::size_t draws = 0;
+    std::size_t valid = 0;
+    double fraction = 0;  // valid / draws
+    double low = 0;       // 95% Wilson score interval of the fraction
+    double high = 0;
+  };
+  valid_estimate estimate_valid(std::size_t draws, rng_type& rng) const;
 
   /// Numeric features of a configuration (all parameters' features, concatenated).
   std::vector<double> features(const configuration& config) const;
