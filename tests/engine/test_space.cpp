@@ -40,8 +40,8 @@ TEST_CASE("a Cartesian size beyond 64 bits is reported as unknown", "[engine][sp
 
 TEST_CASE("a huge space reports its exact size and estimates its valid share", "[engine][space][property]") {
   // 2^40 into 16 parts times the orders of 12 loops: 5.7e21 configurations.
-  search_space space({make_factorization_parameter("t", std::int64_t{1} << 40, 16),
-                      make_permutation_parameter("p", 12)});
+  search_space space(
+      {make_factorization_parameter("t", std::int64_t{1} << 40, 16), make_permutation_parameter("p", 12)});
   CHECK_FALSE(space.cartesian_size().has_value());
   CHECK(space.cartesian_size_text() == "5699975591374251264000");
   CHECK(space.cartesian_log10() == Approx(21.7558).margin(1e-3));
