@@ -93,12 +93,15 @@ int run_space(const space_options& options) {
     fmt::print("{}\n", out.dump(2));
     return exit_ok;
   }
-  std::size_t width = 9;
-  for (const auto& p : space.parameters()) width = std::max(width, p->name().size());
+  std::size_t width = 9, size_width = 10;
+  for (const auto& p : space.parameters()) {
+    width = std::max(width, p->name().size());
+    size_width = std::max(size_width, std::to_string(p->cardinality()).size());
+  }
   fmt::print("{}\n", options.file);
-  fmt::print("  {:<{}}  {:<13}  {:>10}  {}\n", "parameter", width, "kind", "size", "values");
+  fmt::print("  {:<{}}  {:<13}  {:>{}}  {}\n", "parameter", width, "kind", "size", size_width, "values");
   for (const auto& p : space.parameters())
-    fmt::print("  {:<{}}  {:<13}  {:>10}  {}\n", p->name(), width, to_string(p->kind()), p->cardinality(),
+    fmt::print("  {:<{}}  {:<13}  {:>{}}  {}\n", p->name(), width, to_string(p->kind()), p->cardinality(), size_width,
                describe(*p));
   fmt::print("Cartesian size: {}{}\n", space.cartesian_size_text(),
              cartesian ? std::string() : fmt::format(" (10^{:.1f}, more than 2^64)", log10_size));
