@@ -16,7 +16,9 @@ using python::token_kind;
 using tokens_t = std::vector<token>;
 using values_t = std::vector<parameter_value>;
 
-constexpr std::size_t max_values = 10'000'000;
+// A tuning parameter with more values than this is a mistake or a hostile
+// file: refused before anything is allocated or iterated.
+constexpr std::size_t max_values = 1'000'000;
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
@@ -45,8 +47,13 @@ class scalar {
     python::string_codes codes;
     std::string expression = python::to_muparser(tokens, begin, end, codes);
     if (!codes.empty()) bad("a string cannot take part in arithmetic");
-    if (!variable.empty()) parser_->DefineVar(variable, &value_);
-    parser_->SetExpr(expression);
+    try {
+      if (!variable.empty()) parser_->DefineVar(variable, &value_);
+      parser_->SetExpr(expression);
+    } catch (const mu::Parser::exception_type& e) {
+      // e.g. a name longer than the parser takes: an error, not a crash.
+      bad(e.GetMsg());
+    }
   }
   double operator()(double value = 0) {
     value_ = value;
@@ -94,6 +101,14 @@ values_t range_call(const tokens_t& tokens, std::size_t open, std::size_t close)
     if (args.size() == 3) step = args[2];
   }
   if (step == 0) bad("range() step must not be zero");
+  // Its length, before any value is made (a range of 10^10 would take
+  // gigabytes, or seconds in a comprehension that filters it).
+  __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
+  __int128 length = span <= 0 ? 0
+                              : (span + (step > 0 ? step : -static_cast<__int128>(step)) - 1) /
+                                    (step > 0 ? step : -static_cast<__int128>(step));
+  if (length > static_cast<__int128>(max_values))
+    bad("range() would give more than " + std::to_string(max_values) + " values");
   values_t out;
   for (std::int64_t v = start; step > 0 ? v < stop : v > stop; v += step) {
     if (out.size() >= max_values) bad("the list has more than " + std::to_string(max_values) + " values");

@@ -52,3 +52,21 @@ TEST_CASE("malformed list expressions say what is wrong", "[engine][readers]") {
   CHECK_THROWS_WITH(evaluate_list_expression("list(range(100000000))"), Contains("more than"));
   CHECK_THROWS_AS(evaluate_list_expression(""), std::invalid_argument);
 }
+
+TEST_CASE("a range too long to be a parameter is refused before it is made", "[engine][list_expr]") {
+  // Found by fuzzing: a comprehension that filters a range of 2.2e10 values
+  // took seconds and a gigabyte before the list limit applied.
+  CHECK_THROWS_WITH(evaluate_list_expression(R"([ 8 for i in range(1, 22222222225) if tttt"a",])"),
+                    Contains("range() would give more than 1000000 values"));
+  CHECK_THROWS_WITH(evaluate_list_expression("[i for i in range(5000000, -5000000, -3)]"), Contains("more than"));
+  CHECK(evaluate_list_expression("list(range(0, 1000000))").size() == 1000000);
+  CHECK(evaluate_list_expression("list(range(10, 0, -3))").size() == 4);
+}
+
+TEST_CASE("a comprehension variable the expression parser refuses is an error not a crash", "[engine][list_expr]") {
+  // Found by fuzzing: a variable name of 110 characters made the expression
+  // parser throw a non-standard exception that ended the program.
+  std::string name = "i" + std::string(110, 'Y');
+  CHECK_THROWS_AS(evaluate_list_expression("[" + name + " * 8 for " + name + " in range(1, 5)]"),
+                  std::invalid_argument);
+}

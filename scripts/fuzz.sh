@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Fuzzes the parsers of shared files with libFuzzer under AddressSanitizer and
+# UndefinedBehaviorSanitizer: builds fuzz/ into ./build-fuzz with clang, runs
+# each target for SECONDS (default 60) on a corpus seeded from data/, prints
+# the executions per target and in total, and keeps any crashing input in
+# build-fuzz/findings/TARGET/. Exit status 1 when a target found something.
+#   scripts/fuzz.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+bash scripts/setup.sh
+if ! dpkg-query -W -f='${Status}' clang libclang-rt-dev 2>/dev/null | grep -q "install ok installed"; then
+  echo "fuzz: installing clang and libclang-rt-dev (libFuzzer)" >&2
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get install -y -qq --no-install-recommends clang libclang-rt-dev >/dev/null
+fi
+flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DTUNE_ENGINE_ONLY=ON -DTUNE_BUILD_TESTS=OFF -DTUNE_BUILD_BENCH=OFF -DTUNE_FUZZ=ON >/dev/null
+targets=(fuzz_space_json fuzz_list_expr fuzz_constraint)
+cmake --build build-fuzz -j "${TUNE_JOBS:-$(nproc)}" --target "${targets[@]}"
+
+# Seed corpora: the project's own spaces and the expressions its tests use.
+seed() {
+  local target=$1 dir=build-fuzz/corpus/$1
+  mkdir -p "$dir"
+  case $target in
+    fuzz_space_json)
+      cp data/specs/*.json "$dir"/ 2>/dev/null || true
+      cp examples/*/space*.json "$dir"/ 2>/dev/null || true ;;
+    fuzz_list_expr)
+      printf '%s' '[2**i for i in range(0, 6)]' >"$dir/pow"
+      printf '%s' '[1, 2, 4] + [i * 8 for i in range(1, 5) if i % 2 == 0]' >"$dir/concat"
+      printf '%s' '["a", "b"]' >"$dir/strings" ;;
+    fuzz_constraint)
+      printf '%s' 'x % (y + 1) == 0' >"$dir/mod"
+      printf '%s' '32 <= x * t_0 <= 1024 and not (z == "a" and y == 1)' >"$dir/chain"
+      printf '%s' 'x // 2 ** y > t_1' >"$dir/pow" ;;
+  esac
+}
+
+status=0
+total=0
+printf '%-18s %14s %10s\n' target executions findings
+for t in "${targets[@]}"; do
+  seed "$t"
+  mkdir -p "build-fuzz/findings/$t"
+  log="build-fuzz/$t.log"
+  set +e
+  ASAN_OPTIONS=detect_leaks=1 "build-fuzz/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="build-fuzz/findings/$t/" "build-fuzz/corpus/$t" >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  found=$(find "build-fuzz/findings/$t" -type f | wc -l)
+  total=$((total + ${execs:-0}))
+  printf '%-18s %14s %10s\n' "$t" "${execs:-0}" "$found"
+  if [ $rc -ne 0 ] || [ "$found" -ne 0 ]; then
+    status=1
+    echo "  $t: see $log and build-fuzz/findings/$t/" >&2
+  fi
+done
+printf '%-18s %14s\n' total "$total"
+exit $status
