@@ -89,11 +89,12 @@ json openblas(const json& r, int threads, double min_time) {
                   c.data() + p * n * m, int(m));
   };
   double seconds = 0;
-  if (batch == 1) {
+  if (batch == 1 || threads == 1) {
+    // One sgemm on all the threads, or the batch's sgemms in turn on one.
     openblas_set_num_threads(threads);
-    seconds = median_seconds([&] { batch_range(0, 1); }, min_time);
+    seconds = median_seconds([&] { batch_range(0, batch); }, min_time);
   } else {
-    // One sgemm per matrix, the batch split over the threads.
+    // One single-threaded sgemm per matrix, the batch split over the threads.
     openblas_set_num_threads(1);
     seconds = median_seconds(
         [&] {
