@@ -43,7 +43,7 @@ struct tune_args {
   std::vector<std::string> priors;
   bool no_auto_prior = false;
   bool quiet = false;
-  bool compare_blas = false;
+  bool compare_vendor = false;
 };
 
 // The running session's stop flag, for the signal handler (an atomic store).
@@ -61,8 +61,9 @@ session_options to_options(const tune_args& a) {
                       ": a search space alone has no kernel to build and measure; tune a built-in kernel with --task, "
                       "a user kernel with --kernel, or replay measurements with --dataset (an objective function over "
                       "a space is tuned through the library: tune::session, the C API or the Python module)");
-  if (a.compare_blas && a.task.empty())
-    throw input_error("--compare-blas compares a built-in --task (matmul or bmm) with OpenBLAS; drop it here");
+  if (a.compare_vendor && a.task.empty())
+    throw input_error(
+        "--compare-vendor compares a built-in --task (matmul, bmm or conv2d) with oneDNN and OpenBLAS; drop it here");
   if (!a.kinds.empty() && a.dataset.empty()) throw input_error("--kinds " + a.kinds + ": applies to --dataset only");
   if (a.budget == 0) throw input_error("--budget must be at least 1 trial");
   if (a.time_budget_s < 0) throw input_error("--time-budget must be >= 0 seconds");
@@ -93,7 +94,7 @@ session_options to_options(const tune_args& a) {
   o.publish_wait = a.publish_wait;
   o.progress_line = !a.quiet;
   o.threads = a.threads;
-  o.compare_blas = a.compare_blas;
+  o.compare_vendor = a.compare_vendor;
   return o;
 }
 
@@ -176,9 +177,10 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   sub->add_flag("--no-auto-prior", args->no_auto_prior,
                 "do not take the runs of this task on other device kinds in --db as a prior");
   sub->add_flag("--quiet", args->quiet, "no progress line on stderr");
-  sub->add_flag("--compare-blas", args->compare_blas,
-                "--task matmul/bmm: after the run, time OpenBLAS sgemm on the same problem and threads and print the "
-                "ratio");
+  sub->add_flag("--compare-vendor,--compare-blas", args->compare_vendor,
+                "--task: after the run, time the vendor kernels (oneDNN; OpenBLAS sgemm with its default and its "
+                "fastest core type) on the same problem, cores and threads and print the ratios (--compare-blas: "
+                "the same)");
   commands.emplace_back(sub, [args, publish, scale] {
     args->publish_given = publish->count() > 0;
     if (scale->count() > 0 && args->dataset.empty())

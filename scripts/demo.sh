@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The default job: installs what is missing, builds, then tunes MatMul
 # 512x1024x1024 (OpEvo's MM1) on this CPU with OpEvo through the actor
-# pipeline, and compares the best kernel found with OpenBLAS sgemm on the same
+# pipeline, and compares the best kernel found with oneDNN and OpenBLAS on the same
 # number of threads. Results go to demo-output/ (SQLite database, summary JSON).
 #
 #   TUNE_DEMO_BUDGET=N   trials to measure (default 150, one to two minutes on 2 cores)
@@ -40,5 +40,5 @@ echo "tuning $task on this CPU with opevo, $budget trials, ${workers} compile wo
   --seed 1 \
   --db demo-output/demo.db \
   --summary-json demo-output/summary.json \
-  --compare-blas
+  --compare-vendor
 echo "results: demo-output/demo.db (tune-engine best --db demo-output/demo.db), summary: demo-output/summary.json"

@@ -6,8 +6,8 @@
 
 #include "report_detail.hpp"
 #include "tune/engine/strategy.hpp"
-#include "tune/kernels/blas_reference.hpp"
 #include "tune/kernels/task.hpp"
+#include "tune/kernels/vendor_reference.hpp"
 #include "tune/tune.hpp"
 
 namespace tune {
@@ -140,12 +140,22 @@ std::string run_report::to_text() const {
     out +=
         fmt::format("best throughput: {:.1f} GFLOP/s ({}, {:.4g} GFLOP per run)\n", throughput["gflops"].get<double>(),
                     throughput["task"].get<std::string>(), throughput["flops"].get<double>() / 1e9);
-    if (throughput.contains("blas")) {
-      const auto& blas = throughput["blas"];
-      out += fmt::format("OpenBLAS sgemm: {:.1f} GFLOP/s on {} thread(s); best found = {:.2f}x OpenBLAS\n",
-                         blas["gflops"].get<double>(), blas["threads"].get<int>(), blas["ratio"].get<double>());
-    } else if (throughput.contains("note")) {
-      out += throughput["note"].get<std::string>() + "\n";
+    for (const auto& v : throughput.value("vendors", nlohmann::json::array())) {
+      const std::string name = v["library"].get<std::string>() + " (" + v["variant"].get<std::string>() + ")";
+      if (v.contains("gflops"))
+        out += fmt::format("{}: {:.1f} GFLOP/s on {} thread(s) [{}]; best found = {:.2f}x\n", name,
+                           v["gflops"].get<double>(), throughput["threads"].get<int>(), v["detail"].get<std::string>(),
+                           v["ratio"].get<double>());
+      else
+        out += name + ": unavailable: " + v["note"].get<std::string>() + "\n";
+    }
+    if (throughput.contains("best_vendor")) {
+      const auto& best = throughput["best_vendor"];
+      if (best.is_null())
+        out += "best vendor: none available\n";
+      else
+        out += fmt::format("best found = {:.2f}x the best vendor kernel, {} ({})\n", best["ratio"].get<double>(),
+                           best["library"].get<std::string>(), best["variant"].get<std::string>());
     }
   }
   return out;
@@ -195,21 +205,33 @@ run_report make_report(const actors::run_summary& s, const search_space& space, 
   return r;
 }
 
-nlohmann::json task_throughput(const std::string& task, const run_report& report, bool compare_blas, int threads) {
+nlohmann::json task_throughput(const std::string& task, const run_report& report, bool compare_vendor, int threads) {
   if (!report.best || !(report.best->time_ms > 0)) return nullptr;
   task_spec spec = parse_task(task);
   double gflops = spec.flops() / report.best->time_ms / 1e6;
   nlohmann::json out = {{"task", spec.to_string()}, {"flops", spec.flops()}, {"gflops", gflops}};
-  if (!compare_blas) return out;
-  if (spec.op == operator_kind::conv2d) {
-    out["note"] = "OpenBLAS: no BLAS equivalent of a convolution; nothing to compare";
-  } else if (!blas_reference_available()) {
-    out["note"] = "OpenBLAS: not built in (install libopenblas-dev and rebuild); nothing to compare";
-  } else {
-    double blas = blas_reference_gflops(spec, threads, 0.5, 0);
-    out["blas"] = {{"library", "openblas"}, {"gflops", blas}, {"threads", threads}, {"ratio", gflops / blas}};
-  }
+  if (!compare_vendor) return out;
+  vendor_options vo;
+  vo.threads = threads;
+  out["threads"] = threads;
+  out["vendors"] = vendor_json(vendor_figures(spec, vo), gflops, out["best_vendor"]);
   return out;
+}
+
+nlohmann::json vendor_json(const std::vector<vendor_figure>& figures, double gflops, nlohmann::json& best) {
+  auto list = nlohmann::json::array();
+  for (const auto& f : figures) {
+    nlohmann::json v = {{"library", f.library}, {"variant", f.variant}, {"available", f.available()}};
+    if (f.available())
+      v.update({{"gflops", f.gflops}, {"detail", f.detail}, {"ratio", gflops / f.gflops}});
+    else
+      v["note"] = f.note;
+    list.push_back(v);
+  }
+  best = nullptr;
+  if (const auto* b = best_vendor(figures))
+    best = {{"library", b->library}, {"variant", b->variant}, {"gflops", b->gflops}, {"ratio", gflops / b->gflops}};
+  return list;
 }
 
 }  // namespace detail

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tune/actors/interfaces.hpp"
+#include "tune/kernels/vendor_reference.hpp"
 #include "tune/storage/topology.hpp"
 #include "tune/tune.hpp"
 
@@ -18,9 +19,15 @@ trial_info to_trial_info(const actors::measured_trial& trial, bool new_best, con
 /// Everything but run_id, resumed, task_key, strategy, seed and throughput.
 run_report make_report(const actors::run_summary& summary, const search_space& space, const storage::topology& topo);
 
-/// {"flops", "gflops"} of the best time for a built-in task, plus
-/// {"blas": {"library", "gflops", "threads", "ratio"}} when asked and possible
-/// (a "note" says why not otherwise); null without a best time.
-nlohmann::json task_throughput(const std::string& task, const run_report& report, bool compare_blas, int threads);
+/// {"task", "flops", "gflops"} of the best time for a built-in task, plus when
+/// asked "threads", "vendors" (vendor_json) and "best_vendor"; null without a
+/// best time.
+nlohmann::json task_throughput(const std::string& task, const run_report& report, bool compare_vendor, int threads);
+
+/// The vendor figures as JSON: [{"library", "variant", "available", and
+/// "gflops", "detail", "ratio" (gflops / theirs) or "note"}]; `best` becomes
+/// {"library", "variant", "gflops", "ratio"} of the fastest available one, or
+/// null when none is.
+nlohmann::json vendor_json(const std::vector<vendor_figure>& figures, double gflops, nlohmann::json& best);
 
 }  // namespace tune::detail

@@ -142,8 +142,10 @@ struct session::impl {
       throw input_error("resume: needs db_path, the results database holding the run to continue");
     if (!o.kinds_file.empty() && o.dataset.empty())
       throw input_error("kinds_file " + o.kinds_file + ": applies to a replayed dataset only; give dataset too");
-    if (o.compare_blas && o.task.empty())
-      throw input_error("compare_blas compares a built-in task (matmul or bmm) with OpenBLAS; there is no task here");
+    if (o.compare_vendor && o.task.empty())
+      throw input_error(
+          "compare_vendor compares a built-in task (matmul, bmm or conv2d) with oneDNN and OpenBLAS; there is no task "
+          "here");
   }
 
   void choose_topology() {
@@ -420,7 +422,7 @@ run_report session::run() {
   report.seed = o.seed;
   report.prior_sources = s.prior_sources;
   report.prior_configurations = s.prior_configurations;
-  if (!o.task.empty()) report.throughput = detail::task_throughput(o.task, report, o.compare_blas, o.threads);
+  if (!o.task.empty()) report.throughput = detail::task_throughput(o.task, report, o.compare_vendor, o.threads);
   if (auto error = listener->error()) std::rethrow_exception(error);
   return report;
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "report_detail.hpp"
 #include "tune/tune.hpp"
 
 using namespace tune;
@@ -101,4 +102,56 @@ TEST_CASE("trial_info: JSON writes a failed trial's time as null", "[facade]") {
 TEST_CASE("version: MAJOR.MINOR.PATCH", "[facade]") {
   auto v = std::string(version());
   CHECK(std::count(v.begin(), v.end(), '.') == 2);
+}
+
+TEST_CASE("vendor comparison: ratios to each vendor and to the best available one", "[facade]") {
+  std::vector<vendor_figure> figures{{"onednn", "plain", 100.0, "brg:avx512_core", ""},
+                                     {"openblas", "default", 0.0, "", "OpenBLAS: not built in"},
+                                     {"openblas", "SkylakeX", 160.0, "core SkylakeX", ""}};
+  nlohmann::json best;
+  auto list = detail::vendor_json(figures, 80.0, best);
+  REQUIRE(list.size() == 3);
+  CHECK(list[0]["ratio"] == 0.8);
+  CHECK(list[0]["detail"] == "brg:avx512_core");
+  CHECK(list[1]["available"] == false);
+  CHECK(list[1]["note"] == "OpenBLAS: not built in");
+  CHECK_FALSE(list[1].contains("ratio"));
+  CHECK(best["library"] == "openblas");
+  CHECK(best["variant"] == "SkylakeX");
+  CHECK(best["ratio"] == 0.5);
+
+  run_report r;
+  trial_info t;
+  t.state = status::ok;
+  t.time_ms = 1.0;
+  t.config_json = "{}";
+  r.best = t;
+  r.throughput = {{"task", "matmul:8x8x8"}, {"flops", 1024.0}, {"gflops", 80.0},
+                  {"threads", 2},           {"vendors", list}, {"best_vendor", best}};
+  auto text = r.to_text();
+  CHECK_THAT(text, Catch::Matchers::Contains("onednn (plain): 100.0 GFLOP/s on 2 thread(s) [brg:avx512_core]; best "
+                                             "found = 0.80x"));
+  CHECK_THAT(text, Catch::Matchers::Contains("openblas (default): unavailable: OpenBLAS: not built in"));
+  CHECK_THAT(text, Catch::Matchers::Contains("best found = 0.50x the best vendor kernel, openblas (SkylakeX)"));
+  CHECK(r.to_json()["throughput"]["best_vendor"]["ratio"] == 0.5);
+}
+
+TEST_CASE("vendor comparison: with no vendor available the best is null and the text says so", "[facade]") {
+  std::vector<vendor_figure> figures{{"onednn", "own layouts", 0.0, "", "oneDNN: not built in"},
+                                     {"openblas", "default", 0.0, "", "no BLAS equivalent of a convolution"}};
+  nlohmann::json best = "unset";
+  auto list = detail::vendor_json(figures, 50.0, best);
+  CHECK(best.is_null());
+  CHECK(list[1]["note"] == "no BLAS equivalent of a convolution");
+  run_report r;
+  r.throughput = {{"task", "conv2d:1x3x9x9:8x3x3:s1:p0"},
+                  {"flops", 1.0},
+                  {"gflops", 50.0},
+                  {"threads", 1},
+                  {"vendors", list},
+                  {"best_vendor", best}};
+  auto text = r.to_text();
+  CHECK_THAT(text, Catch::Matchers::Contains("onednn (own layouts): unavailable: oneDNN: not built in"));
+  CHECK_THAT(text, Catch::Matchers::Contains("best vendor: none available"));
+  CHECK(r.to_json()["throughput"]["best_vendor"].is_null());
 }

@@ -293,6 +293,10 @@ TEST_CASE("session: bad options are refused before anything runs and name the op
   space_alone.space = grid_space();
   CHECK_THAT(message_of(space_alone), Catch::Matchers::Contains("brings its own space"));
 
+  auto vendor = objective_options(10);
+  vendor.compare_vendor = true;
+  CHECK_THAT(message_of(vendor), Catch::Matchers::Contains("compare_vendor"));
+
   auto scale = objective_options(10);
   scale.time_scale = 0.5;
   CHECK_THAT(message_of(scale), Catch::Matchers::Contains("time_scale"));

@@ -51,31 +51,59 @@ TEST_CASE("CPU BatchMatMul is correct in its three layouts", "[kernels]") {
   check_random_configurations("bmm:4x16x12x32:nt", 2, 23);
 }
 
-TEST_CASE("CPU Conv2D is correct with stride, padding and both unroll styles", "[kernels]") {
+TEST_CASE("CPU Conv2D is correct in every layout and order and unrolling", "[kernels]") {
   tune::test::kernel_scratch scratch("conv");
-  auto backend = tune::make_task_backend("conv2d:2x3x13x13:8x3x3:s2:p1", "cpu", scratch.options());
+  // 13 output columns: tiles of 4 leave a remainder of 1; 16 output channels
+  // make blocks of one or more vectors.
+  auto backend = tune::make_task_backend("conv2d:2x3x13x13:16x3x3:s2:p1", "cpu", scratch.options());
   auto space = backend->space();
-  tune::rng_type rng(5);
-  for (double explicit_unroll : {0.0, 1.0}) {
-    for (double step : {0.0, 256.0}) {
-      tune::configuration config;
-      for (int tries = 0; tries < 100; ++tries) {
-        config = *space->draw_valid(rng);
-        auto values = space->values(config);
-        std::map<std::string, tune::parameter_value> named(values.begin(), values.end());
-        named["unroll_explicit"] = explicit_unroll;
-        named["auto_unroll_max_step"] = step;
-        config = space->from_values(named);
-        if (backend->build(config, 120.0).state != status::instantiation_error) break;
+  int built_count = 0;
+  for (const char* layout : {"nchw", "nhwc"})
+    for (const char* reduction : {"c_outer", "c_inner"})
+      for (const char* order : {"f_outer", "y_outer"}) {
+        double unroll = std::string(order) == "f_outer" ? 1.0 : 0.0;
+        auto config = space->from_values({{"block_f", std::get<double>(space->parameters()[0]->value(0))},
+                                          {"tile_x", 4.0},
+                                          {"input_layout", std::string(layout)},
+                                          {"reduction", std::string(reduction)},
+                                          {"loop_order", std::string(order)},
+                                          {"unroll_inner", unroll}});
+        auto built = backend->build(config, 120.0);
+        INFO(space->to_json(config) << ": " << built.message);
+        REQUIRE(built.state == status::ok);
+        auto measured = backend->run(config, built, 0, 120.0);
+        INFO(measured.message);
+        CHECK(measured.state == status::ok);
+        ++built_count;
       }
-      auto built = backend->build(config, 120.0);
-      INFO(space->to_json(config) << ": " << built.message);
-      REQUIRE(built.state == status::ok);
-      auto measured = backend->run(config, built, 0, 120.0);
-      INFO(measured.message);
-      CHECK(measured.state == status::ok);
-    }
-  }
+  CHECK(built_count == 8);
+}
+
+TEST_CASE("CPU Conv2D is correct for random configurations and two threads", "[kernels]") {
+  check_random_configurations("conv2d:1x5x9x7:8x3x2:s1:p2", 2, 41);
+  check_random_configurations("conv2d:2x4x10x10:16x3x3:s1:p1", 1, 42, 2);
+}
+
+TEST_CASE("a Conv2D register tile beyond the register file is outside the space", "[kernels]") {
+  tune::test::kernel_scratch scratch("conv-limits");
+  auto backend = tune::make_task_backend("conv2d:1x2x8x40:64x1x1", "cpu", scratch.options());
+  auto space = backend->space();
+  auto widest = space->parameters()[0]->value(space->parameters()[0]->cardinality() - 1);
+  auto config = space->from_values({{"block_f", widest},
+                                    {"tile_x", 28.0},
+                                    {"input_layout", std::string("nchw")},
+                                    {"reduction", std::string("c_outer")},
+                                    {"loop_order", std::string("f_outer")},
+                                    {"unroll_inner", 0.0}});
+  // Outside the space (the strategies never propose it) and refused if built.
+  CHECK_FALSE(space->is_valid(config));
+  auto built = backend->build(config, 120.0);
+  CHECK(built.state == status::instantiation_error);
+  CHECK(built.message.find("not in the search space") != std::string::npos);
+  // One pixel of the widest block fits.
+  auto one = config;
+  one[1] = 0;
+  CHECK(space->is_valid(one));
 }
 
 TEST_CASE("CPU kernels with two threads are correct", "[kernels]") {

@@ -50,7 +50,7 @@ TEST_CASE("bad task strings say what form is expected", "[kernels]") {
   }
 }
 
-TEST_CASE("the CPU spaces keep the OpEvo factorizations plus a loop order", "[kernels]") {
+TEST_CASE("the CPU MatMul spaces keep the OpEvo factorizations and Conv2D has its own knobs", "[kernels]") {
   auto mm = tune::make_task_backend("matmul:512x1024x1024", "cpu");
   auto space = mm->space();
   REQUIRE(space->dimension() == 4);
@@ -68,11 +68,21 @@ TEST_CASE("the CPU spaces keep the OpEvo factorizations plus a loop order", "[ke
 
   auto conv = tune::make_task_backend("conv2d:512x3x227x227:64x11x11:s4:p0", "cpu");
   auto cs = conv->space();
-  REQUIRE(cs->dimension() == 8);
-  CHECK(cs->parameters()[6]->kind() == tune::parameter_kind::discrete);
-  CHECK(cs->parameters()[7]->kind() == tune::parameter_kind::categorical);
-  // tile_y splits the 55 output rows in 4: 5 * 11 placed in 4 slots, 4 * 4.
-  CHECK(cs->parameters()[1]->cardinality() == 16);
+  REQUIRE(cs->dimension() == 6);
+  CHECK(cs->parameters()[0]->name() == "block_f");
+  CHECK(cs->parameters()[0]->kind() == tune::parameter_kind::discrete);
+  // Whole vectors of output channels that divide 64: 16, 32, 64 with 16
+  // lanes; 8, 16, 32 with 8; 4, 8, 12, 16 with 4.
+  const auto lanes = std::get<double>(cs->parameters()[0]->value(0));
+  CHECK(cs->parameters()[0]->cardinality() == (lanes == 4 ? 4 : 3));
+  // One to 28 pixels of the 55 output columns.
+  CHECK(cs->parameters()[1]->name() == "tile_x");
+  CHECK(cs->parameters()[1]->cardinality() == 28);
+  CHECK(cs->parameters()[2]->name() == "input_layout");
+  CHECK(cs->parameters()[2]->kind() == tune::parameter_kind::categorical);
+  CHECK(cs->parameters()[5]->name() == "unroll_inner");
+  // A narrow image: at most its width.
+  CHECK(tune::make_task_backend("conv2d:1x3x8x8:4x3x3", "cpu")->space()->parameters()[1]->cardinality() == 6);
 }
 
 TEST_CASE("unknown backends are refused with the list this build has", "[kernels]") {

@@ -171,8 +171,12 @@ struct session_options {
   bool progress_line = false;    ///< a \r status line on stderr
 
   // -- kernels -----------------------------------------------------------------
-  int threads = 1;            ///< CPU threads one kernel uses
-  bool compare_blas = false;  ///< MatMul/BatchMatMul tasks: time OpenBLAS sgemm after the run
+  int threads = 1;  ///< CPU threads one kernel uses
+  /// Built-in tasks: after the run, time the vendor kernels of the task on the
+  /// same cores and threads (tune/kernels/vendor_reference.hpp: oneDNN, and
+  /// OpenBLAS with its default and its fastest core type) into
+  /// run_report::throughput.
+  bool compare_vendor = false;
 
   // -- callbacks (called on the population's thread, in arrival order) --------
   std::function<void(const trial_info&)> on_trial;
@@ -208,7 +212,11 @@ struct run_report {
     double time_ms = 0.0;
   };
   std::vector<trace_point> trace;  ///< every improvement of the best time
-  /// Built-in tasks: {"flops", "gflops", "blas"?}; null otherwise.
+  /// Built-in tasks: {"task", "flops", "gflops"}, with compare_vendor also
+  /// "threads", "vendors": [{"library", "variant", "available", "gflops",
+  /// "detail", "ratio"} or {…, "note"}] and "best_vendor": {"library",
+  /// "variant", "gflops", "ratio"} (null when none is available); null for
+  /// other runs.
   nlohmann::json throughput;
   nlohmann::json to_json() const;
   /// The lines `tune` prints at the end.

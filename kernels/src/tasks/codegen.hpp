@@ -46,8 +46,13 @@ std::string reference_source(const task_spec& task);
 std::shared_ptr<kernel_program> new_task_program(const task_spec& task, std::vector<parameter_ptr> parameters,
                                                  const std::string& backend);
 
-/// The conv2d parameters of the OpEvo paper (same on every backend).
+/// The conv2d parameters of the OpEvo paper (the CUDA and HIP templates).
 std::vector<parameter_ptr> conv2d_parameters(const task_spec& task);
+
+/// The parameters of the CPU conv2d template (cpu_conv2d.cpp): output-channel
+/// block, pixels per register tile, input layout, reduction and loop order,
+/// unrolling.
+std::vector<parameter_ptr> cpu_conv2d_parameters(const task_spec& task);
 
 /// A configuration of conv2d_parameters() as numbers.
 struct conv2d_tiles {

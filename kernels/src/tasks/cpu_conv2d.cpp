@@ -1,17 +1,29 @@
-// Direct 2D convolution on the CPU with the OpEvo parameters of TVM's
-// conv2d_direct schedule, mapped onto CPU loops:
+// Direct 2D convolution on the CPU, vectorised over output channels with a
+// register-blocked micro-kernel and a blocked weight layout (the scheme of
+// oneDNN's direct and brgemm convolutions, written for the task's plain
+// tensors). Its own search space:
 //
-//   tile_f, tile_y, tile_x = (o0, o1, o2, o3) over output channels, rows and
-//       columns: o0 parallel chunks (fused with the batch), o1 block loops,
-//       o2 register tiles per block, o3 the register tile (channels are the
-//       vector lanes: weights are repacked channel-innermost)
-//   tile_rc, tile_ry, tile_rx = (outer, inner) over input channels and kernel
-//       rows and columns: outer loops accumulate into the output, inner ones
-//       run inside the register tile
-//   auto_unroll_max_step  the innermost reduction loops are unrolled while the
-//       product of their extents stays within it (0: none)
-//   unroll_explicit       1: the generator writes the unrolled steps out
-//       itself; 0: it asks the compiler with #pragma GCC unroll
+//   block_f       output channels of one register tile, a multiple of the
+//                 vector width (1-4 vectors): the vector lanes, and the weight
+//                 block (weights repacked [F / block_f][reduction][block_f],
+//                 oneDNN's Acdb16a / Acdb32a / ... layouts)
+//   tile_x        output pixels of one row in a register tile; tile_x *
+//                 vectors accumulators stay in registers for the whole
+//                 reduction, each input value is broadcast once per tile
+//   input_layout  nchw: the image as given (copied into a zero border when
+//                 there is padding); nhwc: copied channels-innermost
+//   reduction     c_outer: for c, ry, rx; c_inner: for ry, rx, c (the weight
+//                 block follows the same order, so weights stream
+//                 sequentially either way)
+//   loop_order    f_outer: a weight block stays in cache while the tile runs
+//                 over the rows of an image; y_outer: an input row stays while
+//                 the tile runs over the weight blocks
+//   unroll_inner  1: the innermost reduction loop is unrolled fully
+//
+// Every conversion (weight repacking, padded or NHWC input, the per-tile
+// transpose into the NCHW output) happens inside the timed kernel: the kernel
+// takes and returns the task's plain NCHW / OIHW tensors.
+#include <algorithm>
 #include <stdexcept>
 
 #include "codegen.hpp"
@@ -20,46 +32,51 @@ namespace tune::codegen {
 
 namespace {
 
-const char* conv_head = R"(
-constexpr long NV = FR / VL;
+const char* conv_body = R"(
+constexpr long NV = FB / VL;
 constexpr long HP = H + 2 * P, WP = W + 2 * P;
+constexpr long STEPS = C * KH * KW;
+// Offset of input (c, h, w) in one padded image; the stride between two
+// neighbouring output pixels of a row.
+constexpr long in_at(long c, long h, long w) { return NHWC ? (h * WP + w) * C + c : (c * HP + h) * WP + w; }
+constexpr long XSTEP = NHWC ? S * C : S;
+// Position of (c, ry, rx) in the reduction (and the weight block).
+constexpr long w_at(long c, long ry, long rx) { return C_INNER ? (ry * KW + rx) * C + c : (c * KH + ry) * KW + rx; }
 
-// One register tile: YR x XR output pixels of FR channels.
-__attribute__((always_inline)) inline void tile(const float* __restrict in, const float* __restrict wp,
-                                                float* __restrict out, long f, long y, long x, long c0, long ry0,
-                                                long rx0, bool first) {
-  vec acc[YR][XR][NV];
+inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
+
+// NX pixels x FB channels: src points at input (0, y * S, x * S), w at the
+// weight block, out at output (f, y, x).
+template <long NX>
+__attribute__((always_inline)) inline void tile(const float* __restrict src, const float* __restrict w,
+                                                float* __restrict out) {
+  vec acc[NX][NV];
 #pragma GCC unroll 64
-  for (long i = 0; i < YR; ++i)
+  for (long j = 0; j < NX; ++j)
 #pragma GCC unroll 64
-    for (long j = 0; j < XR; ++j)
-#pragma GCC unroll 64
-      for (long v = 0; v < NV; ++v)
-        for (long l = 0; l < VL; ++l)
-          acc[i][j][v][l] = first ? 0.0f : out[((f + v * VL + l) * HO + y + i) * WO + x + j];
+    for (long v = 0; v < NV; ++v) acc[j][v] = vec{};
   auto step = [&](long c, long ry, long rx) __attribute__((always_inline)) {
-    const float* w = wp + (((c0 + c) * KH + ry0 + ry) * KW + rx0 + rx) * F + f;
+    const float* wk = w + w_at(c, ry, rx) * FB;
     vec wv[NV];
 #pragma GCC unroll 64
-    for (long v = 0; v < NV; ++v) wv[v] = load(w + v * VL);
-    const float* src = in + ((c0 + c) * HP + y * S + ry0 + ry) * WP + x * S + rx0 + rx;
+    for (long v = 0; v < NV; ++v) wv[v] = load(wk + v * VL);
+    const float* s = src + in_at(c, ry, rx);
 #pragma GCC unroll 64
-    for (long i = 0; i < YR; ++i)
+    for (long j = 0; j < NX; ++j) {
+      vec a = splat(s[j * XSTEP]);
 #pragma GCC unroll 64
-      for (long j = 0; j < XR; ++j) {
-        vec a = splat(src[(i * S) * WP + j * S]);
-#pragma GCC unroll 64
-        for (long v = 0; v < NV; ++v) acc[i][j][v] += a * wv[v];
-      }
+      for (long v = 0; v < NV; ++v) acc[j][v] += a * wv[v];
+    }
   };
 REDUCTION
+  alignas(64) float t[NX][FB];
 #pragma GCC unroll 64
-  for (long i = 0; i < YR; ++i)
+  for (long j = 0; j < NX; ++j)
 #pragma GCC unroll 64
-    for (long j = 0; j < XR; ++j)
+    for (long v = 0; v < NV; ++v) store(&t[j][v * VL], acc[j][v]);
+  for (long f = 0; f < FB; ++f)
 #pragma GCC unroll 64
-      for (long v = 0; v < NV; ++v)
-        for (long l = 0; l < VL; ++l) out[((f + v * VL + l) * HO + y + i) * WO + x + j] = acc[i][j][v][l];
+    for (long j = 0; j < NX; ++j) out[f * HO * WO + j] = t[j][f];
 }
 
 }  // namespace
@@ -68,119 +85,144 @@ extern "C" void tune_entry(void* const* args) {
   float* output = static_cast<float*>(args[0]);
   const float* image = static_cast<const float*>(args[1]);
   const float* weights = static_cast<const float*>(args[2]);
-  // Weights repacked [C][KH][KW][F] (channels innermost, the vector lanes);
-  // the image copied into a zero border when there is padding.
   // aligned_alloc wants a multiple of the alignment: whole 16-float lines.
-  static float* wp = static_cast<float*>(std::aligned_alloc(64, ((F * C * KH * KW + 15) / 16 * 16) * sizeof(float)));
+  static float* wp = static_cast<float*>(std::aligned_alloc(64, ((F * STEPS + 15) / 16 * 16) * sizeof(float)));
   for (long f = 0; f < F; ++f)
     for (long c = 0; c < C; ++c)
-      for (long r = 0; r < KH * KW; ++r) wp[(c * KH * KW + r) * F + f] = weights[(f * C + c) * KH * KW + r];
-  const float* padded = image;
-  if (P > 0) {
+      for (long ry = 0; ry < KH; ++ry)
+        for (long rx = 0; rx < KW; ++rx)
+          wp[((f / FB) * STEPS + w_at(c, ry, rx)) * FB + f % FB] = weights[((f * C + c) * KH + ry) * KW + rx];
+  const float* in = image;
+  if (P > 0 || NHWC) {
+    // The border is zero from calloc and never written.
     static float* copy = static_cast<float*>(std::calloc(B * C * HP * WP + 16, sizeof(float)));
-    for (long bc = 0; bc < B * C; ++bc)
+    for (long b = 0; b < B; ++b)
       for (long h = 0; h < H; ++h)
-        std::memcpy(copy + (bc * HP + h + P) * WP + P, image + (bc * H + h) * W, W * sizeof(float));
-    padded = copy;
+        for (long c = 0; c < C; ++c) {
+          const float* row = image + ((b * C + c) * H + h) * W;
+          float* to = copy + b * C * HP * WP + in_at(c, h + P, P);
+          if constexpr (NHWC) {
+            for (long x = 0; x < W; ++x) to[x * C] = row[x];
+          } else {
+            std::memcpy(to, row, W * sizeof(float));
+          }
+        }
+    in = copy;
   }
-  constexpr long chunks = B * F0 * Y0 * X0;
+  constexpr long NFB = F / FB, XT = WO / XR, XREST = WO % XR;
+  constexpr long chunks = B * NFB * HO;
   PARALLEL_FOR
   for (long t = 0; t < chunks; ++t) {
-    const long b = t / (F0 * Y0 * X0), cf = (t / (Y0 * X0)) % F0 * (F1 * F2 * FR),
-               cy = (t / X0) % Y0 * (Y1 * Y2 * YR), cx = t % X0 * (X1 * X2 * XR);
-    const float* in = padded + b * C * HP * WP;
-    float* out = output + b * F * HO * WO;
-    for (long f1 = 0; f1 < F1; ++f1)
-      for (long y1 = 0; y1 < Y1; ++y1)
-        for (long x1 = 0; x1 < X1; ++x1)
-          for (long rc0 = 0; rc0 < RC0; ++rc0)
-            for (long ry0 = 0; ry0 < RY0; ++ry0)
-              for (long rx0 = 0; rx0 < RX0; ++rx0)
-                for (long f2 = 0; f2 < F2; ++f2)
-                  for (long y2 = 0; y2 < Y2; ++y2)
-                    for (long x2 = 0; x2 < X2; ++x2)
-                      tile(in, wp, out, cf + (f1 * F2 + f2) * FR, cy + (y1 * Y2 + y2) * YR, cx + (x1 * X2 + x2) * XR,
-                           rc0 * RC1, ry0 * RY1, rx0 * RX1, rc0 == 0 && ry0 == 0 && rx0 == 0);
+    const long b = t / (NFB * HO), r = t % (NFB * HO);
+    const long fb = Y_OUTER ? r % NFB : r / HO, y = Y_OUTER ? r / NFB : r % HO;
+    const float* src = in + b * C * HP * WP + in_at(0, y * S, 0);
+    const float* w = wp + fb * STEPS * FB;
+    float* out = output + ((b * F + fb * FB) * HO + y) * WO;
+    for (long xt = 0; xt < XT; ++xt) tile<XR>(src + xt * XR * XSTEP, w, out + xt * XR);
+    if constexpr (XREST > 0) tile<XREST>(src + XT * XR * XSTEP, w, out + XT * XR);
   }
 }
 )";
 
-using conv_tiles = conv2d_tiles;
+struct conv_knobs {
+  std::int64_t block_f = 1, tile_x = 1;
+  bool nhwc = false, c_inner = false, y_outer = false, unroll = false;
+};
 
-// How many of the inner reduction loops (innermost first: rx, ry, rc) are
-// unrolled, and the product of their extents.
-std::pair<int, std::int64_t> unrolled_loops(const conv_tiles& t) {
-  std::int64_t extents[] = {t.rx[1], t.ry[1], t.rc[1]};
-  int count = 0;
-  std::int64_t product = 1;
-  while (count < 3 && product * extents[count] <= t.max_step) product *= extents[count++];
-  return {count, product};
+std::string string_value(const search_space& space, const configuration& config, const std::string& name) {
+  auto index = space.find(name);
+  if (!index) throw std::logic_error("template parameter '" + name + "' missing from its space");
+  return std::get<std::string>(space.parameters()[*index]->value(config[*index]));
 }
 
-std::string reduction_code(const conv_tiles& t) {
-  auto [unrolled, product] = unrolled_loops(t);
-  const char* vars[] = {"rx", "ry", "c"};
-  std::int64_t extents[] = {t.rx[1], t.ry[1], t.rc[1]};
-  std::string code;
-  // Rolled loops (outermost first) stay loops.
-  for (int level = 2; level >= unrolled; --level)
-    code += std::string("  for (long ") + vars[level] + " = 0; " + vars[level] + " < " +
-            std::to_string(extents[level]) + "; ++" + vars[level] + ")\n";
-  auto var_or = [&](int level, std::int64_t value) {
-    return level < unrolled ? std::to_string(value) : std::string(vars[level]);
-  };
-  if (t.explicit_unroll && unrolled > 0) {
-    code += "  {\n";
-    for (std::int64_t i = 0; i < product; ++i) {
-      std::int64_t rx = i % extents[0], ry = i / extents[0] % extents[1], c = i / (extents[0] * extents[1]);
-      code += "    step(" + var_or(2, c) + ", " + var_or(1, ry) + ", " + var_or(0, rx) + ");\n";
-    }
-    return code + "  }\n";
-  }
-  for (int level = unrolled - 1; level >= 0; --level)
-    code += "#pragma GCC unroll " + std::to_string(extents[level]) + "\n  for (long " + vars[level] + " = 0; " +
-            vars[level] + " < " + std::to_string(extents[level]) + "; ++" + vars[level] + ")\n";
-  return code + "    step(c, ry, rx);\n";
+conv_knobs knobs_of(const search_space& space, const configuration& config) {
+  conv_knobs k;
+  k.block_f = static_cast<std::int64_t>(number_value(space, config, "block_f"));
+  k.tile_x = static_cast<std::int64_t>(number_value(space, config, "tile_x"));
+  k.nhwc = string_value(space, config, "input_layout") == "nhwc";
+  k.c_inner = string_value(space, config, "reduction") == "c_inner";
+  k.y_outer = string_value(space, config, "loop_order") == "y_outer";
+  k.unroll = number_value(space, config, "unroll_inner") != 0;
+  return k;
 }
 
-std::string conv_source(const task_spec& task, int threads, const conv_tiles& t) {
+// Extent of the innermost reduction loop.
+std::int64_t inner_extent(const task_spec& task, const conv_knobs& k) {
+  return k.c_inner ? task.in_channels : task.kernel_w;
+}
+
+std::string reduction_code(const task_spec& task, const conv_knobs& k) {
+  std::string inner = k.unroll ? "#pragma GCC unroll " + std::to_string(inner_extent(task, k)) + "\n" : "";
+  if (k.c_inner)
+    return "  for (long ry = 0; ry < KH; ++ry)\n    for (long rx = 0; rx < KW; ++rx)\n" + inner +
+           "      for (long c = 0; c < C; ++c) step(c, ry, rx);\n";
+  return "  for (long c = 0; c < C; ++c)\n    for (long ry = 0; ry < KH; ++ry)\n" + inner +
+         "      for (long rx = 0; rx < KW; ++rx) step(c, ry, rx);\n";
+}
+
+std::string conv_source(const task_spec& task, int threads, const conv_knobs& k) {
   std::string s = "// " + task.to_string() + " on the CPU, generated for one configuration\n";
   s += "#include <cstdlib>\n#include <cstring>\n#include <utility>\nnamespace {\n";
   s += constant("B", task.batch) + constant("C", task.in_channels) + constant("H", task.height) +
        constant("W", task.width) + constant("F", task.out_channels) + constant("KH", task.kernel_h) +
        constant("KW", task.kernel_w) + constant("S", task.stride) + constant("P", task.pad) +
        constant("HO", task.out_height()) + constant("WO", task.out_width()) + constant("THREADS", threads);
-  const char* f_names[] = {"F0", "F1", "F2", "FR"};
-  const char* y_names[] = {"Y0", "Y1", "Y2", "YR"};
-  const char* x_names[] = {"X0", "X1", "X2", "XR"};
-  for (int i = 0; i < 4; ++i)
-    s += constant(f_names[i], t.f[i]) + constant(y_names[i], t.y[i]) + constant(x_names[i], t.x[i]);
-  s += constant("RC0", t.rc[0]) + constant("RC1", t.rc[1]) + constant("RY0", t.ry[0]) + constant("RY1", t.ry[1]) +
-       constant("RX0", t.rx[0]) + constant("RX1", t.rx[1]) + constant("VL", vector_lanes(t.f[3]));
+  s += constant("FB", k.block_f) + constant("XR", k.tile_x) + constant("VL", vector_lanes(k.block_f));
+  s += std::string("constexpr bool NHWC = ") + (k.nhwc ? "true" : "false") +
+       ", C_INNER = " + (k.c_inner ? "true" : "false") + ", Y_OUTER = " + (k.y_outer ? "true" : "false") + ";\n";
   s += cpu_vector_helpers;
-  std::string body = conv_head;
+  std::string body = conv_body;
   auto put = [&](const std::string& what, const std::string& with) {
     body.replace(body.find(what), what.size(), with);
   };
-  put("REDUCTION\n", reduction_code(t));
+  put("REDUCTION\n", reduction_code(task, k));
   put("PARALLEL_FOR", threads > 1 ? "#pragma omp parallel for num_threads(THREADS) schedule(static)" : "");
   return s + body;
 }
 
+// Vector registers of this machine: 32 with AVX-512, else 16.
+std::int64_t vector_registers() { return native_vector_lanes() == 16 ? 32 : 16; }
+
 }  // namespace
 
+std::vector<parameter_ptr> cpu_conv2d_parameters(const task_spec& task) {
+  // Whole vectors of output channels: 1-4 vectors of the widest width that
+  // divides F and fits a register.
+  const std::int64_t lanes = vector_lanes(task.out_channels);
+  std::vector<double> blocks;
+  for (std::int64_t v = 1; v <= 4; ++v)
+    if (task.out_channels % (v * lanes) == 0) blocks.push_back(static_cast<double>(v * lanes));
+  std::vector<double> widths;
+  for (std::int64_t x = 1; x <= std::min<std::int64_t>(task.out_width(), 28); ++x)
+    widths.push_back(static_cast<double>(x));
+  return {make_discrete_parameter("block_f", blocks),
+          make_discrete_parameter("tile_x", widths),
+          make_categorical_parameter("input_layout", {parameter_value("nchw"), parameter_value("nhwc")}),
+          make_categorical_parameter("reduction", {parameter_value("c_outer"), parameter_value("c_inner")}),
+          make_categorical_parameter("loop_order", {parameter_value("f_outer"), parameter_value("y_outer")}),
+          make_categorical_parameter("unroll_inner", {parameter_value(0.0), parameter_value(1.0)})};
+}
+
 kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
-  auto parameters = conv2d_parameters(task);
-  auto program = new_task_program(task, std::move(parameters), "cpu");
+  auto program = new_task_program(task, cpu_conv2d_parameters(task), "cpu");
+  // Register tiles beyond the register file are outside the space (the
+  // strategies never propose them): accumulators + weight vectors + the
+  // broadcast input, in lanes.
+  auto constrained = std::make_shared<search_space>(cpu_conv2d_parameters(task), task.to_string() + " (cpu)");
+  const std::string lanes = std::to_string(vector_lanes(task.out_channels));
+  constrained->add_constraints(
+      {"tile_x * block_f + block_f + " + lanes + " <= " + std::to_string(vector_registers()) + " * " + lanes});
+  program->space = constrained;
   auto space = program->space;
   program->source = [task, threads, space](const configuration& config) {
-    return conv_source(task, threads, conv2d_tiles_of(*space, config));
+    return conv_source(task, threads, knobs_of(*space, config));
   };
-  program->check = [space](const configuration& config) {
-    auto t = conv2d_tiles_of(*space, config);
-    return cpu_register_tile_problem(
-        std::to_string(t.y[3]) + "x" + std::to_string(t.x[3]) + " pixels x " + std::to_string(t.f[3]) + " channels",
-        t.y[3] * t.x[3] * (t.f[3] / vector_lanes(t.f[3])), unrolled_loops(t).second);
+  program->check = [task, space](const configuration& config) -> std::string {
+    auto k = knobs_of(*space, config);
+    const std::int64_t vectors = k.block_f / vector_lanes(k.block_f), accumulators = k.tile_x * vectors;
+    const std::string tile = std::to_string(k.tile_x) + " pixels x " + std::to_string(k.block_f) + " channels";
+    // The register file is the space's constraint; this bounds the unrolled body.
+    return cpu_register_tile_problem(tile, accumulators, k.unroll ? inner_extent(task, k) : 1);
   };
   program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
   return program;
