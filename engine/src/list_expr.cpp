@@ -75,6 +75,9 @@ class scalar {
 
 std::int64_t integer(double v, const char* what) {
   if (std::floor(v) != v) bad(std::string(what) + " must be an integer");
+  // Beyond 2^53 a double no longer holds every integer (and beyond 2^63 the
+  // conversion is undefined).
+  if (std::fabs(v) > 9007199254740992.0) bad(std::string(what) + " is too large");
   return static_cast<std::int64_t>(v);
 }
 

@@ -70,3 +70,10 @@ TEST_CASE("a comprehension variable the expression parser refuses is an error no
   CHECK_THROWS_AS(evaluate_list_expression("[" + name + " * 8 for " + name + " in range(1, 5)]"),
                   std::invalid_argument);
 }
+
+TEST_CASE("a range bound past 2^53 is refused", "[engine][list_expr]") {
+  // Found by fuzzing: converting 8.9e55 to an integer was undefined behaviour.
+  CHECK_THROWS_WITH(evaluate_list_expression("[i for i in range(088888888888888888888888888888888888888888, 6)]"),
+                    Contains("too large"));
+  CHECK_THROWS_WITH(evaluate_list_expression("list(range(0, 2**60, 2**50))"), Contains("too large"));
+}
