@@ -239,6 +239,12 @@ void on_trial(population_pointer self, measured_trial trial) {
   auto& st = self->state;
   double now = detail::steady_seconds();
   --st.in_flight;
+  if (trial.abandoned) {
+    // Not a trial: the candidate stays unmeasured and a resume hands it out again.
+    close_hand_out(st, "stopped");
+    maybe_finish(self);
+    return;
+  }
   ++st.completed;
   trial.finished_s = backend_seconds(st, now);
   if (st.first_result_at < 0)
