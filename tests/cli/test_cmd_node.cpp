@@ -152,6 +152,34 @@ TEST_CASE("node: a node that hangs is detected by heartbeat and the run finishes
   check_exactly_once(db, budget);
 }
 
+TEST_CASE("node: a run that loses every node waits then ends resumable", "[cli][node]") {
+  scratch_dir dir("tune-test-node-lost");
+  auto a = start_node();
+  int port = a.port;
+  auto topology = write_topology(dir, {port}, 2.0);
+  auto db = (dir / "results.db").string();
+  const int budget = 100;
+  cli_process tune(tune_args(topology, db, budget, 50.0));
+  wait_for_trials(db, 10);
+  a.process->signal(SIGKILL);
+  a.process->wait(10s);
+  CHECK(tune.wait() == 130);  // ended like an interrupted run
+  INFO(tune.err());
+  CHECK_THAT(tune.err(), Contains("no measurer left; waiting") && Contains("can be resumed"));
+  long long recorded = query(db, "SELECT COUNT(*) FROM trials");
+  CHECK(recorded < budget);
+  CHECK(recorded == query(db, "SELECT COUNT(DISTINCT config) FROM trials"));
+
+  auto back = start_node(port);
+  auto args = tune_args(topology, db, budget, 0.5);
+  args.push_back("--resume");
+  cli_process resumed(args);
+  REQUIRE(resumed.wait() == 0);
+  INFO(resumed.err());
+  CHECK_THAT(resumed.out(), Contains("run 1 (resumed)"));
+  check_exactly_once(db, budget);
+}
+
 TEST_CASE("node: a node of another version is refused naming both versions", "[cli][node]") {
   scratch_dir dir("tune-test-node-version");
   setenv("TUNE_ENGINE_VERSION_OVERRIDE", "9.9.9", 1);
