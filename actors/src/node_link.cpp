@@ -17,6 +17,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 namespace tune::actors::detail {
 namespace {
@@ -201,18 +202,31 @@ std::vector<node_link> connect_nodes(caf::actor_system& system, const std::vecto
       link.device_ids.push_back(next_id++);
       link.device_names.push_back(label(spec) + "/" + offer["devices"][d].get<std::string>());
     }
-    self->request(*handle, open_timeout, open_atom::value, task, payload, owner)
-        .receive(
-            [&](std::string& text, std::vector<caf::actor>& measurers) {
-              problem = check_open(spec, text, measurers, used);
-              measurers.resize(used);
-              link.measurers = std::move(measurers);
-            },
-            [&](caf::error& err) { problem = "node " + label(spec) + " did not open the run: " + system.render(err); });
-    if (!problem.empty()) throw std::invalid_argument(problem);
     link.handle = *handle;
     links.push_back(std::move(link));
   }
+  // Every node reads the dataset it is sent: open them at once.
+  std::vector<std::string> problems(links.size());
+  std::vector<std::thread> openers;
+  for (std::size_t k = 0; k < links.size(); ++k) {
+    openers.emplace_back([&, k] {
+      auto& link = links[k];
+      caf::scoped_actor opener{system};
+      opener->request(link.handle, open_timeout, open_atom::value, task, payload, owner)
+          .receive(
+              [&](std::string& text, std::vector<caf::actor>& measurers) {
+                problems[k] = check_open(link.spec, text, measurers, link.device_ids.size());
+                measurers.resize(link.device_ids.size());
+                link.measurers = std::move(measurers);
+              },
+              [&](caf::error& err) {
+                problems[k] = "node " + label(link.spec) + " did not open the run: " + system.render(err);
+              });
+    });
+  }
+  for (auto& t : openers) t.join();
+  for (const auto& problem : problems)
+    if (!problem.empty()) throw std::invalid_argument(problem);
   return links;
 }
 
