@@ -182,7 +182,8 @@ std::vector<node_link> connect_nodes(caf::actor_system& system, const std::vecto
     if (!handle)
       throw std::invalid_argument("node " + label(spec) + ": cannot connect (" + system.render(handle.error()) +
                                   "); is 'tune-engine node --listen " + label(spec) +
-                                  "' running there, and the host and port in the topology right?");
+                                  "' running there, the host and port in the topology right, and do both use TLS "
+                                  "with certificates of one CA or both not?");
     std::string problem;
     nlohmann::json offer;
     self->request(*handle, hello_timeout, hello_atom::value, engine_version(), message_set_signature())

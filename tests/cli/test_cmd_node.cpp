@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -178,6 +180,53 @@ TEST_CASE("node: a run that loses every node waits then ends resumable", "[cli][
   INFO(resumed.err());
   CHECK_THAT(resumed.out(), Contains("run 1 (resumed)"));
   check_exactly_once(db, budget);
+}
+
+/// Runs scripts/make_certs.sh DIR (openssl) and waits for it.
+void make_certs(const std::string& dir) {
+  std::string script = std::string(TUNE_SOURCE_DIR) + "/scripts/make_certs.sh";
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    execl("/bin/bash", "bash", script.c_str(), dir.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+}
+
+TEST_CASE("node: TLS admits a coordinator of the node's CA and refuses others", "[cli][node]") {
+  scratch_dir dir("tune-test-node-tls");
+  auto ca = (dir / "ca").string();
+  auto other = (dir / "other").string();
+  make_certs(ca);
+  make_certs(other);
+  auto node_file = ca + "/node.yaml";
+  std::ofstream(node_file) << "devices:\n  - {backend: replay, id: 0, name: sim, count: 2}\n"
+                           << "tls: {certificate: node.pem, key: node.key, cafile: ca.pem}\n";
+  auto a = start_node(0, node_file);
+  auto coordinator = [&](const std::string& certs, const std::string& name) {
+    auto file = (dir / name).string();
+    std::ofstream out(file);
+    out << "compile_workers: 2\nnodes:\n  - {host: 127.0.0.1, port: " << a.port << "}\n";
+    if (!certs.empty())
+      out << "tls: {certificate: " << certs << "/coordinator.pem, key: " << certs
+          << "/coordinator.key, cafile: " << certs << "/ca.pem}\n";
+    return file;
+  };
+  cli_process same(tune_args(coordinator(ca, "same.yaml"), (dir / "same.db").string(), 20, 0.01));
+  CHECK(same.wait() == 0);
+  INFO(same.err());
+  CHECK(trials_on((dir / "same.db").string(), a.port) == 20);
+
+  cli_process plain(tune_args(coordinator("", "plain.yaml"), (dir / "plain.db").string(), 20, 0.01));
+  CHECK(plain.wait() == 2);
+  CHECK_THAT(plain.err(), Contains("cannot connect") && Contains("TLS"));
+
+  cli_process foreign(tune_args(coordinator(other, "other.yaml"), (dir / "other.db").string(), 20, 0.01));
+  CHECK(foreign.wait() == 2);
+  CHECK_THAT(foreign.err(), Contains("cannot connect"));
 }
 
 TEST_CASE("node: a node of another version is refused naming both versions", "[cli][node]") {
