@@ -182,11 +182,12 @@ tls_spec read_tls(const reader& in, const YAML::Node& node, const std::string& o
   if (!node || node.IsNull()) return out;
   in.check_keys("tls", node, {"certificate", "key", "cafile"});
   auto base = std::filesystem::path(origin).parent_path();
-  for (const char* key : {"certificate", "key", "cafile"}) {
+  for (const char* key : {"certificate", "key", "cafile"})
     if (!node[key])
       in.fail(std::string("tls.") + key, node,
               std::string("missing '") + key +
                   "'; TLS needs certificate, key and cafile (scripts/make_certs.sh makes them)");
+  for (const char* key : {"certificate", "key", "cafile"}) {
     auto path = std::filesystem::path(in.text(std::string("tls.") + key, node[key]));
     if (path.is_relative() && !origin.empty() && origin.front() != '<') path = base / path;
     std::error_code ec;
