@@ -145,6 +145,9 @@ nlohmann::json offer(const node_state& st) {
 
 using open_result = caf::result<std::string, std::vector<caf::actor>>;
 
+/// The largest dataset a node takes (the vendored ones are a few MB).
+constexpr std::size_t max_payload_bytes = std::size_t{1} << 30;
+
 open_result refusal(const std::string& error) {
   return open_result(nlohmann::json{{"ok", false}, {"error", error}}.dump(), std::vector<caf::actor>{});
 }
@@ -184,6 +187,9 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
           return refusal("busy: node " + st.options.host + ":" + std::to_string(st.options.port) +
                          " serves the run of another coordinator since " + st.since +
                          "; a node serves one run at a time, try again when it ends");
+        if (payload.size() > max_payload_bytes)
+          return refusal("the task's data is " + std::to_string(payload.size()) + " bytes; a node takes at most " +
+                         std::to_string(max_payload_bytes));
         end_session(self, "the coordinator opened a new session");
         backend_ptr backend;
         try {

@@ -121,6 +121,11 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   // both timeouts: the bound is finite and never hit by a working backend.
   pop.evaluate_timeout_s =
       (options.compile_timeout_s + options.run_timeout_s) * options.time_scale * (pop.capacity + 2) + 30.0;
+  // With nodes, a candidate may also wait out lost nodes: each time its
+  // measurer is lost (at most max_requeues + 1 times) up to the lost timeout.
+  if (!links.empty())
+    pop.evaluate_timeout_s +=
+        (pool_options.max_requeues + 1) * (options.network.lost_timeout_s + options.network.connection_timeout_s);
 
   run_summary summary;
   std::string failure;
