@@ -154,7 +154,10 @@ open_result refusal(const std::string& error) {
 
 void end_session(node_pointer self, const char* why) {
   auto& st = self->state;
-  for (auto& m : st.measurers) self->send_exit(m, caf::exit_reason::user_shutdown);
+  for (auto& m : st.measurers) {
+    self->unlink_from(m);
+    self->send_exit(m, caf::exit_reason::user_shutdown);
+  }
   if (st.owner) std::fprintf(stderr, "node: session ended (%s)\n", why);
   st.measurers.clear();
   st.owner = caf::actor_addr{};
@@ -204,6 +207,8 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
           m.run_timeout_s = task_doc.value("run_timeout_s", st.options.run_timeout_s);
           m.time_scale = task_doc.value("time_scale", 1.0) > 0 ? task_doc.value("time_scale", 1.0) : 1.0;
           st.measurers.push_back(caf::actor_cast<caf::actor>(spawn_measurer(self->system(), backend, m)));
+          // Linked: a node that is stopped ends its session's measurers too.
+          self->link_to(st.measurers.back());
         }
         st.owner = caf::actor_cast<caf::actor_addr>(sender);
         st.owner_node = sender->node();

@@ -137,6 +137,24 @@ TEST_CASE("node: a killed node's candidates are measured elsewhere and the resta
   CHECK(trials_on(db, port_a) > before);
 }
 
+TEST_CASE("node: a node stopped with SIGTERM mid-run exits and the run finishes on the other", "[cli][node]") {
+  scratch_dir dir("tune-test-node-term");
+  auto a = start_node();
+  auto b = start_node();
+  auto db = (dir / "results.db").string();
+  const int budget = 100;
+  cli_process tune(tune_args(write_topology(dir, {a.port, b.port}), db, budget, 50.0));
+  wait_for_trials(db, 20);
+  a.process->signal(SIGTERM);
+  CHECK(a.process->wait(10s) == 0);
+  // It ended its session at once, not when the run was over.
+  CHECK(query(db, "SELECT COUNT(*) FROM trials") < budget);
+  REQUIRE(tune.wait() == 0);
+  INFO(tune.err());
+  CHECK_THAT(tune.err(), Contains("lost node 127.0.0.1:" + std::to_string(a.port)));
+  check_exactly_once(db, budget);
+}
+
 TEST_CASE("node: a node that hangs is detected by heartbeat and the run finishes", "[cli][node]") {
   scratch_dir dir("tune-test-node-stop");
   auto a = start_node();
