@@ -12,6 +12,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "actors/scratch_dir.hpp"
 #include "cli/cli_process.hpp"
@@ -94,6 +95,23 @@ void check_exactly_once(const std::string& db, int budget) {
   CHECK(query(db, "SELECT COUNT(DISTINCT config) FROM trials") == budget);
 }
 
+/// Two nodes and a coordinator replaying `budget` trials slowly enough to
+/// act on a node mid-run (recorded runs of about 1 ms slowed 50 times: a few
+/// seconds); returned once 20 trials are recorded.
+struct two_node_run {
+  scratch_dir dir;
+  node_process a = start_node();
+  node_process b = start_node();
+  std::string db = (dir / "results.db").string();
+  int budget;
+  cli_process tune;
+
+  two_node_run(const std::string& name, int budget_)
+      : dir(name), budget(budget_), tune(tune_args(write_topology(dir, {a.port, b.port}), db, budget, 50.0)) {
+    wait_for_trials(db, 20);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("node: a coordinator replays a dataset over two nodes with every trial recorded once", "[cli][node]") {
@@ -115,15 +133,9 @@ TEST_CASE("node: a coordinator replays a dataset over two nodes with every trial
 }
 
 TEST_CASE("node: a killed node's candidates are measured elsewhere and the restarted node rejoins", "[cli][node]") {
-  scratch_dir dir("tune-test-node-kill");
-  auto a = start_node();
-  auto b = start_node();
+  two_node_run run("tune-test-node-kill", 150);
+  auto [a, tune, db, budget] = std::tie(run.a, run.tune, run.db, run.budget);
   int port_a = a.port;
-  auto db = (dir / "results.db").string();
-  const int budget = 150;
-  // Recorded runs of about 1 ms slowed 50 times: the run takes a few seconds.
-  cli_process tune(tune_args(write_topology(dir, {a.port, b.port}), db, budget, 50.0));
-  wait_for_trials(db, 20);
   a.process->signal(SIGKILL);
   REQUIRE(a.process->wait(10s) == -SIGKILL);
   REQUIRE(tune.wait_for_err("lost node 127.0.0.1:" + std::to_string(port_a)));
@@ -138,13 +150,8 @@ TEST_CASE("node: a killed node's candidates are measured elsewhere and the resta
 }
 
 TEST_CASE("node: a node stopped with SIGTERM mid-run exits and the run finishes on the other", "[cli][node]") {
-  scratch_dir dir("tune-test-node-term");
-  auto a = start_node();
-  auto b = start_node();
-  auto db = (dir / "results.db").string();
-  const int budget = 100;
-  cli_process tune(tune_args(write_topology(dir, {a.port, b.port}), db, budget, 50.0));
-  wait_for_trials(db, 20);
+  two_node_run run("tune-test-node-term", 100);
+  auto [a, tune, db, budget] = std::tie(run.a, run.tune, run.db, run.budget);
   a.process->signal(SIGTERM);
   CHECK(a.process->wait(10s) == 0);
   // It ended its session at once, not when the run was over.
@@ -156,13 +163,8 @@ TEST_CASE("node: a node stopped with SIGTERM mid-run exits and the run finishes 
 }
 
 TEST_CASE("node: a node that hangs is detected by heartbeat and the run finishes", "[cli][node]") {
-  scratch_dir dir("tune-test-node-stop");
-  auto a = start_node();
-  auto b = start_node();
-  auto db = (dir / "results.db").string();
-  const int budget = 100;
-  cli_process tune(tune_args(write_topology(dir, {a.port, b.port}), db, budget, 50.0));
-  wait_for_trials(db, 20);
+  two_node_run run("tune-test-node-stop", 100);
+  auto [a, tune, db, budget] = std::tie(run.a, run.tune, run.db, run.budget);
   a.process->signal(SIGSTOP);
   CHECK(tune.wait_for_err("lost node 127.0.0.1:" + std::to_string(a.port)));
   int rc = tune.wait();
