@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench_latency.hpp"
 #include "tune/actors/pipeline.hpp"
 #include "tune/engine/parameter.hpp"
 #include "tune/kernels/replay.hpp"
@@ -222,23 +223,6 @@ void steady_vs_generational(const std::string& title, const std::function<backen
       geo, ratios[ratios.size() / 2], never ? " (seeds that never reached it left out)" : "");
 }
 
-/// Mean recorded compile time and mean recorded measure time (benchmark +
-/// verification) over the configurations that reach each stage: the inputs of
-/// the bound min(W / compile, G / measure).
-std::pair<double, double> dataset_latencies(const replay_dataset& data) {
-  double c = 0, m = 0;
-  std::size_t nc = 0, nm = 0;
-  for (const auto& r : data.records) {
-    if (r.state == status::instantiation_error) continue;  // rejected before compile
-    c += r.compile_s;
-    ++nc;
-    if (r.state == status::compile_error || r.state == status::compile_error_device) continue;
-    m += r.benchmark_s + r.verification_s;
-    ++nm;
-  }
-  return {c / static_cast<double>(std::max<std::size_t>(nc, 1)), m / static_cast<double>(std::max<std::size_t>(nm, 1))};
-}
-
 /// A replay backend on a dataset, sleeping `scale` × the recorded latencies.
 backend_ptr replay(const std::shared_ptr<const replay_dataset>& data, double scale, std::uint64_t seed) {
   replay_backend_options ro;
@@ -280,7 +264,7 @@ int main(int argc, char** argv) {
   auto conv_data = std::make_shared<const replay_dataset>(read_replay_dataset(conv));
   for (auto [label, data] : {std::pair{"measurement-bound, replayed: " + gemm, gemm_data},
                              std::pair{"compile-bound, replayed: " + conv, conv_data}}) {
-    auto [mc, mm] = dataset_latencies(*data);
+    auto [mc, mm] = bench::dataset_latencies(*data);
     throughput(label + " (recorded)", replay(data, scale, 1), mc, mm, scale,
                std::min<std::uint64_t>(trials, data->configs.size()));
   }

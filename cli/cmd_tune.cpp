@@ -137,7 +137,7 @@ void add_tune_command(CLI::App& app, command_list& commands) {
       "What to tune: --task (a built-in kernel), --kernel (your own: launch.json or its folder) or --dataset\n"
       "(replay measurements). Where: --topology FILE, else one --backend device with the other cores compiling.");
   sub->add_option("--topology", args->topology,
-                  "YAML file: compile workers, devices, timeouts (default: one device of --backend)")
+                  "YAML file: compile workers, devices, nodes, timeouts (default: one device of --backend)")
       ->check(CLI::ExistingFile);
   sub->add_option("--backend", args->backend, "without --topology: cpu (default), cuda or hip; replay for --dataset");
   auto* task = sub->add_option("--task", args->task, "built-in kernel and shape, e.g. matmul:512x1024x1024");

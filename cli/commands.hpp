@@ -35,6 +35,7 @@ void add_tune_command(CLI::App& app, command_list& commands);
 void add_replay_command(CLI::App& app, command_list& commands);
 void add_export_command(CLI::App& app, command_list& commands);
 void add_emit_command(CLI::App& app, command_list& commands);
+void add_node_command(CLI::App& app, command_list& commands);
 
 inline void register_commands(CLI::App& app, command_list& commands) {
   add_space_command(app, commands);
@@ -45,6 +46,7 @@ inline void register_commands(CLI::App& app, command_list& commands) {
   add_replay_command(app, commands);
   add_export_command(app, commands);
   add_emit_command(app, commands);
+  add_node_command(app, commands);
 }
 
 }  // namespace tune::cli

@@ -4,14 +4,17 @@
 // running plus `prefetch` queued candidates, so compiled work never piles up
 // in a mailbox and a device never waits for the compiler when it can be
 // avoided.
+#include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/sec.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 #include <chrono>
+#include <cstdio>
 #include <deque>
 #include <exception>
+#include <map>
 
 #include "stage_clock.hpp"
 #include "tune/actors/interfaces.hpp"
@@ -55,6 +58,17 @@ struct waiting_build {
 struct waiting_run {
   compiled_candidate compiled;
   trial_promise promise;
+  std::uint32_t requeues = 0;
+};
+
+/// One measurer as the pool sees it: what it holds, by candidate id.
+struct measurer_slot {
+  measurer_actor handle;
+  std::uint32_t prefetch = 1;
+  std::int32_t device = -1;  ///< written into its trials; -1: the measurer's own
+  bool remote = false;
+  bool alive = true;
+  std::map<std::uint64_t, waiting_run> held;
 };
 
 struct pool_state {
@@ -64,50 +78,174 @@ struct pool_state {
   std::vector<bool> working;
   std::deque<waiting_build> to_build;
   std::deque<waiting_run> to_measure;
-  std::vector<std::uint32_t> outstanding;  // per measurer: running + queued
+  std::vector<measurer_slot> slots;
   detail::busy_tracker tracker;
   double cpu_s = 0.0;
+  double lost_since = -1.0;  ///< steady seconds since no measurer is alive; -1: one is
+  double status_at = -1.0;   ///< when the last waiting line was printed
+  bool ticking = false;
+  bool giving_up = false;  ///< lost timeout passed: queued candidates are abandoned
   static inline const char* name = "compile_pool";
 };
 
 using pool_pointer = compile_pool_actor::stateful_pointer<pool_state>;
 
-void pump_measure(pool_pointer self) {
+void pump_measure(pool_pointer self);
+
+void abandon_queue(pool_pointer self) {
   auto& st = self->state;
   while (!st.to_measure.empty()) {
-    std::size_t best = st.outstanding.size();
-    for (std::size_t d = 0; d < st.outstanding.size(); ++d) {
-      if (st.outstanding[d] >= 1 + st.options.prefetch[d]) continue;
-      if (best == st.outstanding.size() || st.outstanding[d] < st.outstanding[best]) best = d;
-    }
-    if (best == st.outstanding.size()) return;
     auto job = std::move(st.to_measure.front());
     st.to_measure.pop_front();
-    ++st.outstanding[best];
-    double per_run = st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
-    auto timeout = detail::wall_timeout(per_run * (2.0 + st.options.prefetch[best]));
-    auto promise = job.promise;
-    auto cand = job.compiled.cand;
-    double compile_s = job.compiled.build.compile_s;
-    self->request(st.options.measurers[best], timeout, measure_atom::value, std::move(job.compiled))
-        .then(
-            [self, best, promise](measured_trial& trial) mutable {
-              detail::cpu_scope cpu(self->state.cpu_s);
-              --self->state.outstanding[best];
-              promise.deliver(std::move(trial));
-              pump_measure(self);
-            },
-            [self, best, promise, cand, compile_s](caf::error& err) mutable {
-              detail::cpu_scope cpu(self->state.cpu_s);
-              --self->state.outstanding[best];
-              auto state = err == caf::sec::request_timeout ? status::run_timeout : status::unknown;
-              auto trial =
-                  failed_trial(cand, state, compile_s, "measurer gave no answer: " + self->system().render(err));
-              trial.device = static_cast<std::int32_t>(best);
-              promise.deliver(std::move(trial));
-              pump_measure(self);
-            });
+    auto trial = failed_trial(job.compiled.cand, status::unknown, job.compiled.build.compile_s,
+                              "abandoned: no measurer left within the lost timeout");
+    trial.abandoned = true;
+    job.promise.deliver(std::move(trial));
   }
+}
+
+bool any_alive(const pool_state& st) {
+  for (const auto& slot : st.slots)
+    if (slot.alive) return true;
+  return false;
+}
+
+/// With work queued and no measurer alive: a status line, and after the lost
+/// timeout the queued candidates are given up.
+void watch_lost(pool_pointer self) {
+  auto& st = self->state;
+  if (any_alive(st) || st.to_measure.empty()) {
+    if (st.lost_since >= 0 && any_alive(st)) std::fprintf(stderr, "\nnodes: a measurer is back; the run goes on\n");
+    if (any_alive(st)) st.lost_since = st.status_at = -1.0;
+    return;
+  }
+  double now = detail::steady_seconds();
+  if (st.lost_since < 0) st.lost_since = now;
+  double waited = now - st.lost_since;
+  if (waited >= st.options.lost_timeout_s) {
+    if (!st.giving_up)
+      std::fprintf(stderr, "\nnodes: no measurer came back within %.0f s; the run ends and can be resumed\n",
+                   st.options.lost_timeout_s);
+    st.giving_up = true;
+    abandon_queue(self);
+    return;
+  }
+  if (st.status_at < 0 || now - st.status_at >= 5.0) {
+    st.status_at = now;
+    std::fprintf(stderr, "\nnodes: no measurer left; waiting for a node to come back (%.0f s of %.0f s)\n", waited,
+                 st.options.lost_timeout_s);
+  }
+  if (!st.ticking) {
+    st.ticking = true;
+    self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+  }
+}
+
+/// Puts what a lost remote measurer held back at the front of the queue.
+void requeue_held(pool_pointer self, std::size_t index) {
+  auto& st = self->state;
+  auto& slot = st.slots[index];
+  slot.alive = false;
+  for (auto it = slot.held.rbegin(); it != slot.held.rend(); ++it) {
+    auto job = std::move(it->second);
+    if (++job.requeues > st.options.max_requeues) {
+      auto trial = failed_trial(job.compiled.cand, status::unknown, job.compiled.build.compile_s,
+                                "lost its measurer " + std::to_string(job.requeues) + " times");
+      trial.device = slot.device;
+      job.promise.deliver(std::move(trial));
+      continue;
+    }
+    st.to_measure.push_front(std::move(job));
+  }
+  slot.held.clear();
+}
+
+void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
+  auto& st = self->state;
+  auto& slot = st.slots[best];
+  double per_run = st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
+  auto timeout = detail::wall_timeout(per_run * (2.0 + slot.prefetch));
+  auto id = job.compiled.cand.id;
+  auto compiled = job.compiled;
+  slot.held.emplace(id, std::move(job));
+  auto handle = slot.handle;
+  self->request(handle, timeout, measure_atom::value, std::move(compiled))
+      .then(
+          [self, best, id, handle](measured_trial& trial) mutable {
+            detail::cpu_scope cpu(self->state.cpu_s);
+            auto& slot = self->state.slots[best];
+            auto it = slot.held.find(id);
+            // Gone: the measurer was lost and the candidate went elsewhere.
+            if (slot.handle != handle || it == slot.held.end()) return;
+            auto promise = it->second.promise;
+            slot.held.erase(it);
+            if (slot.device >= 0) trial.device = slot.device;
+            promise.deliver(std::move(trial));
+            pump_measure(self);
+          },
+          [self, best, id, handle](caf::error& err) mutable {
+            detail::cpu_scope cpu(self->state.cpu_s);
+            auto& st = self->state;
+            auto& slot = st.slots[best];
+            auto it = slot.held.find(id);
+            if (slot.handle != handle || it == slot.held.end()) return;
+            if (slot.remote) {
+              // The network failed this request: measure it elsewhere.
+              auto job = std::move(it->second);
+              slot.held.erase(it);
+              if (++job.requeues <= st.options.max_requeues) {
+                st.to_measure.push_front(std::move(job));
+                pump_measure(self);
+                return;
+              }
+              it = slot.held.emplace(id, std::move(job)).first;
+            }
+            auto job = std::move(it->second);
+            slot.held.erase(it);
+            auto state = err == caf::sec::request_timeout ? status::run_timeout : status::unknown;
+            auto trial = failed_trial(job.compiled.cand, state, job.compiled.build.compile_s,
+                                      "measurer gave no answer: " + self->system().render(err));
+            trial.device = slot.device >= 0 ? slot.device : static_cast<std::int32_t>(best);
+            job.promise.deliver(std::move(trial));
+            pump_measure(self);
+          });
+}
+
+void pump_measure(pool_pointer self) {
+  auto& st = self->state;
+  if (st.giving_up) abandon_queue(self);
+  while (!st.to_measure.empty()) {
+    std::size_t best = st.slots.size();
+    for (std::size_t d = 0; d < st.slots.size(); ++d) {
+      const auto& slot = st.slots[d];
+      if (!slot.alive || slot.held.size() >= 1 + slot.prefetch) continue;
+      if (best == st.slots.size() || slot.held.size() < st.slots[best].held.size()) best = d;
+    }
+    if (best == st.slots.size()) break;
+    auto job = std::move(st.to_measure.front());
+    st.to_measure.pop_front();
+    send_to_measurer(self, best, std::move(job));
+  }
+  watch_lost(self);
+}
+
+void add_slot(pool_pointer self, measurer_actor handle, std::uint32_t prefetch, std::int32_t device, bool remote) {
+  auto& st = self->state;
+  if (remote) self->monitor(handle);
+  for (auto& slot : st.slots) {
+    if (remote && slot.remote && !slot.alive && slot.device == device) {
+      slot.handle = std::move(handle);
+      slot.prefetch = prefetch;
+      slot.alive = true;
+      return;
+    }
+  }
+  measurer_slot slot;
+  slot.handle = std::move(handle);
+  slot.prefetch = prefetch;
+  slot.device = device;
+  slot.remote = remote;
+  st.slots.push_back(std::move(slot));
 }
 
 void replace_worker(pool_pointer self, std::size_t index) {
@@ -164,7 +302,20 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
   st.backend = std::move(backend);
   st.options = std::move(options);
   st.options.prefetch.resize(st.options.measurers.size(), 1);
-  st.outstanding.assign(st.options.measurers.size(), 0);
+  st.options.remote.resize(st.options.measurers.size(), false);
+  st.options.device_ids.resize(st.options.measurers.size(), -1);
+  for (std::size_t d = 0; d < st.options.measurers.size(); ++d)
+    add_slot(self, st.options.measurers[d], st.options.prefetch[d], st.options.device_ids[d], st.options.remote[d]);
+  self->set_down_handler([self](caf::down_msg& down) {
+    auto& st = self->state;
+    for (std::size_t d = 0; d < st.slots.size(); ++d) {
+      if (!st.slots[d].remote || !st.slots[d].alive || st.slots[d].handle.address() != down.source) continue;
+      std::fprintf(stderr, "\nnodes: lost the measurer of device %d (%s); %zu candidates go back to the queue\n",
+                   st.slots[d].device, self->system().render(down.reason).c_str(), st.slots[d].held.size());
+      requeue_held(self, d);
+    }
+    pump_measure(self);
+  });
   st.working.assign(st.options.workers, false);
   st.tracker = detail::busy_tracker(st.options.workers);
   for (std::uint32_t w = 0; w < st.options.workers; ++w)
@@ -182,6 +333,16 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
         auto& st = self->state;
         return stage_stats{static_cast<std::uint32_t>(st.workers.size()), st.tracker.busy_within(from, to), to - from,
                            st.cpu_s};
+      },
+      [self](join_atom, std::vector<caf::actor>& measurers, std::vector<std::int32_t>& devices,
+             std::uint32_t prefetch) {
+        for (std::size_t d = 0; d < measurers.size() && d < devices.size(); ++d)
+          add_slot(self, caf::actor_cast<measurer_actor>(measurers[d]), prefetch, devices[d], true);
+        pump_measure(self);
+      },
+      [self](tick_atom) {
+        self->state.ticking = false;
+        pump_measure(self);
       },
   };
 }

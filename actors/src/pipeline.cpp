@@ -1,5 +1,6 @@
 #include "tune/actors/pipeline.hpp"
 
+#include <algorithm>
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -8,7 +9,10 @@
 #include <caf/send.hpp>
 #include <caf/system_messages.hpp>
 #include <chrono>
+#include <memory>
 #include <stdexcept>
+
+#include "node_link.hpp"
 
 namespace tune::actors {
 
@@ -22,7 +26,8 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   if (!backend || !search) throw std::invalid_argument("run_pipeline: a backend and a strategy are needed");
   if (options.compile_workers == 0)
     throw std::invalid_argument("pipeline: compile_workers is 0; at least one compile worker is needed");
-  if (options.devices.empty()) throw std::invalid_argument("pipeline: no device; at least one measurer is needed");
+  if (options.devices.empty() && options.nodes.empty())
+    throw std::invalid_argument("pipeline: no device; at least one measurer is needed");
   if (!(options.time_scale > 0)) throw std::invalid_argument("pipeline: time scale must be > 0");
 
   caf::actor_system_config config;
@@ -33,7 +38,29 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   // and the simulated devices need.
   config.set("scheduler.policy", caf::atom("sharing"));
   config.set("logger.verbosity", caf::atom("quiet"));
+  if (!options.nodes.empty()) configure_network(config, options.network);
   caf::actor_system system{config};
+
+  std::vector<detail::node_link> links;
+  auto keeper_setup = std::make_shared<detail::keeper_setup>();
+  caf::actor keeper;
+  if (!options.nodes.empty()) {
+    keeper = detail::spawn_node_keeper(system, keeper_setup);
+    std::int32_t first_id = 0;
+    for (const auto& slot : options.devices) first_id = std::max(first_id, slot.device + 1);
+    try {
+      links = detail::connect_nodes(system, options.nodes, options.network.tls(), options.node_task,
+                                    options.node_payload, first_id, keeper);
+    } catch (...) {
+      caf::anon_send_exit(keeper, caf::exit_reason::user_shutdown);
+      throw;
+    }
+    std::vector<remote_device> remote;
+    for (const auto& link : links)
+      for (std::size_t d = 0; d < link.device_ids.size(); ++d)
+        remote.push_back({link.device_ids[d], link.device_names[d]});
+    if (options.on_remote_devices) options.on_remote_devices(remote);
+  }
 
   auto space = backend->space();
   auto generator = spawn_generator(system, space, std::move(search), options.prior);
@@ -53,13 +80,35 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
     pool_options.measurers.push_back(spawn_measurer(system, backend, m));
     pool_options.prefetch.push_back(slot.prefetch);
   }
+  std::uint32_t capacity = pipeline_capacity(options);
+  for (const auto& link : links) {
+    for (std::size_t d = 0; d < link.measurers.size(); ++d) {
+      pool_options.measurers.push_back(caf::actor_cast<measurer_actor>(link.measurers[d]));
+      pool_options.prefetch.push_back(link.spec.prefetch);
+      capacity += 1 + link.spec.prefetch;
+    }
+  }
+  pool_options.remote.assign(options.devices.size(), false);
+  pool_options.remote.resize(pool_options.measurers.size(), true);
+  pool_options.device_ids.assign(options.devices.size(), -1);
+  for (const auto& link : links)
+    pool_options.device_ids.insert(pool_options.device_ids.end(), link.device_ids.begin(), link.device_ids.end());
+  pool_options.lost_timeout_s = options.network.lost_timeout_s;
   auto pool = spawn_compile_pool(system, backend, pool_options);
+  if (keeper) {
+    keeper_setup->links = links;
+    keeper_setup->pool = pool;
+    keeper_setup->task = options.node_task;
+    keeper_setup->payload = options.node_payload;
+    keeper_setup->tls = options.network.tls();
+    caf::anon_send(keeper, start_atom::value);
+  }
 
   population_options pop;
   pop.budget = options.budget;
   pop.time_budget_s = options.time_budget_s;
   pop.time_scale = options.time_scale;
-  pop.capacity = pipeline_capacity(options);
+  pop.capacity = capacity;
   pop.mode = options.mode;
   pop.batch = options.batch;
   pop.prior = options.prior;
@@ -72,6 +121,11 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   // both timeouts: the bound is finite and never hit by a working backend.
   pop.evaluate_timeout_s =
       (options.compile_timeout_s + options.run_timeout_s) * options.time_scale * (pop.capacity + 2) + 30.0;
+  // With nodes, a candidate may also wait out lost nodes: each time its
+  // measurer is lost (at most max_requeues + 1 times) up to the lost timeout.
+  if (!links.empty())
+    pop.evaluate_timeout_s +=
+        (pool_options.max_requeues + 1) * (options.network.lost_timeout_s + options.network.connection_timeout_s);
 
   run_summary summary;
   std::string failure;
@@ -102,6 +156,13 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
     }
     self->demonitor(caf::actor_cast<caf::actor_addr>(population));
     caf::anon_send_exit(population, caf::exit_reason::user_shutdown);
+    if (keeper) {
+      // The pool first (a measurer closing is no loss then); then tell the
+      // nodes the run ended (their sessions end with the connection anyway).
+      self->send_exit(pool, caf::exit_reason::user_shutdown);
+      self->request(keeper, std::chrono::seconds(2), close_atom::value).receive([](bool) {}, [](caf::error&) {});
+      self->send_exit(keeper, caf::exit_reason::user_shutdown);
+    }
   }
   caf::anon_send_exit(generator, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);

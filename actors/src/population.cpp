@@ -24,6 +24,9 @@ constexpr auto stats_timeout = std::chrono::seconds(10);
 
 struct population_state {
   population_options options;
+  /// Per measurer: gone (a lost node's); not asked for its busy time, which
+  /// would only end by the stats timeout.
+  std::vector<bool> measurer_down;
   generator_actor generator;
   compile_pool_actor pool;
   caf::actor done_to;
@@ -143,7 +146,11 @@ void finish(population_pointer self) {
             arrived();
           },
           [arrived](caf::error&) { arrived(); });
-  for (std::size_t d = 0; d < st.options.measurers.size(); ++d)
+  for (std::size_t d = 0; d < st.options.measurers.size(); ++d) {
+    if (st.measurer_down[d]) {
+      arrived();
+      continue;
+    }
     self->request(st.options.measurers[d], stats_timeout, stats_atom::value, from, to)
         .then(
             [self, arrived, d](stage_stats& s) {
@@ -152,6 +159,7 @@ void finish(population_pointer self) {
               arrived();
             },
             [arrived](caf::error&) { arrived(); });
+  }
 }
 
 void maybe_finish(population_pointer self) {
@@ -239,6 +247,12 @@ void on_trial(population_pointer self, measured_trial trial) {
   auto& st = self->state;
   double now = detail::steady_seconds();
   --st.in_flight;
+  if (trial.abandoned) {
+    // Not a trial: the candidate stays unmeasured and a resume hands it out again.
+    close_hand_out(st, "stopped");
+    maybe_finish(self);
+    return;
+  }
   ++st.completed;
   trial.finished_s = backend_seconds(st, now);
   if (st.first_result_at < 0)
@@ -276,8 +290,9 @@ void refresh_busy(population_pointer self) {
       .then([self](stage_stats& s) { self->state.compile_busy = s.busy_fraction(); }, [](caf::error&) {});
   st.device_busy.resize(st.options.measurers.size());
   for (std::size_t d = 0; d < st.options.measurers.size(); ++d)
-    self->request(st.options.measurers[d], stats_timeout, stats_atom::value, from, to)
-        .then([self, d](stage_stats& s) { self->state.device_busy[d] = s.busy_fraction(); }, [](caf::error&) {});
+    if (!st.measurer_down[d])
+      self->request(st.options.measurers[d], stats_timeout, stats_atom::value, from, to)
+          .then([self, d](stage_stats& s) { self->state.device_busy[d] = s.busy_fraction(); }, [](caf::error&) {});
 }
 
 population_actor::behavior_type population(population_pointer self, generator_actor generator, compile_pool_actor pool,
@@ -288,6 +303,13 @@ population_actor::behavior_type population(population_pointer self, generator_ac
   st.generator = std::move(generator);
   st.pool = std::move(pool);
   st.done_to = std::move(done_to);
+  st.measurer_down.assign(st.options.measurers.size(), false);
+  for (const auto& m : st.options.measurers) self->monitor(m);
+  self->set_down_handler([self](caf::down_msg& down) {
+    auto& st = self->state;
+    for (std::size_t d = 0; d < st.options.measurers.size(); ++d)
+      if (st.options.measurers[d].address() == down.source) st.measurer_down[d] = true;
+  });
   for (const auto& trial : st.options.prior) {
     if (trial.ok() && (!st.has_best || trial.time_ms < st.best.time_ms)) {
       st.best = trial;

@@ -95,6 +95,10 @@ nlohmann::json run_recorder::config_json(const configuration& config) const {
   return nlohmann::json::parse(options_.space->to_json(config));
 }
 
+void run_recorder::add_devices(const std::vector<storage::device_spec>& devices) {
+  options_.devices.insert(options_.devices.end(), devices.begin(), devices.end());
+}
+
 void run_recorder::started() {
   if (!publisher_) return;
   if (options_.wait_for_subscribers > 0)

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <utility>
 
 #include "objective_backend.hpp"
@@ -41,7 +42,8 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 /// All devices of one run share a backend; returns its name.
-std::string topology_backend(const storage::topology& topo) {
+std::string topology_backend(const storage::topology& topo, const std::string& wanted) {
+  if (topo.devices.empty()) return wanted;  // nodes only: they say what they offer
   const std::string& name = topo.devices.front().backend;
   for (std::size_t d = 1; d < topo.devices.size(); ++d)
     if (topo.devices[d].backend != name)
@@ -162,9 +164,14 @@ struct session::impl {
       topo = *o.topology;
     else
       topo = default_topology_for(wanted, o.threads);
-    if (topo.devices.empty()) throw input_error(topo.origin + ": devices: empty; list at least one device");
+    if (topo.devices.empty() && topo.nodes.empty())
+      throw input_error(topo.origin + ": devices: empty; list at least one device");
     if (topo.compile_workers == 0) throw input_error(topo.origin + ": compile_workers: must be at least 1");
-    backend_kind = topology_backend(topo);
+    if (!topo.nodes.empty() && o.dataset.empty())
+      throw input_error(topo.origin +
+                        ": nodes: nodes measure replayed datasets only so far (a kernel built here "
+                        "cannot run on another machine yet); tune with --dataset, or remove 'nodes:'");
+    backend_kind = topology_backend(topo, wanted == "objective" ? "cpu" : wanted);
   }
 
   void make_backend() {
@@ -356,6 +363,42 @@ class session_listener final : public actors::trial_listener {
 
 }  // namespace
 
+/// What the nodes of the topology need: the task once per run, the
+/// dataset's bytes (a node needs no file of the coordinator), the network
+/// settings; their devices join the run's device list when they answer.
+static void node_options(const session_options& o, storage::topology& topo, actors::pipeline_options& po,
+                         actors::run_recorder& recorder) {
+  for (const auto& n : topo.nodes)
+    po.nodes.push_back({n.host, n.port, static_cast<std::uint32_t>(n.devices), static_cast<std::uint32_t>(n.prefetch)});
+  po.network.heartbeat_s = topo.network.heartbeat_s;
+  po.network.connection_timeout_s = topo.network.connection_timeout_s;
+  po.network.lost_timeout_s = topo.network.lost_timeout_s;
+  po.network.certificate = topo.tls.certificate;
+  po.network.key = topo.tls.key;
+  po.network.cafile = topo.tls.cafile;
+  std::ifstream in(o.dataset, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) throw input_error("dataset " + o.dataset + ": cannot read the file to send it to the nodes");
+  po.node_payload = bytes.str();
+  nlohmann::json kinds = nlohmann::json::object();
+  if (!o.kinds_file.empty())
+    for (const auto& [k, v] : read_kind_overrides(o.kinds_file)) kinds[k] = v;
+  po.node_task = nlohmann::json{{"kind", "replay"},
+                                {"dataset_name", std::filesystem::path(o.dataset).filename().string()},
+                                {"kinds", kinds},
+                                {"seed", o.seed},
+                                {"time_scale", o.time_scale},
+                                {"run_timeout_s", topo.run_timeout_s}}
+                     .dump();
+  po.on_remote_devices = [&topo, &recorder](const std::vector<actors::remote_device>& remote) {
+    std::vector<storage::device_spec> added;
+    for (const auto& d : remote) added.push_back({"replay", d.id, d.name, 2});
+    topo.devices.insert(topo.devices.end(), added.begin(), added.end());
+    recorder.add_devices(added);
+  };
+}
+
 run_report session::run() {
   auto& s = *impl_;
   if (s.ran) throw std::logic_error("session::run: a session runs once; make a new session for another run");
@@ -405,6 +448,8 @@ run_report session::run() {
   po.listener = listener;
   po.cache = recorder->cache();
   po.stop_requested = [stop = o.stop] { return stop.stop_requested(); };
+
+  if (!s.topo.nodes.empty()) node_options(o, s.topo, po, *recorder);
 
   if (o.progress_line && recorder->resumed())
     std::fprintf(stderr, "resuming run %lld: %zu trials recorded\n", static_cast<long long>(recorder->run_id()),

@@ -134,6 +134,72 @@ std::vector<device_spec> read_device(const reader& in, const std::string& path, 
   return out;
 }
 
+std::vector<node_spec> read_nodes(const reader& in, const YAML::Node& nodes) {
+  std::vector<node_spec> out;
+  if (!nodes || nodes.IsNull()) return out;
+  if (!nodes.IsSequence()) in.fail("nodes", nodes, "expected a list of nodes, e.g. '- {host: 127.0.0.1, port: 7101}'");
+  std::map<std::pair<std::string, int>, std::string> seen;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    std::string path = "nodes[" + std::to_string(i) + "]";
+    const auto& n = nodes[i];
+    in.check_keys(path, n, {"host", "port", "devices", "prefetch"});
+    if (!n["host"]) in.fail(path, n, "missing 'host'; add e.g. 'host: 127.0.0.1'");
+    if (!n["port"]) in.fail(path, n, "missing 'port'; add the port the node listens on, e.g. 'port: 7101'");
+    node_spec node;
+    node.host = in.text(path + ".host", n["host"]);
+    node.port = static_cast<std::uint16_t>(in.integer(path + ".port", n["port"], 1, 65535));
+    if (n["devices"])
+      node.devices = static_cast<std::size_t>(in.integer(path + ".devices", n["devices"], 1, max_device_count));
+    if (n["prefetch"])
+      node.prefetch = static_cast<std::size_t>(in.integer(path + ".prefetch", n["prefetch"], 0, max_prefetch));
+    auto [it, fresh] = seen.emplace(std::make_pair(node.host, static_cast<int>(node.port)), path);
+    if (!fresh)
+      in.fail(path, n,
+              node.host + ":" + std::to_string(node.port) + " is listed twice (also in " + it->second +
+                  "); list each node once");
+    out.push_back(std::move(node));
+  }
+  return out;
+}
+
+network_spec read_network(const reader& in, const YAML::Node& node) {
+  network_spec out;
+  if (!node || node.IsNull()) return out;
+  in.check_keys("network", node, {"heartbeat_s", "connection_timeout_s", "lost_timeout_s"});
+  if (node["heartbeat_s"]) out.heartbeat_s = in.seconds("network.heartbeat_s", node["heartbeat_s"]);
+  if (node["connection_timeout_s"])
+    out.connection_timeout_s = in.seconds("network.connection_timeout_s", node["connection_timeout_s"]);
+  if (node["lost_timeout_s"]) out.lost_timeout_s = in.seconds("network.lost_timeout_s", node["lost_timeout_s"]);
+  if (out.connection_timeout_s <= out.heartbeat_s)
+    in.fail("network.connection_timeout_s", node,
+            "must be longer than network.heartbeat_s (a live peer sends a heartbeat every heartbeat_s); use e.g. 4 "
+            "heartbeats");
+  return out;
+}
+
+tls_spec read_tls(const reader& in, const YAML::Node& node, const std::string& origin) {
+  tls_spec out;
+  if (!node || node.IsNull()) return out;
+  in.check_keys("tls", node, {"certificate", "key", "cafile"});
+  auto base = std::filesystem::path(origin).parent_path();
+  for (const char* key : {"certificate", "key", "cafile"})
+    if (!node[key])
+      in.fail(std::string("tls.") + key, node,
+              std::string("missing '") + key +
+                  "'; TLS needs certificate, key and cafile (scripts/make_certs.sh makes them)");
+  for (const char* key : {"certificate", "key", "cafile"}) {
+    auto path = std::filesystem::path(in.text(std::string("tls.") + key, node[key]));
+    if (path.is_relative() && !origin.empty() && origin.front() != '<') path = base / path;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      in.fail(std::string("tls.") + key, node[key], path.string() + " is not a readable file; check the path");
+    (std::string(key) == "certificate" ? out.certificate
+     : std::string(key) == "key"       ? out.key
+                                       : out.cafile) = path.string();
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& topology_backends() {
@@ -147,10 +213,17 @@ nlohmann::json topology::summary() const {
   nlohmann::json devices_json = nlohmann::json::array();
   for (const auto& d : devices)
     devices_json.push_back({{"backend", d.backend}, {"id", d.id}, {"name", d.name}, {"prefetch", d.prefetch}});
-  return {{"compile_workers", compile_workers},
-          {"compile_timeout_s", compile_timeout_s},
-          {"run_timeout_s", run_timeout_s},
-          {"devices", devices_json}};
+  nlohmann::json out = {{"compile_workers", compile_workers},
+                        {"compile_timeout_s", compile_timeout_s},
+                        {"run_timeout_s", run_timeout_s},
+                        {"devices", devices_json}};
+  if (!nodes.empty()) {
+    nlohmann::json nodes_json = nlohmann::json::array();
+    for (const auto& n : nodes)
+      nodes_json.push_back({{"host", n.host}, {"port", n.port}, {"devices", n.devices}, {"prefetch", n.prefetch}});
+    out["nodes"] = nodes_json;
+  }
+  return out;
 }
 
 std::size_t topology::capacity() const {
@@ -170,7 +243,9 @@ topology parse_topology(std::string_view yaml_text, const std::string& origin) {
   }
   if (!root.IsDefined() || root.IsNull())
     throw std::invalid_argument(origin + ": the topology is empty; it needs at least a 'devices:' list");
-  in.check_keys("", root, {"compile_workers", "compile_timeout_s", "run_timeout_s", "devices", "hosts"});
+  in.check_keys(
+      "", root,
+      {"compile_workers", "compile_timeout_s", "run_timeout_s", "devices", "hosts", "nodes", "network", "tls"});
 
   topology result;
   result.origin = origin;
@@ -187,10 +262,18 @@ topology parse_topology(std::string_view yaml_text, const std::string& origin) {
       in.fail("hosts", hosts, "remote workers are not supported yet; remove the entries (use 'hosts: []')");
   }
 
+  result.nodes = read_nodes(in, root["nodes"]);
+  result.network = read_network(in, root["network"]);
+  result.tls = read_tls(in, root["tls"], origin);
+
   const auto devices = root["devices"];
-  if (!devices) in.fail("devices", root, "missing; list at least one device, e.g. 'devices: [{backend: cpu, id: 0}]'");
-  if (!devices.IsSequence()) in.fail("devices", devices, "expected a list of devices, got a " + reader::kind(devices));
-  if (devices.size() == 0) in.fail("devices", devices, "no devices; list at least one device to measure on");
+  if (!devices && result.nodes.empty())
+    in.fail("devices", root, "missing; list at least one device, e.g. 'devices: [{backend: cpu, id: 0}]', or nodes");
+  if (devices && !devices.IsSequence())
+    in.fail("devices", devices, "expected a list of devices, got a " + reader::kind(devices));
+  if (devices && devices.size() == 0 && result.nodes.empty())
+    in.fail("devices", devices, "no devices; list at least one device to measure on, or nodes");
+  if (!devices) return result;
 
   std::map<std::pair<std::string, int>, std::string> seen_ids;  // (backend, id) → field path
   std::map<std::string, std::string> seen_names;

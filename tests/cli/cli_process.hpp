@@ -79,6 +79,20 @@ class cli_process {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   }
 
+  /// Reads stderr until it holds `text` (true) or `timeout` passes or the
+  /// process closes it (false); for a long-running process such as a node.
+  bool wait_for_err(const std::string& text, std::chrono::seconds timeout = std::chrono::seconds(30)) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (stderr_.find(text) == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd fd{err_, POLLIN, 0};
+      if (::poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+      if (!drain(err_, stderr_)) return stderr_.find(text) != std::string::npos;
+    }
+    return true;
+  }
+
   const std::string& out() const { return stdout_; }
   const std::string& err() const { return stderr_; }
 

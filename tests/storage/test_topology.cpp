@@ -141,3 +141,49 @@ TEST_CASE("topology files that cannot be read are named", "[storage]") {
   CHECK_THROWS_WITH(load_topology(dir / "bad.yaml"),
                     Contains((dir / "bad.yaml").string()) && Contains("devices[0].backend"));
 }
+
+TEST_CASE("the node examples parse: nodes network and tls", "[storage]") {
+  const std::filesystem::path examples = std::filesystem::path(TUNE_SOURCE_DIR) / "examples";
+  auto coordinator = load_topology(examples / "topology-nodes.yaml");
+  CHECK(coordinator.devices.empty());
+  REQUIRE(coordinator.nodes.size() == 2);
+  CHECK(coordinator.nodes[0].host == "127.0.0.1");
+  CHECK(coordinator.nodes[0].port == 7101);
+  CHECK(coordinator.nodes[1].port == 7102);
+  CHECK(coordinator.nodes[1].devices == 0);  // all the node offers
+  CHECK(coordinator.nodes[1].prefetch == 2);
+  CHECK(coordinator.network.connection_timeout_s == 2.0);
+  CHECK(coordinator.network.lost_timeout_s == 60.0);
+  CHECK_FALSE(coordinator.tls.enabled());
+  CHECK(coordinator.summary()["nodes"].size() == 2);
+
+  auto node = load_topology(examples / "node-replay.yaml");
+  REQUIRE(node.devices.size() == 2);
+  CHECK(node.nodes.empty());
+  CHECK(node.network.heartbeat_s == 0.5);
+}
+
+TEST_CASE("each malformed node network or tls entry gives its specific message", "[storage]") {
+  using Catch::Matchers::Contains;
+  CHECK_THAT(error_of("nodes: 127.0.0.1\n"), Contains("nodes") && Contains("expected a list"));
+  CHECK_THAT(error_of("nodes:\n  - {host: a}\n"), Contains("nodes[0]") && Contains("missing 'port'"));
+  CHECK_THAT(error_of("nodes:\n  - {port: 7101}\n"), Contains("nodes[0]") && Contains("missing 'host'"));
+  CHECK_THAT(error_of("nodes:\n  - {host: a, port: 70000}\n"), Contains("nodes[0].port") && Contains("out of range"));
+  CHECK_THAT(error_of("nodes:\n  - {host: a, port: 1, devices: 0}\n"),
+             Contains("nodes[0].devices") && Contains("out of range"));
+  CHECK_THAT(error_of("nodes:\n  - {host: a, port: 1, gpus: 2}\n"),
+             Contains("nodes[0].gpus") && Contains("unknown key"));
+  CHECK_THAT(error_of("nodes:\n  - {host: a, port: 1}\n  - {host: a, port: 1}\n"),
+             Contains("nodes[1]") && Contains("listed twice") && Contains("nodes[0]"));
+  CHECK_THAT(error_of("devices: []\nnodes: []\n"), Contains("devices") && Contains("no devices"));
+  const std::string one_node = "nodes:\n  - {host: a, port: 1}\n";
+  CHECK(error_of(one_node).empty());
+  CHECK_THAT(error_of(one_node + "network: {heartbeat_s: 2, connection_timeout_s: 1}\n"),
+             Contains("network.connection_timeout_s") && Contains("longer than network.heartbeat_s"));
+  CHECK_THAT(error_of(one_node + "network: {heartbeat_s: 0}\n"), Contains("network.heartbeat_s"));
+  CHECK_THAT(error_of(one_node + "network: {retries: 3}\n"), Contains("network.retries") && Contains("unknown key"));
+  CHECK_THAT(error_of(one_node + "tls: {certificate: a.pem}\n"),
+             Contains("tls.key") && Contains("missing") && Contains("make_certs.sh"));
+  CHECK_THAT(error_of(one_node + "tls: {certificate: /nonexistent/a.pem, key: k, cafile: c}\n"),
+             Contains("tls.certificate") && Contains("/nonexistent/a.pem") && Contains("not a readable file"));
+}

@@ -248,6 +248,24 @@ class session {
 /// Shorthand: session(options).run().
 run_report tune_once(session_options options);
 
+// -- nodes (what `tune-engine node` runs; docs/nodes.md) -----------------------
+
+struct node_options {
+  /// HOST:PORT to listen on; off loopback only with a 'tls:' section.
+  std::string listen = "127.0.0.1:7101";
+  /// Node topology YAML: its devices (one measurer each), run_timeout_s,
+  /// network and tls; no 'nodes:'.
+  std::string topology_file;
+  stop_source stop;
+  /// Called once listening, with the port (useful with port 0).
+  std::function<void(std::uint16_t)> on_listening;
+};
+
+/// Serves runs of coordinators, one at a time, until `stop` is requested.
+/// Throws input_error for a bad listen address or topology (naming the file
+/// and field), std::runtime_error when the network layer fails.
+void serve_node(const node_options& options);
+
 // -- replay statistics (what `tune-engine replay` prints) ---------------------
 
 struct replay_options {

@@ -82,6 +82,10 @@ struct measured_trial {
   double finished_s = 0.0;
   /// Run whose recorded measurement was reused instead of measuring; -1: measured.
   std::int64_t reused_from_run = -1;
+  /// The compile pool gave the candidate up (every measurer lost for longer
+  /// than the lost timeout): not a trial; nothing is recorded and the run
+  /// ends resumable.
+  bool abandoned = false;
 
   bool ok() const { return state == status::ok && std::isfinite(time_ms); }
   trial_result to_result() const;
@@ -137,7 +141,7 @@ typename Inspector::result_type inspect(Inspector& f, compiled_candidate& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
   return f(caf::meta::type_name("measured_trial"), x.id, x.config, x.state, x.time_ms, x.objectives, x.compile_s,
-           x.run_s, x.device, x.message, x.finished_s, x.reused_from_run);
+           x.run_s, x.device, x.message, x.finished_s, x.reused_from_run, x.abandoned);
 }
 
 template <class Inspector>
@@ -178,6 +182,11 @@ CAF_ADD_ATOM(tune_actors, tune::actors, stop_atom, "stop")
 CAF_ADD_ATOM(tune_actors, tune::actors, tick_atom, "tick")
 CAF_ADD_ATOM(tune_actors, tune::actors, done_atom, "done")
 CAF_ADD_ATOM(tune_actors, tune::actors, cached_atom, "cached")
+CAF_ADD_ATOM(tune_actors, tune::actors, join_atom, "nodejoin")
+CAF_ADD_ATOM(tune_actors, tune::actors, hello_atom, "nodehello")
+CAF_ADD_ATOM(tune_actors, tune::actors, open_atom, "nodeopen")
+CAF_ADD_ATOM(tune_actors, tune::actors, close_atom, "nodeclose")
+CAF_ADD_ATOM(tune_actors, tune::actors, reconnect_atom, "reconnect")
 CAF_END_TYPE_ID_BLOCK(tune_actors)
 
 namespace tune::actors {
@@ -243,8 +252,17 @@ measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, co
 /// - (evaluate, candidate) -> measured_trial: replied when the candidate has
 ///   been built and measured (or failed to build).
 /// - (stats, from, to) -> stage_stats: busy time of the workers in [from, to].
-using compile_pool_actor = caf::typed_actor<caf::replies_to<evaluate_atom, candidate>::with<measured_trial>,
-                                            caf::replies_to<stats_atom, double, double>::with<stage_stats>>;
+/// - (join, measurers, device ids, prefetch): measurers of a remote node that
+///   (re)connected; a device id already known replaces its lost measurer.
+/// - (tick): internal timer while no measurer is alive.
+/// Remote measurers are monitored: when one goes down, the candidates it
+/// held go back to the front of the queue (the promise of each is delivered
+/// once, so nothing is recorded twice) and the rest measure them.
+using compile_pool_actor =
+    caf::typed_actor<caf::replies_to<evaluate_atom, candidate>::with<measured_trial>,
+                     caf::replies_to<stats_atom, double, double>::with<stage_stats>,
+                     caf::reacts_to<join_atom, std::vector<caf::actor>, std::vector<std::int32_t>, std::uint32_t>,
+                     caf::reacts_to<tick_atom>>;
 
 struct compile_pool_options {
   std::uint32_t workers = 1;
@@ -256,6 +274,18 @@ struct compile_pool_options {
   std::vector<measurer_actor> measurers;
   /// Compiled candidates each measurer may queue besides the one it runs.
   std::vector<std::uint32_t> prefetch;
+  /// Per measurer: true for a measurer of a remote node (monitored; what it
+  /// holds goes back to the queue when it is lost). Missing entries: local.
+  std::vector<bool> remote;
+  /// Per measurer: the device id written into its trials; missing or -1:
+  /// the one the measurer reports.
+  std::vector<std::int32_t> device_ids;
+  /// Wall seconds the pool waits with work queued and no measurer alive
+  /// before it gives the queued candidates up (the run ends resumable).
+  double lost_timeout_s = 60.0;
+  /// Times a candidate goes back to the queue after losing its remote
+  /// measurer before it becomes a failed trial (a candidate that kills nodes).
+  std::uint32_t max_requeues = 3;
 };
 
 compile_pool_actor spawn_compile_pool(caf::actor_system& system, backend_ptr backend,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tune/actors/interfaces.hpp"
+#include "tune/actors/nodes.hpp"
 
 namespace tune::actors {
 
@@ -16,6 +17,20 @@ struct device_slot {
   int device = 0;
   /// Compiled candidates queued at the device besides the one running.
   std::uint32_t prefetch = 2;
+};
+
+/// A node of the run (`tune-engine node`), see nodes.hpp.
+struct remote_node {
+  std::string host;
+  std::uint16_t port = 0;
+  std::uint32_t devices = 0;  ///< the node's first N devices; 0: all it offers
+  std::uint32_t prefetch = 2;
+};
+
+/// A device of a node as the run records it.
+struct remote_device {
+  std::int32_t id = 0;  ///< after the local devices' ids
+  std::string name;     ///< "host:port/name on the node"
 };
 
 struct pipeline_options {
@@ -41,6 +56,17 @@ struct pipeline_options {
   /// has drained.
   std::function<bool()> stop_requested;
   std::size_t scheduler_threads = 2;
+  /// Nodes whose measurers join the run; `devices` may then be empty. All
+  /// must answer at the start (std::invalid_argument naming the node
+  /// otherwise); one lost later is reconnected with backoff.
+  std::vector<remote_node> nodes;
+  network_options network;
+  /// What a node builds its backend from (make_node_backend) and the bytes
+  /// it needs (a replayed dataset's file): sent once per run.
+  std::string node_task;
+  std::string node_payload;
+  /// Called once the nodes answered, before the first candidate.
+  std::function<void(const std::vector<remote_device>&)> on_remote_devices;
 };
 
 /// Candidates kept in flight in steady mode: every compile worker busy and

@@ -58,6 +58,9 @@ class run_recorder : public trial_listener {
   /// The bound endpoint, or empty when not publishing.
   std::string endpoint() const;
 
+  /// Devices that joined after construction (a node's devices, known once it
+  /// answered); call before the first trial.
+  void add_devices(const std::vector<storage::device_spec>& devices);
   /// Publishes run_started; call once before the pipeline starts.
   void started();
   void on_trial(const measured_trial& trial, bool new_best) override;

@@ -12,10 +12,26 @@
 //       prefetch: 2           # compiled candidates kept ready (default 2)
 //       count: 4              # expands to ids id, id+1, …
 //   hosts: []                 # remote workers: not supported yet, must be empty
+//   nodes:                    # remote nodes (`tune-engine node`), see docs/nodes.md
+//     - host: 127.0.0.1
+//       port: 7101
+//       devices: 2            # use the node's first 2 devices (default: all)
+//       prefetch: 2           # per remote device (default 2)
+//   network:                  # failure detection over the network
+//     heartbeat_s: 0.5        # a heartbeat on every connection this often
+//     connection_timeout_s: 2 # a connection silent this long is dead
+//     lost_timeout_s: 60      # with no measurer left, wait this long, then end resumable
+//   tls:                      # certificates (a node off loopback needs them)
+//     certificate: node.pem
+//     key: node.key
+//     cafile: ca.pem
+//
+// `devices` may be empty when `nodes` lists at least one node.
 //
 // Errors name the file, the field path (e.g. `devices[1].backend`) and the fix.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,12 +47,37 @@ struct device_spec {
   std::size_t prefetch = 2;
 };
 
+/// A remote node of a coordinator's topology.
+struct node_spec {
+  std::string host;
+  std::uint16_t port = 0;
+  std::size_t devices = 0;  ///< first N devices of the node; 0: all
+  std::size_t prefetch = 2;
+};
+
+struct network_spec {
+  double heartbeat_s = 0.5;
+  double connection_timeout_s = 2.0;
+  double lost_timeout_s = 60.0;
+};
+
+/// Paths as written in the file, resolved against the file's folder.
+struct tls_spec {
+  std::string certificate;
+  std::string key;
+  std::string cafile;
+  bool enabled() const { return !certificate.empty(); }
+};
+
 struct topology {
   std::size_t compile_workers = 1;
   double compile_timeout_s = 60.0;
   double run_timeout_s = 10.0;
-  std::vector<device_spec> devices;  ///< `count` already expanded; never empty
-  std::string origin;                ///< file it came from, for messages
+  std::vector<device_spec> devices;  ///< `count` already expanded; empty only with nodes
+  std::vector<node_spec> nodes;
+  network_spec network;
+  tls_spec tls;
+  std::string origin;  ///< file it came from, for messages
 
   /// {"compile_workers", "compile_timeout_s", "run_timeout_s",
   ///  "devices": [{"backend","id","name","prefetch"}…]} for run_started.

@@ -1,0 +1,262 @@
+// The node: one untyped actor published over the middleman that opens one
+// session at a time and hands the coordinator its measurers. See nodes.hpp.
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/openssl/publish.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/system_messages.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <thread>
+
+#include "tune/actors/nodes.hpp"
+#include "tune/kernels/replay.hpp"
+
+#ifndef TUNE_ENGINE_VERSION
+#error "TUNE_ENGINE_VERSION must be defined by the build"
+#endif
+
+namespace tune::actors {
+
+std::string engine_version() {
+  // For the refusal test only: a node that claims another version.
+  if (const char* forced = std::getenv("TUNE_ENGINE_VERSION_OVERRIDE"); forced && *forced) return forced;
+  return TUNE_ENGINE_VERSION;
+}
+
+std::string message_set_signature() {
+  // Bump the leading number when a type below changes its fields.
+  return "nodes-1 caf-" + std::to_string(CAF_VERSION) +
+         " candidate(id,config) compiled_candidate(cand,build) build_result(state,artifact,compile_s,message)"
+         " run_result(state,time_ms,run_s,message,objectives) measured_trial(id,config,state,time_ms,objectives,"
+         "compile_s,run_s,device,message,finished_s,reused_from_run,abandoned) stage_stats(workers,busy_s,window_s,"
+         "cpu_s) measurer(measure,stats)";
+}
+
+namespace {
+caf::timespan to_timespan(double seconds) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
+}
+}  // namespace
+
+void configure_network(caf::actor_system_config& config, const network_options& network) {
+  config.load<caf::io::middleman>();
+  config.set("middleman.heartbeat-interval", to_timespan(network.heartbeat_s));
+  config.set("middleman.connection-timeout", to_timespan(network.connection_timeout_s));
+  if (network.tls()) {
+    config.load<caf::openssl::manager>();
+    config.set("openssl.certificate", network.certificate);
+    config.set("openssl.key", network.key);
+    config.set("openssl.cafile", network.cafile);
+  }
+}
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr addr{};
+  if (inet_pton(AF_INET, host.c_str(), &addr) != 1) return false;
+  return (ntohl(addr.s_addr) >> 24) == 127;
+}
+
+backend_ptr make_node_backend(const std::string& task_json, const std::string& payload,
+                              const std::string& node_backend) {
+  auto task = nlohmann::json::parse(task_json, nullptr, false);
+  if (!task.is_object() || !task.contains("kind") || !task["kind"].is_string())
+    throw std::invalid_argument("the task is not a JSON object with a 'kind'");
+  auto kind = task["kind"].get<std::string>();
+  if (kind != "replay")
+    throw std::invalid_argument("task kind '" + kind +
+                                "': a node measures replayed datasets only (kernels built on the coordinator cannot "
+                                "run on another machine yet)");
+  if (node_backend != "replay")
+    throw std::invalid_argument("this node offers " + node_backend +
+                                " devices; a replayed dataset needs replay devices");
+  auto name = task.value("dataset_name", std::string("dataset.json"));
+  if (name.empty() || name.find('/') != std::string::npos || name.find("..") != std::string::npos)
+    throw std::invalid_argument("dataset_name '" + name + "' is not a plain file name");
+  kind_overrides overrides;
+  if (task.contains("kinds") && task["kinds"].is_object())
+    for (const auto& [k, v] : task["kinds"].items())
+      if (v.is_string()) overrides[k] = v.get<std::string>();
+  // The reader picks the format from the name and content: keep the name.
+  auto dir = std::filesystem::temp_directory_path() /
+             ("tune-node-" + std::to_string(::getpid()) + "-" +
+              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+  std::filesystem::create_directories(dir);
+  auto file = dir / name;
+  {
+    std::ofstream out(file, std::ios::binary);
+    out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
+    if (!out) throw std::runtime_error("cannot write the dataset to " + file.string());
+  }
+  std::shared_ptr<const replay_dataset> dataset;
+  try {
+    dataset = std::make_shared<const replay_dataset>(read_replay_dataset(file.string(), overrides));
+  } catch (...) {
+    std::filesystem::remove_all(dir);
+    throw;
+  }
+  std::filesystem::remove_all(dir);
+  replay_backend_options ro;
+  ro.time_scale = task.value("time_scale", 1.0);
+  ro.seed = task.value("seed", std::uint64_t{0});
+  if (!(ro.time_scale >= 0)) throw std::invalid_argument("time_scale must be >= 0");
+  return make_replay_backend(dataset, ro);
+}
+
+namespace {
+
+struct node_state {
+  node_server_options options;
+  caf::actor_addr owner;  ///< the actor that opened the session
+  caf::node_id owner_node;
+  std::vector<caf::actor> measurers;
+  std::string since;
+  static inline const char* name = "tune_node";
+};
+
+using node_pointer = caf::stateful_actor<node_state>*;
+
+nlohmann::json offer(const node_state& st) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& d : st.options.devices) devices.push_back(d.name);
+  return {{"ok", true},
+          {"version", engine_version()},
+          {"types", message_set_signature()},
+          {"backend", st.options.backend},
+          {"devices", devices},
+          {"compile_workers", 0},
+          {"busy", static_cast<bool>(st.owner)}};
+}
+
+using open_result = caf::result<std::string, std::vector<caf::actor>>;
+
+/// The largest dataset a node takes (the vendored ones are a few MB).
+constexpr std::size_t max_payload_bytes = std::size_t{1} << 30;
+
+open_result refusal(const std::string& error) {
+  return open_result(nlohmann::json{{"ok", false}, {"error", error}}.dump(), std::vector<caf::actor>{});
+}
+
+void end_session(node_pointer self, const char* why) {
+  auto& st = self->state;
+  for (auto& m : st.measurers) {
+    self->unlink_from(m);
+    self->send_exit(m, caf::exit_reason::user_shutdown);
+  }
+  if (st.owner) std::fprintf(stderr, "node: session ended (%s)\n", why);
+  st.measurers.clear();
+  st.owner = caf::actor_addr{};
+  st.owner_node = caf::node_id{};
+}
+
+caf::behavior node_actor(node_pointer self, node_server_options options) {
+  self->state.options = std::move(options);
+  self->set_down_handler([self](caf::down_msg& down) {
+    if (down.source == self->state.owner) end_session(self, "the coordinator is gone");
+  });
+  return {
+      [self](hello_atom, const std::string& version, const std::string& types) {
+        auto reply = offer(self->state);
+        if (version != engine_version() || types != message_set_signature()) {
+          reply["ok"] = false;
+          reply["error"] = version != engine_version()
+                               ? "version mismatch: this node runs tune-engine " + engine_version() +
+                                     ", the coordinator " + version + "; run the same version on both"
+                               : "message types differ although both run tune-engine " + version +
+                                     "; rebuild both from the same sources";
+        }
+        return reply.dump();
+      },
+      [self](open_atom, const std::string& task, const std::string& payload, const caf::actor& owner) -> open_result {
+        auto& st = self->state;
+        auto sender = caf::actor_cast<caf::strong_actor_ptr>(owner);
+        if (!sender) return refusal("open needs the coordinator's actor that owns the session");
+        if (st.owner && sender->node() != st.owner_node)
+          return refusal("busy: node " + st.options.host + ":" + std::to_string(st.options.port) +
+                         " serves the run of another coordinator since " + st.since +
+                         "; a node serves one run at a time, try again when it ends");
+        if (payload.size() > max_payload_bytes)
+          return refusal("the task's data is " + std::to_string(payload.size()) + " bytes; a node takes at most " +
+                         std::to_string(max_payload_bytes));
+        end_session(self, "the coordinator opened a new session");
+        backend_ptr backend;
+        try {
+          backend = make_node_backend(task, payload, st.options.backend);
+        } catch (const std::exception& e) {
+          return refusal(std::string("cannot build the task here: ") + e.what());
+        }
+        auto task_doc = nlohmann::json::parse(task);  // valid: the backend was made from it
+        for (const auto& d : st.options.devices) {
+          measurer_options m;
+          m.device = d.id;
+          m.run_timeout_s = task_doc.value("run_timeout_s", st.options.run_timeout_s);
+          m.time_scale = task_doc.value("time_scale", 1.0) > 0 ? task_doc.value("time_scale", 1.0) : 1.0;
+          st.measurers.push_back(caf::actor_cast<caf::actor>(spawn_measurer(self->system(), backend, m)));
+          // Linked: a node that is stopped ends its session's measurers too.
+          self->link_to(st.measurers.back());
+        }
+        st.owner = caf::actor_cast<caf::actor_addr>(sender);
+        st.owner_node = sender->node();
+        self->monitor(sender);
+        auto now = std::time(nullptr);
+        char stamp[32];
+        std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+        st.since = stamp;
+        std::fprintf(stderr, "node: session opened by %s (%zu measurers)\n", caf::to_string(sender->node()).c_str(),
+                     st.measurers.size());
+        return open_result(offer(st).dump(), st.measurers);
+      },
+      [self](close_atom) {
+        auto sender = self->current_sender();
+        if (sender && self->state.owner && sender->node() == self->state.owner_node) end_session(self, "the run ended");
+      },
+  };
+}
+
+}  // namespace
+
+void serve_node(const node_server_options& options) {
+  if (options.devices.empty()) throw std::invalid_argument("a node needs at least one device");
+  if (!is_loopback_host(options.host) && !options.network.tls())
+    throw std::invalid_argument(
+        "--listen " + options.host +
+        ": a node off loopback needs TLS; add a 'tls:' section (certificate, key, "
+        "cafile) to the node's topology — scripts/make_certs.sh makes a test CA and certificates (docs/nodes.md)");
+  caf::actor_system_config config;
+  register_message_types(config);
+  config.set("scheduler.max-threads", options.scheduler_threads);
+  config.set("scheduler.policy", caf::atom("sharing"));
+  config.set("logger.verbosity", caf::atom("quiet"));
+  configure_network(config, options.network);
+  caf::actor_system system{config};
+  auto node = system.spawn(node_actor, options);
+  auto port = options.network.tls() ? caf::openssl::publish(node, options.port, options.host.c_str(), true)
+                                    : system.middleman().publish(node, options.port, options.host.c_str(), true);
+  if (!port) {
+    caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+    throw std::invalid_argument("--listen " + options.host + ":" + std::to_string(options.port) + ": cannot listen (" +
+                                system.render(port.error()) +
+                                "); is the port taken or the address not of this machine?");
+  }
+  if (options.on_listening) options.on_listening(*port);
+  while (!(options.stop_requested && options.stop_requested()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+}
+
+}  // namespace tune::actors

@@ -1,0 +1,45 @@
+// tune-engine node: serves coordinators' runs with this machine's devices
+// (tune::serve_node); SIGINT and SIGTERM end it.
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+
+namespace tune::cli {
+namespace {
+
+stop_source* node_stop = nullptr;
+
+extern "C" void on_node_signal(int) {
+  if (node_stop) node_stop->request_stop();
+}
+
+}  // namespace
+
+void add_node_command(CLI::App& app, command_list& commands) {
+  auto options = std::make_shared<node_options>();
+  auto* sub = app.add_subcommand(
+      "node",
+      "Serve runs of a coordinator with this machine's devices (one measurer per device), one run at a time.\n"
+      "The coordinator's topology lists the node under 'nodes:'. See docs/nodes.md.");
+  sub->add_option("--listen", options->listen, "HOST:PORT (default 127.0.0.1:7101; off loopback only with TLS)");
+  sub->add_option("--topology", options->topology_file, "node topology YAML: devices, run_timeout_s, network, tls")
+      ->required()
+      ->check(CLI::ExistingFile);
+  commands.emplace_back(sub, [options] {
+    node_stop = &options->stop;
+    std::signal(SIGINT, on_node_signal);
+    std::signal(SIGTERM, on_node_signal);
+    options->on_listening = [listen = options->listen](std::uint16_t port) {
+      std::fprintf(stderr, "node: listening on %s (port %u), tune-engine %s\n", listen.c_str(),
+                   static_cast<unsigned>(port), std::string(version()).c_str());
+    };
+    serve_node(*options);
+    node_stop = nullptr;
+    return exit_ok;
+  });
+}
+
+}  // namespace tune::cli
