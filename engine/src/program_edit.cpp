@@ -196,4 +196,24 @@ std::pair<edit_list, edit_list> messy_crossover(const edit_list& a, const edit_l
           edit_list(all.begin() + static_cast<std::ptrdiff_t>(cut), all.end())};
 }
 
+namespace {
+class edit_list_codec final : public configuration_codec {
+ public:
+  bool is_valid(const configuration& config) const override {
+    try {
+      decode(config);
+      return true;
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  }
+  std::string to_json(const configuration& config) const override { return tune::to_json(decode(config)); }
+  configuration from_json(const std::string& text) const override { return encode(edit_list_from_json(text)); }
+};
+}  // namespace
+
+search_space_ptr make_edit_list_space(std::string origin) {
+  return std::make_shared<const search_space>(std::make_shared<const edit_list_codec>(), std::move(origin));
+}
+
 }  // namespace tune

@@ -45,6 +45,19 @@ TEST_CASE("edit lists round-trip through JSON and the configuration encoding", "
   CHECK(describe(edits[3]) == "swap %12 operands 2 and 0 (seed 4)");
 }
 
+TEST_CASE("the edit-list space validates and writes edit lists", "[engine][program_edit]") {
+  auto space = make_edit_list_space("2fcnet:train");
+  CHECK(space->dimension() == 0);
+  CHECK(space->codec() != nullptr);
+  auto config = encode(all_kinds());
+  CHECK(space->is_valid(config));
+  CHECK(space->is_valid(configuration{}));
+  CHECK_FALSE(space->is_valid(configuration{1, 2}));
+  CHECK(space->to_json(config) == to_json(all_kinds()));
+  CHECK(space->from_json(space->to_json(config)) == config);
+  CHECK_THROWS_AS(space->from_json("{\"tile\": 4}"), std::invalid_argument);
+}
+
 TEST_CASE("bad edit lists are refused with the field named", "[engine][program_edit]") {
   auto refuses = [](const std::string& text, const std::string& needle) {
     try {

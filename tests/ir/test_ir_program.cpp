@@ -203,3 +203,14 @@ TEST_CASE("line_diff shows changed lines with context", "[ir][program]") {
   CHECK(line_diff("a\nb\nc\nd\ne\nf\n", "a\nb\nc\nD\ne\nf\n", 1) == "@@ line 3\n  c\n- d\n+ D\n  e\n");
   CHECK(line_diff("x\n", "x\ny\n", 0) == "@@ line 2\n+ y\n");
 }
+
+TEST_CASE("without_ids leaves the IR as it was before ids were given", "[ir][program]") {
+  auto plain = without_ids(program()->text());
+  CHECK(plain.find("tune.id") == std::string::npos);
+  CHECK(plain.find("!{i32 ") == std::string::npos);
+  CHECK(plain.find("%x = add i32 %a, %b\n") != std::string::npos);
+  // A move shows as one line in and one out (%c before %x: its %y repaired to %a).
+  auto moved = without_ids(program()->apply({edit(edit_kind::move, 3, 1)}).ir);
+  CHECK(line_diff(plain, moved, 0) ==
+        "@@ line 6\n+   %c = icmp slt i32 %a, 10\n@@ line 8\n-   %c = icmp slt i32 %y, 10\n");
+}

@@ -337,6 +337,15 @@ applied_program ir_program::apply(const edit_list& edits) const {
   return result;
 }
 
+std::string without_ids(const std::string& ir) {
+  llvm::LLVMContext context;
+  auto module = parse_text(ir, context, "IR with ids");
+  for (auto& function : *module)
+    for (auto& block : function)
+      for (auto& inst : block) inst.setMetadata(id_kind, nullptr);
+  return print(*module);
+}
+
 std::string line_diff(const std::string& before, const std::string& after, std::size_t context) {
   auto split = [](const std::string& text) {
     std::vector<std::string> lines;

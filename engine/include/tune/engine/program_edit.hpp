@@ -74,6 +74,12 @@ configuration encode(const edit_list& edits);
 /// Throws std::invalid_argument when the length is not a multiple of five or
 /// a kind is unknown.
 edit_list decode(const configuration& config);
+/// The number of edits an encoded list holds.
+inline std::size_t edit_count(const configuration& config) { return config.size() / 5; }
+
+/// The space of edit lists: no parameters; a configuration is valid when it
+/// decodes, its JSON form is to_json()'s.
+search_space_ptr make_edit_list_space(std::string origin);
 
 /// What the engine knows of the original program.
 struct instruction_outline {

@@ -71,6 +71,11 @@ class ir_program {
 /// FNV-1a 64 of a text.
 std::uint64_t fnv1a(const std::string& text);
 
+/// IR text printed again without the ids, so that a diff of two programs
+/// shows their edits and not the metadata numbering the ids shift. Throws
+/// std::invalid_argument when the text is not valid IR.
+std::string without_ids(const std::string& ir);
+
 /// A line diff of two texts: lines only in `before` prefixed "- ", only in
 /// `after` "+ ", with up to `context` unchanged lines around each change and
 /// "@@ line N" before each hunk; empty when equal.
