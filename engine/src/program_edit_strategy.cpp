@@ -66,7 +66,7 @@ class program_edit_strategy final : public strategy {
 
   std::vector<configuration> propose(std::size_t n) override {
     std::vector<configuration> out;
-    if (!seen_.count(configuration{})) claim(out, edit_list{});
+    if (n > 0 && !seen_.count(configuration{})) claim(out, edit_list{});
     while (out.size() < n) {
       if (points_.size() < population_) {
         edit_list edits;

@@ -149,6 +149,7 @@ TEST_CASE("gevo starts from the original and three-edit copies of it", "[engine]
   options.hyper = {{"population", 4}};
   auto gevo = make_program_edit_strategy(small_outline(), options);
   CHECK(gevo->name() == "gevo");
+  CHECK(gevo->propose(0).empty());
   auto first = gevo->propose(6);
   REQUIRE(first.size() == 6);
   CHECK(first[0].empty());  // the original

@@ -1,8 +1,12 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 
+#include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/program_backend.hpp"
+#include "tune/kernels/subprocess.hpp"
 
 using namespace tune;
 
@@ -88,4 +92,51 @@ TEST_CASE("unknown workloads and bad configurations are refused", "[ir][program_
   auto backend = make_program_backend("2fcnet:predict", quick_options());
   auto built = backend->build(configuration{1, 2, 3}, 60);
   CHECK(built.state == status::instantiation_error);
+}
+
+TEST_CASE("the worker's program mode turns crashes, hangs and non-finite scores into statuses",
+          "[ir][program_backend]") {
+  auto dir = std::filesystem::temp_directory_path() / "tune-test-gevo-worker";
+  std::filesystem::create_directories(dir);
+  auto source = dir / "entries.c";
+  {
+    std::ofstream out(source);
+    out << "void nan_scores(const float* x, const int* y, int n_train, int n_test, float* p, float* s) {\n"
+           "  for (int i = 0; i < n_test * 10; ++i) s[i] = 0.0f / 0.0f;\n}\n"
+           "void crash(const float* x, const int* y, int n_train, int n_test, float* p, float* s) {\n"
+           "  *(volatile int*)0 = 1;\n}\n"
+           "void hang(const float* x, const int* y, int n_train, int n_test, float* p, float* s) {\n"
+           "  for (volatile int i = 0;; ++i) {}\n}\n"
+           "void label_zero(const float* x, const int* y, int n_train, int n_test, float* p, float* s) {\n"
+           "  for (int i = 0; i < n_test * 10; ++i) s[i] = i % 10 == 0;\n}\n";
+  }
+  auto library = (dir / "entries.so").string();
+  auto compiled = run_process({"clang-14", "-O1", "-fPIC", "-shared", source.string(), "-o", library}, 60);
+  INFO(compiled.output);
+  REQUIRE(compiled.ok());
+  // Data: 5 images, labels 0, 1, 0, 2, 0; the last 4 are held out.
+  auto data = (dir / "data.bin").string();
+  {
+    std::ofstream out(data, std::ios::binary);
+    std::int32_t n = 5;
+    out.write(reinterpret_cast<const char*>(&n), sizeof n);
+    std::vector<float> pixels(5 * 64, 0.5f);
+    out.write(reinterpret_cast<const char*>(pixels.data()), pixels.size() * sizeof(float));
+    std::int32_t labels[] = {0, 1, 0, 2, 0};
+    out.write(reinterpret_cast<const char*>(labels), sizeof labels);
+  }
+  auto worker = kernel_worker_path(task_backend_options{});
+  auto request = [&](const std::string& entry) {
+    return nlohmann::json{{"mode", "program"}, {"library", library}, {"entry", entry}, {"data", data},
+                          {"n_train", 1},      {"params", 4},        {"classes", 10},  {"max_repeats", 2}}
+        .dump();
+  };
+  auto zero = run_worker(worker, request("label_zero"), 30);
+  INFO(zero.message);
+  REQUIRE(zero.state == status::ok);
+  CHECK(zero.objectives[1] == Approx(0.5));  // labels 1, 0, 2, 0: two of four are 0
+  CHECK(run_worker(worker, request("nan_scores"), 30).state == status::wrong_answer);
+  CHECK(run_worker(worker, request("crash"), 30).state == status::runtime_error);
+  CHECK(run_worker(worker, request("hang"), 2).state == status::run_timeout);
+  CHECK(run_worker(worker, request("missing"), 30).state == status::runtime_error);
 }
