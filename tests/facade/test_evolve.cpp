@@ -19,7 +19,7 @@ trial_info variant(std::uint64_t id, double time_ms, double error, std::size_t e
 }
 }  // namespace
 
-TEST_CASE("the front keeps non-dominated variants once per program, fastest first", "[facade][gevo]") {
+TEST_CASE("the front keeps non-dominated variants once per program and fastest first", "[facade][gevo]") {
   std::vector<trial_info> trials = {variant(0, 10, 0.05, 0), variant(1, 8, 0.06, 3), variant(2, 9, 0.07, 2),
                                     variant(3, 8, 0.06, 1), variant(4, 12, 0.04, 4)};
   auto front = detail::front_of(trials);

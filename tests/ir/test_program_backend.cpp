@@ -94,7 +94,7 @@ TEST_CASE("unknown workloads and bad configurations are refused", "[ir][program_
   CHECK(built.state == status::instantiation_error);
 }
 
-TEST_CASE("the worker's program mode turns crashes, hangs and non-finite scores into statuses",
+TEST_CASE("the worker's program mode turns crashes and hangs and non-finite scores into statuses",
           "[ir][program_backend]") {
   auto dir = std::filesystem::temp_directory_path() / "tune-test-gevo-worker";
   std::filesystem::create_directories(dir);
