@@ -53,6 +53,30 @@ extern "C" void on_stop_signal(int) {
   if (active_stop) active_stop->request_stop();
 }
 
+}  // namespace
+
+run_report run_until_signal(session& s) {
+  stop_source stop;
+  active_stop = &stop;
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  auto restore = [] {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    active_stop = nullptr;
+  };
+  try {
+    auto report = s.run();
+    restore();
+    return report;
+  } catch (...) {
+    restore();
+    throw;
+  }
+}
+
+namespace {
+
 session_options to_options(const tune_args& a) {
   int sources = !a.task.empty() + !a.space.empty() + !a.dataset.empty() + !a.kernel.empty();
   if (sources != 1) throw input_error("give exactly one of --task, --dataset, --kernel (or --space through the API)");
@@ -105,26 +129,10 @@ int run_tune(const tune_args& a) {
     summary_out.open(a.summary_json);
     if (!summary_out) throw input_error("--summary-json " + a.summary_json + ": cannot write this file");
   }
-  stop_source stop;
-  active_stop = &stop;
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-  run_report report;
-  try {
-    report = s.run();
-  } catch (...) {
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-    active_stop = nullptr;
-    throw;
-  }
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  active_stop = nullptr;
+  auto report = run_until_signal(s);
   std::fputs(report.to_text().c_str(), stdout);
   if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";
-  if (report.reason == end_reason::failed) return exit_failure;
-  return report.reason == end_reason::stopped ? 130 : exit_ok;
+  return exit_code_of(report);
 }
 
 }  // namespace

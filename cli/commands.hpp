@@ -24,6 +24,15 @@ using tune::input_error;
 /// "random, ga, …": the strategy names for --help, from the registry.
 std::string strategy_help();
 
+/// Runs the session with SIGINT and SIGTERM stopping it (defined in cmd_tune.cpp).
+run_report run_until_signal(session& s);
+
+/// A finished run's exit code: 1 when it failed, 130 when stopped, else 0.
+inline int exit_code_of(const run_report& report) {
+  if (report.reason == end_reason::failed) return exit_failure;
+  return report.reason == end_reason::stopped ? 130 : exit_ok;
+}
+
 using command_list = std::vector<std::pair<CLI::App*, std::function<int()>>>;
 
 // One line per subcommand; defined in cmd_<name>.cpp.
@@ -36,6 +45,8 @@ void add_replay_command(CLI::App& app, command_list& commands);
 void add_export_command(CLI::App& app, command_list& commands);
 void add_emit_command(CLI::App& app, command_list& commands);
 void add_node_command(CLI::App& app, command_list& commands);
+void add_evolve_command(CLI::App& app, command_list& commands);
+void add_edits_command(CLI::App& app, command_list& commands);
 
 inline void register_commands(CLI::App& app, command_list& commands) {
   add_space_command(app, commands);
@@ -47,6 +58,8 @@ inline void register_commands(CLI::App& app, command_list& commands) {
   add_export_command(app, commands);
   add_emit_command(app, commands);
   add_node_command(app, commands);
+  add_evolve_command(app, commands);
+  add_edits_command(app, commands);
 }
 
 }  // namespace tune::cli

@@ -12,6 +12,7 @@ packages=(
   python3 python3-zmq python3-matplotlib
   pybind11-dev python3-dev python3-pytest
   hipcc libamdhip64-dev
+  llvm-14-dev clang-14
 )
 
 missing=()

@@ -12,9 +12,6 @@
 // random (the initial population). A child that is invalid, measured or in
 // flight is mutated again (at most 100 times), then replaced by a random
 // unseen one. Hyperparameters: "population" (32), "mutation" (0.1).
-#include <algorithm>
-#include <numeric>
-
 #include "strategies.hpp"
 #include "tune/engine/pareto.hpp"
 #include "tune/engine/strategy_base.hpp"
@@ -41,8 +38,8 @@ class nsga2_strategy final : public strategy_base {
     if (points_.size() < population_) return;
     if (dirty_) select();
     while (out.size() < n) {
-      const auto& a = configs_[tournament()];
-      const auto& b = configs_[tournament()];
+      const auto& a = configs_[ranking_.tournament(rng_)];
+      const auto& b = configs_[ranking_.tournament(rng_)];
       auto child = single_point_crossover(a, b);
       uniform_mutation(child, mutation_);
       auto config = refresh(std::move(child), [this](configuration& c) { uniform_mutation(c, mutation_); });
@@ -54,47 +51,9 @@ class nsga2_strategy final : public strategy_base {
   // Environmental selection down to population_, then rank and crowding of
   // the survivors.
   void select() {
-    auto fronts = non_dominated_sort(points_);
-    std::vector<std::size_t> keep;
-    for (auto& front : fronts) {
-      if (keep.size() + front.size() <= population_) {
-        keep.insert(keep.end(), front.begin(), front.end());
-        continue;
-      }
-      auto crowd = crowding_distance(points_, front);
-      std::vector<std::size_t> order(front.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return crowd[a] > crowd[b]; });
-      for (std::size_t i = 0; keep.size() < population_; ++i) keep.push_back(front[order[i]]);
-      break;
-    }
-    std::vector<std::vector<double>> points;
-    std::vector<configuration> configs;
-    for (auto i : keep) {
-      points.push_back(std::move(points_[i]));
-      configs.push_back(std::move(configs_[i]));
-    }
-    points_ = std::move(points);
-    configs_ = std::move(configs);
-    rank_.assign(points_.size(), 0);
-    crowd_.assign(points_.size(), 0.0);
-    auto survivors = non_dominated_sort(points_);
-    for (std::size_t r = 0; r < survivors.size(); ++r) {
-      auto crowd = crowding_distance(points_, survivors[r]);
-      for (std::size_t i = 0; i < survivors[r].size(); ++i) {
-        rank_[survivors[r][i]] = r;
-        crowd_[survivors[r][i]] = crowd[i];
-      }
-    }
+    keep_survivors(points_, configs_, population_);
+    ranking_ = crowded_ranking(points_);
     dirty_ = false;
-  }
-
-  std::size_t tournament() {
-    std::uniform_int_distribution<std::size_t> pick(0, points_.size() - 1);
-    std::size_t a = pick(rng_);
-    std::size_t b = pick(rng_);
-    if (rank_[a] != rank_[b]) return rank_[a] < rank_[b] ? a : b;
-    return crowd_[a] >= crowd_[b] ? a : b;
   }
 
   std::size_t population_;
@@ -102,8 +61,7 @@ class nsga2_strategy final : public strategy_base {
   bool dirty_ = false;
   std::vector<std::vector<double>> points_;  // ok results in the pool
   std::vector<configuration> configs_;
-  std::vector<std::size_t> rank_;
-  std::vector<double> crowd_;
+  crowded_ranking ranking_;
 };
 }  // namespace
 

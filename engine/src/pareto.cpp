@@ -68,6 +68,58 @@ std::vector<double> crowding_distance(const std::vector<std::vector<double>>& po
   return distance;
 }
 
+std::vector<std::size_t> environmental_selection(const std::vector<std::vector<double>>& points, std::size_t size) {
+  std::vector<std::size_t> keep;
+  for (auto& front : non_dominated_sort(points)) {
+    if (keep.size() + front.size() <= size) {
+      keep.insert(keep.end(), front.begin(), front.end());
+      continue;
+    }
+    auto crowd = crowding_distance(points, front);
+    std::vector<std::size_t> order(front.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return crowd[a] > crowd[b]; });
+    for (std::size_t i = 0; keep.size() < size; ++i) keep.push_back(front[order[i]]);
+    break;
+  }
+  return keep;
+}
+
+crowded_ranking::crowded_ranking(const std::vector<std::vector<double>>& points)
+    : rank_(points.size(), 0), crowding_(points.size(), 0.0) {
+  auto fronts = non_dominated_sort(points);
+  for (std::size_t r = 0; r < fronts.size(); ++r) {
+    auto crowd = crowding_distance(points, fronts[r]);
+    for (std::size_t i = 0; i < fronts[r].size(); ++i) {
+      rank_[fronts[r][i]] = r;
+      crowding_[fronts[r][i]] = crowd[i];
+    }
+  }
+}
+
+std::size_t crowded_ranking::tournament(rng_type& rng) const {
+  std::uniform_int_distribution<std::size_t> pick(0, rank_.size() - 1);
+  std::size_t a = pick(rng);
+  std::size_t b = pick(rng);
+  if (rank_[a] != rank_[b]) return rank_[a] < rank_[b] ? a : b;
+  return crowding_[a] >= crowding_[b] ? a : b;
+}
+
+double hypervolume_2d(std::vector<std::vector<double>> points, const std::vector<double>& reference) {
+  std::vector<std::vector<double>> inside;
+  for (auto& p : points)
+    if (p.size() >= 2 && p[0] < reference[0] && p[1] < reference[1]) inside.push_back(p);
+  std::sort(inside.begin(), inside.end());
+  double volume = 0.0;
+  double ceiling = reference[1];  // lowest second objective seen so far
+  for (auto& p : inside) {
+    if (p[1] >= ceiling) continue;  // dominated by an earlier point
+    volume += (reference[0] - p[0]) * (ceiling - p[1]);
+    ceiling = p[1];
+  }
+  return volume;
+}
+
 std::vector<double> objectives_of(const trial_result& result) {
   if (!result.objectives.empty()) return result.objectives;
   return {result.time_ms};

@@ -123,7 +123,11 @@ void search_space::restrict_to(std::vector<configuration> members) {
 
 const std::vector<configuration>* search_space::members() const { return members_.get(); }
 
+search_space::search_space(std::shared_ptr<const configuration_codec> codec, std::string origin)
+    : codec_(std::move(codec)), origin_(std::move(origin)) {}
+
 bool search_space::is_valid(const configuration& config) const {
+  if (codec_) return codec_->is_valid(config);
   if (config.size() != parameters_.size()) return false;
   for (std::size_t i = 0; i < config.size(); ++i) {
     if (config[i] >= parameters_[i]->cardinality()) return false;
@@ -229,6 +233,7 @@ std::vector<std::pair<std::string, parameter_value>> search_space::values(const 
 }
 
 std::string search_space::to_json(const configuration& config) const {
+  if (codec_) return codec_->to_json(config);
   std::string out = "{";
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     if (i) out += ", ";
@@ -255,6 +260,7 @@ configuration search_space::from_values(const std::map<std::string, parameter_va
 }
 
 configuration search_space::from_json(const std::string& text) const {
+  if (codec_) return codec_->from_json(text);
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);

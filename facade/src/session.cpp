@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "evolve_detail.hpp"
 #include "objective_backend.hpp"
 #include "report_detail.hpp"
 #include "tune/actors/pipeline.hpp"
@@ -32,6 +33,7 @@ std::vector<std::string> given_targets(const session_options& o) {
   if (!o.kernel.empty()) given.push_back("kernel");
   if (o.objective) given.push_back("objective");
   if (o.custom_backend) given.push_back("custom_backend");
+  if (!o.workload.empty()) given.push_back("workload");
   return given;
 }
 
@@ -199,6 +201,14 @@ struct session::impl {
       ko.threads = o.threads;
       be = o.task.empty() ? make_user_kernel_backend(launch_file(o.kernel), backend_kind, ko)
                           : make_task_backend(o.task, backend_kind, ko);
+    } else if (!o.workload.empty()) {
+      if (backend_kind != "cpu")
+        throw input_error(topo.origin + ": devices[0].backend is '" + backend_kind +
+                          "'; program-edit evolution runs its workloads on cpu devices");
+      task_backend_options ko;
+      ko.first_core = 0;
+      ko.threads = o.threads;
+      be = detail::make_evolution_backend(o.workload, ko);
     } else if (o.objective) {
       search_space_ptr s = o.space;
       if (!s && !o.space_file.empty()) s = std::make_shared<const search_space>(read_space_file(o.space_file));
@@ -268,6 +278,13 @@ struct session::impl {
     strategy_options so;
     so.seed = o.seed;
     so.hyper = o.hyper;
+    if (!o.workload.empty()) {
+      if (!o.strategy.empty() && o.strategy != "gevo")
+        throw input_error("strategy " + o.strategy + ": a workload is evolved by gevo; leave strategy empty");
+      strategy_name = "gevo";
+      search = detail::make_evolution_strategy(be, so);
+      return;
+    }
     so.prior = load_prior();
     try {
       search = make_strategy(strategy_name, space, so);
@@ -282,9 +299,10 @@ session::session(session_options options) : impl_(std::make_unique<impl>()) {
   auto& o = impl_->options;
   auto given = given_targets(o);
   if (given.size() != 1)
-    throw input_error(given.empty() ? "nothing to tune: set one of task, dataset, kernel, objective or custom_backend"
-                                    : "give exactly one of task, dataset, kernel, objective, custom_backend (given: " +
-                                          join(given) + ")");
+    throw input_error(given.empty()
+                          ? "nothing to tune: set one of task, dataset, kernel, objective, custom_backend or workload"
+                          : "give exactly one of task, dataset, kernel, objective, custom_backend, workload (given: " +
+                                join(given) + ")");
   if ((o.space || !o.space_file.empty()) && !o.objective)
     throw input_error("space / space_file: only an objective searches a space given on its own; a " + given.front() +
                       " brings its own space");
@@ -314,6 +332,13 @@ class session_listener final : public actors::trial_listener {
 
   void on_trial(const actors::measured_trial& trial, bool new_best) override {
     recorder_->on_trial(trial, new_best);
+    if (!options_.workload.empty() && trial.ok() && trial.objectives.size() >= 2) {
+      auto info = detail::to_trial_info(trial, new_best, *space_, topo_);
+      info.id = next_seq_;
+      std::lock_guard lock(mutex_);
+      evolved_.push_back(std::move(info));
+    }
+    ++next_seq_;
     if (!options_.on_trial && !(new_best && options_.on_new_best)) return;
     auto info = detail::to_trial_info(trial, new_best, *space_, topo_);
     guarded([&] {
@@ -341,6 +366,14 @@ class session_listener final : public actors::trial_listener {
     return error_;
   }
 
+  /// The trial number the next trial gets (the recorded trials of a resumed run come first).
+  void first_seq(std::uint64_t seq) { next_seq_ = seq; }
+  /// Program-edit evolution: every ok trial with two objectives.
+  std::vector<trial_info> evolved() const {
+    std::lock_guard lock(mutex_);
+    return evolved_;
+  }
+
  private:
   template <class F>
   void guarded(F&& f) {
@@ -359,6 +392,8 @@ class session_listener final : public actors::trial_listener {
   const storage::topology& topo_;
   mutable std::mutex mutex_;
   std::exception_ptr error_;
+  std::uint64_t next_seq_ = 0;
+  std::vector<trial_info> evolved_;
 };
 
 }  // namespace
@@ -447,6 +482,7 @@ run_report session::run() {
   po.progress_line = o.progress_line;
   po.listener = listener;
   po.cache = recorder->cache();
+  listener->first_seq(po.prior.size());
   po.stop_requested = [stop = o.stop] { return stop.stop_requested(); };
 
   if (!s.topo.nodes.empty()) node_options(o, s.topo, po, *recorder);
@@ -468,6 +504,12 @@ run_report session::run() {
   report.prior_sources = s.prior_sources;
   report.prior_configurations = s.prior_configurations;
   if (!o.task.empty()) report.throughput = detail::task_throughput(o.task, report, o.compare_vendor, o.threads);
+  if (!o.workload.empty()) {
+    auto evolved = listener->evolved();
+    report.front = detail::front_of(evolved);
+    for (auto& t : evolved)
+      if (t.config.empty()) report.original = t;
+  }
   if (auto error = listener->error()) std::rethrow_exception(error);
   return report;
 }

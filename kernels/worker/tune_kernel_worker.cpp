@@ -3,7 +3,7 @@
 //
 //   tune-kernel-worker '<request JSON>'
 //
-// Request: {"mode": "measure" | "reference", "library": ".so", "entry": name,
+// Request ("program" mode: see program_mode.hpp): {"mode": "measure" | "reference", "library": ".so", "entry": name,
 //           "arguments": [{"type": "float*", "size": n, "output": bool, "value": x}],
 //           "reference": file of expected outputs (written in reference mode),
 //           "tolerance": t, "cores": [c, ...], "min_time_s": s,
@@ -32,6 +32,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "program_mode.hpp"
 #include "tune/kernels/cuda_driver.hpp"
 #include "tune/kernels/kernel_program.hpp"
 
@@ -404,6 +405,7 @@ int main(int argc, char** argv) {
   pin(request.value("cores", nlohmann::json::array()));
 
   std::string mode = request.value("mode", "measure");
+  if (mode == "program") return run_program_mode(request);
   std::string library = request.value("library", "");
   std::string entry_name = request.value("entry", "tune_entry");
 

@@ -131,7 +131,12 @@ struct session_options {
   std::string backend_name;  ///< without a topology: cpu, cuda, hip (default cpu)
 
   // -- what to tune: exactly one --------------------------------------------------
-  std::string task;         ///< built-in kernel, e.g. "matmul:512x1024x1024"
+  std::string task;  ///< built-in kernel, e.g. "matmul:512x1024x1024"
+  /// Program-edit evolution (GEVO-ML, docs/gevo.md): a workload whose LLVM IR
+  /// is evolved, one of evolution_workloads() ("2fcnet:predict",
+  /// "2fcnet:train"); the strategy is then `gevo`, the objectives {run time,
+  /// error} and run_report::front the result.
+  std::string workload;
   std::string dataset;      ///< measured dataset to replay (Kernel Tuner, T4, KTT)
   std::string kinds_file;   ///< with dataset: parameter kind overrides
   double time_scale = 1.0;  ///< with dataset: wall seconds per recorded second
@@ -212,6 +217,12 @@ struct run_report {
     double time_ms = 0.0;
   };
   std::vector<trace_point> trace;  ///< every improvement of the best time
+  /// Program-edit evolution: the ok trials that no other dominates on
+  /// {run time, error}, fastest first; `id` is the trial's number in the run
+  /// (what `tune-engine edits --trial` takes). Empty for other runs.
+  std::vector<trial_info> front;
+  /// Program-edit evolution: the trial of the original program (no edits).
+  std::optional<trial_info> original;
   /// Built-in tasks: {"task", "flops", "gflops"}, with compare_vendor also
   /// "threads", "vendors": [{"library", "variant", "available", "gflops",
   /// "detail", "ratio"} or {…, "note"}] and "best_vendor": {"library",
@@ -265,6 +276,34 @@ struct node_options {
 /// Throws input_error for a bad listen address or topology (naming the file
 /// and field), std::runtime_error when the network layer fails.
 void serve_node(const node_options& options);
+
+// -- program-edit evolution (GEVO-ML, docs/gevo.md) --------------------------
+
+/// The workloads session_options::workload accepts; empty when this build has
+/// no LLVM 14.
+std::vector<std::string> evolution_workloads();
+
+/// The fastest member of a front whose error (objectives[1]) is at most
+/// `max_error`; nullptr when none is.
+const trial_info* choose_variant(const std::vector<trial_info>& front, double max_error);
+
+/// A recorded variant of program-edit evolution, as `tune-engine edits` prints it.
+struct recorded_variant {
+  std::string workload;
+  std::int64_t run_id = 0;
+  std::int64_t trial = 0;  ///< its number in the run
+  status state = status::unknown;
+  std::vector<double> objectives;    ///< {run time ms, error} when ok
+  std::vector<std::string> edits;    ///< one readable line each
+  std::vector<std::string> skipped;  ///< edits that could not be applied, with the reason
+  std::string diff;                  ///< the IR against the original (line_diff)
+};
+
+/// Reads trial `trial` of run `run_id` (the latest run of an evolved workload
+/// when not given) from a results database and applies its edits again.
+/// Throws input_error naming the file and the trial when there is no such
+/// trial or run, or the run is not one of program-edit evolution.
+recorded_variant load_variant(const std::string& db_path, std::int64_t trial, std::optional<std::int64_t> run_id = {});
 
 // -- replay statistics (what `tune-engine replay` prints) ---------------------
 

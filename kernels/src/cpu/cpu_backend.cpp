@@ -105,21 +105,31 @@ std::string compiler_identity(const std::string& compiler) {
   return known[compiler] = path + " " + first_line;
 }
 
-// Builds `source` with `flags` into the cache unless it is there already; the
-// source is kept beside the shared object.
-build_result compile_shared_object(const task_backend_options& options, const std::string& source,
+std::vector<std::string> shared_object_flags() { return {"-std=c++20", "-fPIC", "-shared"}; }
+
+nlohmann::json arguments_json(const kernel_program& program) {
+  auto list = nlohmann::json::array();
+  for (const auto& a : program.arguments)
+    list.push_back({{"type", to_string(a.type)}, {"size", a.size}, {"output", a.output}, {"value", a.value}});
+  return list;
+}
+
+}  // namespace
+
+build_result compile_shared_object(const task_backend_options& options, const std::string& compiler,
+                                   const std::string& source, const std::string& source_extension,
                                    const std::vector<std::string>& flags, double timeout_s) {
   compile_cache cache(fs::path(kernel_cache_dir(options)) / "cpu", ".so");
-  std::vector<std::string> key_parts{source, compiler_identity(options.compiler)};
+  std::vector<std::string> key_parts{source, compiler_identity(compiler)};
   key_parts.insert(key_parts.end(), flags.begin(), flags.end());
-  fs::path cpp = fs::path(cache.artifact_path(key_parts)).replace_extension(".cpp");
+  fs::path cpp = fs::path(cache.artifact_path(key_parts)).replace_extension(source_extension);
   return cache.fetch(key_parts, [&](const fs::path& so) {
     build_result out{status::compile_error, {}, 0.0, {}};
     if (auto problem = compile_cache::write_file(cpp, source); !problem.empty()) {
       out.message = problem;
       return out;
     }
-    std::vector<std::string> argv{options.compiler};
+    std::vector<std::string> argv{compiler};
     argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), {"-o", so.string(), cpp.string()});
     auto result = run_process(argv, timeout_s, 64 * 1024);
@@ -137,17 +147,6 @@ build_result compile_shared_object(const task_backend_options& options, const st
     return out;
   });
 }
-
-std::vector<std::string> shared_object_flags() { return {"-std=c++20", "-fPIC", "-shared"}; }
-
-nlohmann::json arguments_json(const kernel_program& program) {
-  auto list = nlohmann::json::array();
-  for (const auto& a : program.arguments)
-    list.push_back({{"type", to_string(a.type)}, {"size", a.size}, {"output", a.output}, {"value", a.value}});
-  return list;
-}
-
-}  // namespace
 
 run_result run_worker(const std::string& worker, const std::string& request, double timeout_s) {
   run_result out;
@@ -203,7 +202,7 @@ reference_outputs prepare_reference(const kernel_program& program, const task_ba
   reference_outputs ref;
   auto args = arguments_json(program).dump();
   std::vector<std::string> flags{"-std=c++20", "-O2", "-fPIC", "-shared"};
-  auto compiled = compile_shared_object(options, program.reference_source, flags, timeout_s);
+  auto compiled = compile_shared_object(options, options.compiler, program.reference_source, ".cpp", flags, timeout_s);
   if (compiled.state != status::ok) {
     ref.message = "reference does not compile: " + compiled.message;
     return ref;
@@ -298,7 +297,7 @@ class cpu_backend final : public backend {
     auto flags = shared_object_flags();
     auto kernel_flags = cpu_kernel_flags(*program_, config);
     flags.insert(flags.end(), kernel_flags.begin(), kernel_flags.end());
-    return compile_shared_object(options_, source, flags, timeout_s);
+    return compile_shared_object(options_, options_.compiler, source, ".cpp", flags, timeout_s);
   }
 
   run_result run(const configuration&, const build_result& build, int device, double timeout_s) override {

@@ -28,10 +28,27 @@ using configuration_set = std::unordered_set<configuration, configuration_hash>;
 
 class constraint_set;
 
+/// How a space whose configurations are not one value index per parameter
+/// (the edit lists of program-edit evolution) validates, writes and reads them.
+class configuration_codec {
+ public:
+  virtual ~configuration_codec() = default;
+  virtual bool is_valid(const configuration& config) const = 0;
+  virtual std::string to_json(const configuration& config) const = 0;
+  /// Throws std::invalid_argument quoting the text when it is not one.
+  virtual configuration from_json(const std::string& text) const = 0;
+};
+
 class search_space {
  public:
   /// `origin` names where the space came from (a file path), for messages.
   explicit search_space(std::vector<parameter_ptr> parameters, std::string origin = {});
+
+  /// A space of no parameters whose configurations `codec` validates
+  /// (is_valid), writes (to_json) and reads (from_json).
+  search_space(std::shared_ptr<const configuration_codec> codec, std::string origin);
+  /// The codec of such a space; nullptr for a space of parameters.
+  const configuration_codec* codec() const { return codec_.get(); }
 
   const std::vector<parameter_ptr>& parameters() const { return parameters_; }
   std::size_t dimension() const { return parameters_.size(); }
@@ -118,6 +135,7 @@ class search_space {
 
  private:
   std::vector<parameter_ptr> parameters_;
+  std::shared_ptr<const configuration_codec> codec_;
   std::string origin_;
   std::size_t feature_count_ = 0;
   std::shared_ptr<constraint_set> constraints_;

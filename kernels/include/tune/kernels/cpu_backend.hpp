@@ -27,6 +27,14 @@ backend_ptr make_cpu_backend(kernel_program_ptr program, const task_backend_opti
 /// tuned kernel compiled into another program needs them too.
 std::vector<std::string> cpu_kernel_flags(const kernel_program& program, const configuration& config);
 
+/// Builds `source` (kept beside the shared object with `source_extension`)
+/// with `compiler` and `flags` into the CPU compile cache, keyed by the
+/// source, the compiler's identity and the flags, unless it is there already.
+/// A failed, timed out or unstartable compile is a status.
+build_result compile_shared_object(const task_backend_options& options, const std::string& compiler,
+                                   const std::string& source, const std::string& source_extension,
+                                   const std::vector<std::string>& flags, double timeout_s);
+
 /// The compile cache folder of `options` (see task_backend_options::cache_dir).
 std::string kernel_cache_dir(const task_backend_options& options);
 

@@ -1,0 +1,115 @@
+#pragma once
+// Program-edit evolution (GEVO-ML): an individual is an ordered list of edits
+// to one original program, re-applied in order to a fresh copy of it. This
+// header holds the genome and its operators and knows nothing of the program's
+// language: instructions are named by stable ids that the program's side
+// (kernels/, LLVM IR) assigned once to the original, and an outline of the
+// original (ids, operand counts, which instructions may be copied, moved or
+// deleted) is all the engine sees.
+//
+//   original ──outline──> random_edit / messy_crossover / mutation ──> edit_list
+//   edit_list ──encode──> configuration (what ask/tell and dedup carry)
+//   edit_list ──to_json──> {"edits": [...]} (what the results database stores)
+//
+// The repair choices of an edit (which dominating value replaces a broken
+// operand) are drawn from the edit's own seed, so applying the same list to
+// the same original always gives the same program.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tune/engine/parameter.hpp"
+#include "tune/engine/space.hpp"
+#include "tune/engine/strategy.hpp"
+
+namespace tune {
+
+enum class edit_kind : std::uint8_t {
+  copy,             ///< a clone of `target` inserted before `anchor`, its value wired into a later use
+  remove,           ///< `target` deleted, each of its uses repaired ("delete" in JSON)
+  move,             ///< `target` moved before `anchor`
+  swap_operands,    ///< operands `operand` and `operand2` of `target` exchanged
+  replace_operand,  ///< operand `operand` of `target` replaced by another dominating value of its type
+};
+
+/// "copy", "delete", "move", "swap", "replace".
+std::string_view to_string(edit_kind kind);
+std::optional<edit_kind> edit_kind_from_string(std::string_view text);
+
+struct program_edit {
+  edit_kind kind = edit_kind::remove;
+  std::uint32_t target = 0;    ///< id of the instruction edited
+  std::uint32_t anchor = 0;    ///< copy, move: id of the instruction it goes before
+  std::uint32_t operand = 0;   ///< swap, replace: operand index
+  std::uint32_t operand2 = 0;  ///< swap: the other operand index
+  std::uint64_t seed = 0;      ///< draws every repair choice of this edit
+
+  friend bool operator==(const program_edit& a, const program_edit& b) {
+    return a.kind == b.kind && a.target == b.target && a.anchor == b.anchor && a.operand == b.operand &&
+           a.operand2 == b.operand2 && a.seed == b.seed;
+  }
+};
+
+using edit_list = std::vector<program_edit>;
+
+/// `{"edits": [{"kind": "copy", "target": 12, "anchor": 30, "seed": 7}, ...]}`
+/// with only the fields the kind uses (anchor for copy and move, operand for
+/// swap and replace, operand2 for swap). The seed is written as a decimal
+/// string (it does not fit a JSON double).
+std::string to_json(const edit_list& edits);
+/// Reads what to_json wrote; throws std::invalid_argument quoting the edit and
+/// naming the field when the text is not such an object.
+edit_list edit_list_from_json(const std::string& text);
+
+/// One line per edit, e.g. "copy %12 before %30 (seed 7)".
+std::string describe(const program_edit& edit);
+
+/// An edit list as a flat configuration (five words per edit), so that
+/// propose/observe, the pipeline and its dedup carry it unchanged.
+configuration encode(const edit_list& edits);
+/// Throws std::invalid_argument when the length is not a multiple of five or
+/// a kind is unknown.
+edit_list decode(const configuration& config);
+/// The number of edits an encoded list holds.
+inline std::size_t edit_count(const configuration& config) { return config.size() / 5; }
+
+/// The space of edit lists: no parameters; a configuration is valid when it
+/// decodes, its JSON form is to_json()'s.
+search_space_ptr make_edit_list_space(std::string origin);
+
+/// What the engine knows of the original program.
+struct instruction_outline {
+  std::uint32_t id = 0;
+  std::uint32_t operands = 0;
+  /// May be copied, moved or deleted (not a terminator or a phi).
+  bool movable = true;
+};
+
+struct program_outline {
+  std::vector<instruction_outline> instructions;
+};
+
+/// A random edit of the original: the kind uniform among those that have a
+/// possible target, the target, anchor and operands uniform among the
+/// instructions they fit, the seed a fresh 64-bit draw. Throws
+/// std::invalid_argument when the outline offers no edit at all.
+program_edit random_edit(const program_outline& outline, rng_type& rng);
+
+/// One-point messy crossover: the parents' edits concatenated, shuffled and
+/// cut at a uniform point in [0, total] into two children.
+std::pair<edit_list, edit_list> messy_crossover(const edit_list& a, const edit_list& b, rng_type& rng);
+
+/// GEVO-ML as a steady-state ask/tell strategy over edit lists (encoded as
+/// configurations, see encode()); objectives are each result's `objectives`
+/// ({run time, error}), minimised. See program_edit_strategy.cpp for how its
+/// generations map onto propose/observe. Hyperparameters: "population" (32),
+/// "initial_edits" (3), "crossover" (0.8), "mutation" (0.3). Throws
+/// std::invalid_argument for an unknown hyperparameter, a value out of range
+/// or an outline with no editable instruction.
+std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options);
+
+}  // namespace tune

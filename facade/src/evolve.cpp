@@ -1,0 +1,136 @@
+// Program-edit evolution through the facade: workloads, fronts and recorded
+// variants (docs/gevo.md).
+#include <algorithm>
+
+#include "evolve_detail.hpp"
+#include "tune/engine/pareto.hpp"
+#include "tune/engine/program_edit.hpp"
+#include "tune/storage/results_db.hpp"
+#ifdef TUNE_WITH_LLVM
+#include "tune/kernels/program_backend.hpp"
+#endif
+
+namespace tune {
+
+namespace {
+constexpr const char* task_prefix = "gevo:";
+
+[[noreturn]] void no_llvm() {
+  throw input_error(
+      "workload: this build has no LLVM 14, which program-edit evolution needs; install llvm-14-dev and clang-14 "
+      "(scripts/setup.sh) and configure the build again");
+}
+}  // namespace
+
+std::vector<std::string> evolution_workloads() {
+#ifdef TUNE_WITH_LLVM
+  return program_workload_names();
+#else
+  return {};
+#endif
+}
+
+const trial_info* choose_variant(const std::vector<trial_info>& front, double max_error) {
+  const trial_info* chosen = nullptr;
+  for (const auto& t : front)
+    if (t.objectives.size() >= 2 && t.objectives[1] <= max_error && (!chosen || t.time_ms < chosen->time_ms))
+      chosen = &t;
+  return chosen;
+}
+
+recorded_variant load_variant(const std::string& db_path, std::int64_t trial, std::optional<std::int64_t> run_id) {
+  storage::results_db db(db_path, storage::results_db::open_mode::read_only);
+  std::optional<storage::run_record> run;
+  if (run_id) {
+    run = db.find_run(*run_id);
+    if (!run) throw input_error(db_path + ": no run " + std::to_string(*run_id) + " (--run)");
+  } else {
+    for (auto& r : db.runs())
+      if (r.task_key.rfind(task_prefix, 0) == 0 && (!run || r.id > run->id)) run = r;
+    if (!run) throw input_error(db_path + ": holds no run of program-edit evolution (tune-engine evolve --db)");
+  }
+  if (run->task_key.rfind(task_prefix, 0) != 0)
+    throw input_error(db_path + ": run " + std::to_string(run->id) + " tunes " + run->task_key +
+                      ", not a workload of program-edit evolution");
+  recorded_variant out;
+  out.workload = run->task_key.substr(std::string(task_prefix).size());
+  out.run_id = run->id;
+  out.trial = trial;
+  std::optional<storage::trial_record> found;
+  for (auto& t : db.trials(run->id))
+    if (t.seq == trial) found = t;
+  if (!found)
+    throw input_error(db_path + ": run " + std::to_string(run->id) + " has no trial " + std::to_string(trial) +
+                      " (--trial: a number from evolve's front)");
+  out.state = found->state;
+  out.objectives = found->objectives;
+  edit_list edits;
+  try {
+    edits = edit_list_from_json(found->config_json);
+  } catch (const std::invalid_argument& e) {
+    throw input_error(db_path + ": trial " + std::to_string(trial) + ": " + e.what());
+  }
+  for (auto& e : edits) out.edits.push_back(describe(e));
+#ifdef TUNE_WITH_LLVM
+  auto backend = make_program_backend(out.workload, task_backend_options{});
+  auto applied = backend->program()->apply(edits);
+  for (auto& s : applied.skipped) out.skipped.push_back(s.reason);
+  out.diff = line_diff(without_ids(backend->program()->text()), without_ids(applied.ir));
+#else
+  no_llvm();
+#endif
+  return out;
+}
+
+namespace detail {
+
+backend_ptr make_evolution_backend(const std::string& workload, const task_backend_options& options) {
+#ifdef TUNE_WITH_LLVM
+  try {
+    return make_program_backend(workload, options);
+  } catch (const std::invalid_argument& e) {
+    throw input_error(std::string("workload: ") + e.what());
+  }
+#else
+  (void)workload;
+  (void)options;
+  no_llvm();
+#endif
+}
+
+std::unique_ptr<strategy> make_evolution_strategy(const backend_ptr& backend, const strategy_options& options) {
+#ifdef TUNE_WITH_LLVM
+  auto program = std::dynamic_pointer_cast<program_backend>(backend);
+  if (!program) throw std::logic_error("make_evolution_strategy: not a program backend");
+  try {
+    return make_program_edit_strategy(program->program()->outline(), options);
+  } catch (const std::invalid_argument& e) {
+    throw input_error(std::string("strategy gevo: ") + e.what());
+  }
+#else
+  (void)backend;
+  (void)options;
+  no_llvm();
+#endif
+}
+
+std::vector<trial_info> front_of(const std::vector<trial_info>& trials) {
+  std::vector<std::vector<double>> points;
+  for (auto& t : trials) points.push_back(t.objectives);
+  std::vector<trial_info> front;
+  if (points.empty()) return front;
+  auto fronts = non_dominated_sort(points);
+  for (auto i : fronts.front()) front.push_back(trials[i]);
+  // Variants that are the same program share one measurement: keep the one with the fewest edits.
+  std::stable_sort(front.begin(), front.end(), [](const trial_info& a, const trial_info& b) {
+    if (a.objectives != b.objectives) return a.objectives < b.objectives;
+    return a.config.size() < b.config.size();
+  });
+  front.erase(std::unique(front.begin(), front.end(),
+                          [](const trial_info& a, const trial_info& b) { return a.objectives == b.objectives; }),
+              front.end());
+  return front;
+}
+
+}  // namespace detail
+}  // namespace tune

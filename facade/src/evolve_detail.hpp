@@ -1,0 +1,25 @@
+#pragma once
+// The facade's side of program-edit evolution: the backend and strategy of a
+// workload (absent without LLVM 14: input_error) and the front of a run.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tune/engine/strategy.hpp"
+#include "tune/kernels/task.hpp"
+#include "tune/tune.hpp"
+
+namespace tune::detail {
+
+/// Throws input_error for an unknown workload or a build without LLVM 14.
+backend_ptr make_evolution_backend(const std::string& workload, const task_backend_options& options);
+
+/// gevo over the backend's program (made by make_evolution_backend).
+std::unique_ptr<strategy> make_evolution_strategy(const backend_ptr& backend, const strategy_options& options);
+
+/// The trials no other dominates on their objectives, fastest first; of
+/// trials with equal objectives (one program) the one with the fewest edits.
+std::vector<trial_info> front_of(const std::vector<trial_info>& trials);
+
+}  // namespace tune::detail

@@ -1,0 +1,230 @@
+#include "tune/kernels/program_backend.hpp"
+
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "tune/kernels/compile_cache.hpp"
+#include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/devices.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tune {
+
+namespace {
+constexpr int fcnet_params = 64 * 32 + 32 + 32 * 10 + 10;
+constexpr int digit_pixels = 64;
+
+struct workload_spec {
+  std::string name;
+  std::string ir_file;
+  std::vector<std::string> functions;  // edited
+  std::string entry;
+};
+
+const std::vector<workload_spec>& workloads() {
+  static const std::vector<workload_spec> all = {
+      {"2fcnet:predict", "fcnet.ll", {"fcnet_predict", "fcnet_predict_all"}, "fcnet_predict"},
+      {"2fcnet:train", "fcnet.ll", {"fcnet_train"}, "fcnet_train"},
+  };
+  return all;
+}
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The digits as the worker reads them: int32 n, n x 64 pixels / 16, n labels;
+// every fifth image (index % 5 == 4) moved to the end as the held-out split.
+// Returns the number of training images.
+int write_digits(const fs::path& csv_gz, const fs::path& out) {
+  gzFile in = gzopen(csv_gz.c_str(), "rb");
+  if (!in) throw std::runtime_error("cannot read " + csv_gz.string());
+  std::vector<std::vector<float>> train_x, test_x;
+  std::vector<std::int32_t> train_y, test_y;
+  char line[1024];
+  int row = 0;
+  while (gzgets(in, line, sizeof line)) {
+    std::vector<float> pixels;
+    std::stringstream fields(line);
+    std::string field;
+    while (std::getline(fields, field, ',')) pixels.push_back(std::stof(field));
+    if (pixels.size() != digit_pixels + 1) {
+      gzclose(in);
+      throw std::runtime_error(csv_gz.string() + ":" + std::to_string(row + 1) + ": expected 65 numbers");
+    }
+    auto label = static_cast<std::int32_t>(pixels.back());
+    pixels.pop_back();
+    for (auto& p : pixels) p /= 16.0f;
+    (row % 5 == 4 ? test_x : train_x).push_back(std::move(pixels));
+    (row % 5 == 4 ? test_y : train_y).push_back(label);
+    ++row;
+  }
+  gzclose(in);
+  std::string bytes;
+  auto put = [&bytes](const void* data, std::size_t size) { bytes.append(static_cast<const char*>(data), size); };
+  std::int32_t n = row;
+  put(&n, sizeof n);
+  for (auto* rows : {&train_x, &test_x})
+    for (auto& pixels : *rows) put(pixels.data(), pixels.size() * sizeof(float));
+  put(train_y.data(), train_y.size() * sizeof(std::int32_t));
+  put(test_y.data(), test_y.size() * sizeof(std::int32_t));
+  if (auto problem = compile_cache::write_file(out, bytes); !problem.empty()) throw std::runtime_error(problem);
+  return static_cast<int>(train_x.size());
+}
+
+const std::vector<std::string>& variant_flags() {
+  static const std::vector<std::string> flags = {"-O2", "-march=native", "-fPIC", "-shared", "-Wno-override-module"};
+  return flags;
+}
+
+class program_backend_impl final : public program_backend {
+ public:
+  program_backend_impl(workload_spec spec, task_backend_options options)
+      : spec_(std::move(spec)), options_(std::move(options)), space_(make_edit_list_space(spec_.name)) {
+    fs::path ir_dir = env_or("TUNE_GEVO_WORKLOAD_DIR", TUNE_GEVO_WORKLOAD_DIR);
+    fs::path data_dir = env_or("TUNE_GEVO_DATA_DIR", TUNE_GEVO_DATA_DIR);
+    auto ir_path = ir_dir / spec_.ir_file;
+    program_ = ir_program::parse(read_text(ir_path), spec_.functions, ir_path.string());
+    worker_ = kernel_worker_path(options_);
+    work_dir_ = fs::path(kernel_cache_dir(options_)) / "gevo";
+    fs::create_directories(work_dir_);
+    data_file_ = work_dir_ / "digits.bin";
+    n_train_ = write_digits(data_dir / "digits.csv.gz", data_file_);
+    if (spec_.name == "2fcnet:predict") train_parameters();
+  }
+
+  std::string name() const override { return "cpu"; }
+  std::string task_key() const override { return "gevo:" + spec_.name; }
+  std::string device_kind() const override { return "cpu:" + cpu_model_name() + ":clang-14"; }
+  search_space_ptr space() const override { return space_; }
+  std::shared_ptr<const ir_program> program() const override { return program_; }
+  std::string workload() const override { return spec_.name; }
+
+  build_result build(const configuration& config, double timeout_s) override {
+    build_result out;
+    edit_list edits;
+    try {
+      edits = decode(config);
+    } catch (const std::invalid_argument& e) {
+      out.state = status::instantiation_error;
+      out.message = e.what();
+      return out;
+    }
+    auto start = std::chrono::steady_clock::now();
+    auto applied = program_->apply(edits);
+    double apply_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto compiled = compile_shared_object(options_, TUNE_CLANG14_PATH, applied.ir, ".ll", variant_flags(), timeout_s);
+    compiled.compile_s += apply_s;
+    std::ostringstream message;
+    message << "applied " << applied.applied << " of " << edits.size() << " edits in " << apply_s << " s";
+    for (auto& skipped : applied.skipped) message << "\nskipped edit " << skipped.index << ": " << skipped.reason;
+    if (!compiled.message.empty()) message << "\n" << compiled.message;
+    compiled.message = message.str();
+    return compiled;
+  }
+
+  // The result's message starts with the build's (edits applied and skipped).
+  run_result run(const configuration&, const build_result& build, int device, double timeout_s) override {
+    run_result result;
+    bool measured_before = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = measured_.find(build.artifact); it != measured_.end()) {
+        result = it->second;
+        result.run_s = 0.0;
+        result.message = "the same program as an earlier variant: its measurement";
+        measured_before = true;
+      }
+    }
+    if (!measured_before) {
+      result = run_worker(worker_, request(build.artifact, device).dump(), timeout_s);
+      std::lock_guard<std::mutex> lock(mutex_);
+      measured_.emplace(build.artifact, result);
+    }
+    result.message = build.message + (result.message.empty() ? "" : "\n" + result.message);
+    return result;
+  }
+
+ private:
+  nlohmann::json request(const std::string& library, int device) const {
+    nlohmann::json r = {{"mode", "program"},
+                        {"library", library},
+                        {"entry", spec_.entry},
+                        {"data", data_file_.string()},
+                        {"n_train", n_train_},
+                        {"params", fcnet_params},
+                        {"classes", 10},
+                        {"cores", {options_.first_core + device * options_.threads}},
+                        {"min_time_s", options_.min_time_s},
+                        {"min_repeats", options_.min_repeats},
+                        {"max_repeats", options_.max_repeats}};
+    if (!params_file_.empty()) r["params_in"] = params_file_.string();
+    return r;
+  }
+
+  // The parameters prediction uses: the original program's training, run once.
+  void train_parameters() {
+    auto compiled = compile_shared_object(options_, TUNE_CLANG14_PATH, program_->text(), ".ll", variant_flags(), 600);
+    if (compiled.state != status::ok)
+      throw std::runtime_error("2fcnet:predict: the original program does not compile: " + compiled.message);
+    auto path = work_dir_ / ("params-" + cache_hash({program_->text(), read_text(data_file_)}) + ".bin");
+    auto r = request(compiled.artifact, 0);
+    r["entry"] = "fcnet_train";
+    r["params_out"] = path.string();
+    r["min_repeats"] = 1;
+    r["max_repeats"] = 1;
+    auto trained = run_worker(worker_, r.dump(), 600);
+    if (trained.state != status::ok)
+      throw std::runtime_error("2fcnet:predict: training the original program failed: " + trained.message);
+    params_file_ = path;
+  }
+
+  workload_spec spec_;
+  task_backend_options options_;
+  search_space_ptr space_;
+  std::shared_ptr<const ir_program> program_;
+  std::string worker_;
+  fs::path work_dir_;
+  fs::path data_file_;
+  fs::path params_file_;
+  int n_train_ = 0;
+  std::mutex mutex_;
+  std::map<std::string, run_result> measured_;  // by shared object: one measurement per program
+};
+}  // namespace
+
+std::vector<std::string> program_workload_names() {
+  std::vector<std::string> names;
+  for (auto& w : workloads()) names.push_back(w.name);
+  return names;
+}
+
+std::shared_ptr<program_backend> make_program_backend(const std::string& workload,
+                                                      const task_backend_options& options) {
+  for (auto& w : workloads())
+    if (w.name == workload) return std::make_shared<program_backend_impl>(w, options);
+  std::string accepted;
+  for (auto& name : program_workload_names()) accepted += (accepted.empty() ? "" : ", ") + name;
+  throw std::invalid_argument("unknown workload '" + workload + "' (accepted: " + accepted + ")");
+}
+
+}  // namespace tune

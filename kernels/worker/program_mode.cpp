@@ -1,0 +1,101 @@
+#include "program_mode.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+using program_entry = void (*)(const float*, const int*, int, int, float*, float*);
+
+int answer(const nlohmann::json& reply) {
+  std::printf("%s\n", reply.dump().c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+int failure(const std::string& message) { return answer({{"status", "runtime_error"}, {"message", message}}); }
+
+template <class T>
+bool read_values(std::ifstream& in, std::vector<T>& values, std::size_t count) {
+  values.resize(count);
+  return static_cast<bool>(
+      in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(count * sizeof(T))));
+}
+}  // namespace
+
+int run_program_mode(const nlohmann::json& request) {
+  std::string library = request.value("library", "");
+  std::string entry_name = request.value("entry", "");
+  int n_train = request.value("n_train", 0);
+  std::size_t param_count = request.value("params", 0u);
+  int classes = request.value("classes", 10);
+  std::ifstream data(request.value("data", ""), std::ios::binary);
+  std::int32_t n = 0;
+  if (!data || !data.read(reinterpret_cast<char*>(&n), sizeof n) || n <= n_train || n_train < 0 || classes < 2)
+    return failure("cannot read the data file " + request.value("data", "") + " or n_train is out of range");
+  std::vector<float> x;
+  std::vector<std::int32_t> y;
+  if (!read_values(data, x, static_cast<std::size_t>(n) * 64) || !read_values(data, y, static_cast<std::size_t>(n)))
+    return failure("the data file " + request.value("data", "") + " is shorter than its header says");
+  int n_test = n - n_train;
+  std::vector<float> initial(param_count, 0.0f);
+  if (request.contains("params_in")) {
+    std::ifstream in(request["params_in"].get<std::string>(), std::ios::binary);
+    if (!in || !read_values(in, initial, param_count))
+      return failure("cannot read " + std::to_string(param_count) + " parameters from " +
+                     request["params_in"].get<std::string>());
+  }
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return failure(std::string("dlopen: ") + dlerror());
+  auto entry = reinterpret_cast<program_entry>(dlsym(handle, entry_name.c_str()));
+  if (!entry) return failure("entry '" + entry_name + "' not found in " + library);
+
+  std::vector<float> params;
+  std::vector<float> scores;
+  auto run_once = [&] {
+    params = initial;
+    scores.assign(static_cast<std::size_t>(n_test) * classes, std::nanf(""));
+    auto start = std::chrono::steady_clock::now();
+    entry(x.data(), y.data(), n_train, n_test, params.data(), scores.data());
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<double> times{run_once()};
+  for (float s : scores)
+    if (!std::isfinite(s)) return answer({{"status", "wrong_answer"}, {"message", "a score is not finite"}});
+  std::size_t wrong = 0;
+  for (int k = 0; k < n_test; ++k) {
+    const float* row = scores.data() + static_cast<std::size_t>(k) * classes;
+    auto predicted = std::max_element(row, row + classes) - row;
+    wrong += predicted != y[static_cast<std::size_t>(n_train + k)];
+  }
+  if (request.contains("params_out")) {
+    auto path = request["params_out"].get<std::string>();
+    std::ofstream out(path + ".tmp", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(params.data()),
+              static_cast<std::streamsize>(params.size() * sizeof(float)));
+    out.close();
+    if (!out || std::rename((path + ".tmp").c_str(), path.c_str()) != 0)
+      return failure("cannot write the parameters to " + path);
+  }
+  double min_time = request.value("min_time_s", 0.05);
+  int min_repeats = request.value("min_repeats", 3), max_repeats = request.value("max_repeats", 1000);
+  double total = times[0] * 1e-3;
+  while (static_cast<int>(times.size()) < max_repeats &&
+         (static_cast<int>(times.size()) < min_repeats || total < min_time)) {
+    times.push_back(run_once());
+    total += times.back() * 1e-3;
+  }
+  std::sort(times.begin(), times.end());
+  double median = times[times.size() / 2];
+  return answer({{"status", "ok"},
+                 {"time_ms", median},
+                 {"repeats", times.size()},
+                 {"max_error", static_cast<double>(wrong) / n_test}});
+}

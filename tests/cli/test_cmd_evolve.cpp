@@ -1,0 +1,63 @@
+#include <catch2/catch.hpp>
+#include <regex>
+
+#include "actors/scratch_dir.hpp"
+#include "cli/cli_process.hpp"
+#include "tune/storage/results_db.hpp"
+
+using Catch::Matchers::Contains;
+using tune::test::cli_process;
+
+#ifdef TUNE_WITH_LLVM
+TEST_CASE("evolve records two objectives per trial and prints a front that edits explains", "[cli][gevo]") {
+  tune::test::scratch_dir dir("tune-test-cli-evolve");
+  const auto db = (dir / "evolve.db").string();
+  cli_process evolve({"evolve", "--workload", "2fcnet:predict", "--budget", "6", "--seed", "3", "--db", db, "--hyper",
+                      "population=2", "--quiet"});
+  INFO(evolve.err());
+  REQUIRE(evolve.wait() == 0);
+  const auto out = evolve.out();
+  INFO(out);
+  CHECK_THAT(out, Contains("original: "));
+  CHECK_THAT(out, Contains("Pareto front ("));
+  CHECK_THAT(out, Contains("chosen (fastest with error <= "));
+
+  tune::storage::results_db results(db, tune::storage::results_db::open_mode::read_only);
+  auto runs = results.runs();
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].task_key == "gevo:2fcnet:predict");
+  CHECK(runs[0].strategy == "gevo");
+  auto trials = results.trials(runs[0].id);
+  CHECK(trials.size() == 6);
+  std::size_t ok = 0;
+  for (auto& t : trials) {
+    CHECK_THAT(t.config_json, Contains("{\"edits\":["));
+    if (t.state != tune::status::ok) continue;
+    ++ok;
+    REQUIRE(t.objectives.size() == 2);
+    CHECK(t.objectives[1] >= 0);
+    CHECK(t.objectives[1] <= 1);
+  }
+  CHECK(ok >= 1);  // the original at least
+
+  std::smatch chosen;
+  REQUIRE(std::regex_search(out, chosen, std::regex("chosen [^\\n]*: trial (\\d+)")));
+  cli_process edits({"edits", "--db", db, "--trial", chosen[1]});
+  REQUIRE(edits.wait() == 0);
+  CHECK_THAT(edits.out(), Contains("2fcnet:predict, run 1, trial " + chosen[1].str() + ": ok"));
+
+  cli_process missing({"edits", "--db", db, "--trial", "99"});
+  CHECK(missing.wait() == 2);
+  CHECK_THAT(missing.err(), Contains("has no trial 99"));
+}
+#endif
+
+TEST_CASE("evolve refuses an unknown workload with the accepted ones", "[cli][gevo]") {
+  cli_process evolve({"evolve", "--workload", "3fcnet:train", "--budget", "4", "--seed", "1", "--quiet"});
+  CHECK(evolve.wait() == 2);
+#ifdef TUNE_WITH_LLVM
+  CHECK_THAT(evolve.err(), Contains("unknown workload '3fcnet:train' (accepted: 2fcnet:predict, 2fcnet:train)"));
+#else
+  CHECK_THAT(evolve.err(), Contains("no LLVM 14"));
+#endif
+}
