@@ -46,24 +46,24 @@ struct tune_args {
   bool compare_vendor = false;
 };
 
-// The running session's stop flag, for the signal handler (an atomic store).
-stop_source* active_stop = nullptr;
+// The running session, for the signal handler: request_stop() is one atomic
+// store.
+session* active_session = nullptr;
 
 extern "C" void on_stop_signal(int) {
-  if (active_stop) active_stop->request_stop();
+  if (active_session) active_session->request_stop();
 }
 
 }  // namespace
 
 run_report run_until_signal(session& s) {
-  stop_source stop;
-  active_stop = &stop;
+  active_session = &s;
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   auto restore = [] {
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
-    active_stop = nullptr;
+    active_session = nullptr;
   };
   try {
     auto report = s.run();

@@ -1,6 +1,6 @@
 // tune-engine tune --compare-vendor (and its alias --compare-blas): the vendor
 // figures in the summary JSON, what it says when no vendor can be timed, and
-// the refusal without a built-in task.
+// the refusal without a built-in task; Ctrl-C (SIGINT) and SIGTERM stop a run.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
@@ -64,4 +64,22 @@ TEST_CASE("tune --compare-vendor without a built-in task is refused with exit co
                  "1", "--compare-vendor"});
   CHECK(p.wait() == 2);
   CHECK_THAT(p.err(), Contains("--compare-vendor compares a built-in --task"));
+}
+
+TEST_CASE("tune stops at SIGINT or SIGTERM with a resumable summary and exit code 130", "[cli]") {
+  // A replay at recorded speed of the full convolution A100 dataset would
+  // take hours for this budget; the signal must end it within seconds.
+  for (int sig : {SIGINT, SIGTERM}) {
+    INFO("signal " << sig);
+    tune::test::scratch_dir dir("cli-tune-signal");
+    auto db = (dir / "run.db").string();
+    cli_process p({"tune", "--dataset", std::string(TUNE_DATA_DIR) + "/datasets/convolution/A100.json.gz", "--budget",
+                   "100000", "--seed", "1", "--db", db, "--summary-json", (dir / "s.json").string()});
+    REQUIRE(p.wait_for_err("trials", std::chrono::seconds(60)));
+    p.signal(sig);
+    CHECK(p.wait(std::chrono::seconds(60)) == 130);
+    auto summary = summary_of(dir / "s.json");
+    CHECK(summary["reason"] == "stopped");
+    CHECK(summary["trials"].get<int>() < 100000);
+  }
 }
