@@ -175,7 +175,7 @@ TEST_CASE("the expected-improvement bound holds and is tight far below the best"
   CHECK(expected_improvement_bound(-0.5, 0.0) == 0.0);
 }
 
-TEST_CASE("the encoding maps every parameter kind into [0, 1]", "[engine][gp]") {
+TEST_CASE("the encoding maps every parameter kind into the unit interval", "[engine][gp]") {
   auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{
       make_discrete_parameter("d", {16, 32, 64, 128, 256}),
       make_categorical_parameter("flag", {parameter_value(0.0), parameter_value(1.0)}),

@@ -236,7 +236,7 @@ TEST_CASE("q-random walk matches its closed form S = (1-q)(I-Q)^-1 p0", "[engine
   }
 }
 
-TEST_CASE("q-random walk rejects q outside [0, 1) and stays put at q = 0", "[engine][parameter]") {
+TEST_CASE("q-random walk rejects q outside 0 to 1 and stays put at q = 0", "[engine][parameter]") {
   auto p = make_discrete_parameter("d", {1, 2, 3, 4});
   rng_type rng(1);
   CHECK(q_random_walk(*p, 2, 0.0, rng) == 2);
