@@ -62,8 +62,9 @@ int run_evolve(const evolve_args& a) {
   o.topology_file = a.topology;
   o.hyper = parse_hyper(a.hyper);
   o.progress_line = !a.quiet;
+  stop_source stop = o.stop;  // shares its flag with the session's copy
   session s(std::move(o));
-  auto report = run_until_signal(s);
+  auto report = run_until_signal(s, stop);
   std::printf("%llu trials in %.1f s (%.2f per second)\n", static_cast<unsigned long long>(report.trials),
               report.wall_s, report.wall_s > 0 ? report.new_trials / report.wall_s : 0.0);
   double max_error = a.max_error;

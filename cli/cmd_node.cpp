@@ -1,6 +1,5 @@
 // tune-engine node: serves coordinators' runs with this machine's devices
 // (tune::serve_node); SIGINT and SIGTERM end it.
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -8,15 +7,6 @@
 #include "commands.hpp"
 
 namespace tune::cli {
-namespace {
-
-stop_source* node_stop = nullptr;
-
-extern "C" void on_node_signal(int) {
-  if (node_stop) node_stop->request_stop();
-}
-
-}  // namespace
 
 void add_node_command(CLI::App& app, command_list& commands) {
   auto options = std::make_shared<node_options>();
@@ -29,15 +19,11 @@ void add_node_command(CLI::App& app, command_list& commands) {
       ->required()
       ->check(CLI::ExistingFile);
   commands.emplace_back(sub, [options] {
-    node_stop = &options->stop;
-    std::signal(SIGINT, on_node_signal);
-    std::signal(SIGTERM, on_node_signal);
     options->on_listening = [listen = options->listen](std::uint16_t port) {
       std::fprintf(stderr, "node: listening on %s (port %u), tune-engine %s\n", listen.c_str(),
                    static_cast<unsigned>(port), std::string(version()).c_str());
     };
-    serve_node(*options);
-    node_stop = nullptr;
+    with_stop_signals(options->stop, [&] { serve_node(*options); });
     return exit_ok;
   });
 }

@@ -1,7 +1,6 @@
 // tune-engine tune: parses the options into tune::session_options and runs
 // one session of the library facade (tune/tune.hpp); SIGINT and SIGTERM stop
 // it the way request_stop() does.
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -45,37 +44,6 @@ struct tune_args {
   bool quiet = false;
   bool compare_vendor = false;
 };
-
-// The running session, for the signal handler: request_stop() is one atomic
-// store.
-session* active_session = nullptr;
-
-extern "C" void on_stop_signal(int) {
-  if (active_session) active_session->request_stop();
-}
-
-}  // namespace
-
-run_report run_until_signal(session& s) {
-  active_session = &s;
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-  auto restore = [] {
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-    active_session = nullptr;
-  };
-  try {
-    auto report = s.run();
-    restore();
-    return report;
-  } catch (...) {
-    restore();
-    throw;
-  }
-}
-
-namespace {
 
 session_options to_options(const tune_args& a) {
   int sources = !a.task.empty() + !a.space.empty() + !a.dataset.empty() + !a.kernel.empty();
@@ -123,13 +91,15 @@ session_options to_options(const tune_args& a) {
 }
 
 int run_tune(const tune_args& a) {
-  session s(to_options(a));
+  auto options = to_options(a);
+  stop_source stop = options.stop;  // shares its flag with the session's copy
+  session s(std::move(options));
   std::ofstream summary_out;
   if (!a.summary_json.empty()) {
     summary_out.open(a.summary_json);
     if (!summary_out) throw input_error("--summary-json " + a.summary_json + ": cannot write this file");
   }
-  auto report = run_until_signal(s);
+  auto report = run_until_signal(s, stop);
   std::fputs(report.to_text().c_str(), stdout);
   if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";
   return exit_code_of(report);

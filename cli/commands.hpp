@@ -24,8 +24,12 @@ using tune::input_error;
 /// "random, ga, …": the strategy names for --help, from the registry.
 std::string strategy_help();
 
-/// Runs the session with SIGINT and SIGTERM stopping it (defined in cmd_tune.cpp).
-run_report run_until_signal(session& s);
+/// Runs `body` with SIGINT and SIGTERM requesting `stop`; the default
+/// handlers are back afterwards (stop_signals.cpp).
+void with_stop_signals(const stop_source& stop, const std::function<void()>& body);
+/// Runs the session with SIGINT and SIGTERM requesting `stop`, the stop_source
+/// of the options it was made from (copies share one flag).
+run_report run_until_signal(session& s, const stop_source& stop);
 
 /// A finished run's exit code: 1 when it failed, 130 when stopped, else 0.
 inline int exit_code_of(const run_report& report) {
