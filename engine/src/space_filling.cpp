@@ -45,21 +45,28 @@ double minimum_distance(const std::vector<double>& points, std::size_t dimension
 }
 
 namespace {
-// The values of parameter p present in the pool, in increasing index order,
-// with the middle of each one's interval of the pool's cumulative
-// distribution: no table over all of a parameter's values (a factorization
-// may have 10^13 of them).
-std::vector<std::pair<std::uint64_t, double>> present_quantiles(std::size_t p, const std::vector<configuration>& pool) {
+// A value of a parameter present in the pool: how many members hold it and the
+// middle of its interval of the pool's cumulative distribution.
+struct present_value {
+  std::uint64_t value;
+  double count;
+  double mid;
+};
+
+// The values of parameter p present in the pool, in increasing index order:
+// no table over all of a parameter's values (a factorization may have 10^13).
+std::vector<present_value> present_values(std::size_t p, const std::vector<configuration>& pool) {
   std::vector<std::uint64_t> values;
   values.reserve(pool.size());
   for (const auto& config : pool) values.push_back(config[p]);
   std::sort(values.begin(), values.end());
-  std::vector<std::pair<std::uint64_t, double>> out;
+  std::vector<present_value> out;
   double total = static_cast<double>(pool.size());
   for (std::size_t i = 0; i < values.size();) {
     std::size_t j = i;
     while (j < values.size() && values[j] == values[i]) ++j;
-    out.emplace_back(values[i], (static_cast<double>(i) + 0.5 * static_cast<double>(j - i)) / total);
+    double count = static_cast<double>(j - i);
+    out.push_back({values[i], count, (static_cast<double>(i) + 0.5 * count) / total});
     i = j;
   }
   return out;
@@ -70,16 +77,15 @@ std::vector<std::vector<double>> quantile_coordinates(const search_space& space,
                                                       const std::vector<configuration>& pool) {
   std::vector<std::vector<double>> tables;
   for (std::size_t p = 0; p < space.dimension(); ++p) {
-    auto present = present_quantiles(p, pool);
-    std::vector<double> table(space.parameters()[p]->cardinality(), pool.empty() ? 0.5 : 0.0);
+    auto present = present_values(p, pool);
+    std::vector<double> table(space.parameters()[p]->cardinality(), 0.5);  // 0.5 for an empty pool
     // An absent value maps to where it would start: the share below it.
     std::size_t next = 0;
     double below = 0, total = static_cast<double>(pool.size());
     for (std::uint64_t v = 0; v < table.size() && !pool.empty(); ++v) {
-      if (next < present.size() && present[next].first == v) {
-        table[v] = present[next].second;
-        below += 2 * (present[next].second * total - below);  // mid = below + count / 2
-        ++next;
+      if (next < present.size() && present[next].value == v) {
+        table[v] = present[next].mid;
+        below += present[next++].count;
       } else {
         table[v] = below / total;
       }
@@ -96,15 +102,15 @@ std::vector<std::size_t> space_filling_design(const search_space& space, const s
   if (!taken.empty() && taken.size() != pool.size())
     throw std::invalid_argument("space_filling_design: taken must have one flag per pool member");
   const std::size_t dim = space.dimension();
-  std::vector<std::vector<std::pair<std::uint64_t, double>>> present;
-  for (std::size_t p = 0; p < dim; ++p) present.push_back(present_quantiles(p, pool));
+  std::vector<std::vector<present_value>> present;
+  for (std::size_t p = 0; p < dim; ++p) present.push_back(present_values(p, pool));
   std::vector<float> coords;  // the pool's quantile coordinates, row-major
   coords.reserve(pool.size() * dim);
   for (const auto& config : pool)
     for (std::size_t p = 0; p < dim; ++p) {
-      auto at =
-          std::lower_bound(present[p].begin(), present[p].end(), std::pair<std::uint64_t, double>{config[p], -1.0});
-      coords.push_back(static_cast<float>(at->second));
+      auto at = std::lower_bound(present[p].begin(), present[p].end(), config[p],
+                                 [](const present_value& a, std::uint64_t v) { return a.value < v; });
+      coords.push_back(static_cast<float>(at->mid));
     }
   std::size_t available = 0;
   for (std::size_t c = 0; c < pool.size(); ++c) available += taken.empty() || !taken[c];
