@@ -8,6 +8,7 @@ import sys
 import zmq
 
 SCHEMA = 1  # the event schema this script reads (docs/events.md)
+TITLE_TASK_CHARS = 45  # a longer task name is cut in the title
 
 
 def parse_args():
@@ -25,15 +26,19 @@ class run_history:
     """What the plot shows, updated one event at a time."""
 
     def __init__(self):
-        self.title = "waiting for run_started"
+        self.title = "run (its start was not seen)"
         self.best_t, self.best_ms = [], []
         self.rate_t, self.rate = [], []
+        self.last_elapsed = 0.0
         self.finished = False
 
     def add(self, event):
         kind = event["type"]
+        if isinstance(event.get("elapsed_s"), (int, float)):
+            self.last_elapsed = max(self.last_elapsed, event["elapsed_s"])
         if kind == "run_started":
-            self.title = f"run {event['run_id']}: {event['task']} ({event['strategy']}, seed {event['seed']})"
+            task = shorten(event["task"], TITLE_TASK_CHARS)
+            self.title = f"run {event['run_id']}: {task} ({event['strategy']}, seed {event['seed']})"
         elif kind == "new_best":
             self.best_t.append(event["elapsed_s"])
             self.best_ms.append(event["time_ms"])
@@ -42,10 +47,18 @@ class run_history:
             self.rate.append(event["trials_per_s"])
         elif kind == "run_finished":
             self.finished = True
-            self.title += f" - finished ({event['reason']}), {event['trials']} trials"
-            if self.best_t:  # extend the step line to the end of the run
-                self.best_t.append(event["wall_s"])
+            self.title += f"\nfinished ({event['reason']}), {event['trials']} trials"
+            # Extend the step line to the last event's time. Not to wall_s: that is
+            # the process's wall clock, while elapsed_s is simulated time when a
+            # replay scales time, so wall_s can lie before the last best.
+            if self.best_t and self.last_elapsed > self.best_t[-1]:
+                self.best_t.append(self.last_elapsed)
                 self.best_ms.append(self.best_ms[-1])
+
+
+def shorten(text, limit):
+    """text, or its first limit - 1 characters and an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def decode(message):
