@@ -18,8 +18,14 @@
 //   are the model's trend (gaussian_process::set_trend, slope ridged towards
 //   `prior_slope` with weight `prior_strength`, clamped at 0); a share
 //   `prior_share` of the model's proposals use it, the rest rank by the
-//   process alone, so a prior from a different device costs at most part of
-//   the proposals.
+//   process alone. After `prior_phase` results (0: never) the prior is
+//   dropped: the model is rebuilt from this run's own results, without the
+//   trend and without the prior's configurations, and the model goes on as
+//   it would without a prior (the NoSE explorer below keeps every result). The prior leads the start, where it gains
+//   most; a prior from a device whose optimum lies elsewhere cannot hold the search in the basin it ranks first
+//   (dedispersion W6600 in docs/replay.md). Expected improvement and the stall rules below count from this run's own
+//   fastest result: the prior's configurations are a head start, not
+//   progress of the search.
 // - Model: a Gaussian process (Matérn 5/2, length scale `length_scale` on the
 //   [0, 1] coordinates of gp_encoding with power-of-two alignment weight
 //   `alignment`, `jitter` on the diagonal) over every observed
@@ -55,12 +61,14 @@
 // length_scale = 0.7, jitter = 1e-4, xi = 0.01, pool = 20000,
 // alignment = 0.5, failure_noise = 0.1, stall = 40, local_after = 60,
 // model_limit = 300,
-// prior_top = 2, prior_slope = 1, prior_strength = 1, prior_share = 0.5.
+// prior_top = 2, prior_slope = 1, prior_strength = 1, prior_share = 0.5,
+// prior_phase = 10.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
 
 #include "strategies.hpp"
@@ -91,7 +99,8 @@ class bo_strategy final : public strategy_base {
                        {"prior_slope", 1.0},
                        {"prior_strength", 1.0},
                        {"prior_share", 0.5},
-                       {"local_after", 60}}),
+                       {"local_after", 60},
+                       {"prior_phase", 10}}),
         initial_(hyper_count("initial", 1)),
         initial_min_(hyper_count("initial_min", 1)),
         switch_correlation_(hyper_in("switch_correlation", -1.0, 1.0)),
@@ -104,11 +113,13 @@ class bo_strategy final : public strategy_base {
     use_prior(options.prior, hyper_count("prior_top", 0), hyper_in("prior_slope", 0.0, 10.0),
               hyper_in("prior_strength", 1e-6, 1e6));
     prior_design_ = design_.size();
+    prior_active_ = !trend_.empty();
     auto avoid = taken_;  // the space-filling part avoids the prior's configurations
     for (auto c : design_) avoid[c] = true;
     auto filling = space_filling_design(*space_, pool_, avoid, initial_, hyper_count("design_tries", 1), rng_);
     design_.insert(design_.end(), filling.begin(), filling.end());
     stall_ = hyper_count("stall", 0);
+    prior_phase_ = hyper_count("prior_phase", 0);
     local_after_ = hyper_count("local_after", 0);
     model_limit_ = hyper_count("model_limit", 0);
     if (stall_ > 0 || model_limit_ > 0) {
@@ -125,6 +136,9 @@ class bo_strategy final : public strategy_base {
     take(result.config);
     if (explorer_) explorer_->observe(result);
     if (fit > best_fit_) best_fit_ = fit, best_config_ = result.config;
+    ++own_stall_;
+    if (fit > 0 && !from_prior(result.config) && std::log(result.time_ms) < own_lowest_)
+      own_lowest_ = std::log(result.time_ms), own_stall_ = 0;
     if (model_full()) return;
     if (fit > 0) {
       double y = std::log(result.time_ms);
@@ -140,6 +154,7 @@ class bo_strategy final : public strategy_base {
   }
 
   void generate(std::size_t n, std::vector<configuration>& out) override {
+    if (prior_phase_ > 0 && prior_active_ && observed_count() >= prior_phase_) drop_prior();
     if (gp_.size() == 0 || (!modelled_ && !model_ready())) {
       // The space-filling design first; strategy_base tops up at random.
       for (; next_design_ < design_.size() && out.size() < n; ++next_design_) {
@@ -150,7 +165,7 @@ class bo_strategy final : public strategy_base {
       }
       return;
     }
-    if (local_after_ > 0 && results_since_improvement() >= local_after_ && !best_config_.empty()) {
+    if (local_after_ > 0 && stalled_for() >= local_after_ && !best_config_.empty()) {
       // Stalled for longer: every one-step neighbour of the best, one
       // parameter at a time, in random order, until one is faster.
       std::vector<configuration> steps;
@@ -168,13 +183,17 @@ class bo_strategy final : public strategy_base {
       }
       if (out.size() >= n) return;
     }
-    if (explorer_ && ((stall_ > 0 && results_since_improvement() >= stall_) || model_full())) {
+    if (explorer_ && ((stall_ > 0 && stalled_for() >= stall_) || model_full())) {
       // Stalled: the model's expected improvement has settled on one basin.
       for (auto& c : explorer_->propose(n - out.size()))
         if (claim(out, c)) take(c);
       return;
     }
-    double best = gp_.best();
+    // Expected improvement over this run's own best: with a prior, its
+    // configurations give the early answer, but the fastest of them, from a
+    // basin another device ranks first, must not hold the search there.
+    double best =
+        prior_design_ > 0 && std::isfinite(own_lowest_) ? (own_lowest_ - gp_.shift()) / gp_.scale() : gp_.best();
     // The top n by expected improvement among the untaken pool members. A
     // candidate whose bound on EI (expected_improvement_bound) is below the
     // n-th best so far is skipped without evaluating erfc.
@@ -309,12 +328,43 @@ class bo_strategy final : public strategy_base {
     trend_ = std::move(trend);
   }
 
+  /// Whether config is one of the prior's configurations that open the design.
+  bool from_prior(const configuration& config) const {
+    auto it = index_.find(config);
+    auto end = design_.begin() + static_cast<std::ptrdiff_t>(prior_design_);
+    return it != index_.end() && std::find(design_.begin(), end, it->second) != end;
+  }
+
+  /// Results without a faster time, for the stall rules: without a prior,
+  /// since the fastest result; with one, since this run's own fastest (the
+  /// prior's configurations do not count), so that a head start from another
+  /// device does not cut short the time the model needs to learn this one.
+  std::size_t stalled_for() const { return prior_design_ > 0 ? own_stall_ : results_since_improvement(); }
+
   /// Measured, in flight or claimed: never offered from the pool again.
   void take(const configuration& config) {
     if (auto it = index_.find(config); it != index_.end()) taken_[it->second] = true;
   }
 
+  /// The model starts again from this run's own results, without the
+  /// prior's trend and configurations.
+  void drop_prior() {
+    prior_active_ = false;
+    trend_.clear();
+    gp_ = gaussian_process(encoding_.dimension(), gp_.length_scale(), gp_.noise());
+    std::vector<double> points;
+    points.reserve(pool_.size() * encoding_.dimension());
+    for (const auto& c : pool_) encoding_.encode(c, points);
+    gp_.set_candidates(std::move(points));
+    early_points_.clear(), early_y_.clear(), early_noise_.clear();
+    auto history = std::move(history_);
+    history_.clear();
+    for (auto& [config, y, noise] : history)
+      if (!from_prior(config)) observe(config, y, noise);
+  }
+
   void observe(const configuration& config, double y, double extra_noise = 0.0) {
+    if (prior_active_) history_.emplace_back(config, y, extra_noise);
     point_.clear();
     encoding_.encode(config, point_);
     double trend = 0;
@@ -365,9 +415,15 @@ class bo_strategy final : public strategy_base {
   std::size_t initial_min_;
   double switch_correlation_;
   double prior_share_;
-  std::size_t model_proposals_ = 0;
-  std::size_t prior_design_ =
-      0;  // the prior's configurations opening the design  // proposals of the model while a prior is used
+  std::size_t model_proposals_ = 0;  // proposals of the model while a prior is used
+  std::size_t prior_design_ = 0;     // the prior's configurations opening the design
+  // Log time of the fastest ok result that is not one of the prior's
+  // configurations, and the results since it improved (all of them before).
+  double own_lowest_ = std::numeric_limits<double>::infinity();
+  std::size_t own_stall_ = 0;
+  std::size_t prior_phase_ = 0;
+  bool prior_active_ = false;  // a prior is set and not yet dropped
+  std::vector<std::tuple<configuration, double, double>> history_;
   bool modelled_ = false;  // the model has taken over from the design
   // Observations made before: encoded points, targets, extra noise.
   std::vector<double> early_points_, early_y_, early_noise_;

@@ -607,6 +607,60 @@ TEST_CASE("bo with a misleading prior still finds the optimum", "[engine][strate
   }
 }
 
+TEST_CASE("bo drops the prior after prior_phase results and proposes from this run's results alone",
+          "[engine][strategy]") {
+  // The prior says: fast near x = y = 0; here the optimum is at x = 20,
+  // y = 7. After prior_phase results the model is rebuilt from this run's
+  // own results: it then proposes exactly what bo without a prior proposes
+  // when given the same results, and differs from the run that keeps it.
+  auto space = grid_space(false);
+  auto measure = [](const configuration& c) {
+    trial_result r;
+    r.config = c;
+    r.state = status::ok;  // no failures: their stand-in time depends on what was seen before
+    double x = static_cast<double>(c[0]), y = static_cast<double>(c[1]);
+    r.time_ms = 1.0 + (x - 20) * (x - 20) + (y - 7) * (y - 7) + (c[2] == 2 ? 0.0 : 30.0);
+    return r;
+  };
+  std::vector<trial_result> prior;
+  for (auto& c : *space->enumerate_valid()) {
+    auto r = measure(c);
+    r.time_ms = 1.0 + static_cast<double>(c[0] * c[0] + c[1] * c[1]);
+    prior.push_back(r);
+  }
+  const std::map<std::string, double> quiet = {{"stall", 0}, {"local_after", 0}, {"prior_share", 1.0}};
+  auto with_prior = [&](double phase, std::uint64_t seed) {
+    strategy_options o;
+    o.seed = seed;
+    o.prior = prior;
+    o.hyper = quiet;
+    o.hyper["prior_phase"] = phase;
+    return make_strategy("bo", space, o);
+  };
+  for (std::uint64_t seed = 5; seed <= 7; ++seed) {
+    INFO("seed " << seed);
+    auto dropping = with_prior(15, seed), keeping = with_prior(0, seed);
+    strategy_options plain;
+    plain.seed = seed;
+    plain.hyper = quiet;
+    auto fresh = make_strategy("bo", space, plain);
+    std::set<configuration> prior_configs;
+    for (int i = 0; i < 15; ++i) {
+      auto c = dropping->propose(1).at(0);
+      auto k = keeping->propose(1).at(0);
+      CHECK(c == k);                       // the same run until the prior is dropped
+      if (i < 2) prior_configs.insert(c);  // the prior's two fastest open the design
+      dropping->observe(measure(c));
+      keeping->observe(measure(k));
+      if (i >= 2) fresh->observe(measure(c));
+    }
+    CHECK(prior_configs.count(configuration{0, 0, 0}) + prior_configs.count(configuration{0, 0, 1}) == 2);
+    auto next = dropping->propose(3);
+    CHECK(next == fresh->propose(3));
+    CHECK(next != keeping->propose(3));
+  }
+}
+
 TEST_CASE("every strategy works on a space of 10^21 configurations without enumerating it", "[engine][strategy]") {
   // A factorization of 2^40 into 16 parts times the orders of 12 loops: no
   // strategy may list the space; each proposes valid distinct configurations.

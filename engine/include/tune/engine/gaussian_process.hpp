@@ -107,6 +107,7 @@ class gaussian_process {
   void add(const double* x, double y, double extra_noise = 0.0, double trend = 0.0);
   std::size_t size() const { return observed_; }
   double noise() const { return noise_; }
+  double length_scale() const { return length_; }
 
   /// The model is fitted to the standardised targets (y - shift) / scale:
   /// shift is their mean, scale their standard deviation (1 while it is 0).
