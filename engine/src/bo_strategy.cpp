@@ -58,7 +58,7 @@
 // every pool member's solve vector up to date) up to the cap, then NoSE's.
 // Defaults (chosen on the replay benchmark, docs/replay.md): initial = 10,
 // initial_min = 5, switch_correlation = 0.5, design_tries = 1,
-// length_scale = 0.7, jitter = 1e-4, xi = 0.01, pool = 20000,
+// length_scale = 1.0, jitter = 1e-4, xi = 0.01, pool = 20000,
 // alignment = 0.5, failure_noise = 0.1, stall = 40, local_after = 60,
 // model_limit = 300,
 // prior_top = 2, prior_slope = 1, prior_strength = 1, prior_share = 0.5,
@@ -84,7 +84,7 @@ class bo_strategy final : public strategy_base {
   bo_strategy(search_space_ptr space, const strategy_options& options)
       : strategy_base("bo", std::move(space), options,
                       {{"initial", 10},
-                       {"length_scale", 0.7},
+                       {"length_scale", 1.0},
                        {"jitter", 1e-4},
                        {"xi", 0.01},
                        {"pool", 20000},
