@@ -61,7 +61,8 @@ outcome evolve(const std::string& workload, std::uint64_t seed, std::uint64_t bu
   std::vector<tune::trial_info> trials;
   tune::session_options o;
   o.workload = workload;
-  o.db_path = db;
+  o.db_path = db;       // where a matmul finds its configuration
+  o.use_cache = false;  // every run measures its own variants, the original included
   o.budget = budget;
   o.seed = seed;
   if (random_lists) o.hyper["population"] = static_cast<double>(budget + 1);

@@ -223,6 +223,12 @@ struct run_report {
   std::vector<trial_info> front;
   /// Program-edit evolution: the trial of the original program (no edits).
   std::optional<trial_info> original;
+  /// Program-edit evolution: every ok variant with {run time, error} (for plots).
+  std::vector<trial_info> evolved;
+  /// Program-edit evolution of a matmul: the configuration the original was
+  /// generated from (JSON) and where it comes from (a results database's
+  /// best trial, or "built-in default"); empty otherwise.
+  std::string base_configuration, base_origin;
   /// Built-in tasks: {"task", "flops", "gflops"}, with compare_vendor also
   /// "threads", "vendors": [{"library", "variant", "available", "gflops",
   /// "detail", "ratio"} or {…, "note"}] and "best_vendor": {"library",
@@ -298,6 +304,28 @@ struct recorded_variant {
   std::vector<std::string> skipped;  ///< edits that could not be applied, with the reason
   std::string diff;                  ///< the IR against the original (line_diff)
 };
+
+/// What the plot of an evolution run shows: every ok variant, the Pareto
+/// front and the original program, run time (x) against error (y).
+struct evolution_plot {
+  std::string title;
+  std::string x_label = "run time (ms)";
+  std::string y_label = "error";
+  std::vector<trial_info> variants;  ///< ok trials with {time, error}
+  std::vector<trial_info> front;     ///< the non-dominated ones among them
+  std::optional<trial_info> original;
+};
+
+/// The plot as a self-contained SVG document (no plotting library): a grey
+/// dot per variant (class "variant"), a blue dot per front member (class
+/// "front-point", joined by a staircase), a red diamond for the original
+/// (class "original-point"); each point's <title> names its trial, time,
+/// error and edits. Every text is escaped.
+std::string front_svg(const evolution_plot& plot);
+
+/// The plot of a recorded run (the latest run of an evolved workload when
+/// `run_id` is not given); throws input_error as load_variant() does.
+evolution_plot load_evolution_plot(const std::string& db_path, std::optional<std::int64_t> run_id = {});
 
 /// Reads trial `trial` of run `run_id` (the latest run of an evolved workload
 /// when not given) from a results database and applies its edits again.
