@@ -134,8 +134,9 @@ struct session_options {
   std::string task;  ///< built-in kernel, e.g. "matmul:512x1024x1024"
   /// Program-edit evolution (GEVO-ML, docs/gevo.md): a workload whose LLVM IR
   /// is evolved, one of evolution_workloads() ("2fcnet:predict",
-  /// "2fcnet:train"); the strategy is then `gevo`, the objectives {run time,
-  /// error} and run_report::front the result.
+  /// "2fcnet:train", "matmul:NxKxM": the kernel of the task's best
+  /// configuration in db_path, else a built-in default); the strategy is then
+  /// `gevo`, the objectives {run time, error} and run_report::front the result.
   std::string workload;
   std::string dataset;      ///< measured dataset to replay (Kernel Tuner, T4, KTT)
   std::string kinds_file;   ///< with dataset: parameter kind overrides
