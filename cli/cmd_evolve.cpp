@@ -1,6 +1,7 @@
 // tune-engine evolve and tune-engine edits: program-edit evolution (GEVO-ML)
 // of a workload's LLVM IR through the facade (docs/gevo.md).
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,7 @@ struct evolve_args {
   std::string db;
   std::string topology;
   double max_error = -1;  // < 0: the original's error + 0.02
+  std::string plot;       // SVG of the front
   std::vector<std::string> hyper;
   bool quiet = false;
 };
@@ -29,6 +31,8 @@ std::string workload_help() {
 
 void print_front(const run_report& report, double max_error, const std::string& db) {
   double base = report.original ? report.original->time_ms : 0.0;
+  if (!report.base_origin.empty())
+    std::printf("base configuration (%s): %s\n", report.base_origin.c_str(), report.base_configuration.c_str());
   if (report.original)
     std::printf("original: %.3f ms, error %.4f (trial %llu)\n", report.original->time_ms,
                 report.original->objectives[1], static_cast<unsigned long long>(report.original->id));
@@ -52,6 +56,20 @@ void print_front(const run_report& report, double max_error, const std::string& 
                 static_cast<unsigned long long>(chosen->id));
 }
 
+void write_plot(const std::string& path, const evolution_plot& plot) {
+  std::ofstream out(path, std::ios::binary);
+  out << front_svg(plot);
+  out.close();
+  if (!out) throw input_error("--plot " + path + ": cannot write the file; give a path in a writable folder");
+  std::printf("plot of the front: %s\n", path.c_str());
+}
+
+// Without --max-error: 1e-4 for matmul (relative error), else the original's error + 0.02.
+double default_max_error(const std::string& workload, const std::optional<trial_info>& original) {
+  if (workload.rfind("matmul:", 0) == 0) return 1e-4;
+  return original ? original->objectives[1] + 0.02 : 1.0;
+}
+
 int run_evolve(const evolve_args& a) {
   if (a.budget == 0) throw input_error("--budget must be at least 1 trial");
   session_options o;
@@ -68,8 +86,17 @@ int run_evolve(const evolve_args& a) {
   std::printf("%llu trials in %.1f s (%.2f per second)\n", static_cast<unsigned long long>(report.trials),
               report.wall_s, report.wall_s > 0 ? report.new_trials / report.wall_s : 0.0);
   double max_error = a.max_error;
-  if (max_error < 0) max_error = report.original ? report.original->objectives[1] + 0.02 : 1.0;
+  if (max_error < 0) max_error = default_max_error(a.workload, report.original);
   print_front(report, max_error, a.db);
+  if (!a.plot.empty()) {
+    evolution_plot plot;
+    plot.title = a.workload + ": program-edit evolution, seed " + std::to_string(a.seed) + ", " +
+                 std::to_string(report.trials) + " trials";
+    plot.variants = report.evolved;
+    plot.front = report.front;
+    plot.original = report.original;
+    write_plot(a.plot, plot);
+  }
   return exit_code_of(report);
 }
 
@@ -88,8 +115,9 @@ void add_evolve_command(CLI::App& app, command_list& commands) {
   sub->add_option("--topology", args->topology, "YAML file: compile workers, cpu devices, timeouts")
       ->check(CLI::ExistingFile);
   sub->add_option("--max-error", args->max_error,
-                  "the chosen variant's largest error (default: the original's error + 0.02)");
+                  "the chosen variant's largest error (default: the original's error + 0.02; matmul: 1e-4)");
   sub->add_option("--hyper", args->hyper, "gevo hyperparameter name=value (repeatable)");
+  sub->add_option("--plot", args->plot, "write an SVG plot of the front, the variants and the original to this file");
   sub->add_flag("--quiet", args->quiet, "no progress line on stderr");
   commands.emplace_back(sub, [args] { return run_evolve(*args); });
 }
@@ -111,6 +139,31 @@ void add_edits_command(CLI::App& app, command_list& commands) {
     for (auto& e : v.edits) std::printf("  %s\n", e.c_str());
     for (auto& s : v.skipped) std::printf("skipped: %s\n", s.c_str());
     std::printf("%s", v.diff.empty() ? "the program is the original\n" : v.diff.c_str());
+    return exit_ok;
+  });
+}
+
+void add_front_command(CLI::App& app, command_list& commands) {
+  struct front_args {
+    std::string db, plot;
+    std::int64_t run = 0;
+  };
+  auto args = std::make_shared<front_args>();
+  auto* sub = app.add_subcommand("front", "The Pareto front of a recorded `evolve` run, optionally as an SVG plot.");
+  sub->add_option("--db", args->db, "results database written by tune-engine evolve")
+      ->required()
+      ->check(CLI::ExistingFile);
+  auto* run_option = sub->add_option("--run", args->run, "the run (default: the latest run of evolve)");
+  sub->add_option("--plot", args->plot, "write an SVG plot of the front, the variants and the original to this file");
+  commands.emplace_back(sub, [args, run_option] {
+    auto plot =
+        load_evolution_plot(args->db, run_option->count() ? std::optional<std::int64_t>(args->run) : std::nullopt);
+    std::printf("%s: %zu ok variants\n", plot.title.c_str(), plot.variants.size());
+    run_report report;
+    report.front = plot.front;
+    report.original = plot.original;
+    print_front(report, default_max_error(plot.title, plot.original), args->db);
+    if (!args->plot.empty()) write_plot(args->plot, plot);
     return exit_ok;
   });
 }

@@ -1,6 +1,8 @@
 // Program-edit evolution through the facade: workloads, fronts and recorded
 // variants (docs/gevo.md).
 #include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "evolve_detail.hpp"
 #include "tune/engine/pareto.hpp"
@@ -38,8 +40,10 @@ const trial_info* choose_variant(const std::vector<trial_info>& front, double ma
   return chosen;
 }
 
-recorded_variant load_variant(const std::string& db_path, std::int64_t trial, std::optional<std::int64_t> run_id) {
-  storage::results_db db(db_path, storage::results_db::open_mode::read_only);
+namespace {
+// The run `run_id`, or the latest run of program-edit evolution in the file.
+storage::run_record evolution_run(const storage::results_db& db, const std::string& db_path,
+                                  std::optional<std::int64_t> run_id) {
   std::optional<storage::run_record> run;
   if (run_id) {
     run = db.find_run(*run_id);
@@ -52,8 +56,49 @@ recorded_variant load_variant(const std::string& db_path, std::int64_t trial, st
   if (run->task_key.rfind(task_prefix, 0) != 0)
     throw input_error(db_path + ": run " + std::to_string(run->id) + " tunes " + run->task_key +
                       ", not a workload of program-edit evolution");
+  return *run;
+}
+
+std::string workload_of(const storage::run_record& run) {
+  auto workload = run.task_key.substr(std::string(task_prefix).size());
+  return workload.substr(0, workload.find('@'));  // matmul: @ the base's hash
+}
+}  // namespace
+
+evolution_plot load_evolution_plot(const std::string& db_path, std::optional<std::int64_t> run_id) {
+  storage::results_db db(db_path, storage::results_db::open_mode::read_only);
+  auto run = evolution_run(db, db_path, run_id);
+  evolution_plot plot;
+  plot.title = workload_of(run) + ": program-edit evolution, run " + std::to_string(run.id);
+  for (auto& t : db.trials(run.id)) {
+    if (t.state != status::ok || t.objectives.size() < 2 || !t.time_ms) continue;
+    trial_info info;
+    info.id = static_cast<std::uint64_t>(t.seq);
+    info.state = t.state;
+    info.config_json = t.config_json;
+    try {
+      info.config = encode(edit_list_from_json(t.config_json));
+    } catch (const std::invalid_argument& e) {
+      throw input_error(db_path + ": trial " + std::to_string(t.seq) + ": " + e.what());
+    }
+    info.time_ms = *t.time_ms;
+    info.objectives = t.objectives;
+    if (info.config.empty() && !plot.original) plot.original = info;
+    plot.variants.push_back(std::move(info));
+  }
+  plot.front = detail::front_of(plot.variants);
+  return plot;
+}
+
+recorded_variant load_variant(const std::string& db_path, std::int64_t trial, std::optional<std::int64_t> run_id) {
+  storage::results_db db(db_path, storage::results_db::open_mode::read_only);
+  auto run = std::optional<storage::run_record>(evolution_run(db, db_path, run_id));
   recorded_variant out;
-  out.workload = run->task_key.substr(std::string(task_prefix).size());
+  out.workload = workload_of(*run);
+  std::string base_json;
+  if (auto options = nlohmann::json::parse(run->options_json, nullptr, false); options.is_object())
+    if (auto it = options.find("evolution"); it != options.end() && it->contains("base"))
+      base_json = (*it)["base"].value("configuration", "");
   out.run_id = run->id;
   out.trial = trial;
   std::optional<storage::trial_record> found;
@@ -72,7 +117,7 @@ recorded_variant load_variant(const std::string& db_path, std::int64_t trial, st
   }
   for (auto& e : edits) out.edits.push_back(describe(e));
 #ifdef TUNE_WITH_LLVM
-  auto backend = make_program_backend(out.workload, task_backend_options{});
+  auto backend = make_program_backend(out.workload, task_backend_options{}, {base_json, db_path});
   auto applied = backend->program()->apply(edits);
   for (auto& s : applied.skipped) out.skipped.push_back(s.reason);
   out.diff = line_diff(without_ids(backend->program()->text()), without_ids(applied.ir));
@@ -84,17 +129,44 @@ recorded_variant load_variant(const std::string& db_path, std::int64_t trial, st
 
 namespace detail {
 
-backend_ptr make_evolution_backend(const std::string& workload, const task_backend_options& options) {
+backend_ptr make_evolution_backend(const std::string& workload, const task_backend_options& options,
+                                   const std::string& db_path) {
 #ifdef TUNE_WITH_LLVM
   try {
-    return make_program_backend(workload, options);
+    program_base base;
+    if (workload.rfind("matmul:", 0) == 0 && !db_path.empty() && std::filesystem::exists(db_path)) {
+      auto key = make_cpu_task_program(parse_task(workload))->key;
+      storage::results_db db(db_path, storage::results_db::open_mode::read_only);
+      if (auto summary = db.best(key); summary && summary->best) {
+        base.configuration_json = summary->best->config_json;
+        base.origin = db_path + ": run " + std::to_string(summary->best->run_id) + ", trial " +
+                      std::to_string(summary->best->seq) + " of " + key + " (" +
+                      std::to_string(summary->best->time_ms.value_or(0.0)) + " ms)";
+      }
+    }
+    return make_program_backend(workload, options, base);
   } catch (const std::invalid_argument& e) {
     throw input_error(std::string("workload: ") + e.what());
   }
 #else
   (void)workload;
   (void)options;
+  (void)db_path;
   no_llvm();
+#endif
+}
+
+nlohmann::json evolution_record(const backend_ptr& backend) {
+#ifdef TUNE_WITH_LLVM
+  auto program = std::dynamic_pointer_cast<program_backend>(backend);
+  if (!program) return nullptr;
+  nlohmann::json out = {{"workload", program->workload()}};
+  if (auto base = program->base(); !base.configuration_json.empty())
+    out["base"] = {{"configuration", base.configuration_json}, {"origin", base.origin}};
+  return out;
+#else
+  (void)backend;
+  return nullptr;
 #endif
 }
 

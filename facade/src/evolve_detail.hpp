@@ -3,6 +3,7 @@
 // workload (absent without LLVM 14: input_error) and the front of a run.
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,17 @@
 
 namespace tune::detail {
 
-/// Throws input_error for an unknown workload or a build without LLVM 14.
-backend_ptr make_evolution_backend(const std::string& workload, const task_backend_options& options);
+/// Throws input_error for an unknown workload or a build without LLVM 14. A
+/// matmul workload starts from the best configuration of its task (the CPU
+/// template's task key, any device) in the results database `db_path` when
+/// that file exists and holds one, else from the built-in default.
+backend_ptr make_evolution_backend(const std::string& workload, const task_backend_options& options,
+                                   const std::string& db_path = {});
+
+/// What a run records of its workload beyond the task key: {"workload",
+/// "base": {"configuration", "origin"}} (base only for matmul); null when the
+/// backend is not a program backend.
+nlohmann::json evolution_record(const backend_ptr& backend);
 
 /// gevo over the backend's program (made by make_evolution_backend).
 std::unique_ptr<strategy> make_evolution_strategy(const backend_ptr& backend, const strategy_options& options);

@@ -208,7 +208,11 @@ struct session::impl {
       task_backend_options ko;
       ko.first_core = 0;
       ko.threads = o.threads;
-      be = detail::make_evolution_backend(o.workload, ko);
+      // Steadier timing than a kernel's 50 ms: each variant runs at least 5
+      // times and 0.25 s, and counts by its fastest run (docs/gevo.md).
+      ko.min_time_s = std::max(ko.min_time_s, 0.25);
+      ko.min_repeats = std::max(ko.min_repeats, 5);
+      be = detail::make_evolution_backend(o.workload, ko, o.db_path);
     } else if (o.objective) {
       search_space_ptr s = o.space;
       if (!s && !o.space_file.empty()) s = std::make_shared<const search_space>(read_space_file(o.space_file));
@@ -454,6 +458,7 @@ run_report session::run() {
                                  {"topology", s.topo.summary()},
                                  {"time_scale", o.time_scale},
                                  {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
+  if (!o.workload.empty()) options_json["evolution"] = detail::evolution_record(s.be);
   ro.spec.options_json = options_json.dump();
   ro.resume = o.resume;
   ro.use_cache = o.use_cache && !o.db_path.empty();
@@ -507,8 +512,13 @@ run_report session::run() {
   if (!o.workload.empty()) {
     auto evolved = listener->evolved();
     report.front = detail::front_of(evolved);
+    report.evolved = evolved;
     for (auto& t : evolved)
       if (t.config.empty()) report.original = t;
+    if (auto record = detail::evolution_record(s.be); record.is_object() && record.contains("base")) {
+      report.base_configuration = record["base"].value("configuration", "");
+      report.base_origin = record["base"].value("origin", "");
+    }
   }
   if (auto error = listener->error()) std::rethrow_exception(error);
   return report;

@@ -30,6 +30,17 @@ bool read_values(std::ifstream& in, std::vector<T>& values, std::size_t count) {
 }
 }  // namespace
 
+nlohmann::json time_statistics(std::vector<double> times_ms, const nlohmann::json& request) {
+  std::sort(times_ms.begin(), times_ms.end());
+  auto half = times_ms.size() / 2;
+  double median = times_ms.size() % 2 ? times_ms[half] : 0.5 * (times_ms[half - 1] + times_ms[half]);
+  bool minimum = request.value("statistic", std::string("median")) == "min";
+  return {{"time_ms", minimum ? times_ms.front() : median},
+          {"median_ms", median},
+          {"min_ms", times_ms.front()},
+          {"statistic", minimum ? "min" : "median"}};
+}
+
 int run_program_mode(const nlohmann::json& request) {
   std::string library = request.value("library", "");
   std::string entry_name = request.value("entry", "");
@@ -92,10 +103,7 @@ int run_program_mode(const nlohmann::json& request) {
     times.push_back(run_once());
     total += times.back() * 1e-3;
   }
-  std::sort(times.begin(), times.end());
-  double median = times[times.size() / 2];
-  return answer({{"status", "ok"},
-                 {"time_ms", median},
-                 {"repeats", times.size()},
-                 {"max_error", static_cast<double>(wrong) / n_test}});
+  auto reply = time_statistics(times, request);
+  reply.update({{"status", "ok"}, {"repeats", times.size()}, {"max_error", static_cast<double>(wrong) / n_test}});
+  return answer(reply);
 }

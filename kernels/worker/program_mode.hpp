@@ -8,13 +8,22 @@
 //           "n_train": k (the first k images train, the rest are held out),
 //           "params": count of float parameters, "params_in": file (optional),
 //           "params_out": file (optional; written after the first run),
-//           "classes": 10, "cores": [c], "min_time_s", "min_repeats", "max_repeats"}
+//           "classes": 10, "cores": [c], "min_time_s", "min_repeats", "max_repeats",
+//           "statistic": "median" (default) | "min"}
 // The entry is void entry(const float* x, const int* y, int n_train, int
 // n_test, float* params, float* scores). Reply: {"status": "ok", "time_ms":
-// median, "max_error": fraction of held-out images misclassified}, or
-// "wrong_answer" when a score is not finite.
+// the statistic of the repeats, "median_ms", "min_ms", "max_error": fraction
+// of held-out images misclassified}, or "wrong_answer" when a score is not
+// finite.
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+/// "time_ms", "median_ms", "min_ms" and "statistic" of a reply: the repeats'
+/// time by the request's "statistic" ("median", the default, or "min": the
+/// least disturbed run, steadier on a loaded machine), and both statistics.
+nlohmann::json time_statistics(std::vector<double> times_ms, const nlohmann::json& request);
 
 /// Runs the request and prints the reply; returns the process's exit code.
 int run_program_mode(const nlohmann::json& request);

@@ -7,12 +7,12 @@
 //           "arguments": [{"type": "float*", "size": n, "output": bool, "value": x}],
 //           "reference": file of expected outputs (written in reference mode),
 //           "tolerance": t, "cores": [c, ...], "min_time_s": s,
-//           "min_repeats": r, "max_repeats": r,
+//           "min_repeats": r, "max_repeats": r, "statistic": "median" | "min",
 //           CUDA only: "device": "cuda", "device_index": i, "grid": [x, y, z], "block": [x, y, z];
 //           HIP only: "device": "hip", the same fields and "arch": the code object's offload arch}
 // ("library" is then a cubin or an AMD code object and "entry" the kernel's name).
 // Reply (last line of stdout): {"status": "ok" | "wrong_answer" | "runtime_error",
-//           "time_ms": median, "repeats": n, "max_error": e, "message": text}
+//           "time_ms": median (or min), "median_ms", "min_ms", "repeats": n, "max_error": e, "message": text}
 #include <dlfcn.h>
 #include <sched.h>
 
@@ -509,8 +509,7 @@ int main(int argc, char** argv) {
     times.push_back(ms);
     total += ms * 1e-3;
   }
-  std::sort(times.begin(), times.end());
-  double median =
-      times.size() % 2 ? times[times.size() / 2] : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
-  return reply({{"status", "ok"}, {"time_ms", median}, {"repeats", times.size()}, {"max_error", max_error}});
+  auto answer = time_statistics(times, request);
+  answer.update({{"status", "ok"}, {"repeats", times.size()}, {"max_error", max_error}});
+  return reply(answer);
 }

@@ -1,4 +1,7 @@
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 
 #include "actors/scratch_dir.hpp"
@@ -50,13 +53,61 @@ TEST_CASE("evolve records two objectives per trial and prints a front that edits
   CHECK(missing.wait() == 2);
   CHECK_THAT(missing.err(), Contains("has no trial 99"));
 }
+
+TEST_CASE("evolve of a matmul starts from the tuned configuration of its database and plots its front", "[cli][gevo]") {
+  tune::test::scratch_dir dir("tune-test-cli-evolve-matmul");
+  const auto db = (dir / "mm.db").string();
+  const std::string task = "matmul:32x64x48";
+  cli_process tune({"tune", "--task", task, "--budget", "3", "--seed", "1", "--db", db, "--strategy", "random"});
+  INFO(tune.err());
+  REQUIRE(tune.wait() == 0);
+
+  const auto plot = (dir / "front.svg").string();
+  cli_process evolve({"evolve", "--workload", task, "--budget", "5", "--seed", "2", "--db", db, "--hyper",
+                      "population=2", "--plot", plot, "--quiet"});
+  INFO(evolve.err());
+  REQUIRE(evolve.wait() == 0);
+  const auto out = evolve.out();
+  INFO(out);
+  CHECK_THAT(out, Contains("base configuration (" + db + ": run 1, trial "));
+  CHECK_THAT(out, Contains("chosen (fastest with error <= 0.0001)"));
+  std::smatch front_size;
+  REQUIRE(std::regex_search(out, front_size, std::regex("Pareto front \\((\\d+) variants\\)")));
+
+  tune::storage::results_db results(db, tune::storage::results_db::open_mode::read_only);
+  auto runs = results.runs();
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1].task_key.rfind("gevo:" + task + "@", 0) == 0);
+  CHECK_THAT(runs[1].options_json, Contains("\"base\":{\"configuration\":"));
+
+  // One front point per front member, the original marked.
+  std::ifstream in(plot);
+  std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto count = [&svg](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("class=\"front-point\"") == std::stoul(front_size[1]));
+  CHECK(count("class=\"original-point\"") == 1);
+
+  // The same front from the database, and a plot that cannot be written.
+  cli_process front({"front", "--db", db, "--plot", (dir / "again.svg").string()});
+  REQUIRE(front.wait() == 0);
+  CHECK_THAT(front.out(), Contains("Pareto front (" + front_size[1].str() + " variants)"));
+  CHECK(std::filesystem::exists(dir / "again.svg"));
+  cli_process unwritable({"front", "--db", db, "--plot", (dir / "missing" / "x.svg").string()});
+  CHECK(unwritable.wait() == 2);
+  CHECK_THAT(unwritable.err(), Contains("cannot write the file"));
+}
 #endif
 
 TEST_CASE("evolve refuses an unknown workload with the accepted ones", "[cli][gevo]") {
   cli_process evolve({"evolve", "--workload", "3fcnet:train", "--budget", "4", "--seed", "1", "--quiet"});
   CHECK(evolve.wait() == 2);
 #ifdef TUNE_WITH_LLVM
-  CHECK_THAT(evolve.err(), Contains("unknown workload '3fcnet:train' (accepted: 2fcnet:predict, 2fcnet:train)"));
+  CHECK_THAT(evolve.err(),
+             Contains("unknown workload '3fcnet:train' (accepted: 2fcnet:predict, 2fcnet:train, matmul:NxKxM)"));
 #else
   CHECK_THAT(evolve.err(), Contains("no LLVM 14"));
 #endif

@@ -2,26 +2,17 @@
 #include <cmath>
 
 #include "evolve_detail.hpp"
+#include "evolved_variant.hpp"
 #include "tune/engine/program_edit.hpp"
 #include "tune/tune.hpp"
 
 using namespace tune;
-
-namespace {
-trial_info variant(std::uint64_t id, double time_ms, double error, std::size_t edits) {
-  trial_info t;
-  t.id = id;
-  t.state = status::ok;
-  t.time_ms = time_ms;
-  t.objectives = {time_ms, error};
-  t.config = encode(edit_list(edits, program_edit{}));
-  return t;
-}
-}  // namespace
+using tune::test::evolved_variant;
 
 TEST_CASE("the front keeps non-dominated variants once per program and fastest first", "[facade][gevo]") {
-  std::vector<trial_info> trials = {variant(0, 10, 0.05, 0), variant(1, 8, 0.06, 3), variant(2, 9, 0.07, 2),
-                                    variant(3, 8, 0.06, 1), variant(4, 12, 0.04, 4)};
+  std::vector<trial_info> trials = {evolved_variant(0, 10, 0.05, 0), evolved_variant(1, 8, 0.06, 3),
+                                    evolved_variant(2, 9, 0.07, 2), evolved_variant(3, 8, 0.06, 1),
+                                    evolved_variant(4, 12, 0.04, 4)};
   auto front = detail::front_of(trials);
   REQUIRE(front.size() == 3);
   CHECK(front[0].id == 3);  // (8, 0.06) twice: the one with one edit
@@ -41,7 +32,11 @@ TEST_CASE("a workload is evolved by gevo and needs LLVM 14", "[facade][gevo]") {
   o.task = "matmul:64x64x64";
   CHECK_THROWS_WITH(session(o), Catch::Contains("give exactly one of"));
 #ifdef TUNE_WITH_LLVM
-  CHECK(evolution_workloads() == std::vector<std::string>{"2fcnet:predict", "2fcnet:train"});
+  CHECK(evolution_workloads() == std::vector<std::string>{"2fcnet:predict", "2fcnet:train", "matmul:NxKxM"});
+  session_options bad_shape;
+  bad_shape.workload = "matmul:64x64";
+  bad_shape.budget = 2;
+  CHECK_THROWS_WITH(session(bad_shape), Catch::Contains("workload: ") && Catch::Contains("matmul:NxKxM"));
   session_options g;
   g.workload = "2fcnet:train";
   g.strategy = "nsga2";

@@ -7,6 +7,7 @@
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/program_backend.hpp"
 #include "tune/kernels/subprocess.hpp"
+#include "tune/kernels/task.hpp"
 
 using namespace tune;
 
@@ -44,7 +45,74 @@ std::uint32_t update_store_id(const ir_program& program) {
   REQUIRE(std::regex_search(ir, id, std::regex("\\n" + node + " = !\\{i32 (\\d+)\\}")));
   return static_cast<std::uint32_t>(std::stoul(id[1]));
 }
+// The id of the first instruction of the IR whose line matches `pattern`.
+std::uint32_t first_id(const std::string& ir, const std::string& pattern) {
+  std::smatch line;
+  REQUIRE(std::regex_search(ir, line, std::regex(pattern + "[^\\n]*!tune\\.id (!\\d+)\\n")));
+  std::smatch id;
+  REQUIRE(std::regex_search(ir, id, std::regex("\\n" + line[1].str() + " = !\\{i32 (\\d+)\\}")));
+  return static_cast<std::uint32_t>(std::stoul(id[1]));
+}
 }  // namespace
+
+TEST_CASE("the matmul workload evolves a configuration's generated kernel against the reference",
+          "[ir][program_backend]") {
+  const std::string task = "matmul:32x64x48";
+  auto backend = make_program_backend(task, quick_options());
+  CHECK(backend->workload() == task);
+  CHECK(backend->base().origin == "built-in default");
+  CHECK(backend->base().configuration_json == default_matmul_configuration(task));
+  CHECK(backend->task_key().rfind("gevo:" + task + "@", 0) == 0);
+  CHECK(backend->program()->outline().instructions.size() > 50);
+
+  auto original = evaluate(*backend, {});
+  INFO(original.message);
+  REQUIRE(original.state == status::ok);
+  REQUIRE(original.objectives.size() == 2);
+  CHECK(original.objectives[1] < 1e-5);  // the tuned kernel agrees with the naive reference
+  CHECK(original.time_ms > 0);
+
+  // Deleting a vector multiply of the micro-kernel (its uses repaired with
+  // another value) computes something else: a large error, or outputs that
+  // are not finite.
+  auto fma = first_id(backend->program()->text(), "= fmul [a-z ]*<\\d+ x float>");
+  auto broken = evaluate(*backend, {{edit_kind::remove, fma, 0, 0, 0, 5}});
+  INFO(broken.message);
+  CHECK(broken.message.find("applied 1 of 1") != std::string::npos);
+  if (broken.state == status::ok)
+    CHECK(broken.objectives[1] > 1e-3);
+  else
+    CHECK(broken.state == status::wrong_answer);
+}
+
+TEST_CASE("the matmul workload starts from a given configuration and refuses a foreign one", "[ir][program_backend]") {
+  const std::string task = "matmul:16x32x32";
+  auto given = make_cpu_task_program(parse_task(task))->space;
+  auto config = given->from_values({{"tile_n", std::vector<std::int64_t>{1, 2, 2, 4}},
+                                    {"tile_m", std::vector<std::int64_t>{1, 1, 2, 16}},
+                                    {"tile_k", std::vector<std::int64_t>{2, 8, 2}},
+                                    {"loop_order", std::vector<std::int64_t>{2, 1, 0}}});
+  auto from_db = make_program_backend(task, quick_options(), {given->to_json(config), "tuned.db: run 1, trial 7"});
+  auto default_backend = make_program_backend(task, quick_options());
+  CHECK(from_db->base().origin == "tuned.db: run 1, trial 7");
+  // Different starting programs never share a task key (nor cached measurements).
+  CHECK(from_db->task_key() != default_backend->task_key());
+  CHECK(from_db->program()->text() != default_backend->program()->text());
+  auto original = evaluate(*from_db, {});
+  INFO(original.message);
+  REQUIRE(original.state == status::ok);
+  CHECK(original.objectives[1] < 1e-5);
+
+  CHECK_THROWS_WITH(make_program_backend(task, quick_options(), {"{\"tile_n\": [1, 1, 1, 16]}", "other.db"}),
+                    Catch::Contains("other.db: not a configuration of matmul:16x32x32:cpu"));
+  CHECK_THROWS_WITH(make_program_backend("matmul:16x32", quick_options()), Catch::Contains("matmul:NxKxM"));
+  CHECK_THROWS_WITH(default_matmul_configuration("conv2d:1x4x8x8:4x3x3"), Catch::Contains("not a matmul"));
+  // The default fits any shape, primes included.
+  for (auto shape : {"matmul:512x1024x1024", "matmul:7x13x5", "matmul:1x1x1"}) {
+    auto program = make_cpu_task_program(parse_task(shape));
+    CHECK(program->check(program->space->from_json(default_matmul_configuration(shape))).empty());
+  }
+}
 
 TEST_CASE("2fcnet training reaches its accuracy and loses it without the update", "[ir][program_backend]") {
   auto backend = make_program_backend("2fcnet:train", quick_options());
@@ -88,7 +156,8 @@ TEST_CASE("identical programs are measured once", "[ir][program_backend]") {
 }
 
 TEST_CASE("unknown workloads and bad configurations are refused", "[ir][program_backend]") {
-  CHECK_THROWS_WITH(make_program_backend("3fcnet:train", quick_options()), Catch::Contains("2fcnet:predict"));
+  CHECK_THROWS_WITH(make_program_backend("3fcnet:train", quick_options()),
+                    Catch::Contains("2fcnet:predict") && Catch::Contains("matmul:NxKxM"));
   auto backend = make_program_backend("2fcnet:predict", quick_options());
   auto built = backend->build(configuration{1, 2, 3}, 60);
   CHECK(built.state == status::instantiation_error);
@@ -135,6 +204,19 @@ TEST_CASE("the worker's program mode turns crashes and hangs and non-finite scor
   INFO(zero.message);
   REQUIRE(zero.state == status::ok);
   CHECK(zero.objectives[1] == Approx(0.5));  // labels 1, 0, 2, 0: two of four are 0
+  // "statistic": "min" makes the fastest repeat the time; both statistics are in the reply.
+  auto timed = nlohmann::json::parse(request("label_zero"));
+  timed["statistic"] = "min";
+  timed["max_repeats"] = 5;
+  timed["min_repeats"] = 5;
+  auto replied = run_process({worker, timed.dump()}, 30);
+  REQUIRE(replied.ok());
+  auto reply = nlohmann::json::parse(replied.output.substr(replied.output.rfind('{')));
+  INFO(reply.dump());
+  CHECK(reply["repeats"] == 5);
+  CHECK(reply["statistic"] == "min");
+  CHECK(reply["time_ms"] == reply["min_ms"]);
+  CHECK(reply["min_ms"].get<double>() <= reply["median_ms"].get<double>());
   CHECK(run_worker(worker, request("nan_scores"), 30).state == status::wrong_answer);
   CHECK(run_worker(worker, request("crash"), 30).state == status::runtime_error);
   CHECK(run_worker(worker, request("hang"), 2).state == status::run_timeout);

@@ -134,8 +134,9 @@ struct session_options {
   std::string task;  ///< built-in kernel, e.g. "matmul:512x1024x1024"
   /// Program-edit evolution (GEVO-ML, docs/gevo.md): a workload whose LLVM IR
   /// is evolved, one of evolution_workloads() ("2fcnet:predict",
-  /// "2fcnet:train"); the strategy is then `gevo`, the objectives {run time,
-  /// error} and run_report::front the result.
+  /// "2fcnet:train", "matmul:NxKxM": the kernel of the task's best
+  /// configuration in db_path, else a built-in default); the strategy is then
+  /// `gevo`, the objectives {run time, error} and run_report::front the result.
   std::string workload;
   std::string dataset;      ///< measured dataset to replay (Kernel Tuner, T4, KTT)
   std::string kinds_file;   ///< with dataset: parameter kind overrides
@@ -223,6 +224,12 @@ struct run_report {
   std::vector<trial_info> front;
   /// Program-edit evolution: the trial of the original program (no edits).
   std::optional<trial_info> original;
+  /// Program-edit evolution: every ok variant with {run time, error} (for plots).
+  std::vector<trial_info> evolved;
+  /// Program-edit evolution of a matmul: the configuration the original was
+  /// generated from (JSON) and where it comes from (a results database's
+  /// best trial, or "built-in default"); empty otherwise.
+  std::string base_configuration, base_origin;
   /// Built-in tasks: {"task", "flops", "gflops"}, with compare_vendor also
   /// "threads", "vendors": [{"library", "variant", "available", "gflops",
   /// "detail", "ratio"} or {…, "note"}] and "best_vendor": {"library",
@@ -298,6 +305,28 @@ struct recorded_variant {
   std::vector<std::string> skipped;  ///< edits that could not be applied, with the reason
   std::string diff;                  ///< the IR against the original (line_diff)
 };
+
+/// What the plot of an evolution run shows: every ok variant, the Pareto
+/// front and the original program, run time (x) against error (y).
+struct evolution_plot {
+  std::string title;
+  std::string x_label = "run time (ms)";
+  std::string y_label = "error";
+  std::vector<trial_info> variants;  ///< ok trials with {time, error}
+  std::vector<trial_info> front;     ///< the non-dominated ones among them
+  std::optional<trial_info> original;
+};
+
+/// The plot as a self-contained SVG document (no plotting library): a grey
+/// dot per variant (class "variant"), a blue dot per front member (class
+/// "front-point", joined by a staircase), a red diamond for the original
+/// (class "original-point"); each point's <title> names its trial, time,
+/// error and edits. Every text is escaped.
+std::string front_svg(const evolution_plot& plot);
+
+/// The plot of a recorded run (the latest run of an evolved workload when
+/// `run_id` is not given); throws input_error as load_variant() does.
+evolution_plot load_evolution_plot(const std::string& db_path, std::optional<std::int64_t> run_id = {});
 
 /// Reads trial `trial` of run `run_id` (the latest run of an evolved workload
 /// when not given) from a results database and applies its edits again.

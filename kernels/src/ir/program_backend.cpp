@@ -6,15 +6,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
+#include "../cpu/measurement.hpp"
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/devices.hpp"
+#include "tune/kernels/subprocess.hpp"
 
 namespace fs = std::filesystem;
 
@@ -30,6 +33,8 @@ struct workload_spec {
   std::vector<std::string> functions;  // edited
   std::string entry;
 };
+
+constexpr const char* matmul_prefix = "matmul:";
 
 const std::vector<workload_spec>& workloads() {
   static const std::vector<workload_spec> all = {
@@ -98,26 +103,55 @@ const std::vector<std::string>& variant_flags() {
 
 class program_backend_impl final : public program_backend {
  public:
+  // 2fcnet: the IR built with the project and the digits.
   program_backend_impl(workload_spec spec, task_backend_options options)
       : spec_(std::move(spec)), options_(std::move(options)), space_(make_edit_list_space(spec_.name)) {
     fs::path ir_dir = env_or("TUNE_GEVO_WORKLOAD_DIR", TUNE_GEVO_WORKLOAD_DIR);
     fs::path data_dir = env_or("TUNE_GEVO_DATA_DIR", TUNE_GEVO_DATA_DIR);
     auto ir_path = ir_dir / spec_.ir_file;
     program_ = ir_program::parse(read_text(ir_path), spec_.functions, ir_path.string());
-    worker_ = kernel_worker_path(options_);
-    work_dir_ = fs::path(kernel_cache_dir(options_)) / "gevo";
-    fs::create_directories(work_dir_);
+    prepare_work_dir();
     data_file_ = work_dir_ / "digits.bin";
     n_train_ = write_digits(data_dir / "digits.csv.gz", data_file_);
     if (spec_.name == "2fcnet:predict") train_parameters();
   }
 
+  // matmul: the CPU template's source of one configuration, compiled to IR here.
+  program_backend_impl(const task_spec& task, const program_base& base, task_backend_options options)
+      : options_(std::move(options)), base_(base) {
+    spec_.name = task.to_string();
+    kernel_ = make_cpu_task_program(task, 1);
+    spec_.entry = kernel_->entry;
+    if (base_.configuration_json.empty()) {
+      base_.configuration_json = default_matmul_configuration(spec_.name);
+      base_.origin = "built-in default";
+    }
+    configuration config;
+    try {
+      config = kernel_->space->from_json(base_.configuration_json);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(base_.origin + ": not a configuration of " + kernel_->key + ": " + e.what());
+    }
+    if (auto failed = instantiation_failure(*kernel_, config))
+      throw std::invalid_argument(base_.origin + ": configuration of " + kernel_->key +
+                                  " cannot be built: " + failed->message);
+    base_.configuration_json = kernel_->space->to_json(config);
+    space_ = make_edit_list_space(spec_.name);
+    prepare_work_dir();
+    auto ir = matmul_ir(kernel_->source(config), cpu_kernel_flags(*kernel_, config));
+    program_ = ir_program::parse(read_text(ir), {}, ir.string());
+  }
+
   std::string name() const override { return "cpu"; }
-  std::string task_key() const override { return "gevo:" + spec_.name; }
+  std::string task_key() const override {
+    if (!kernel_) return "gevo:" + spec_.name;
+    return "gevo:" + spec_.name + "@" + cache_hash({base_.configuration_json}).substr(0, 12);
+  }
   std::string device_kind() const override { return "cpu:" + cpu_model_name() + ":clang-14"; }
   search_space_ptr space() const override { return space_; }
   std::shared_ptr<const ir_program> program() const override { return program_; }
   std::string workload() const override { return spec_.name; }
+  program_base base() const override { return base_; }
 
   build_result build(const configuration& config, double timeout_s) override {
     build_result out;
@@ -156,7 +190,8 @@ class program_backend_impl final : public program_backend {
       }
     }
     if (!measured_before) {
-      result = run_worker(worker_, request(build.artifact, device).dump(), timeout_s);
+      result = kernel_ ? run_matmul(build, device, timeout_s)
+                       : run_worker(worker_, request(build.artifact, device).dump(), timeout_s);
       std::lock_guard<std::mutex> lock(mutex_);
       measured_.emplace(build.artifact, result);
     }
@@ -165,6 +200,47 @@ class program_backend_impl final : public program_backend {
   }
 
  private:
+  void prepare_work_dir() {
+    worker_ = kernel_worker_path(options_);
+    work_dir_ = fs::path(kernel_cache_dir(options_)) / "gevo";
+    fs::create_directories(work_dir_);
+  }
+
+  // The generated C++ as LLVM IR: clang-14 with the CPU backend's flags (by
+  // argv), kept in the work folder by a hash of the source and the flags.
+  fs::path matmul_ir(const std::string& source, const std::vector<std::string>& kernel_flags) {
+    std::vector<std::string> argv{TUNE_CLANG14_PATH, "-x", "c++", "-std=c++20", "-fPIC"};
+    argv.insert(argv.end(), kernel_flags.begin(), kernel_flags.end());
+    auto key = cache_hash({source, [&] {
+                             std::string all;
+                             for (auto& a : argv) all += a + " ";
+                             return all;
+                           }()});
+    auto ir = work_dir_ / ("matmul-" + key + ".ll");
+    if (fs::exists(ir)) return ir;
+    auto cpp = work_dir_ / ("matmul-" + key + ".cpp");
+    if (auto problem = compile_cache::write_file(cpp, source); !problem.empty()) throw std::runtime_error(problem);
+    auto tmp = ir.string() + ".tmp";
+    argv.insert(argv.end(), {"-S", "-emit-llvm", "-o", tmp, cpp.string()});
+    auto compiled = run_process(argv, 600, 64 * 1024);
+    if (!compiled.ok())
+      throw std::runtime_error(spec_.name + ": clang-14 cannot compile the generated source to IR: " +
+                               (compiled.started ? compiled.output : compiled.error));
+    fs::rename(tmp, ir);
+    return ir;
+  }
+
+  // The CPU backend's measurement of the kernel, with every finite error
+  // accepted: the error is an objective here, not a verdict.
+  run_result run_matmul(const build_result& build, int device, double timeout_s) const {
+    auto plan = plan_measurement(*kernel_, options_, build);
+    if (plan.failure) return *plan.failure;
+    plan.request["tolerance"] = std::numeric_limits<double>::max();
+    plan.request["cores"] = {options_.first_core + device * options_.threads};
+    plan.request["statistic"] = "min";
+    return run_worker(worker_, plan.request.dump(), timeout_s);
+  }
+
   nlohmann::json request(const std::string& library, int device) const {
     nlohmann::json r = {{"mode", "program"},
                         {"library", library},
@@ -176,7 +252,8 @@ class program_backend_impl final : public program_backend {
                         {"cores", {options_.first_core + device * options_.threads}},
                         {"min_time_s", options_.min_time_s},
                         {"min_repeats", options_.min_repeats},
-                        {"max_repeats", options_.max_repeats}};
+                        {"max_repeats", options_.max_repeats},
+                        {"statistic", "min"}};
     if (!params_file_.empty()) r["params_in"] = params_file_.string();
     return r;
   }
@@ -200,6 +277,8 @@ class program_backend_impl final : public program_backend {
 
   workload_spec spec_;
   task_backend_options options_;
+  program_base base_;
+  kernel_program_ptr kernel_;  // matmul: the CPU template
   search_space_ptr space_;
   std::shared_ptr<const ir_program> program_;
   std::string worker_;
@@ -215,11 +294,35 @@ class program_backend_impl final : public program_backend {
 std::vector<std::string> program_workload_names() {
   std::vector<std::string> names;
   for (auto& w : workloads()) names.push_back(w.name);
+  names.push_back("matmul:NxKxM");
   return names;
 }
 
-std::shared_ptr<program_backend> make_program_backend(const std::string& workload,
-                                                      const task_backend_options& options) {
+std::string default_matmul_configuration(const std::string& task_text) {
+  auto task = parse_task(task_text);
+  if (task.op != operator_kind::matmul) throw std::invalid_argument(task_text + ": not a matmul task");
+  auto at_most = [](std::int64_t extent, std::int64_t limit) {
+    for (auto d = std::min(extent, limit); d > 1; --d)
+      if (extent % d == 0) return d;
+    return std::int64_t{1};
+  };
+  auto n3 = at_most(task.n, 4), m3 = at_most(task.m, 16), k2 = at_most(task.k, 4);
+  auto n2 = at_most(task.n / n3, 16), m2 = at_most(task.m / m3, 16), k1 = at_most(task.k / k2, 64);
+  auto program = make_cpu_task_program(task, 1);
+  auto config = program->space->from_values({{"tile_n", std::vector<std::int64_t>{1, task.n / (n2 * n3), n2, n3}},
+                                             {"tile_m", std::vector<std::int64_t>{1, task.m / (m2 * m3), m2, m3}},
+                                             {"tile_k", std::vector<std::int64_t>{task.k / (k1 * k2), k1, k2}},
+                                             {"loop_order", std::vector<std::int64_t>{0, 2, 1}}});
+  return program->space->to_json(config);
+}
+
+std::shared_ptr<program_backend> make_program_backend(const std::string& workload, const task_backend_options& options,
+                                                      const program_base& base) {
+  if (workload.rfind(matmul_prefix, 0) == 0) {
+    auto task = parse_task(workload);  // std::invalid_argument naming the form
+    if (task.op != operator_kind::matmul) throw std::invalid_argument("workload '" + workload + "' is not a matmul");
+    return std::make_shared<program_backend_impl>(task, base, options);
+  }
   for (auto& w : workloads())
     if (w.name == workload) return std::make_shared<program_backend_impl>(w, options);
   std::string accepted;

@@ -18,6 +18,14 @@
 // held-out digits; edits change fcnet_train). Objectives: {run time in ms,
 // fraction of held-out images misclassified}. Data: scikit-learn's digits
 // (data/digits/), every fifth image held out (359), the others train (1,438).
+//
+// "matmul:NxKxM": one configuration of the CPU MatMul template (a tuned one,
+// or default_matmul_configuration()), its generated C++ compiled by clang-14
+// -O3 to IR; every function of the module is edited. Variants are measured
+// as the CPU backend measures kernels (the worker's measure mode on the same
+// inputs); objectives {run time in ms, the largest |out - ref| / max(1, |ref|)
+// against the naive reference}. A variant whose outputs are not finite is a
+// wrong_answer.
 
 #include <memory>
 #include <string>
@@ -29,8 +37,22 @@
 
 namespace tune {
 
-/// "2fcnet:predict", "2fcnet:train".
+/// "2fcnet:predict", "2fcnet:train", "matmul:NxKxM".
 std::vector<std::string> program_workload_names();
+
+/// What a matmul workload starts from: a configuration of the CPU template's
+/// space (search_space::to_json of make_cpu_task_program(task)), e.g. the best
+/// of a tuning run; empty: default_matmul_configuration().
+struct program_base {
+  std::string configuration_json;
+  std::string origin;  ///< where it comes from, for messages ("built-in default" when empty)
+};
+
+/// A reasonable cache-blocked configuration of the CPU MatMul template for
+/// any shape (row tiles of up to 4, column tiles of up to 16, blocks of up to
+/// 64 rows, 256 columns and depth 256), as JSON. Throws std::invalid_argument
+/// for a task that is not a matmul.
+std::string default_matmul_configuration(const std::string& task);
 
 class program_backend : public backend {
  public:
@@ -38,11 +60,17 @@ class program_backend : public backend {
   virtual std::shared_ptr<const ir_program> program() const = 0;
   /// The workload's name, e.g. "2fcnet:train".
   virtual std::string workload() const = 0;
+  /// matmul: the configuration the program was generated from (JSON) and
+  /// where it comes from; empty for 2fcnet. The task key holds a hash of it,
+  /// so runs from different configurations never share measurements.
+  virtual program_base base() const = 0;
 };
 
 /// Throws std::invalid_argument naming the accepted workloads for an unknown
-/// one, and std::runtime_error when the workload's IR or data cannot be read
-/// or (2fcnet:predict) the original cannot be trained for its parameters.
-std::shared_ptr<program_backend> make_program_backend(const std::string& workload, const task_backend_options& options);
+/// one (or a bad matmul shape or base configuration), and std::runtime_error
+/// when the workload's IR or data cannot be read or made, or (2fcnet:predict)
+/// the original cannot be trained for its parameters.
+std::shared_ptr<program_backend> make_program_backend(const std::string& workload, const task_backend_options& options,
+                                                      const program_base& base = {});
 
 }  // namespace tune
