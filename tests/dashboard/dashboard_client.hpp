@@ -70,10 +70,13 @@ class ws_client {
     beast::get_lowest_layer(ws_).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
     ws_.handshake(response_, "127.0.0.1:" + std::to_string(port), target);
   }
-  nlohmann::json receive() {
+  nlohmann::json receive() { return nlohmann::json::parse(receive_text()); }
+
+  /// The next message as received.
+  std::string receive_text() {
     buffer_.consume(buffer_.size());
     ws_.read(buffer_);
-    return nlohmann::json::parse(beast::buffers_to_string(buffer_.data()));
+    return beast::buffers_to_string(buffer_.data());
   }
 
  private:
