@@ -6,7 +6,9 @@
 //
 //   build/bench/bench_dashboard [--events N] [--trials N] [--repeats R]
 // <utility> before Asio (through the client): with -std=c++20 it needs it.
+// clang-format off
 #include <utility>
+// clang-format on
 
 #include <fmt/format.h>
 

@@ -443,8 +443,9 @@ void server::impl::forward(const nlohmann::json& event, std::size_t source) {
   // Only the events the hello message repeats are kept whole.
   nlohmann::json kept = kind_of(type) == message_kind::trial ? nlohmann::json() : std::move(enriched);
   ++events;
-  net::post(
-      *io, [this, text, type = std::move(type), kept = std::move(kept), source] { on_event(text, type, kept, source); });
+  net::post(*io, [this, text, type = std::move(type), kept = std::move(kept), source] {
+    on_event(text, type, kept, source);
+  });
 }
 
 void server::impl::subscribe(std::size_t source) {

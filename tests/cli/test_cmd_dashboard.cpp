@@ -40,8 +40,8 @@ TEST_CASE("dashboard: bad options exit 2 naming the option and off loopback it w
 TEST_CASE("tune: --dashboard serves the run's dashboard", "[cli]") {
   scratch_dir dir("cli-dashboard");
   cli_process tune({"tune", "--dataset", std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice.json.gz", "--budget",
-                    "20", "--seed", "1", "--strategy", "random", "--time-scale", "0.01", "--db", (dir / "runs.db").string(), "--quiet",
-                    "--dashboard", "127.0.0.1:0"});
+                    "20", "--seed", "1", "--strategy", "random", "--time-scale", "0.01", "--db",
+                    (dir / "runs.db").string(), "--quiet", "--dashboard", "127.0.0.1:0"});
   CHECK(tune.wait(120s) == 0);
   CHECK_THAT(tune.err(), Contains("dashboard: serving http://127.0.0.1:"));
   cli_process bad({"tune", "--dataset", std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice.json.gz", "--budget",

@@ -164,9 +164,10 @@ TEST_CASE("a token is required on the page the api and the WebSocket but not on 
   CHECK(http_request(port, "/api/status", http::verb::get, {{"Authorization", "Bearer s3cret/+"}}).status == 200);
   CHECK(http_request(port, "/app.js").status == 200);
   auto upgrade = [&](const std::string& target) {
-    return raw_request_status(port, "GET " + target +
-                                        " HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
-                                        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+    return raw_request_status(port,
+                              "GET " + target +
+                                  " HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
   };
   CHECK(upgrade("/ws") == 401);
   CHECK(upgrade("/ws?token=wrong") == 401);
