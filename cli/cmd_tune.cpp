@@ -33,6 +33,9 @@ struct tune_args {
   std::string publish;
   bool publish_given = false;
   std::size_t publish_wait = 0;
+  std::string dashboard;
+  bool dashboard_given = false;
+  std::string dashboard_token;
   std::string summary_json;
   std::string mode = "steady";
   std::uint32_t batch = 8;
@@ -84,6 +87,9 @@ session_options to_options(const tune_args& a) {
   o.use_cache = !a.no_cache;
   if (a.publish_given) o.publish_endpoint = a.publish.empty() ? storage::default_event_endpoint : a.publish;
   o.publish_wait = a.publish_wait;
+  if (a.dashboard_given) o.dashboard_listen = a.dashboard.empty() ? "127.0.0.1:8080" : a.dashboard;
+  o.dashboard_token = a.dashboard_token;
+  o.on_dashboard = [](const std::string& url) { std::fprintf(stderr, "dashboard: serving %s\n", url.c_str()); };
   o.progress_line = !a.quiet;
   o.threads = a.threads;
   o.compare_vendor = a.compare_vendor;
@@ -139,6 +145,11 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   auto* publish =
       sub->add_option("--publish", args->publish, "publish JSON events on a ZeroMQ endpoint")->expected(0, 1);
   sub->add_option("--publish-wait", args->publish_wait, "wait up to 10 s for this many event subscribers first");
+  auto* dashboard = sub->add_option("--dashboard", args->dashboard,
+                                    "serve the live web dashboard during the run on HOST:PORT (default 127.0.0.1:8080)")
+                        ->expected(0, 1);
+  sub->add_option("--dashboard-token", args->dashboard_token,
+                  "--dashboard: required on its page, /api and /ws (?token=T); set it off loopback");
   sub->add_option("--summary-json", args->summary_json, "write the final summary as JSON to this file");
   sub->add_option("--mode", args->mode, "steady (demand-driven) or generational (synchronous batches)")
       ->check(CLI::IsMember({"steady", "generational"}));
@@ -159,8 +170,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
                 "--task: after the run, time the vendor kernels (oneDNN; OpenBLAS sgemm with its default and its "
                 "fastest core type) on the same problem, cores and threads and print the ratios (--compare-blas: "
                 "the same)");
-  commands.emplace_back(sub, [args, publish, scale] {
+  commands.emplace_back(sub, [args, publish, dashboard, scale] {
     args->publish_given = publish->count() > 0;
+    args->dashboard_given = dashboard->count() > 0;
     if (scale->count() > 0 && args->dataset.empty())
       throw input_error("--time-scale applies to --dataset (replayed latencies) only; drop it for --task or --kernel");
     return run_tune(*args);

@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libcaf-dev libssl-dev openssl libzmq3-dev cppzmq-dev catch2
-  libboost-dev libboost-filesystem-dev
+  libboost-dev libboost-filesystem-dev libjs-chart.js
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libyaml-cpp-dev libsqlite3-dev libmuparser-dev zlib1g-dev
   libnanoflann-dev libopenblas-dev libdnnl-dev libbenchmark-dev

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "dashboard_detail.hpp"
 #include "evolve_detail.hpp"
 #include "objective_backend.hpp"
 #include "report_detail.hpp"
@@ -129,6 +130,7 @@ struct session::impl {
   search_space_ptr space;
   std::string strategy_name;
   std::unique_ptr<strategy> search;
+  std::unique_ptr<dashboard::server> board;  ///< dashboard_listen: bound now, served during run()
   bool ran = false;
 
   void check_numbers() const {
@@ -315,6 +317,7 @@ session::session(session_options options) : impl_(std::make_unique<impl>()) {
   impl_->choose_topology();
   impl_->make_backend();
   impl_->make_search();
+  impl_->board = detail::make_session_dashboard(o);
 }
 
 session::~session() = default;
@@ -464,12 +467,19 @@ run_report session::run() {
   ro.use_cache = o.use_cache && !o.db_path.empty();
   ro.publish_endpoint = o.publish_endpoint;
   ro.wait_for_subscribers = o.publish_wait;
+  if (s.board) {
+    // The dashboard reads the run's own event stream; its subscriber is
+    // waited for so that it sees run_started.
+    if (ro.publish_endpoint.empty()) ro.publish_endpoint = "tcp://127.0.0.1:*";
+    ro.wait_for_subscribers = o.publish_wait + 1;
+  }
   ro.space = s.space;
   ro.devices = s.topo.devices;
   ro.budget_trials = static_cast<std::int64_t>(o.budget);
   if (o.time_budget_s > 0) ro.budget_seconds = o.time_budget_s;
   ro.topology = s.topo.summary();
   auto recorder = std::make_shared<actors::run_recorder>(ro);
+  if (s.board) detail::start_session_dashboard(*s.board, recorder->endpoint(), o);
   auto listener = std::make_shared<session_listener>(recorder, o, s.space, s.topo);
 
   actors::pipeline_options po;
@@ -499,6 +509,7 @@ run_report session::run() {
   auto summary = actors::run_pipeline(s.be, std::move(s.search), po);
   bool interrupted = summary.reason == "stopped";
   recorder->finished(summary, interrupted);
+  if (s.board) detail::finish_session_dashboard(*s.board);
 
   auto report = detail::make_report(summary, *s.space, s.topo);
   report.run_id = recorder->run_id();

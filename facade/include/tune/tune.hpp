@@ -175,6 +175,15 @@ struct session_options {
   std::string publish_endpoint;  ///< ZeroMQ endpoint for events; empty: none
   std::size_t publish_wait = 0;  ///< wait up to 10 s for this many subscribers
   bool progress_line = false;    ///< a \r status line on stderr
+  /// Serves the live web dashboard (serve_dashboard) on HOST:PORT while the
+  /// run lasts, fed by the run's own events (published on a free loopback port
+  /// when publish_endpoint is empty) and db_path; empty: none. Checked and
+  /// bound by the constructor; a warning (off loopback without a token) goes
+  /// to stderr.
+  std::string dashboard_listen;
+  std::string dashboard_token;  ///< with dashboard_listen: required by the page, /api and /ws
+  /// With dashboard_listen: called once it listens, with the page's address.
+  std::function<void(const std::string& url)> on_dashboard;
 
   // -- kernels -----------------------------------------------------------------
   int threads = 1;  ///< CPU threads one kernel uses
@@ -283,6 +292,31 @@ struct node_options {
 /// Throws input_error for a bad listen address or topology (naming the file
 /// and field), std::runtime_error when the network layer fails.
 void serve_node(const node_options& options);
+
+// -- the live web dashboard (what `tune-engine dashboard` runs; docs/dashboard.md)
+
+struct dashboard_options {
+  /// HOST:PORT to serve on (port 0: a free one). Off loopback without a token
+  /// it serves, with a warning that there is no authentication.
+  std::string listen = "127.0.0.1:8080";
+  /// ZeroMQ endpoints of runs' event streams (`tune --publish`).
+  std::vector<std::string> events;
+  /// Results databases whose runs the page lists and catches up from.
+  std::vector<std::string> databases;
+  /// When not empty, the page, /api and /ws need ?token=TOKEN.
+  std::string token;
+  /// Messages one browser may have queued before events to it are dropped.
+  std::size_t client_queue = 1024;
+  stop_source stop;
+  /// Called once listening, with the page's address (token included).
+  std::function<void(const std::string& url)> on_listening;
+  /// Warnings for the person starting it (default: printed on stderr).
+  std::function<void(const std::string&)> on_warning;
+};
+
+/// Serves the dashboard until `stop` is requested. Throws input_error for a
+/// bad listen address, endpoint or database (naming the option and the fix).
+void serve_dashboard(const dashboard_options& options);
 
 // -- program-edit evolution (GEVO-ML, docs/gevo.md) --------------------------
 

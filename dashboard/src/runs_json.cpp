@@ -1,0 +1,95 @@
+#include "runs_json.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "tune/storage/results_db.hpp"
+
+namespace tune::dashboard {
+namespace {
+
+using storage::results_db;
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json run_summary(std::size_t db, const storage::run_record& run,
+                           const std::vector<storage::trial_record>& trials) {
+  std::int64_t ok = 0;
+  std::optional<double> best;
+  for (const auto& t : trials) {
+    if (!t.time_ms) continue;
+    ++ok;
+    if (!best || *t.time_ms < *best) best = t.time_ms;
+  }
+  return {{"db", db},
+          {"id", run.id},
+          {"task", run.task_key},
+          {"strategy", run.strategy},
+          {"seed", std::to_string(run.seed)},
+          {"device_kind", run.device_kind},
+          {"started_at", run.started_at},
+          {"finished_at", optional_number(run.finished_at)},
+          {"state", std::string(storage::to_string(run.state))},
+          {"trials", trials.size()},
+          {"ok_trials", ok},
+          {"best_time_ms", optional_number(best)}};
+}
+
+}  // namespace
+
+nlohmann::json list_runs(const std::vector<std::string>& databases) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (std::size_t d = 0; d < databases.size(); ++d) {
+    results_db db(databases[d], results_db::open_mode::read_only);
+    for (const auto& run : db.runs()) runs.push_back(run_summary(d, run, db.trials(run.id)));
+  }
+  std::stable_sort(runs.begin(), runs.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["started_at"].get<double>() > b["started_at"].get<double>();
+  });
+  return runs;
+}
+
+std::optional<nlohmann::json> run_details(const std::vector<std::string>& databases, std::size_t db,
+                                          std::int64_t run_id) {
+  if (db >= databases.size()) return std::nullopt;
+  results_db file(databases[db], results_db::open_mode::read_only);
+  auto run = file.find_run(run_id);
+  if (!run) return std::nullopt;
+  auto trials = file.trials(run_id);
+  auto details = run_summary(db, *run, trials);
+  details["database"] = databases[db];
+  details["options"] = nlohmann::json::parse(run->options_json, nullptr, false);
+  if (details["options"].is_discarded()) details["options"] = nullptr;
+  std::map<std::string, std::int64_t> counts;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& t : trials) {
+    ++counts[std::string(to_string(t.state))];
+    auto config = nlohmann::json::parse(t.config_json, nullptr, false);
+    rows.push_back({{"seq", t.seq},
+                    {"config", config.is_discarded() ? nlohmann::json(t.config_json) : config},
+                    {"status", std::string(to_string(t.state))},
+                    {"time_ms", optional_number(t.time_ms)},
+                    {"compile_s", t.compile_s},
+                    {"run_s", t.run_s},
+                    {"device", t.device},
+                    {"elapsed_s", std::max(0.0, t.finished_at - run->started_at)},
+                    {"cached", t.reused_from_run.has_value()}});
+  }
+  details["status_counts"] = counts;
+  details["trials"] = std::move(rows);
+  return details;
+}
+
+std::optional<std::size_t> find_database(const std::vector<std::string>& databases, std::int64_t run_id,
+                                         const std::string& task) {
+  for (std::size_t d = 0; d < databases.size(); ++d) {
+    results_db db(databases[d], results_db::open_mode::read_only);
+    auto run = db.find_run(run_id);
+    if (run && run->task_key == task) return d;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tune::dashboard

@@ -1,0 +1,220 @@
+// The page in a real browser: headless Chromium (Debian's chromium) opens the
+// dashboard while a replay run publishes, and again once it has ended; the
+// DOM it dumps must show what the database holds, with a configuration value
+// holding <script> shown as text. Skipped when chromium is not installed.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "actors/scratch_dir.hpp"
+#include "tune/dashboard/server.hpp"
+#include "tune/storage/event_stream.hpp"
+#include "tune/storage/results_db.hpp"
+#include "tune/tune.hpp"
+
+using namespace tune;
+using Catch::Matchers::Contains;
+using namespace std::chrono_literals;
+using tune::test::scratch_dir;
+
+namespace {
+
+const std::string injected = "<script>document.body.dataset.injected=1</script>";
+
+std::string find_chromium() {
+  if (const char* given = std::getenv("TUNE_CHROMIUM")) return given;
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (::access(path, X_OK) == 0) return path;
+  return "";
+}
+
+/// Runs chromium headless on `url` with `extra` arguments, stdout into
+/// `out_file`; returns its exit status (-1 when killed after 60 s).
+int run_chromium(const std::string& chromium, const std::filesystem::path& profile, const std::string& url,
+                 std::vector<std::string> extra, const std::filesystem::path& out_file) {
+  std::vector<std::string> args = {chromium,
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--disable-quic",
+                                   "--no-first-run",
+                                   "--disable-background-networking",
+                                   "--disable-component-update",
+                                   "--disable-sync",
+                                   "--disable-dev-shm-usage",
+                                   "--user-data-dir=" + profile.string(),
+                                   "--window-size=1400,1900",
+                                   "--hide-scrollbars",
+                                   "--virtual-time-budget=8000"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(url);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int null = ::open("/dev/null", O_WRONLY);
+    dup2(out, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    // Nothing of this process (the servers' sockets) may live on in the browser.
+    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(chromium.c_str(), argv.data());
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string attribute(const std::string& dom, const std::string& id, const std::string& name) {
+  std::smatch m;
+  if (std::regex_search(dom, m, std::regex("id=\"" + id + "\"[^>]*" + name + "=\"([^\"]*)\""))) return m[1];
+  return "";
+}
+
+/// A Kernel Tuner cache of 48 configurations; the variant whose value holds
+/// a <script> is the fastest.
+std::string write_cache(const std::filesystem::path& dir) {
+  nlohmann::json cache = nlohmann::json::object();
+  std::vector<int> xs = {1, 2, 4, 8, 16, 32}, ys = {1, 2, 3, 4};
+  std::vector<std::string> variants = {"plain", injected};
+  for (int x : xs)
+    for (int y : ys)
+      for (const auto& v : variants) {
+        double time = 1.0 + std::abs(x - 8) * 0.1 + y * 0.05 + (v == "plain" ? 0.5 : 0.0);
+        cache[std::to_string(x) + "," + std::to_string(y) + "," + v] = {{"x", x},
+                                                                        {"y", y},
+                                                                        {"variant", v},
+                                                                        {"time", time},
+                                                                        {"compile_time", 1000.0},
+                                                                        {"benchmark_time", 60.0},
+                                                                        {"verification_time", 0.0}};
+      }
+  nlohmann::json file = {{"kernel_name", "escape_demo"},
+                         {"device_name", "sim"},
+                         {"objective", "time"},
+                         {"tune_params_keys", {"x", "y", "variant"}},
+                         {"tune_params", {{"x", xs}, {"y", ys}, {"variant", variants}}},
+                         {"cache", cache}};
+  auto path = (dir / "cache.json").string();
+  std::ofstream(path) << file.dump();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a browser shows a replay run live and from the database with run strings as text") {
+  auto chromium = find_chromium();
+  if (chromium.empty()) {
+    std::puts("SKIPPED: chromium not found (Debian's chromium; bash scripts/test.sh installs it)");
+    return;
+  }
+  scratch_dir dir("dashboard-browser");
+  auto db_path = (dir / "runs.db").string();
+  auto events = "ipc://" + (dir / "events.ipc").string();
+
+  session_options o;
+  o.dataset = write_cache(dir.path());
+  o.budget = 48;  // every configuration would take about 50 s: stopped once the browser has looked
+  o.seed = 5;
+  o.strategy = "random";
+  o.db_path = db_path;
+  o.publish_endpoint = events;
+  o.publish_wait = 1;  // this test's own subscriber, besides the dashboard's
+  o.dashboard_listen = "127.0.0.1:0";
+  std::promise<std::string> url_promise;
+  o.on_dashboard = [&](const std::string& url) { url_promise.set_value(url); };
+  storage::event_subscriber recorded(events);
+  session s(o);
+  std::thread run([&] { s.run(); });
+  auto url_future = url_promise.get_future();
+  REQUIRE(url_future.wait_for(60s) == std::future_status::ready);
+  auto url = url_future.get();
+
+  // While the run goes: the page shows a prefix of the run, consistent with
+  // the database (its best is the best of the trials it counts).
+  auto live_file = dir / "live.html";
+  CHECK(run_chromium(chromium, dir / "profile-live", url, {"--dump-dom"}, live_file) == 0);
+  s.request_stop();
+  run.join();
+  auto live = read_file(live_file);
+  storage::results_db db(db_path, storage::results_db::open_mode::read_only);
+  auto runs = db.runs();
+  REQUIRE(runs.size() == 1);
+  auto trials = db.trials(runs[0].id);
+  REQUIRE(!trials.empty());
+  auto best_of_first = [&](std::size_t n) {
+    double best = 1e300;
+    for (std::size_t i = 0; i < n; ++i)
+      if (trials[i].time_ms) best = std::min(best, *trials[i].time_ms);
+    return best;
+  };
+  INFO(live);
+  auto live_count = std::stoul("0" + attribute(live, "trials", "data-count"));
+  CHECK(live_count > 0);
+  CHECK(live_count <= trials.size());
+  if (live_count > 0) CHECK(std::stod(attribute(live, "best", "data-ms")) == Approx(best_of_first(live_count)));
+
+  // Afterwards, a dashboard holding the database and the run's events: the
+  // whole run, equal to the database.
+  nlohmann::json started, progress, finished;
+  while (finished.is_null()) {
+    auto e = recorded.receive(10s);
+    REQUIRE(e);
+    if ((*e)["type"] == "run_started") started = *e;
+    if ((*e)["type"] == "progress") progress = *e;
+    if ((*e)["type"] == "run_finished") finished = *e;
+  }
+  dashboard::server_options bo;
+  bo.listen = "127.0.0.1:0";
+  bo.databases = {db_path};
+  dashboard::server board(bo);
+  board.start();
+  for (const auto* e : {&started, &progress, &finished})
+    if (!e->is_null()) board.forward(*e);
+  // One visit dumps the DOM and takes the screenshot.
+  std::filesystem::create_directories(TUNE_TEST_OUTPUT_DIR);
+  auto png = std::filesystem::path(TUNE_TEST_OUTPUT_DIR) / "dashboard.png";
+  std::filesystem::remove(png);
+  auto after_file = dir / "after.html";
+  CHECK(run_chromium(chromium, dir / "profile-after", board.url(), {"--dump-dom", "--screenshot=" + png.string()},
+                     after_file) == 0);
+  auto after = read_file(after_file);
+  INFO(after);
+  CHECK(attribute(after, "trials", "data-count") == std::to_string(trials.size()));
+  CHECK(std::stod("0" + attribute(after, "best", "data-ms")) == Approx(best_of_first(trials.size())));
+  CHECK(attribute(after, "live-state", "data-finished") == "true");
+  // The fastest configurations hold the <script> value: shown as text.
+  CHECK_THAT(after, Contains("&lt;script&gt;document.body.dataset.injected=1&lt;/script&gt;"));
+  CHECK_THAT(after, !Contains(injected));
+  CHECK_THAT(after, !Contains("data-injected"));
+
+  REQUIRE(std::filesystem::exists(png));
+  CHECK(std::filesystem::file_size(png) > 10000);
+}

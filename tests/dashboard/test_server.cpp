@@ -1,0 +1,330 @@
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "actors/scratch_dir.hpp"
+#include "dashboard_client.hpp"
+#include "tune/dashboard/server.hpp"
+#include "tune/storage/event_stream.hpp"
+#include "tune/storage/results_db.hpp"
+
+using namespace tune;
+using namespace tune::test;
+using Catch::Matchers::Contains;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A database with one run of three trials: ok 2 ms, a compile error, ok 1.5 ms.
+std::int64_t write_run(const std::string& path) {
+  storage::results_db db(path);
+  storage::run_spec spec;
+  spec.task_key = "demo/task";
+  spec.strategy = "random";
+  spec.seed = 18446744073709551615ull;
+  spec.device_kind = "sim";
+  auto run = db.create_run(spec);
+  storage::trial_input t;
+  t.config_json = R"({"variant":"plain"})";
+  t.state = status::ok;
+  t.time_ms = 2.0;
+  t.device = "sim0";
+  db.record_trial(run, t);
+  t.config_json = R"({"variant":"broken"})";
+  t.state = status::compile_error;
+  db.record_trial(run, t);
+  t.config_json = R"({"variant":"<script>alert(1)</script>"})";
+  t.state = status::ok;
+  t.time_ms = 1.5;
+  db.record_trial(run, t);
+  db.finish_run(run);
+  return run;
+}
+
+dashboard::server_options loopback_options() {
+  dashboard::server_options o;
+  o.listen = "127.0.0.1:0";
+  return o;
+}
+
+nlohmann::json trial_event(std::int64_t seq, std::size_t padding = 0) {
+  storage::trial_finished_event e;
+  e.seq = seq;
+  e.config = {{"x", seq}, {"pad", std::string(padding, 'p')}};
+  e.status = "ok";
+  e.time_ms = 1.0 + static_cast<double>(seq);
+  e.device = "sim0";
+  return storage::make_event(e);
+}
+
+}  // namespace
+
+TEST_CASE("the dashboard serves its page and assets and refuses what it does not serve") {
+  scratch_dir dir("dashboard-routes");
+  auto db = (dir / "runs.db").string();
+  write_run(db);
+  auto o = loopback_options();
+  o.databases = {db};
+  dashboard::server board(o);
+  board.start();
+  auto port = board.port();
+
+  auto page = http_request(port, "/");
+  CHECK(page.status == 200);
+  CHECK(page.content_type == "text/html; charset=utf-8");
+  CHECK_THAT(page.body, Contains("<script src=\"app.js\"") && Contains("<script src=\"chart.js\""));
+  auto app = http_request(port, "/app.js");
+  CHECK(app.status == 200);
+  CHECK_THAT(app.body, Contains("textContent"));
+  CHECK(http_request(port, "/style.css").status == 200);
+  auto chart = http_request(port, "/chart.js");
+  CHECK(chart.status == 200);
+  CHECK(chart.body.size() > 100000);
+  CHECK_THAT(chart.body, Contains("Chart"));
+  CHECK(http_request(port, "/", http::verb::head).status == 200);
+
+  CHECK(http_request(port, "/no-such-page").status == 404);
+  CHECK(http_request(port, "/../etc/passwd").status == 404);
+  CHECK(http_request(port, "/", http::verb::post).status == 405);
+  CHECK(http_request(port, "/api/runs/0").status == 400);
+  CHECK(http_request(port, "/api/runs/zero/1").status == 400);
+  CHECK(http_request(port, "/api/runs/0/999").status == 404);
+  CHECK(http_request(port, "/api/runs/5/1").status == 404);
+}
+
+TEST_CASE("the dashboard lists runs and one run's trials from its databases") {
+  scratch_dir dir("dashboard-api");
+  auto db = (dir / "runs.db").string();
+  auto run = write_run(db);
+  auto o = loopback_options();
+  o.databases = {db};
+  dashboard::server board(o);
+  board.start();
+
+  auto list = http_request(board.port(), "/api/runs");
+  REQUIRE(list.status == 200);
+  CHECK(list.content_type == "application/json");
+  auto runs = nlohmann::json::parse(list.body);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0]["id"] == run);
+  CHECK(runs[0]["task"] == "demo/task");
+  CHECK(runs[0]["seed"] == "18446744073709551615");
+  CHECK(runs[0]["trials"] == 3);
+  CHECK(runs[0]["ok_trials"] == 2);
+  CHECK(runs[0]["best_time_ms"] == 1.5);
+  CHECK(runs[0]["state"] == "finished");
+
+  auto one = http_request(board.port(), "/api/runs/0/" + std::to_string(run));
+  REQUIRE(one.status == 200);
+  auto details = nlohmann::json::parse(one.body);
+  REQUIRE(details["trials"].size() == 3);
+  for (int i = 0; i < 3; ++i) CHECK(details["trials"][i]["seq"] == i);
+  CHECK(details["trials"][1]["status"] == "compile_error");
+  CHECK(details["trials"][1]["time_ms"].is_null());
+  CHECK(details["trials"][2]["config"]["variant"] == "<script>alert(1)</script>");
+  CHECK(details["status_counts"] == nlohmann::json{{"ok", 2}, {"compile_error", 1}});
+}
+
+TEST_CASE("bad requests get HTTP errors") {
+  auto o = loopback_options();
+  o.max_header_bytes = 4096;
+  dashboard::server board(o);
+  board.start();
+  auto port = board.port();
+  SECTION("an oversized header: 431") {
+    CHECK(raw_request_status(port, "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(8000, 'a') + "\r\n\r\n") ==
+          431);
+  }
+  SECTION("a malformed request: 400") { CHECK(raw_request_status(port, "NOT HTTP AT ALL\r\n\r\n") == 400); }
+  SECTION("/ws without an upgrade: 426") { CHECK(http_request(port, "/ws").status == 426); }
+  SECTION("an upgrade without a WebSocket key: 400") {
+    CHECK(raw_request_status(port,
+                             "GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                             "Sec-WebSocket-Version: 13\r\n\r\n") == 400);
+  }
+  SECTION("the server still serves afterwards") {
+    raw_request_status(port, "NOT HTTP AT ALL\r\n\r\n");
+    CHECK(http_request(port, "/").status == 200);
+  }
+}
+
+TEST_CASE("a token is required on the page the api and the WebSocket but not on the assets") {
+  auto o = loopback_options();
+  o.token = "s3cret/+";
+  dashboard::server board(o);
+  board.start();
+  auto port = board.port();
+  CHECK(board.url() == "http://127.0.0.1:" + std::to_string(port) + "/?token=s3cret/+");
+  CHECK(http_request(port, "/").status == 401);
+  CHECK(http_request(port, "/?token=wrong").status == 401);
+  CHECK(http_request(port, "/?token=s3cret%2F%2B").status == 200);
+  CHECK(http_request(port, "/api/runs").status == 401);
+  CHECK(http_request(port, "/api/status?token=s3cret").status == 401);
+  CHECK(http_request(port, "/api/status", http::verb::get, {{"Authorization", "Bearer s3cret/+"}}).status == 200);
+  CHECK(http_request(port, "/app.js").status == 200);
+  auto upgrade = [&](const std::string& target) {
+    return raw_request_status(port,
+                              "GET " + target +
+                                  " HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+  };
+  CHECK(upgrade("/ws") == 401);
+  CHECK(upgrade("/ws?token=wrong") == 401);
+  CHECK(upgrade("/ws?token=s3cret%2f%2b") == 101);
+}
+
+TEST_CASE("off loopback without a token the server warns that there is no authentication") {
+  CHECK(dashboard::is_loopback_host("127.0.0.1"));
+  CHECK(dashboard::is_loopback_host("127.3.2.1"));
+  CHECK(dashboard::is_loopback_host("::1"));
+  CHECK(dashboard::is_loopback_host("localhost"));
+  CHECK_FALSE(dashboard::is_loopback_host("0.0.0.0"));
+  CHECK_FALSE(dashboard::is_loopback_host("10.1.2.3"));
+  auto o = loopback_options();
+  CHECK(dashboard::server(o).warnings().empty());
+  o.listen = "0.0.0.0:0";
+  {
+    dashboard::server open(o);
+    REQUIRE(open.warnings().size() == 1);
+    CHECK_THAT(open.warnings()[0], Contains("no authentication") && Contains("--token"));
+  }
+  o.token = "t";
+  CHECK(dashboard::server(o).warnings().empty());
+}
+
+TEST_CASE("bad options are refused naming the option") {
+  auto refused = [](dashboard::server_options o) {
+    try {
+      dashboard::server board(o);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  auto o = loopback_options();
+  o.listen = "8080";
+  CHECK_THAT(refused(o), Contains("--listen 8080") && Contains("HOST:PORT"));
+  o.listen = "127.0.0.1:99999";
+  CHECK_THAT(refused(o), Contains("port"));
+  o.listen = "example.org:80";
+  CHECK_THAT(refused(o), Contains("not an IP address"));
+  o = loopback_options();
+  o.event_endpoints = {"http://x"};
+  CHECK_THAT(refused(o), Contains("--events"));
+  o = loopback_options();
+  o.databases = {"/nonexistent/runs.db"};
+  CHECK_THAT(refused(o), Contains("--db /nonexistent/runs.db"));
+  dashboard::server first(loopback_options());
+  o = loopback_options();
+  o.listen = "127.0.0.1:" + std::to_string(first.port());
+  CHECK_THAT(refused(o), Contains("cannot listen"));
+}
+
+TEST_CASE("WebSocket clients receive a run's events in order after a hello") {
+  storage::event_publisher publisher("tcp://127.0.0.1:*");
+  auto o = loopback_options();
+  o.event_endpoints = {publisher.endpoint()};
+  dashboard::server board(o);
+  board.start();
+  ws_client first(board.port());
+  ws_client second(board.port());
+  auto hello = first.receive();
+  CHECK(hello["type"] == "hello");
+  CHECK(hello["sources"][0]["endpoint"] == publisher.endpoint());
+  CHECK(second.receive()["type"] == "hello");
+  REQUIRE(publisher.wait_for_subscribers(1, 10s) == 1);
+
+  storage::run_started_event started;
+  started.run_id = 7;
+  started.task = "demo/task";
+  publisher.publish(storage::make_event(started));
+  const int trials = 300;
+  for (int i = 0; i < trials; ++i) publisher.publish(trial_event(i));
+  storage::run_finished_event finished;
+  finished.trials = trials;
+  finished.reason = "budget";
+  publisher.publish(storage::make_event(finished));
+
+  for (auto* client : {&first, &second}) {
+    auto e = client->receive();
+    CHECK(e["type"] == "run_started");
+    CHECK(e["source"] == 0);
+    CHECK(e["db"].is_null());
+    for (int i = 0; i < trials; ++i) {
+      e = client->receive();
+      REQUIRE(e["type"] == "trial_finished");
+      REQUIRE(e["seq"] == i);
+    }
+    CHECK(client->receive()["type"] == "run_finished");
+  }
+  CHECK(board.statistics().dropped == 0);
+
+  // A browser opened now learns about the run from its hello.
+  ws_client late(board.port());
+  auto late_hello = late.receive();
+  CHECK(late_hello["sources"][0]["run_started"]["run_id"] == 7);
+  CHECK(late_hello["sources"][0]["run_finished"]["reason"] == "budget");
+}
+
+TEST_CASE("a stalled client loses events and is told how many while a fast one gets them all") {
+  auto o = loopback_options();
+  o.client_queue = 64;
+  o.socket_send_buffer = 4096;
+  dashboard::server board(o);
+  board.start();
+  ws_client stalled(board.port(), "/ws", 4096);
+  ws_client fast(board.port());
+  CHECK(stalled.receive()["type"] == "hello");
+  CHECK(fast.receive()["type"] == "hello");
+
+  const int total = 6000;
+  std::atomic<int> fast_trials{0};
+  std::atomic<bool> fast_in_order{true}, fast_saw_drop{false};
+  std::thread reader([&] {
+    for (;;) {
+      auto e = fast.receive();
+      if (e["type"] == "dropped") fast_saw_drop = true;
+      if (e["type"] == "run_finished") return;
+      if (e["type"] != "trial_finished") continue;
+      if (e["seq"] != fast_trials.load()) fast_in_order = false;
+      ++fast_trials;
+    }
+  });
+  // Bursts smaller than half an outbox, each read by the fast client before
+  // the next, while the stalled one reads nothing.
+  const int burst = 25;
+  for (int sent = 0; sent < total; sent += burst) {
+    for (int i = sent; i < sent + burst; ++i) board.forward(trial_event(i, 400));
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (fast_trials < sent + burst && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    REQUIRE(fast_trials == sent + burst);
+  }
+  storage::run_finished_event finished;
+  finished.trials = total;
+  finished.reason = "budget";
+  board.forward(storage::make_event(finished));
+  reader.join();
+  CHECK(fast_trials == total);
+  CHECK(fast_in_order);
+  CHECK_FALSE(fast_saw_drop);
+
+  // The stalled client now reads what it still has: fewer trials, in order,
+  // and a notice counting exactly the ones it lost.
+  int received = 0;
+  std::int64_t last_seq = -1;
+  std::uint64_t dropped = 0;
+  for (;;) {
+    auto e = stalled.receive();
+    if (e["type"] == "run_finished") break;
+    if (e["type"] == "dropped") dropped = e["dropped"].get<std::uint64_t>();
+    if (e["type"] != "trial_finished") continue;
+    CHECK(e["seq"].get<std::int64_t>() > last_seq);
+    last_seq = e["seq"];
+    ++received;
+  }
+  CHECK(received < total / 2);
+  CHECK(dropped > 0);
+  CHECK(received + dropped == total);
+  CHECK(board.statistics().dropped == dropped);
+}
