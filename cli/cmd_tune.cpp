@@ -33,6 +33,7 @@ struct tune_args {
   std::string publish;
   bool publish_given = false;
   std::size_t publish_wait = 0;
+  std::string publish_key;
   std::string summary_json;
   std::string mode = "steady";
   std::uint32_t batch = 8;
@@ -84,6 +85,7 @@ session_options to_options(const tune_args& a) {
   o.use_cache = !a.no_cache;
   if (a.publish_given) o.publish_endpoint = a.publish.empty() ? storage::default_event_endpoint : a.publish;
   o.publish_wait = a.publish_wait;
+  if (!a.publish_key.empty()) o.publish_key = storage::read_curve_key(a.publish_key, "--publish-key");
   o.progress_line = !a.quiet;
   o.threads = a.threads;
   o.compare_vendor = a.compare_vendor;
@@ -139,6 +141,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   auto* publish =
       sub->add_option("--publish", args->publish, "publish JSON events on a ZeroMQ endpoint")->expected(0, 1);
   sub->add_option("--publish-wait", args->publish_wait, "wait up to 10 s for this many event subscribers first");
+  sub->add_option("--publish-key", args->publish_key,
+                  "CURVE secret key of the event stream (a file from 'tune-engine keys', or the key); needed off "
+                  "loopback");
   sub->add_option("--summary-json", args->summary_json, "write the final summary as JSON to this file");
   sub->add_option("--mode", args->mode, "steady (demand-driven) or generational (synchronous batches)")
       ->check(CLI::IsMember({"steady", "generational"}));

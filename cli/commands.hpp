@@ -51,6 +51,7 @@ void add_emit_command(CLI::App& app, command_list& commands);
 void add_node_command(CLI::App& app, command_list& commands);
 void add_evolve_command(CLI::App& app, command_list& commands);
 void add_edits_command(CLI::App& app, command_list& commands);
+void add_keys_command(CLI::App& app, command_list& commands);
 
 inline void register_commands(CLI::App& app, command_list& commands) {
   add_space_command(app, commands);
@@ -64,6 +65,7 @@ inline void register_commands(CLI::App& app, command_list& commands) {
   add_node_command(app, commands);
   add_evolve_command(app, commands);
   add_edits_command(app, commands);
+  add_keys_command(app, commands);
 }
 
 }  // namespace tune::cli
