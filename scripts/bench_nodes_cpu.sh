@@ -27,14 +27,17 @@ compile_workers: 2
 devices: [{backend: cpu, id: 0, name: core, count: 2}]
 YAML
 
-start_node() {  # cache topology -> port
-  TUNE_CACHE_DIR="$1" "$te" node --listen 127.0.0.1:0 --topology "$2" 2>"$1.log" &
+start_node() {  # cache topology; sets $port
+  TUNE_CACHE_DIR="$1" "$te" node --listen 127.0.0.1:0 --topology "$2" >/dev/null 2>"$1.log" &
   pids+=($!)
-  for _ in $(seq 100); do
-    if grep -q "listening on" "$1.log" 2>/dev/null; then break; fi
+  port=""
+  for _ in $(seq 300); do
+    port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$1.log" 2>/dev/null | head -1)
+    [ -n "$port" ] && return 0
     sleep 0.1
   done
-  sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$1.log" | head -1
+  echo "node did not start: $(cat "$1.log")" >&2
+  exit 1
 }
 
 run() {  # name topology cache
@@ -59,8 +62,10 @@ run "local-2-cores" "$work/local.yaml" "$work/cache-local"
 
 two_nodes() {  # name topology-of-node-a topology-of-node-b: device 0 of a, device 1 of b
   local a b
-  a=$(start_node "$work/cache-$1-a" "$2")
-  b=$(start_node "$work/cache-$1-b" "$3")
+  start_node "$work/cache-$1-a" "$2"
+  a=$port
+  start_node "$work/cache-$1-b" "$3"
+  b=$port
   cat >"$work/$1.yaml" <<YAML
 compile_workers: 1
 nodes:
