@@ -36,6 +36,7 @@ struct tune_args {
   std::string dashboard;
   bool dashboard_given = false;
   std::string dashboard_token;
+  std::string publish_key;
   std::string summary_json;
   std::string mode = "steady";
   std::uint32_t batch = 8;
@@ -90,6 +91,7 @@ session_options to_options(const tune_args& a) {
   if (a.dashboard_given) o.dashboard_listen = a.dashboard.empty() ? "127.0.0.1:8080" : a.dashboard;
   o.dashboard_token = a.dashboard_token;
   o.on_dashboard = [](const std::string& url) { std::fprintf(stderr, "dashboard: serving %s\n", url.c_str()); };
+  if (!a.publish_key.empty()) o.publish_key = storage::read_curve_key(a.publish_key, "--publish-key");
   o.progress_line = !a.quiet;
   o.threads = a.threads;
   o.compare_vendor = a.compare_vendor;
@@ -150,6 +152,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
                         ->expected(0, 1);
   sub->add_option("--dashboard-token", args->dashboard_token,
                   "--dashboard: required on its page, /api and /ws (?token=T); set it off loopback");
+  sub->add_option("--publish-key", args->publish_key,
+                  "CURVE secret key of the event stream (a file from 'tune-engine keys', or the key); needed off "
+                  "loopback");
   sub->add_option("--summary-json", args->summary_json, "write the final summary as JSON to this file");
   sub->add_option("--mode", args->mode, "steady (demand-driven) or generational (synchronous batches)")
       ->check(CLI::IsMember({"steady", "generational"}));

@@ -31,6 +31,7 @@ void catch_interrupts() {
 
 struct watch_options {
   std::string endpoint = storage::default_event_endpoint;
+  std::string server_key;
   bool json = false;
   double timeout_s = 0;  // 0: wait for events forever
 };
@@ -145,7 +146,9 @@ class terminal_view {
 int run_watch(const watch_options& options) {
   if (options.timeout_s < 0) throw input_error("--timeout must be >= 0 seconds (0 waits forever)");
   catch_interrupts();  // before connecting: once subscribed, a publisher may count on us
-  storage::event_subscriber subscriber(options.endpoint);
+  storage::event_subscriber subscriber(
+      options.endpoint,
+      options.server_key.empty() ? std::string() : storage::read_curve_key(options.server_key, "--server-key"));
   subscriber.on_warning([](const std::string& warning) { fmt::print(stderr, "tune-engine watch: {}\n", warning); });
   if (!options.json) fmt::print(stderr, "watching {} (Ctrl-C to stop)\n", options.endpoint);
 
@@ -188,6 +191,9 @@ void add_watch_command(CLI::App& app, command_list& commands) {
   auto options = std::make_shared<watch_options>();
   auto* sub = app.add_subcommand("watch", "Show a run's live progress from its event stream (ZeroMQ)");
   sub->add_option("endpoint", options->endpoint, "Event stream to subscribe to")->capture_default_str();
+  sub->add_option("--server-key", options->server_key,
+                  "The publisher's CURVE public key (events.pub from 'tune-engine keys', or the key) for a stream off "
+                  "loopback");
   sub->add_flag("--json", options->json, "Print each event as one line of JSON instead of the live view");
   sub->add_option("--timeout", options->timeout_s, "Give up after this many seconds without an event (0: never)")
       ->capture_default_str();

@@ -53,6 +53,7 @@ void add_evolve_command(CLI::App& app, command_list& commands);
 void add_edits_command(CLI::App& app, command_list& commands);
 void add_front_command(CLI::App& app, command_list& commands);
 void add_dashboard_command(CLI::App& app, command_list& commands);
+void add_keys_command(CLI::App& app, command_list& commands);
 
 inline void register_commands(CLI::App& app, command_list& commands) {
   add_space_command(app, commands);
@@ -68,6 +69,7 @@ inline void register_commands(CLI::App& app, command_list& commands) {
   add_edits_command(app, commands);
   add_front_command(app, commands);
   add_dashboard_command(app, commands);
+  add_keys_command(app, commands);
 }
 
 }  // namespace tune::cli

@@ -15,9 +15,11 @@
 #include <deque>
 #include <exception>
 #include <map>
+#include <optional>
 
 #include "stage_clock.hpp"
 #include "tune/actors/interfaces.hpp"
+#include "tune/actors/nodes.hpp"
 
 namespace tune::actors {
 namespace {
@@ -27,15 +29,7 @@ using trial_promise = caf::typed_response_promise<measured_trial>;
 build_worker_actor::behavior_type build_worker(build_worker_actor::pointer, backend_ptr backend, double timeout_s) {
   return {
       [backend, timeout_s](build_atom, candidate& cand) {
-        compiled_candidate out;
-        try {
-          out.build = backend->build(cand.config, timeout_s);
-        } catch (const std::exception& e) {
-          out.build.state = status::unknown;
-          out.build.message = std::string("build threw: ") + e.what();
-        }
-        out.cand = std::move(cand);
-        return out;
+        return build_candidate(*backend, std::move(cand), timeout_s);
       },
   };
 }
@@ -53,6 +47,7 @@ measured_trial failed_trial(const candidate& cand, status state, double compile_
 struct waiting_build {
   candidate cand;
   trial_promise promise;
+  std::uint32_t requeues = 0;
 };
 
 struct waiting_run {
@@ -68,14 +63,25 @@ struct measurer_slot {
   std::int32_t device = -1;  ///< written into its trials; -1: the measurer's own
   bool remote = false;
   bool alive = true;
+  double weight = 1.0;
   std::map<std::uint64_t, waiting_run> held;
+};
+
+/// One compile worker: a local detached actor, or a node's (remote).
+struct worker_slot {
+  build_worker_actor handle;
+  bool remote = false;
+  bool alive = true;
+  /// Bumped when the worker is replaced or lost: a late answer is dropped.
+  std::uint64_t generation = 0;
+  std::optional<waiting_build> job;  ///< the candidate it builds now
+  std::size_t track = 0;             ///< its index in the busy tracker
 };
 
 struct pool_state {
   backend_ptr backend;
   compile_pool_options options;
-  std::vector<build_worker_actor> workers;
-  std::vector<bool> working;
+  std::vector<worker_slot> workers;
   std::deque<waiting_build> to_build;
   std::deque<waiting_run> to_measure;
   std::vector<measurer_slot> slots;
@@ -89,19 +95,21 @@ struct pool_state {
 };
 
 using pool_pointer = compile_pool_actor::stateful_pointer<pool_state>;
+constexpr std::size_t none = static_cast<std::size_t>(-1);
 
-void pump_measure(pool_pointer self);
+void pump(pool_pointer self);
 
 void abandon_queue(pool_pointer self) {
   auto& st = self->state;
-  while (!st.to_measure.empty()) {
-    auto job = std::move(st.to_measure.front());
-    st.to_measure.pop_front();
-    auto trial = failed_trial(job.compiled.cand, status::unknown, job.compiled.build.compile_s,
-                              "abandoned: no measurer left within the lost timeout");
+  auto abandon = [](const candidate& cand, double compile_s, trial_promise& promise) {
+    auto trial = failed_trial(cand, status::unknown, compile_s, "abandoned: no measurer left within the lost timeout");
     trial.abandoned = true;
-    job.promise.deliver(std::move(trial));
-  }
+    promise.deliver(std::move(trial));
+  };
+  for (auto& job : st.to_measure) abandon(job.compiled.cand, job.compiled.build.compile_s, job.promise);
+  st.to_measure.clear();
+  for (auto& job : st.to_build) abandon(job.cand, 0.0, job.promise);
+  st.to_build.clear();
 }
 
 bool any_alive(const pool_state& st) {
@@ -114,7 +122,7 @@ bool any_alive(const pool_state& st) {
 /// timeout the queued candidates are given up.
 void watch_lost(pool_pointer self) {
   auto& st = self->state;
-  if (any_alive(st) || st.to_measure.empty()) {
+  if (any_alive(st) || (st.to_measure.empty() && st.to_build.empty())) {
     if (st.lost_since >= 0 && any_alive(st)) std::fprintf(stderr, "\nnodes: a measurer is back; the run goes on\n");
     if (any_alive(st)) st.lost_since = st.status_at = -1.0;
     return;
@@ -141,6 +149,34 @@ void watch_lost(pool_pointer self) {
   }
 }
 
+/// True for a measurer that builds what it measures (a node's, real kernels).
+bool builds_itself(const pool_state& st, const measurer_slot& slot) { return slot.remote && st.options.remote_builds; }
+
+/// Whether `slot` can take `job`: an unbuilt candidate only a measurer that
+/// builds itself; one built here only a measurer of this machine (or of a
+/// node measuring simulated builds); one built on a node (bytes) any.
+bool accepts(const pool_state& st, const measurer_slot& slot, const compiled_candidate& job) {
+  if (job.unbuilt) return builds_itself(st, slot);
+  return !builds_itself(st, slot) || !job.artifact_bytes.empty();
+}
+
+/// The live measurer with room that holds the fewest candidates per weight
+/// and accepts `job`; `none` when there is none.
+std::size_t choose_slot(const pool_state& st, const compiled_candidate& job) {
+  std::size_t best = none;
+  double best_load = 0.0;
+  for (std::size_t d = 0; d < st.slots.size(); ++d) {
+    const auto& slot = st.slots[d];
+    if (!slot.alive || slot.held.size() >= 1 + slot.prefetch || !accepts(st, slot, job)) continue;
+    double load = static_cast<double>(slot.held.size() + 1) / slot.weight;
+    if (best == none || load < best_load) {
+      best = d;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
 /// Puts what a lost remote measurer held back at the front of the queue.
 void requeue_held(pool_pointer self, std::size_t index) {
   auto& st = self->state;
@@ -163,7 +199,17 @@ void requeue_held(pool_pointer self, std::size_t index) {
 void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
   auto& st = self->state;
   auto& slot = st.slots[best];
+  if (!slot.remote && !job.compiled.artifact_bytes.empty()) {
+    // Built on a node: its bytes become a file of this machine's cache.
+    if (auto problem = materialize_artifact(job.compiled); !problem.empty()) {
+      job.promise.deliver(failed_trial(job.compiled.cand, status::unknown, job.compiled.build.compile_s,
+                                       "cannot store the artifact built on a node: " + problem));
+      return;
+    }
+  }
   double per_run = st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
+  // The node builds an unbuilt candidate (and those ahead of it) before running it.
+  if (builds_itself(st, slot)) per_run += st.options.compile_timeout_s * st.options.time_scale;
   auto timeout = detail::wall_timeout(per_run * (2.0 + slot.prefetch));
   auto id = job.compiled.cand.id;
   auto compiled = job.compiled;
@@ -181,7 +227,7 @@ void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
             slot.held.erase(it);
             if (slot.device >= 0) trial.device = slot.device;
             promise.deliver(std::move(trial));
-            pump_measure(self);
+            pump(self);
           },
           [self, best, id, handle](caf::error& err) mutable {
             detail::cpu_scope cpu(self->state.cpu_s);
@@ -195,7 +241,7 @@ void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
               slot.held.erase(it);
               if (++job.requeues <= st.options.max_requeues) {
                 st.to_measure.push_front(std::move(job));
-                pump_measure(self);
+                pump(self);
                 return;
               }
               it = slot.held.emplace(id, std::move(job)).first;
@@ -207,29 +253,38 @@ void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
                                       "measurer gave no answer: " + self->system().render(err));
             trial.device = slot.device >= 0 ? slot.device : static_cast<std::int32_t>(best);
             job.promise.deliver(std::move(trial));
-            pump_measure(self);
+            pump(self);
           });
 }
 
 void pump_measure(pool_pointer self) {
   auto& st = self->state;
   if (st.giving_up) abandon_queue(self);
-  while (!st.to_measure.empty()) {
-    std::size_t best = st.slots.size();
-    for (std::size_t d = 0; d < st.slots.size(); ++d) {
-      const auto& slot = st.slots[d];
-      if (!slot.alive || slot.held.size() >= 1 + slot.prefetch) continue;
-      if (best == st.slots.size() || slot.held.size() < st.slots[best].held.size()) best = d;
+  for (auto it = st.to_measure.begin(); it != st.to_measure.end();) {
+    auto best = choose_slot(st, it->compiled);
+    if (best == none) {
+      ++it;
+      continue;
     }
-    if (best == st.slots.size()) break;
-    auto job = std::move(st.to_measure.front());
-    st.to_measure.pop_front();
+    auto job = std::move(*it);
+    it = st.to_measure.erase(it);
     send_to_measurer(self, best, std::move(job));
+  }
+  // What no compile worker took goes unbuilt to a measurer that builds itself.
+  compiled_candidate unbuilt;
+  unbuilt.unbuilt = true;
+  while (!st.to_build.empty()) {
+    auto best = choose_slot(st, unbuilt);
+    if (best == none) break;
+    auto job = std::move(st.to_build.front());
+    st.to_build.pop_front();
+    send_to_measurer(self, best, {compiled_candidate{std::move(job.cand), {}, true, {}}, job.promise, job.requeues});
   }
   watch_lost(self);
 }
 
-void add_slot(pool_pointer self, measurer_actor handle, std::uint32_t prefetch, std::int32_t device, bool remote) {
+void add_slot(pool_pointer self, measurer_actor handle, std::uint32_t prefetch, std::int32_t device, bool remote,
+              double weight) {
   auto& st = self->state;
   if (remote) self->monitor(handle);
   for (auto& slot : st.slots) {
@@ -245,56 +300,120 @@ void add_slot(pool_pointer self, measurer_actor handle, std::uint32_t prefetch, 
   slot.prefetch = prefetch;
   slot.device = device;
   slot.remote = remote;
+  slot.weight = weight > 0 ? weight : 1.0;
   st.slots.push_back(std::move(slot));
+}
+
+void add_worker(pool_pointer self, build_worker_actor handle, bool remote) {
+  auto& st = self->state;
+  if (remote) {
+    self->monitor(handle);
+    for (auto& worker : st.workers) {
+      if (worker.remote && !worker.alive) {
+        worker.handle = std::move(handle);
+        worker.alive = true;
+        ++worker.generation;
+        return;
+      }
+    }
+  }
+  worker_slot worker;
+  worker.handle = std::move(handle);
+  worker.remote = remote;
+  worker.track = st.tracker.add_worker();
+  st.workers.push_back(std::move(worker));
 }
 
 void replace_worker(pool_pointer self, std::size_t index) {
   auto& st = self->state;
-  auto old = st.workers[index];
-  self->unlink_from(old);
-  self->send_exit(old, caf::exit_reason::kill);
-  st.workers[index] = self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.compile_timeout_s);
+  auto& worker = st.workers[index];
+  self->unlink_from(worker.handle);
+  self->send_exit(worker.handle, caf::exit_reason::kill);
+  worker.handle = self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.compile_timeout_s);
+  ++worker.generation;
+}
+
+/// A node's compile worker is gone: its candidate is built again elsewhere.
+void lose_worker(pool_pointer self, std::size_t index) {
+  auto& st = self->state;
+  auto& worker = st.workers[index];
+  worker.alive = false;
+  ++worker.generation;
+  if (!worker.job) return;
+  st.tracker.stop(worker.track);
+  auto job = std::move(*worker.job);
+  worker.job.reset();
+  if (++job.requeues > st.options.max_requeues) {
+    job.promise.deliver(failed_trial(job.cand, status::unknown, 0.0,
+                                     "lost its compile worker " + std::to_string(job.requeues) + " times"));
+    return;
+  }
+  st.to_build.push_front(std::move(job));
+}
+
+/// Whether a compile worker's builds can be measured: a node's always (its
+/// artifacts travel as bytes); one of this machine's only when a measurer
+/// of this machine, or one that measures what the pool built, is in the run.
+bool worker_useful(const pool_state& st, const worker_slot& worker) {
+  if (worker.remote || !st.options.remote_builds) return true;
+  for (const auto& slot : st.slots)
+    if (!slot.remote) return true;
+  return false;
 }
 
 void pump_build(pool_pointer self) {
   auto& st = self->state;
   for (std::size_t w = 0; w < st.workers.size() && !st.to_build.empty(); ++w) {
-    if (st.working[w]) continue;
-    auto job = std::move(st.to_build.front());
+    auto& worker = st.workers[w];
+    if (worker.job || !worker.alive || !worker_useful(st, worker)) continue;
+    worker.job = std::move(st.to_build.front());
     st.to_build.pop_front();
-    st.working[w] = true;
-    st.tracker.start(w);
+    st.tracker.start(worker.track);
     auto timeout =
         detail::wall_timeout(st.options.compile_timeout_s * st.options.time_scale + st.options.request_grace_s);
-    auto promise = job.promise;
-    auto cand = job.cand;
-    self->request(st.workers[w], timeout, build_atom::value, std::move(job.cand))
+    auto generation = worker.generation;
+    self->request(worker.handle, timeout, build_atom::value, worker.job->cand)
         .then(
-            [self, w, promise](compiled_candidate& compiled) mutable {
+            [self, w, generation](compiled_candidate& compiled) {
               detail::cpu_scope cpu(self->state.cpu_s);
               auto& st = self->state;
-              st.tracker.stop(w);
-              st.working[w] = false;
+              auto& worker = st.workers[w];
+              if (worker.generation != generation || !worker.job) return;
+              st.tracker.stop(worker.track);
+              auto job = std::move(*worker.job);
+              worker.job.reset();
               if (compiled.build.state == status::ok) {
-                st.to_measure.push_back({std::move(compiled), promise});
-                pump_measure(self);
+                st.to_measure.push_back({std::move(compiled), job.promise, job.requeues});
               } else {
-                promise.deliver(failed_trial(compiled.cand, compiled.build.state, compiled.build.compile_s,
-                                             std::move(compiled.build.message)));
+                job.promise.deliver(failed_trial(compiled.cand, compiled.build.state, compiled.build.compile_s,
+                                                 std::move(compiled.build.message)));
               }
-              pump_build(self);
+              pump(self);
             },
-            [self, w, promise, cand](caf::error& err) mutable {
+            [self, w, generation](caf::error& err) {
               detail::cpu_scope cpu(self->state.cpu_s);
               auto& st = self->state;
-              st.tracker.stop(w);
-              st.working[w] = false;
-              replace_worker(self, w);
-              promise.deliver(failed_trial(cand, status::build_timeout, st.options.compile_timeout_s,
-                                           "build worker gave no answer: " + self->system().render(err)));
-              pump_build(self);
+              auto& worker = st.workers[w];
+              if (worker.generation != generation || !worker.job) return;
+              if (worker.remote && err != caf::sec::request_timeout) {
+                lose_worker(self, w);  // the network failed it: build it elsewhere
+                pump(self);
+                return;
+              }
+              st.tracker.stop(worker.track);
+              auto job = std::move(*worker.job);
+              worker.job.reset();
+              if (!worker.remote) replace_worker(self, w);
+              job.promise.deliver(failed_trial(job.cand, status::build_timeout, st.options.compile_timeout_s,
+                                               "build worker gave no answer: " + self->system().render(err)));
+              pump(self);
             });
   }
+}
+
+void pump(pool_pointer self) {
+  pump_build(self);
+  pump_measure(self);
 }
 
 compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr backend, compile_pool_options options) {
@@ -304,8 +423,10 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
   st.options.prefetch.resize(st.options.measurers.size(), 1);
   st.options.remote.resize(st.options.measurers.size(), false);
   st.options.device_ids.resize(st.options.measurers.size(), -1);
+  st.options.weight.resize(st.options.measurers.size(), 1.0);
   for (std::size_t d = 0; d < st.options.measurers.size(); ++d)
-    add_slot(self, st.options.measurers[d], st.options.prefetch[d], st.options.device_ids[d], st.options.remote[d]);
+    add_slot(self, st.options.measurers[d], st.options.prefetch[d], st.options.device_ids[d], st.options.remote[d],
+             st.options.weight[d]);
   self->set_down_handler([self](caf::down_msg& down) {
     auto& st = self->state;
     for (std::size_t d = 0; d < st.slots.size(); ++d) {
@@ -314,19 +435,21 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
                    st.slots[d].device, self->system().render(down.reason).c_str(), st.slots[d].held.size());
       requeue_held(self, d);
     }
-    pump_measure(self);
+    for (std::size_t w = 0; w < st.workers.size(); ++w)
+      if (st.workers[w].remote && st.workers[w].alive && st.workers[w].handle.address() == down.source)
+        lose_worker(self, w);
+    pump(self);
   });
-  st.working.assign(st.options.workers, false);
-  st.tracker = detail::busy_tracker(st.options.workers);
   for (std::uint32_t w = 0; w < st.options.workers; ++w)
-    st.workers.push_back(
-        self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.compile_timeout_s));
+    add_worker(self, self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.compile_timeout_s),
+               false);
+  for (const auto& remote : st.options.remote_workers) add_worker(self, remote, true);
   return {
       [self](evaluate_atom, candidate& cand) {
         detail::cpu_scope cpu(self->state.cpu_s);
         auto promise = self->make_response_promise<measured_trial>();
         self->state.to_build.push_back({std::move(cand), promise});
-        pump_build(self);
+        pump(self);
         return promise;
       },
       [self](stats_atom, double from, double to) {
@@ -334,20 +457,33 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
         return stage_stats{static_cast<std::uint32_t>(st.workers.size()), st.tracker.busy_within(from, to), to - from,
                            st.cpu_s};
       },
-      [self](join_atom, std::vector<caf::actor>& measurers, std::vector<std::int32_t>& devices,
-             std::uint32_t prefetch) {
+      [self](join_atom, std::vector<caf::actor>& measurers, std::vector<std::int32_t>& devices, std::uint32_t prefetch,
+             std::vector<caf::actor>& builders) {
         for (std::size_t d = 0; d < measurers.size() && d < devices.size(); ++d)
-          add_slot(self, caf::actor_cast<measurer_actor>(measurers[d]), prefetch, devices[d], true);
-        pump_measure(self);
+          add_slot(self, caf::actor_cast<measurer_actor>(measurers[d]), prefetch, devices[d], true, 1.0);
+        for (auto& b : builders) add_worker(self, caf::actor_cast<build_worker_actor>(b), true);
+        pump(self);
       },
       [self](tick_atom) {
         self->state.ticking = false;
-        pump_measure(self);
+        pump(self);
       },
   };
 }
 
 }  // namespace
+
+compiled_candidate build_candidate(backend& backend, candidate cand, double timeout_s) {
+  compiled_candidate out;
+  try {
+    out.build = backend.build(cand.config, timeout_s);
+  } catch (const std::exception& e) {
+    out.build.state = status::unknown;
+    out.build.message = std::string("build threw: ") + e.what();
+  }
+  out.cand = std::move(cand);
+  return out;
+}
 
 build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr backend, double compile_timeout_s) {
   return system.spawn<caf::detached>(build_worker, std::move(backend), compile_timeout_s);

@@ -13,6 +13,9 @@
 #include <caf/openssl/publish.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/system_messages.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,11 +23,15 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "tune/actors/nodes.hpp"
+#include "tune/kernels/compile_cache.hpp"
+#include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/replay.hpp"
+#include "tune/kernels/task.hpp"
 
 #ifndef TUNE_ENGINE_VERSION
 #error "TUNE_ENGINE_VERSION must be defined by the build"
@@ -40,11 +47,12 @@ std::string engine_version() {
 
 std::string message_set_signature() {
   // Bump the leading number when a type below changes its fields.
-  return "nodes-1 caf-" + std::to_string(CAF_VERSION) +
-         " candidate(id,config) compiled_candidate(cand,build) build_result(state,artifact,compile_s,message)"
+  return "nodes-2 caf-" + std::to_string(CAF_VERSION) +
+         " candidate(id,config) compiled_candidate(cand,build,unbuilt,artifact_bytes) "
+         "build_result(state,artifact,compile_s,message)"
          " run_result(state,time_ms,run_s,message,objectives) measured_trial(id,config,state,time_ms,objectives,"
          "compile_s,run_s,device,message,finished_s,reused_from_run,abandoned) stage_stats(workers,busy_s,window_s,"
-         "cpu_s) measurer(measure,stats)";
+         "cpu_s) measurer(measure,stats) build_worker(build) open(json,measurers,builders)";
 }
 
 namespace {
@@ -78,10 +86,19 @@ backend_ptr make_node_backend(const std::string& task_json, const std::string& p
   if (!task.is_object() || !task.contains("kind") || !task["kind"].is_string())
     throw std::invalid_argument("the task is not a JSON object with a 'kind'");
   auto kind = task["kind"].get<std::string>();
+  if (kind == "task") {
+    if (node_backend == "replay")
+      throw std::invalid_argument("this node offers replay devices; a built-in task needs cpu, cuda or hip devices");
+    if (!task.contains("task") || !task["task"].is_string())
+      throw std::invalid_argument("the task has no 'task' string (e.g. matmul:64x64x64)");
+    task_backend_options ko;
+    ko.first_core = 0;
+    ko.threads = task.value("threads", 1);
+    if (ko.threads < 1 || ko.threads > 1024) throw std::invalid_argument("threads must be from 1 to 1024");
+    return make_task_backend(task["task"].get<std::string>(), node_backend, ko);
+  }
   if (kind != "replay")
-    throw std::invalid_argument("task kind '" + kind +
-                                "': a node measures replayed datasets only (kernels built on the coordinator cannot "
-                                "run on another machine yet)");
+    throw std::invalid_argument("task kind '" + kind + "': a node builds 'task' (a built-in kernel) or 'replay'");
   if (node_backend != "replay")
     throw std::invalid_argument("this node offers " + node_backend +
                                 " devices; a replayed dataset needs replay devices");
@@ -120,11 +137,149 @@ backend_ptr make_node_backend(const std::string& task_json, const std::string& p
 
 namespace {
 
+/// A plain file name of the compile cache: letters, digits, '.', '_', '-'.
+bool plain_file_name(const std::string& name) {
+  if (name.empty() || name.size() > 200 || name[0] == '.') return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string materialize_artifact(compiled_candidate& compiled) {
+  const auto& name = compiled.build.artifact;
+  if (!plain_file_name(name)) return "the artifact's name '" + name + "' is not a plain file name";
+  auto file = std::filesystem::path(kernel_cache_dir({})) / "received" / name;
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  if (ec) return "cannot create " + file.parent_path().string() + ": " + ec.message();
+  if (auto problem = compile_cache::write_file(file, compiled.artifact_bytes); !problem.empty()) return problem;
+  compiled.build.artifact = file.string();
+  compiled.artifact_bytes.clear();
+  compiled.artifact_bytes.shrink_to_fit();
+  return {};
+}
+
+std::string pack_artifact(compiled_candidate& compiled) {
+  if (compiled.build.artifact.empty()) return {};
+  std::filesystem::path file(compiled.build.artifact);
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) return "cannot read the artifact " + file.string();
+  compiled.artifact_bytes = bytes.str();
+  compiled.build.artifact = file.filename().string();
+  return {};
+}
+
+namespace {
+
+using trial_promise = caf::typed_response_promise<measured_trial>;
+
+measured_trial failed(const compiled_candidate& compiled, status state, std::string message, std::int32_t device) {
+  measured_trial trial;
+  trial.id = compiled.cand.id;
+  trial.config = compiled.cand.config;
+  trial.state = state;
+  trial.compile_s = compiled.build.compile_s;
+  trial.device = device;
+  trial.message = std::move(message);
+  return trial;
+}
+
+/// A node's compile worker for the coordinator's pool: builds, then sends the
+/// artifact's bytes (the measuring machine writes them to its cache).
+build_worker_actor::behavior_type packing_build_worker(build_worker_actor::pointer, backend_ptr backend,
+                                                       double timeout_s) {
+  return {
+      [backend, timeout_s](build_atom, candidate& cand) {
+        auto out = build_candidate(*backend, std::move(cand), timeout_s);
+        if (out.build.state == status::ok)
+          if (auto problem = pack_artifact(out); !problem.empty()) {
+            out.build.state = status::unknown;
+            out.build.message = problem;
+          }
+        return out;
+      },
+  };
+}
+
+struct node_measurer_state {
+  measurer_actor inner;
+  build_worker_actor builder;
+  std::int32_t device = 0;
+  static inline const char* name = "node_measurer";
+};
+
+using node_measurer_pointer = measurer_actor::stateful_pointer<node_measurer_state>;
+
+void measure_built(node_measurer_pointer self, compiled_candidate compiled, trial_promise promise) {
+  // The local measurer answers every request (its own timeouts make failed
+  // runs trials); the coordinator's request bounds the wait.
+  self->request(self->state.inner, caf::infinite, measure_atom::value, compiled)
+      .then([promise](measured_trial& trial) mutable { promise.deliver(std::move(trial)); },
+            [self, promise, compiled](caf::error& err) mutable {
+              promise.deliver(failed(compiled, status::unknown,
+                                     "measurer gave no answer: " + self->system().render(err), self->state.device));
+            });
+}
+
+/// A node's measurer for real kernels: builds what arrives unbuilt on a build
+/// thread of its own (the next candidates build while one runs), writes an
+/// artifact that arrives as bytes into the cache, then measures on the
+/// device with the pipeline's measurer.
+measurer_actor::behavior_type node_measurer(node_measurer_pointer self, backend_ptr backend, measurer_options options,
+                                            double compile_timeout_s) {
+  auto& st = self->state;
+  st.device = options.device;
+  st.inner = spawn_measurer(self->system(), backend, options);
+  st.builder = spawn_build_worker(self->system(), backend, compile_timeout_s);
+  self->link_to(st.inner);
+  self->link_to(st.builder);
+  return {
+      [self](measure_atom, compiled_candidate& compiled) {
+        auto promise = self->make_response_promise<measured_trial>();
+        if (!compiled.unbuilt) {
+          if (!compiled.artifact_bytes.empty())
+            if (auto problem = materialize_artifact(compiled); !problem.empty()) {
+              promise.deliver(
+                  failed(compiled, status::unknown, "cannot store the artifact: " + problem, self->state.device));
+              return promise;
+            }
+          measure_built(self, std::move(compiled), promise);
+          return promise;
+        }
+        self->request(self->state.builder, caf::infinite, build_atom::value, compiled.cand)
+            .then(
+                [self, promise](compiled_candidate& built) mutable {
+                  if (built.build.state != status::ok) {
+                    auto state = built.build.state;
+                    auto message = built.build.message;
+                    promise.deliver(failed(built, state, std::move(message), self->state.device));
+                    return;
+                  }
+                  measure_built(self, std::move(built), promise);
+                },
+                [self, promise, compiled](caf::error& err) mutable {
+                  promise.deliver(failed(compiled, status::unknown,
+                                         "build worker gave no answer: " + self->system().render(err),
+                                         self->state.device));
+                });
+        return promise;
+      },
+      [self](stats_atom, double from, double to) {
+        return self->delegate(self->state.inner, stats_atom::value, from, to);
+      },
+  };
+}
+
 struct node_state {
   node_server_options options;
   caf::actor_addr owner;  ///< the actor that opened the session
   caf::node_id owner_node;
   std::vector<caf::actor> measurers;
+  std::vector<caf::actor> builders;
   std::string since;
   static inline const char* name = "tune_node";
 };
@@ -139,27 +294,30 @@ nlohmann::json offer(const node_state& st) {
           {"types", message_set_signature()},
           {"backend", st.options.backend},
           {"devices", devices},
-          {"compile_workers", 0},
+          {"compile_workers", st.options.backend == "replay" ? 0u : st.options.compile_workers},
           {"busy", static_cast<bool>(st.owner)}};
 }
 
-using open_result = caf::result<std::string, std::vector<caf::actor>>;
+using open_result = caf::result<std::string, std::vector<caf::actor>, std::vector<caf::actor>>;
 
 /// The largest dataset a node takes (the vendored ones are a few MB).
 constexpr std::size_t max_payload_bytes = std::size_t{1} << 30;
 
 open_result refusal(const std::string& error) {
-  return open_result(nlohmann::json{{"ok", false}, {"error", error}}.dump(), std::vector<caf::actor>{});
+  return open_result(nlohmann::json{{"ok", false}, {"error", error}}.dump(), std::vector<caf::actor>{},
+                     std::vector<caf::actor>{});
 }
 
 void end_session(node_pointer self, const char* why) {
   auto& st = self->state;
-  for (auto& m : st.measurers) {
-    self->unlink_from(m);
-    self->send_exit(m, caf::exit_reason::user_shutdown);
-  }
+  for (auto* group : {&st.measurers, &st.builders})
+    for (auto& m : *group) {
+      self->unlink_from(m);
+      self->send_exit(m, caf::exit_reason::user_shutdown);
+    }
   if (st.owner) std::fprintf(stderr, "node: session ended (%s)\n", why);
   st.measurers.clear();
+  st.builders.clear();
   st.owner = caf::actor_addr{};
   st.owner_node = caf::node_id{};
 }
@@ -201,14 +359,34 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
           return refusal(std::string("cannot build the task here: ") + e.what());
         }
         auto task_doc = nlohmann::json::parse(task);  // valid: the backend was made from it
-        for (const auto& d : st.options.devices) {
+        std::vector<std::size_t> chosen;
+        if (task_doc.contains("devices") && task_doc["devices"].is_array()) {
+          for (const auto& index : task_doc["devices"]) {
+            if (!index.is_number_unsigned() || index.get<std::size_t>() >= st.options.devices.size())
+              return refusal("devices: " + index.dump() + " is not one of this node's " +
+                             std::to_string(st.options.devices.size()) + " devices (indices from 0)");
+            chosen.push_back(index.get<std::size_t>());
+          }
+        } else {
+          for (std::size_t d = 0; d < st.options.devices.size(); ++d) chosen.push_back(d);
+        }
+        bool real = task_doc.value("kind", std::string()) == "task";
+        double compile_timeout_s = task_doc.value("compile_timeout_s", st.options.compile_timeout_s);
+        for (auto index : chosen) {
           measurer_options m;
-          m.device = d.id;
+          m.device = st.options.devices[index].id;
           m.run_timeout_s = task_doc.value("run_timeout_s", st.options.run_timeout_s);
           m.time_scale = task_doc.value("time_scale", 1.0) > 0 ? task_doc.value("time_scale", 1.0) : 1.0;
-          st.measurers.push_back(caf::actor_cast<caf::actor>(spawn_measurer(self->system(), backend, m)));
+          auto measurer = real ? self->system().spawn(node_measurer, backend, m, compile_timeout_s)
+                               : spawn_measurer(self->system(), backend, m);
+          st.measurers.push_back(caf::actor_cast<caf::actor>(measurer));
           // Linked: a node that is stopped ends its session's measurers too.
           self->link_to(st.measurers.back());
+        }
+        for (std::uint32_t w = 0; real && w < st.options.compile_workers; ++w) {
+          st.builders.push_back(caf::actor_cast<caf::actor>(
+              self->system().spawn<caf::detached>(packing_build_worker, backend, compile_timeout_s)));
+          self->link_to(st.builders.back());
         }
         st.owner = caf::actor_cast<caf::actor_addr>(sender);
         st.owner_node = sender->node();
@@ -217,9 +395,9 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
         char stamp[32];
         std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
         st.since = stamp;
-        std::fprintf(stderr, "node: session opened by %s (%zu measurers)\n", caf::to_string(sender->node()).c_str(),
-                     st.measurers.size());
-        return open_result(offer(st).dump(), st.measurers);
+        std::fprintf(stderr, "node: session opened by %s (%zu measurers, %zu compile workers)\n",
+                     caf::to_string(sender->node()).c_str(), st.measurers.size(), st.builders.size());
+        return open_result(offer(st).dump(), st.measurers, st.builders);
       },
       [self](close_atom) {
         auto sender = self->current_sender();

@@ -48,6 +48,7 @@ std::string check_offer(const remote_node& spec, const std::string& text, nlohma
 /// Checks the answer to open; returns the problem, empty when fine.
 std::string check_open(const remote_node& spec, const std::string& text, const std::vector<caf::actor>& measurers,
                        std::size_t wanted) {
+  // (the node's compile workers, if any, come with the measurers)
   auto reply = nlohmann::json::parse(text, nullptr, false);
   if (!reply.is_object()) return "node " + label(spec) + " gave an answer that is not JSON";
   if (!reply.value("ok", false))
@@ -58,11 +59,46 @@ std::string check_open(const remote_node& spec, const std::string& text, const s
   return {};
 }
 
+/// The node's devices the topology picks (indices into what it offers): by
+/// index or name, the first N, or all. Throws std::invalid_argument naming
+/// the node when one is not offered.
+std::vector<std::size_t> choose_devices(const remote_node& spec, const nlohmann::json& offered) {
+  std::vector<std::size_t> out;
+  auto listing = [&] {
+    std::string names;
+    for (std::size_t d = 0; d < offered.size(); ++d)
+      names += (d ? ", " : "") + std::to_string(d) + " " + offered[d].get<std::string>();
+    return names;
+  };
+  for (auto index : spec.device_indices) {
+    if (index >= offered.size())
+      throw std::invalid_argument("node " + label(spec) + " has no device " + std::to_string(index) + " (it offers " +
+                                  listing() + "); fix nodes[].devices");
+    out.push_back(index);
+  }
+  for (const auto& name : spec.device_names) {
+    std::size_t found = offered.size();
+    for (std::size_t d = 0; d < offered.size(); ++d)
+      if (offered[d].get<std::string>() == name) found = d;
+    if (found == offered.size())
+      throw std::invalid_argument("node " + label(spec) + " has no device named '" + name + "' (it offers " +
+                                  listing() + "); fix nodes[].devices");
+    out.push_back(found);
+  }
+  if (!out.empty()) return out;
+  if (spec.devices > offered.size())
+    throw std::invalid_argument("node " + label(spec) + " offers " + std::to_string(offered.size()) +
+                                " devices, the topology asks for " + std::to_string(spec.devices) +
+                                "; lower nodes[].devices");
+  std::size_t used = spec.devices ? spec.devices : offered.size();
+  for (std::size_t d = 0; d < used; ++d) out.push_back(d);
+  return out;
+}
+
 struct keeper_state {
   std::shared_ptr<keeper_setup> setup;
   std::vector<node_link> links;
   compile_pool_actor pool;
-  std::string task;
   std::string payload;
   bool tls = false;
   std::vector<double> backoff_s;
@@ -80,7 +116,8 @@ void schedule_reconnect(keeper_pointer self, std::size_t k) {
   self->delayed_send(self, wait, reconnect_atom::value, static_cast<std::uint64_t>(k));
 }
 
-void opened(keeper_pointer self, std::size_t k, caf::actor node, std::vector<caf::actor> measurers) {
+void opened(keeper_pointer self, std::size_t k, caf::actor node, std::vector<caf::actor> measurers,
+            std::vector<caf::actor> builders) {
   auto& st = self->state;
   auto& link = st.links[k];
   link.handle = node;
@@ -89,7 +126,7 @@ void opened(keeper_pointer self, std::size_t k, caf::actor node, std::vector<caf
   measurers.resize(link.device_ids.size());
   std::fprintf(stderr, "\nnodes: node %s is back; its %zu devices rejoin the run\n", label(link.spec).c_str(),
                measurers.size());
-  self->send(st.pool, join_atom::value, std::move(measurers), link.device_ids, link.spec.prefetch);
+  self->send(st.pool, join_atom::value, std::move(measurers), link.device_ids, link.spec.prefetch, std::move(builders));
 }
 
 void reconnect(keeper_pointer self, std::size_t k) {
@@ -111,10 +148,11 @@ void reconnect(keeper_pointer self, std::size_t k) {
                         std::fprintf(stderr, "\nnodes: %s\n", problem.c_str());
                         return schedule_reconnect(self, k);
                       }
-                      self->request(node, open_timeout, open_atom::value, st.task, st.payload,
+                      self->request(node, open_timeout, open_atom::value, st.links[k].task, st.payload,
                                     caf::actor_cast<caf::actor>(self))
                           .then(
-                              [self, k, node](std::string& text, std::vector<caf::actor>& measurers) {
+                              [self, k, node](std::string& text, std::vector<caf::actor>& measurers,
+                                              std::vector<caf::actor>& builders) {
                                 auto& st = self->state;
                                 auto problem =
                                     check_open(st.links[k].spec, text, measurers, st.links[k].device_ids.size());
@@ -122,7 +160,7 @@ void reconnect(keeper_pointer self, std::size_t k) {
                                   std::fprintf(stderr, "\nnodes: %s\n", problem.c_str());
                                   return schedule_reconnect(self, k);
                                 }
-                                opened(self, k, node, std::move(measurers));
+                                opened(self, k, node, std::move(measurers), std::move(builders));
                               },
                               [self, k](caf::error&) { schedule_reconnect(self, k); });
                     },
@@ -149,7 +187,6 @@ caf::behavior keeper(keeper_pointer self, std::shared_ptr<keeper_setup> setup) {
         auto& st = self->state;
         st.links = std::move(st.setup->links);
         st.pool = st.setup->pool;
-        st.task = st.setup->task;
         st.payload = st.setup->payload;
         st.tls = st.setup->tls;
         st.backoff_s.assign(st.links.size(), 0.5);
@@ -193,15 +230,17 @@ std::vector<node_link> connect_nodes(caf::actor_system& system, const std::vecto
     if (!problem.empty()) throw std::invalid_argument(problem);
     node_link link;
     link.spec = spec;
-    std::size_t offered = offer["devices"].size();
-    std::size_t used = spec.devices ? std::min<std::size_t>(spec.devices, offered) : offered;
-    if (spec.devices > offered)
-      throw std::invalid_argument("node " + label(spec) + " offers " + std::to_string(offered) +
-                                  " devices, the topology asks for " + std::to_string(spec.devices) +
-                                  "; lower nodes[].devices");
-    for (std::size_t d = 0; d < used; ++d) {
+    auto indices = choose_devices(spec, offer["devices"]);
+    for (auto d : indices) {
       link.device_ids.push_back(next_id++);
       link.device_names.push_back(label(spec) + "/" + offer["devices"][d].get<std::string>());
+    }
+    auto task_doc = nlohmann::json::parse(task, nullptr, false);
+    if (task_doc.is_object()) {
+      task_doc["devices"] = indices;
+      link.task = task_doc.dump();
+    } else {
+      link.task = task;
     }
     link.handle = *handle;
     links.push_back(std::move(link));
@@ -213,12 +252,13 @@ std::vector<node_link> connect_nodes(caf::actor_system& system, const std::vecto
     openers.emplace_back([&, k] {
       auto& link = links[k];
       caf::scoped_actor opener{system};
-      opener->request(link.handle, open_timeout, open_atom::value, task, payload, owner)
+      opener->request(link.handle, open_timeout, open_atom::value, link.task, payload, owner)
           .receive(
-              [&](std::string& text, std::vector<caf::actor>& measurers) {
+              [&](std::string& text, std::vector<caf::actor>& measurers, std::vector<caf::actor>& builders) {
                 problems[k] = check_open(link.spec, text, measurers, link.device_ids.size());
                 measurers.resize(link.device_ids.size());
                 link.measurers = std::move(measurers);
+                link.builders = std::move(builders);
               },
               [&](caf::error& err) {
                 problems[k] = "node " + label(link.spec) + " did not open the run: " + system.render(err);

@@ -15,8 +15,10 @@ struct node_link {
   remote_node spec;
   caf::actor handle;  ///< the node actor; invalid while lost
   std::vector<caf::actor> measurers;
+  std::vector<caf::actor> builders;  ///< the node's compile workers (real kernels)
   std::vector<std::int32_t> device_ids;
   std::vector<std::string> device_names;
+  std::string task;  ///< the run's task with this node's "devices" (indices)
 };
 
 /// What the keeper starts with, filled in after it was spawned (the nodes'
@@ -24,7 +26,6 @@ struct node_link {
 struct keeper_setup {
   std::vector<node_link> links;
   compile_pool_actor pool;
-  std::string task;
   std::string payload;
   bool tls = false;
 };

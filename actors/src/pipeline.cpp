@@ -81,13 +81,20 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
     pool_options.prefetch.push_back(slot.prefetch);
   }
   std::uint32_t capacity = pipeline_capacity(options);
+  pool_options.weight.assign(options.devices.size(), 1.0);
   for (const auto& link : links) {
     for (std::size_t d = 0; d < link.measurers.size(); ++d) {
       pool_options.measurers.push_back(caf::actor_cast<measurer_actor>(link.measurers[d]));
       pool_options.prefetch.push_back(link.spec.prefetch);
+      pool_options.weight.push_back(link.spec.weight);
       capacity += 1 + link.spec.prefetch;
     }
+    for (const auto& builder : link.builders) {
+      pool_options.remote_workers.push_back(caf::actor_cast<build_worker_actor>(builder));
+      capacity += 1;
+    }
   }
+  pool_options.remote_builds = options.nodes_build;
   pool_options.remote.assign(options.devices.size(), false);
   pool_options.remote.resize(pool_options.measurers.size(), true);
   pool_options.device_ids.assign(options.devices.size(), -1);
@@ -98,7 +105,6 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   if (keeper) {
     keeper_setup->links = links;
     keeper_setup->pool = pool;
-    keeper_setup->task = options.node_task;
     keeper_setup->payload = options.node_payload;
     keeper_setup->tls = options.network.tls();
     caf::anon_send(keeper, start_atom::value);

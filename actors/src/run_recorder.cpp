@@ -60,7 +60,8 @@ run_recorder::run_recorder(recorder_options options) : options_(std::move(option
   if (options_.use_cache)
     cache_ = std::make_shared<std::unordered_map<std::string, trial_record>>(
         db_->load_cache(options_.spec.task_key, options_.spec.device_kind));
-  if (!options_.publish_endpoint.empty()) publisher_ = std::make_unique<event_publisher>(options_.publish_endpoint);
+  if (!options_.publish_endpoint.empty())
+    publisher_ = std::make_unique<event_publisher>(options_.publish_endpoint, options_.publish_key);
 }
 
 run_recorder::~run_recorder() = default;

@@ -34,6 +34,12 @@ class busy_tracker {
 
   std::size_t workers() const { return open_.size(); }
 
+  /// One more worker (a node's compile worker that joined); returns its index.
+  std::size_t add_worker() {
+    open_.push_back(-1.0);
+    return open_.size() - 1;
+  }
+
   void start(std::size_t worker, double now = steady_seconds()) { open_[worker] = now; }
 
   void stop(std::size_t worker, double now = steady_seconds()) {

@@ -171,10 +171,10 @@ struct session::impl {
     if (topo.devices.empty() && topo.nodes.empty())
       throw input_error(topo.origin + ": devices: empty; list at least one device");
     if (topo.compile_workers == 0) throw input_error(topo.origin + ": compile_workers: must be at least 1");
-    if (!topo.nodes.empty() && o.dataset.empty())
+    if (!topo.nodes.empty() && o.dataset.empty() && o.task.empty())
       throw input_error(topo.origin +
-                        ": nodes: nodes measure replayed datasets only so far (a kernel built here "
-                        "cannot run on another machine yet); tune with --dataset, or remove 'nodes:'");
+                        ": nodes: nodes tune built-in tasks (--task) and replayed datasets (--dataset) only; a user "
+                        "kernel, a workload or an objective runs on this machine: remove 'nodes:'");
     backend_kind = topology_backend(topo, wanted == "objective" ? "cpu" : wanted);
   }
 
@@ -409,15 +409,44 @@ class session_listener final : public actors::trial_listener {
 /// dataset's bytes (a node needs no file of the coordinator), the network
 /// settings; their devices join the run's device list when they answer.
 static void node_options(const session_options& o, storage::topology& topo, actors::pipeline_options& po,
-                         actors::run_recorder& recorder) {
-  for (const auto& n : topo.nodes)
-    po.nodes.push_back({n.host, n.port, static_cast<std::uint32_t>(n.devices), static_cast<std::uint32_t>(n.prefetch)});
+                         actors::run_recorder& recorder, const std::string& backend_name) {
+  for (const auto& n : topo.nodes) {
+    actors::remote_node node;
+    node.host = n.host;
+    node.port = n.port;
+    node.devices = static_cast<std::uint32_t>(n.devices);
+    node.device_names = n.device_names;
+    for (auto index : n.device_indices) node.device_indices.push_back(static_cast<std::uint32_t>(index));
+    node.prefetch = static_cast<std::uint32_t>(n.prefetch);
+    node.weight = n.weight;
+    po.nodes.push_back(std::move(node));
+  }
   po.network.heartbeat_s = topo.network.heartbeat_s;
   po.network.connection_timeout_s = topo.network.connection_timeout_s;
   po.network.lost_timeout_s = topo.network.lost_timeout_s;
   po.network.certificate = topo.tls.certificate;
   po.network.key = topo.tls.key;
   po.network.cafile = topo.tls.cafile;
+  if (!o.task.empty()) {
+    // A built-in task: each node builds its own backend (and reference data)
+    // from the task string and compiles what it measures.
+    po.nodes_build = true;
+    po.node_task = nlohmann::json{{"kind", "task"},
+                                  {"task", o.task},
+                                  {"threads", o.threads},
+                                  {"seed", o.seed},
+                                  {"compile_timeout_s", topo.compile_timeout_s},
+                                  {"run_timeout_s", topo.run_timeout_s}}
+                       .dump();
+    po.on_remote_devices = [&topo, &recorder,
+                            backend = backend_name](const std::vector<actors::remote_device>& remote) {
+      std::vector<storage::device_spec> added;
+      for (const auto& d : remote) added.push_back({backend, d.id, d.name, 2});
+      topo.devices.insert(topo.devices.end(), added.begin(), added.end());
+      recorder.add_devices(added);
+    };
+    return;
+  }
   std::ifstream in(o.dataset, std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();
@@ -466,6 +495,7 @@ run_report session::run() {
   ro.resume = o.resume;
   ro.use_cache = o.use_cache && !o.db_path.empty();
   ro.publish_endpoint = o.publish_endpoint;
+  ro.publish_key = o.publish_key;
   ro.wait_for_subscribers = o.publish_wait;
   if (s.board) {
     // The dashboard reads the run's own event stream; its subscriber is
@@ -500,7 +530,7 @@ run_report session::run() {
   listener->first_seq(po.prior.size());
   po.stop_requested = [stop = o.stop] { return stop.stop_requested(); };
 
-  if (!s.topo.nodes.empty()) node_options(o, s.topo, po, *recorder);
+  if (!s.topo.nodes.empty()) node_options(o, s.topo, po, *recorder, s.backend_kind);
 
   if (o.progress_line && recorder->resumed())
     std::fprintf(stderr, "resuming run %lld: %zu trials recorded\n", static_cast<long long>(recorder->run_id()),

@@ -1,5 +1,9 @@
 #include "tune/storage/event_stream.hpp"
 
+#include <cctype>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <stdexcept>
 #include <utility>
@@ -240,6 +244,65 @@ void check_endpoint(const std::string& endpoint) {
                               "' is not valid; use tcp://HOST:PORT (e.g. tcp://127.0.0.1:5556) or ipc://PATH");
 }
 
+// ---- CURVE keys -------------------------------------------------------------
+
+bool curve_available() { return zmq_has("curve") == 1; }
+
+curve_keypair make_curve_keypair() {
+  if (!curve_available())
+    throw std::runtime_error(
+        "this libzmq has no CURVE support (it was built without libsodium); install libzmq5 "
+        "from Debian, which has it");
+  char public_key[41] = {};
+  char secret_key[41] = {};
+  if (zmq_curve_keypair(public_key, secret_key) != 0)
+    throw std::runtime_error(std::string("cannot make a CURVE key pair: ") + zmq_strerror(zmq_errno()));
+  return {public_key, secret_key};
+}
+
+namespace {
+
+bool is_z85_key(const std::string& text) {
+  if (text.size() != 40) return false;
+  std::uint8_t decoded[32];
+  return zmq_z85_decode(decoded, text.c_str()) != nullptr;
+}
+
+}  // namespace
+
+std::string curve_public_key(const std::string& secret_key) {
+  if (!is_z85_key(secret_key)) throw std::invalid_argument("not a CURVE key (40 characters of Z85 text)");
+  char public_key[41] = {};
+  if (zmq_curve_public(public_key, secret_key.c_str()) != 0)
+    throw std::invalid_argument(std::string("cannot derive the public key: ") + zmq_strerror(zmq_errno()));
+  return public_key;
+}
+
+std::string read_curve_key(const std::string& text_or_file, const std::string& what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(text_or_file, ec)) {
+    if (is_z85_key(text_or_file)) return text_or_file;
+    throw std::invalid_argument(what + " '" + text_or_file +
+                                "' is neither a key file nor a CURVE key (40 characters of Z85 text); make keys with "
+                                "'tune-engine keys --out DIR'");
+  }
+  std::ifstream in(text_or_file);
+  std::string text;
+  std::getline(in, text);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (!is_z85_key(text))
+    throw std::invalid_argument(what + " " + text_or_file +
+                                ": the first line is not a CURVE key (40 characters of Z85 text); use a file written "
+                                "by 'tune-engine keys --out DIR'");
+  return text;
+}
+
+bool is_loopback_endpoint(const std::string& endpoint) {
+  if (endpoint.rfind("ipc://", 0) == 0) return true;
+  static const std::regex local(R"(tcp://(127\.[0-9]+\.[0-9]+\.[0-9]+|localhost|\[::1\]):.*)");
+  return std::regex_match(endpoint, local);
+}
+
 // ---- publisher ---------------------------------------------------------------
 
 struct event_publisher::impl {
@@ -263,8 +326,23 @@ struct event_publisher::impl {
   }
 };
 
-event_publisher::event_publisher(const std::string& endpoint) : impl_(std::make_unique<impl>()) {
+event_publisher::event_publisher(const std::string& endpoint, const std::string& curve_secret_key)
+    : impl_(std::make_unique<impl>()) {
   check_endpoint(endpoint);
+  if (curve_secret_key.empty() && !is_loopback_endpoint(endpoint))
+    throw std::invalid_argument("event endpoint " + endpoint +
+                                " is not on loopback: off loopback the stream needs CURVE keys; make them with "
+                                "'tune-engine keys --out DIR', publish with '--publish-key DIR/events.key' and give "
+                                "readers DIR/events.pub ('tune-engine watch ENDPOINT --server-key DIR/events.pub')");
+  if (!curve_secret_key.empty()) {
+    if (!curve_available())
+      throw std::invalid_argument("event endpoint " + endpoint +
+                                  ": CURVE keys were given but this libzmq has no CURVE support (built without "
+                                  "libsodium)");
+    curve_public_key(curve_secret_key);  // throws for a text that is not a key
+    impl_->socket.set(zmq::sockopt::curve_server, 1);
+    impl_->socket.set(zmq::sockopt::curve_secretkey, curve_secret_key);
+  }
   try {
     // Verbose (un)subscriptions: count every subscriber, not only new topics.
     impl_->socket.set(zmq::sockopt::xpub_verboser, 1);
@@ -316,8 +394,16 @@ struct event_subscriber::impl {
   std::function<void(const std::string&)> warn;
 };
 
-event_subscriber::event_subscriber(const std::string& endpoint) : impl_(std::make_unique<impl>()) {
+event_subscriber::event_subscriber(const std::string& endpoint, const std::string& curve_server_key)
+    : impl_(std::make_unique<impl>()) {
   check_endpoint(endpoint);
+  if (!curve_server_key.empty()) {
+    auto server = read_curve_key(curve_server_key, "server key");
+    auto mine = make_curve_keypair();
+    impl_->socket.set(zmq::sockopt::curve_serverkey, server);
+    impl_->socket.set(zmq::sockopt::curve_publickey, mine.public_key);
+    impl_->socket.set(zmq::sockopt::curve_secretkey, mine.secret_key);
+  }
   try {
     impl_->socket.set(zmq::sockopt::rcvhwm, high_water_mark);
     impl_->socket.set(zmq::sockopt::linger, 0);

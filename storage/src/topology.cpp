@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -134,6 +135,35 @@ std::vector<device_spec> read_device(const reader& in, const std::string& path, 
   return out;
 }
 
+/// nodes[].devices: a count (the node's first N), or a list of indices into
+/// the node's devices and device names.
+void read_node_devices(const reader& in, const std::string& path, const YAML::Node& devices, node_spec& node) {
+  if (devices.IsScalar()) {
+    node.devices = static_cast<std::size_t>(in.integer(path, devices, 1, max_device_count));
+    return;
+  }
+  if (!devices.IsSequence() || devices.size() == 0)
+    in.fail(path, devices,
+            "expected a count of devices (e.g. 2) or a non-empty list of the node's device indices or names (e.g. [0, "
+            "2] or [gpu1])");
+  for (std::size_t j = 0; j < devices.size(); ++j) {
+    std::string item = path + "[" + std::to_string(j) + "]";
+    const auto& d = devices[j];
+    if (!d.IsScalar() || d.Scalar().empty()) in.fail(item, d, "expected a device index (0, 1, …) or a device name");
+    const auto& text = d.Scalar();
+    if (std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }) || text.front() == '-') {
+      auto index = static_cast<std::size_t>(in.integer(item, d, 0, max_device_count - 1));
+      if (std::find(node.device_indices.begin(), node.device_indices.end(), index) != node.device_indices.end())
+        in.fail(item, d, "device " + text + " is listed twice; list each device once");
+      node.device_indices.push_back(index);
+    } else {
+      if (std::find(node.device_names.begin(), node.device_names.end(), text) != node.device_names.end())
+        in.fail(item, d, "device '" + text + "' is listed twice; list each device once");
+      node.device_names.push_back(text);
+    }
+  }
+}
+
 std::vector<node_spec> read_nodes(const reader& in, const YAML::Node& nodes) {
   std::vector<node_spec> out;
   if (!nodes || nodes.IsNull()) return out;
@@ -142,14 +172,30 @@ std::vector<node_spec> read_nodes(const reader& in, const YAML::Node& nodes) {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     std::string path = "nodes[" + std::to_string(i) + "]";
     const auto& n = nodes[i];
-    in.check_keys(path, n, {"host", "port", "devices", "prefetch"});
+    in.check_keys(path, n, {"host", "port", "devices", "prefetch", "weight"});
     if (!n["host"]) in.fail(path, n, "missing 'host'; add e.g. 'host: 127.0.0.1'");
     if (!n["port"]) in.fail(path, n, "missing 'port'; add the port the node listens on, e.g. 'port: 7101'");
     node_spec node;
     node.host = in.text(path + ".host", n["host"]);
     node.port = static_cast<std::uint16_t>(in.integer(path + ".port", n["port"], 1, 65535));
-    if (n["devices"])
-      node.devices = static_cast<std::size_t>(in.integer(path + ".devices", n["devices"], 1, max_device_count));
+    if (n["devices"]) read_node_devices(in, path + ".devices", n["devices"], node);
+    if (n["weight"]) {
+      const auto& w = n["weight"];
+      double value = 0;
+      bool number = w.IsScalar();
+      if (number) {
+        try {
+          value = w.as<double>();
+        } catch (const YAML::BadConversion&) {
+          number = false;
+        }
+      }
+      if (!number || !std::isfinite(value) || value <= 0 || value > 1e6)
+        in.fail(path + ".weight", w,
+                "'" + (w.IsScalar() ? w.Scalar() : reader::kind(w)) +
+                    "' is not a positive number up to 1e6; use e.g. 'weight: 2' for twice the share of 'weight: 1'");
+      node.weight = value;
+    }
     if (n["prefetch"])
       node.prefetch = static_cast<std::size_t>(in.integer(path + ".prefetch", n["prefetch"], 0, max_prefetch));
     auto [it, fresh] = seen.emplace(std::make_pair(node.host, static_cast<int>(node.port)), path);
@@ -219,8 +265,13 @@ nlohmann::json topology::summary() const {
                         {"devices", devices_json}};
   if (!nodes.empty()) {
     nlohmann::json nodes_json = nlohmann::json::array();
-    for (const auto& n : nodes)
-      nodes_json.push_back({{"host", n.host}, {"port", n.port}, {"devices", n.devices}, {"prefetch", n.prefetch}});
+    for (const auto& n : nodes) {
+      nlohmann::json entry = {
+          {"host", n.host}, {"port", n.port}, {"devices", n.devices}, {"prefetch", n.prefetch}, {"weight", n.weight}};
+      if (!n.device_indices.empty()) entry["device_indices"] = n.device_indices;
+      if (!n.device_names.empty()) entry["device_names"] = n.device_names;
+      nodes_json.push_back(entry);
+    }
     out["nodes"] = nodes_json;
   }
   return out;
@@ -253,6 +304,7 @@ topology parse_topology(std::string_view yaml_text, const std::string& origin) {
       root["compile_workers"]
           ? static_cast<std::size_t>(in.integer("compile_workers", root["compile_workers"], 1, max_compile_workers))
           : default_compile_workers();
+  result.compile_workers_given = static_cast<bool>(root["compile_workers"]);
   if (root["compile_timeout_s"]) result.compile_timeout_s = in.seconds("compile_timeout_s", root["compile_timeout_s"]);
   if (root["run_timeout_s"]) result.run_timeout_s = in.seconds("run_timeout_s", root["run_timeout_s"]);
 

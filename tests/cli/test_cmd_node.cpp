@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -310,4 +311,118 @@ TEST_CASE("node: bad node topologies and unreachable nodes give one clear error 
   CHECK(unreachable.wait() == 2);
   CHECK_THAT(unreachable.err(),
              Contains("node 127.0.0.1:" + std::to_string(closed_port)) && Contains("cannot connect"));
+}
+
+namespace {
+
+const std::string cpu_node_topology = std::string(TUNE_SOURCE_DIR) + "/examples/node-cpu.yaml";
+
+/// Starts a CPU node whose compile cache is `cache` (so the test sees what it built).
+node_process start_cpu_node(const std::string& cache, const std::string& topology = cpu_node_topology);
+
+/// Files under `dir` (recursively) whose name ends with `suffix`, and their bytes.
+std::pair<long long, long long> files_ending(const std::filesystem::path& dir, const std::string& suffix) {
+  long long count = 0, bytes = 0;
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return {0, 0};
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    auto name = entry.path().filename().string();
+    if (!entry.is_regular_file() || name.size() < suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    ++count;
+    bytes += static_cast<long long>(entry.file_size());
+  }
+  return {count, bytes};
+}
+
+/// TUNE_CACHE_DIR for the processes started while it lives.
+struct cache_env {
+  explicit cache_env(const std::string& cache) { setenv("TUNE_CACHE_DIR", cache.c_str(), 1); }
+  ~cache_env() { unsetenv("TUNE_CACHE_DIR"); }
+};
+
+node_process start_cpu_node(const std::string& cache, const std::string& topology) {
+  cache_env env(cache);
+  return start_node(0, topology);
+}
+
+/// `tune --task` over nodes, with the coordinator's own compile cache.
+cli_process tune_task(const std::string& topology, const std::string& db, int budget, const std::string& cache) {
+  cache_env env(cache);
+  return cli_process({"tune", "--topology", topology, "--task", "matmul:32x32x32", "--budget", std::to_string(budget),
+                      "--seed", "5", "--strategy", "random", "--db", db, "--quiet"});
+}
+
+}  // namespace
+
+TEST_CASE("node: a CPU task is tuned on two nodes that compile what they measure", "[cli][node]") {
+  scratch_dir dir("tune-test-node-cpu");
+  auto a = start_cpu_node((dir / "cache-a").string());
+  auto b = start_cpu_node((dir / "cache-b").string());
+  auto topology = (dir / "topology.yaml").string();
+  // Generous run timeout: a node's first run also computes its reference data.
+  std::ofstream(topology) << "compile_workers: 1\nrun_timeout_s: 120\nnodes:\n"
+                          << "  - {host: 127.0.0.1, port: " << a.port << ", devices: [0], prefetch: 1}\n"
+                          << "  - {host: 127.0.0.1, port: " << b.port << ", devices: [core1], prefetch: 1}\n";
+  auto db = (dir / "results.db").string();
+  const int budget = 6;
+  auto tune = tune_task(topology, db, budget, (dir / "cache-coordinator").string());
+  REQUIRE(tune.wait() == 0);
+  INFO(tune.err());
+  check_exactly_once(db, budget);
+  CHECK(trials_on(db, a.port) > 0);
+  CHECK(trials_on(db, b.port) > 0);
+  // The chosen devices: node a's first, node b's second.
+  CHECK(query(db, "SELECT COUNT(*) FROM trials WHERE device = '127.0.0.1:" + std::to_string(a.port) + "/core0'") ==
+        trials_on(db, a.port));
+  CHECK(query(db, "SELECT COUNT(*) FROM trials WHERE device = '127.0.0.1:" + std::to_string(b.port) + "/core1'") ==
+        trials_on(db, b.port));
+  // Real kernels, checked against the reference on the node, with the build's time.
+  CHECK(query(db, "SELECT COUNT(*) FROM trials WHERE status = 'ok' AND time_ms > 0 AND compile_s > 0") > 0);
+  // Each node built the kernels it measured (and its reference); the coordinator built none.
+  CHECK(files_ending(dir / "cache-a", ".so").first >= 2);
+  CHECK(files_ending(dir / "cache-b", ".so").first >= 2);
+  CHECK(files_ending(dir / "cache-coordinator", ".so").first == 0);
+}
+
+TEST_CASE("node: a node's compile workers build for the coordinator's pool and send the artifact's bytes",
+          "[cli][node]") {
+  scratch_dir dir("tune-test-node-builders");
+  auto node_file = (dir / "node.yaml").string();
+  std::ofstream(node_file) << "compile_workers: 2\ndevices:\n  - {backend: cpu, id: 0, name: core}\n";
+  auto a = start_cpu_node((dir / "cache-a").string(), node_file);
+  auto topology = (dir / "topology.yaml").string();
+  std::ofstream(topology) << "compile_workers: 1\nrun_timeout_s: 120\nnodes:\n  - {host: 127.0.0.1, port: " << a.port
+                          << ", prefetch: 1}\n";
+  auto db = (dir / "results.db").string();
+  const int budget = 4;
+  auto tune = tune_task(topology, db, budget, (dir / "cache-coordinator").string());
+  REQUIRE(tune.wait() == 0);
+  INFO(tune.err());
+  check_exactly_once(db, budget);
+  CHECK(query(db, "SELECT COUNT(*) FROM trials WHERE status = 'ok'") > 0);
+  // Artifacts that travelled as bytes were written back into the measuring
+  // side's cache under received/ and run from there.
+  auto [received, bytes] = files_ending(dir / "cache-a" / "received", ".so");
+  CHECK(received > 0);
+  CHECK(bytes > 0);
+  CHECK(a.process->wait_for_err("2 compile workers"));
+}
+
+TEST_CASE("node: a device the node does not offer is refused naming the node and the field", "[cli][node]") {
+  scratch_dir dir("tune-test-node-devices");
+  auto a = start_cpu_node((dir / "cache-a").string());
+  auto topology = (dir / "topology.yaml").string();
+  std::ofstream(topology) << "compile_workers: 1\nnodes:\n  - {host: 127.0.0.1, port: " << a.port
+                          << ", devices: [gpu7]}\n";
+  auto tune = tune_task(topology, (dir / "r.db").string(), 2, (dir / "cache-c").string());
+  CHECK(tune.wait() == 2);
+  CHECK_THAT(tune.err(), Contains("node 127.0.0.1:" + std::to_string(a.port)) && Contains("no device named 'gpu7'") &&
+                             Contains("core0") && Contains("nodes[].devices"));
+
+  std::ofstream(topology) << "compile_workers: 1\nnodes:\n  - {host: 127.0.0.1, port: " << a.port << ", weight: 0}\n";
+  auto bad = tune_task(topology, (dir / "r2.db").string(), 2, (dir / "cache-c").string());
+  CHECK(bad.wait() == 2);
+  CHECK_THAT(bad.err(), Contains(topology) && Contains("nodes[0].weight"));
 }

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "actors/scratch_dir.hpp"
 #include "cli/cli_process.hpp"
 #include "tune/storage/event_stream.hpp"
 
@@ -9,6 +11,7 @@ using namespace tune::storage;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
 using tune::test::cli_process;
+using tune::test::scratch_dir;
 
 namespace {
 
@@ -99,4 +102,40 @@ TEST_CASE("watch ends on Ctrl-C, on silence and on a bad endpoint", "[cli]") {
 
   cli_process negative({"watch", publisher.endpoint(), "--timeout", "-1"});
   CHECK(negative.wait() == 2);
+}
+
+TEST_CASE("keys makes a CURVE pair that tune refuses to go without off loopback and watch reads with", "[cli]") {
+  scratch_dir dir("tune-test-keys");
+  auto keys = (dir / "keys").string();
+  cli_process make({"keys", "--out", keys});
+  REQUIRE(make.wait() == 0);
+  std::string secret, pub;
+  std::ifstream(keys + "/events.key") >> secret;
+  std::ifstream(keys + "/events.pub") >> pub;
+  CHECK(secret.size() == 40);
+  CHECK(pub.size() == 40);
+  CHECK_THAT(make.out(), Contains(pub));
+  CHECK(curve_public_key(secret) == pub);
+  // Not again over existing keys.
+  cli_process again({"keys", "--out", keys});
+  CHECK(again.wait() == 2);
+  CHECK_THAT(again.err(), Contains("exists already") && Contains("--force"));
+
+  // Off loopback without a key: one message naming the endpoint and the fix.
+  cli_process open_stream(
+      {"tune", "--task", "matmul:16x16x16", "--budget", "1", "--seed", "1", "--publish", "tcp://*:5599"});
+  CHECK(open_stream.wait() == 2);
+  CHECK_THAT(open_stream.err(), Contains("tcp://*:5599") && Contains("CURVE") && Contains("tune-engine keys"));
+
+  // watch reads a CURVE stream with the publisher's public key file.
+  event_publisher publisher("tcp://127.0.0.1:*", secret);
+  cli_process watch({"watch", publisher.endpoint(), "--json", "--timeout", "60", "--server-key", keys + "/events.pub"});
+  REQUIRE(publisher.wait_for_subscribers(1, 60s) == 1);
+  for (const auto& e : small_run()) publisher.publish(e);
+  REQUIRE(watch.wait() == 0);
+  CHECK(lines_of(watch.out()).size() == small_run().size());
+
+  cli_process bad_key({"watch", publisher.endpoint(), "--server-key", "nonsense"});
+  CHECK(bad_key.wait() == 2);
+  CHECK_THAT(bad_key.err(), Contains("--server-key") && Contains("tune-engine keys"));
 }

@@ -210,3 +210,48 @@ TEST_CASE("the publisher counts subscribers coming and going", "[storage]") {
   // With nobody listening, publishing neither blocks nor fails.
   for (int i = 0; i < 1000; ++i) publisher.publish(make_event(progress_event{}));
 }
+
+TEST_CASE("off loopback the publisher needs CURVE keys and says how to make them", "[storage]") {
+  CHECK(is_loopback_endpoint("tcp://127.0.0.1:5556"));
+  CHECK(is_loopback_endpoint("tcp://127.3.2.1:*"));
+  CHECK(is_loopback_endpoint("tcp://localhost:80"));
+  CHECK(is_loopback_endpoint("tcp://[::1]:80"));
+  CHECK(is_loopback_endpoint("ipc:///tmp/tune.sock"));
+  CHECK_FALSE(is_loopback_endpoint("tcp://*:5556"));
+  CHECK_FALSE(is_loopback_endpoint("tcp://0.0.0.0:5556"));
+  CHECK_FALSE(is_loopback_endpoint("tcp://10.0.0.5:5556"));
+  CHECK_FALSE(is_loopback_endpoint("tcp://127.example.com:5556"));
+  CHECK_THROWS_WITH(event_publisher("tcp://*:*"),
+                    Contains("tcp://*:*") && Contains("CURVE") && Contains("tune-engine keys"));
+  CHECK_THROWS_WITH(event_publisher("tcp://*:*", "not a key"), Contains("CURVE key"));
+  CHECK_THROWS_WITH(read_curve_key("short", "--server-key"), Contains("--server-key") && Contains("tune-engine keys"));
+}
+
+TEST_CASE("a CURVE stream is read with the publisher's public key and not without it", "[storage]") {
+  REQUIRE(curve_available());
+  auto server = make_curve_keypair();
+  CHECK(server.public_key.size() == 40);
+  CHECK(curve_public_key(server.secret_key) == server.public_key);
+  CHECK(read_curve_key(server.public_key, "key") == server.public_key);
+  event_publisher publisher(loopback_any_port, server.secret_key);
+
+  // A reader with another server key never completes the handshake.
+  auto other = make_curve_keypair();
+  event_subscriber stranger(publisher.endpoint(), other.public_key);
+  CHECK(publisher.wait_for_subscribers(1, 1s) == 0);
+  // A reader without a key neither.
+  event_subscriber plain(publisher.endpoint());
+  CHECK(publisher.wait_for_subscribers(1, 1s) == 0);
+
+  event_subscriber reader(publisher.endpoint(), server.public_key);
+  REQUIRE(publisher.wait_for_subscribers(1, 30s) == 1);
+  auto events = sample_run(5);
+  for (const auto& e : events) publisher.publish(e);
+  for (const auto& e : events) {
+    auto received = reader.receive(30s);
+    REQUIRE(received);
+    CHECK(*received == e);
+  }
+  CHECK_FALSE(stranger.receive(10ms));
+  CHECK_FALSE(plain.receive(10ms));
+}

@@ -187,3 +187,48 @@ TEST_CASE("each malformed node network or tls entry gives its specific message",
   CHECK_THAT(error_of(one_node + "tls: {certificate: /nonexistent/a.pem, key: k, cafile: c}\n"),
              Contains("tls.certificate") && Contains("/nonexistent/a.pem") && Contains("not a readable file"));
 }
+
+TEST_CASE("nodes entries take a weight and which devices to use", "[storage]") {
+  auto topo = parse_topology(
+      "nodes:\n"
+      "  - {host: a, port: 1, devices: [0, 2], weight: 2.5}\n"
+      "  - {host: b, port: 1, devices: [gpu1, core0]}\n"
+      "  - {host: c, port: 1, devices: 3}\n",
+      "t.yaml");
+  REQUIRE(topo.nodes.size() == 3);
+  CHECK(topo.nodes[0].device_indices == std::vector<std::size_t>{0, 2});
+  CHECK(topo.nodes[0].device_names.empty());
+  CHECK(topo.nodes[0].weight == 2.5);
+  CHECK(topo.nodes[1].device_names == std::vector<std::string>{"gpu1", "core0"});
+  CHECK(topo.nodes[1].weight == 1.0);
+  CHECK(topo.nodes[2].devices == 3);
+  CHECK(topo.nodes[2].device_indices.empty());
+  auto summary = topo.summary()["nodes"];
+  CHECK(summary[0]["weight"] == 2.5);
+  CHECK(summary[0]["device_indices"].size() == 2);
+  CHECK(summary[1]["device_names"][0] == "gpu1");
+
+  auto example = load_topology(std::filesystem::path(TUNE_SOURCE_DIR) / "examples" / "topology-nodes-cpu.yaml");
+  REQUIRE(example.nodes.size() == 2);
+  CHECK(example.nodes[0].device_indices == std::vector<std::size_t>{0});
+  CHECK(example.nodes[1].device_names == std::vector<std::string>{"core1"});
+  auto node = load_topology(std::filesystem::path(TUNE_SOURCE_DIR) / "examples" / "node-cpu.yaml");
+  CHECK_FALSE(node.compile_workers_given);
+  CHECK(parse_topology("compile_workers: 3\ndevices: [{backend: cpu, id: 0}]\n").compile_workers_given);
+}
+
+TEST_CASE("bad node weights and device lists name the field", "[storage]") {
+  using Catch::Matchers::Contains;
+  const std::string node = "nodes:\n  - {host: a, port: 1, ";
+  CHECK_THAT(error_of(node + "weight: 0}\n"), Contains("nodes[0].weight") && Contains("positive number"));
+  CHECK_THAT(error_of(node + "weight: -1}\n"), Contains("nodes[0].weight") && Contains("positive number"));
+  CHECK_THAT(error_of(node + "weight: heavy}\n"), Contains("nodes[0].weight") && Contains("'heavy'"));
+  CHECK_THAT(error_of(node + "weight: .nan}\n"), Contains("nodes[0].weight"));
+  CHECK_THAT(error_of(node + "weight: [1]}\n"), Contains("nodes[0].weight") && Contains("list"));
+  CHECK_THAT(error_of(node + "devices: []}\n"), Contains("nodes[0].devices") && Contains("non-empty list"));
+  CHECK_THAT(error_of(node + "devices: [0, 0]}\n"), Contains("nodes[0].devices[1]") && Contains("listed twice"));
+  CHECK_THAT(error_of(node + "devices: [-1]}\n"), Contains("nodes[0].devices[0]") && Contains("out of range"));
+  CHECK_THAT(error_of(node + "devices: [gpu, gpu]}\n"), Contains("nodes[0].devices[1]") && Contains("listed twice"));
+  CHECK_THAT(error_of(node + "devices: [{a: 1}]}\n"), Contains("nodes[0].devices[0]") && Contains("device index"));
+  CHECK_THAT(error_of(node + "devices: {a: 1}}\n"), Contains("nodes[0].devices") && Contains("count of devices"));
+}

@@ -173,6 +173,9 @@ struct session_options {
   bool resume = false;           ///< continue the latest unfinished run of the same task, strategy and seed
   bool use_cache = true;         ///< reuse measurements of earlier runs of the task in db_path
   std::string publish_endpoint;  ///< ZeroMQ endpoint for events; empty: none
+  /// CURVE secret key (Z85 text) of the event stream; required when
+  /// publish_endpoint is not on loopback (storage::make_curve_keypair).
+  std::string publish_key;
   std::size_t publish_wait = 0;  ///< wait up to 10 s for this many subscribers
   bool progress_line = false;    ///< a \r status line on stderr
   /// Serves the live web dashboard (serve_dashboard) on HOST:PORT while the

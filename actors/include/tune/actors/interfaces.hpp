@@ -63,6 +63,13 @@ struct candidate {
 struct compiled_candidate {
   candidate cand;
   build_result build;
+  /// Not built yet: the node that measures it builds it first (a node
+  /// compiles what it measures; see docs/nodes.md).
+  bool unbuilt = false;
+  /// The artifact's bytes when it was built on another machine than the one
+  /// that measures it; `build.artifact` is then its plain file name, and the
+  /// measuring side writes it to its own cache (materialize_artifact).
+  std::string artifact_bytes;
 };
 
 /// Everything known about one finished trial: what the strategy observes,
@@ -135,7 +142,7 @@ typename Inspector::result_type inspect(Inspector& f, candidate& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compiled_candidate& x) {
-  return f(caf::meta::type_name("compiled_candidate"), x.cand, x.build);
+  return f(caf::meta::type_name("compiled_candidate"), x.cand, x.build, x.unbuilt, x.artifact_bytes);
 }
 
 template <class Inspector>
@@ -218,6 +225,10 @@ using build_worker_actor = caf::typed_actor<caf::replies_to<build_atom, candidat
 
 build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr backend, double compile_timeout_s);
 
+/// What a build worker does with one candidate (blocks): an exception of the
+/// backend becomes status unknown.
+compiled_candidate build_candidate(backend& backend, candidate cand, double timeout_s);
+
 // -- a device runner (detached: backend::run blocks) --------------------------
 /// - (run, compiled_candidate) -> run_result: one run on the runner's device.
 using device_runner_actor = caf::typed_actor<caf::replies_to<run_atom, compiled_candidate>::with<run_result>>;
@@ -252,8 +263,9 @@ measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, co
 /// - (evaluate, candidate) -> measured_trial: replied when the candidate has
 ///   been built and measured (or failed to build).
 /// - (stats, from, to) -> stage_stats: busy time of the workers in [from, to].
-/// - (join, measurers, device ids, prefetch): measurers of a remote node that
-///   (re)connected; a device id already known replaces its lost measurer.
+/// - (join, measurers, device ids, prefetch, builders): measurers and compile
+///   workers of a remote node that (re)connected; a device id already known
+///   replaces its lost measurer.
 /// - (tick): internal timer while no measurer is alive.
 /// Remote measurers are monitored: when one goes down, the candidates it
 /// held go back to the front of the queue (the promise of each is delivered
@@ -261,7 +273,8 @@ measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, co
 using compile_pool_actor =
     caf::typed_actor<caf::replies_to<evaluate_atom, candidate>::with<measured_trial>,
                      caf::replies_to<stats_atom, double, double>::with<stage_stats>,
-                     caf::reacts_to<join_atom, std::vector<caf::actor>, std::vector<std::int32_t>, std::uint32_t>,
+                     caf::reacts_to<join_atom, std::vector<caf::actor>, std::vector<std::int32_t>, std::uint32_t,
+                                    std::vector<caf::actor>>,
                      caf::reacts_to<tick_atom>>;
 
 struct compile_pool_options {
@@ -286,6 +299,16 @@ struct compile_pool_options {
   /// Times a candidate goes back to the queue after losing its remote
   /// measurer before it becomes a failed trial (a candidate that kills nodes).
   std::uint32_t max_requeues = 3;
+  /// Remote measurers build what they measure (real kernels: the pool sends
+  /// them unbuilt candidates, or artifacts as bytes); false: they measure
+  /// what the pool built (replayed datasets, whose builds are simulated).
+  bool remote_builds = false;
+  /// Per measurer: its share when several have room (a measurer with room
+  /// and the fewest held candidates per weight is chosen). Missing: 1.
+  std::vector<double> weight;
+  /// Compile workers of nodes (they answer build with the artifact's bytes):
+  /// monitored; a lost one's candidate is built again elsewhere.
+  std::vector<build_worker_actor> remote_workers;
 };
 
 compile_pool_actor spawn_compile_pool(caf::actor_system& system, backend_ptr backend,

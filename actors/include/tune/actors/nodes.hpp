@@ -7,13 +7,19 @@
 // why it is refused:
 // - (hello, version, message set) -> JSON text: what the node offers
 //   ({"ok", "version", "types", "backend", "devices", "busy", "error"}).
-// - (open, task JSON, payload bytes, owner) -> (JSON text, measurers): opens
-//   the run's session for `owner`, a coordinator's actor the node monitors
-//   (one session at a time; another coordinator gets "busy"): builds the
-//   backend from the task and spawns one measurer per device. The session
-//   ends when the owner is gone (its connection lost included) or closes it.
+// - (open, task JSON, payload bytes, owner) -> (JSON text, measurers,
+//   builders): opens the run's session for `owner`, a coordinator's actor the
+//   node monitors (one session at a time; another coordinator gets "busy"):
+//   builds the backend from the task and spawns one measurer per device (the
+//   task's "devices": indices into the node's devices; all when absent) and,
+//   for real kernels, the compile workers the node offers. The session ends
+//   when the owner is gone (its connection lost included) or closes it.
 // - (close): ends the session of the sender's coordinator.
-// The measurers are the pipeline's own measurer_actor (interfaces.hpp).
+// The measurers are the pipeline's own measurer_actor and the builders its
+// build_worker_actor (interfaces.hpp). For real kernels a node's measurer
+// builds what it is sent unbuilt (one build thread per device, so the next
+// candidates build while one runs) and writes artifacts that arrive as bytes
+// into its cache; a node's compile worker answers with the artifact's bytes.
 
 #include <cstdint>
 #include <functional>
@@ -53,12 +59,29 @@ struct node_device {
   std::string name;
 };
 
+/// Writes the bytes of an artifact built on another machine
+/// (compiled.artifact_bytes, compiled.build.artifact its plain file name) into
+/// this machine's compile cache (`received/` under kernel_cache_dir) and points
+/// compiled.build.artifact at it; the bytes are dropped. Returns the problem
+/// (a name that is not a plain file name, a failed write), empty when done.
+std::string materialize_artifact(compiled_candidate& compiled);
+
+/// Reads a built artifact's file into compiled.artifact_bytes and keeps only
+/// its file name in compiled.build.artifact, so it can travel. Returns the
+/// problem, empty when done (nothing to do for an empty artifact).
+std::string pack_artifact(compiled_candidate& compiled);
+
 struct node_server_options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;  ///< 0: any free port (reported through on_listening)
   std::string backend;     ///< of every device: replay, cpu, cuda, hip
   std::vector<node_device> devices;
   double run_timeout_s = 10.0;
+  double compile_timeout_s = 60.0;
+  /// Compile workers offered to the coordinator's compile pool (real kernels;
+  /// their artifacts travel as bytes). 0: none, the node builds only what it
+  /// measures.
+  std::uint32_t compile_workers = 0;
   network_options network;
   /// Called once the node listens, with its port.
   std::function<void(std::uint16_t)> on_listening;
@@ -75,8 +98,9 @@ void serve_node(const node_server_options& options);
 /// Builds a node's backend from the task a coordinator sent:
 /// {"kind": "replay", "dataset_name", "kinds", "seed", "time_scale"} with the
 /// dataset's bytes as payload, or {"kind": "task", "task", "threads"} for a
-/// built-in kernel on the node's own backend. Throws std::invalid_argument
-/// for a task the node cannot build.
+/// built-in kernel on the node's own backend (cpu, cuda, hip; its reference
+/// data is computed on the node). Throws std::invalid_argument for a task
+/// the node cannot build.
 backend_ptr make_node_backend(const std::string& task_json, const std::string& payload,
                               const std::string& node_backend);
 

@@ -24,7 +24,13 @@ struct remote_node {
   std::string host;
   std::uint16_t port = 0;
   std::uint32_t devices = 0;  ///< the node's first N devices; 0: all it offers
+  /// Which of the node's devices (indices into what it offers, or names);
+  /// empty: `devices` decides.
+  std::vector<std::string> device_names;
+  std::vector<std::uint32_t> device_indices;
   std::uint32_t prefetch = 2;
+  /// Share of the node's devices when several measurers have room (1: equal).
+  double weight = 1.0;
 };
 
 /// A device of a node as the run records it.
@@ -65,6 +71,9 @@ struct pipeline_options {
   /// it needs (a replayed dataset's file): sent once per run.
   std::string node_task;
   std::string node_payload;
+  /// The nodes build what they measure (real kernels); false: the compile
+  /// pool builds for them (replayed datasets).
+  bool nodes_build = false;
   /// Called once the nodes answered, before the first candidate.
   std::function<void(const std::vector<remote_device>&)> on_remote_devices;
 };

@@ -31,6 +31,8 @@ struct recorder_options {
   bool use_cache = true;
   /// ZeroMQ endpoint to publish events on; empty: no events.
   std::string publish_endpoint;
+  /// CURVE secret key (Z85) of the publisher; required off loopback.
+  std::string publish_key;
   /// Wait (up to 10 s) for this many subscribers before the first event.
   std::size_t wait_for_subscribers = 0;
   search_space_ptr space;

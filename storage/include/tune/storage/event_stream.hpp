@@ -105,14 +105,40 @@ std::optional<nlohmann::json> parse_event(std::string_view message, std::string&
 /// another process could never reach it).
 void check_endpoint(const std::string& endpoint);
 
+// ---- CURVE keys (off loopback) ---------------------------------------------
+
+/// A CURVE key pair in Z85 text (40 characters each).
+struct curve_keypair {
+  std::string public_key;
+  std::string secret_key;
+};
+
+/// True when this libzmq encrypts with CURVE (built with libsodium).
+bool curve_available();
+/// A fresh key pair. Throws std::runtime_error when CURVE is not available.
+curve_keypair make_curve_keypair();
+/// The public key of a Z85 secret key. Throws std::invalid_argument for a
+/// text that is not a Z85 key.
+std::string curve_public_key(const std::string& secret_key);
+/// A key given as its Z85 text (40 characters) or as a file holding it
+/// (what `tune-engine keys` writes). `what` names it in messages. Throws
+/// std::invalid_argument naming the file or the text and the fix.
+std::string read_curve_key(const std::string& text_or_file, const std::string& what);
+/// True for ipc:// and tcp:// on 127.0.0.0/8, localhost or [::1].
+bool is_loopback_endpoint(const std::string& endpoint);
+
 // ---- sockets --------------------------------------------------------------
 
 class event_publisher {
  public:
   /// Binds to `endpoint` (tcp://127.0.0.1:* picks a free port). Throws
   /// std::invalid_argument naming the endpoint when it is malformed or
-  /// cannot be bound (e.g. the port is in use).
-  explicit event_publisher(const std::string& endpoint = default_event_endpoint);
+  /// cannot be bound (e.g. the port is in use). With `curve_secret_key` (Z85)
+  /// the socket is a CURVE server: only readers that know its public key
+  /// connect, and the stream is encrypted. Off loopback the key is required
+  /// (std::invalid_argument saying how to make one otherwise).
+  explicit event_publisher(const std::string& endpoint = default_event_endpoint,
+                           const std::string& curve_secret_key = {});
   ~event_publisher();
   event_publisher(event_publisher&&) noexcept;
   event_publisher& operator=(event_publisher&&) noexcept;
@@ -137,8 +163,10 @@ class event_publisher {
 class event_subscriber {
  public:
   /// Connects to `endpoint` and subscribes to every event. Throws
-  /// std::invalid_argument for a malformed endpoint.
-  explicit event_subscriber(const std::string& endpoint);
+  /// std::invalid_argument for a malformed endpoint. With
+  /// `curve_server_key` (the publisher's Z85 public key) it connects as a
+  /// CURVE client with a key pair of its own.
+  explicit event_subscriber(const std::string& endpoint, const std::string& curve_server_key = {});
   ~event_subscriber();
   event_subscriber(event_subscriber&&) noexcept;
   event_subscriber& operator=(event_subscriber&&) noexcept;

@@ -15,8 +15,10 @@
 //   nodes:                    # remote nodes (`tune-engine node`), see docs/nodes.md
 //     - host: 127.0.0.1
 //       port: 7101
-//       devices: 2            # use the node's first 2 devices (default: all)
+//       devices: 2            # use the node's first 2 devices (default: all),
+//                             # or which: [0, 2] (indices) or [gpu1] (names)
 //       prefetch: 2           # per remote device (default 2)
+//       weight: 2             # its devices' share when several have room (default 1)
 //   network:                  # failure detection over the network
 //     heartbeat_s: 0.5        # a heartbeat on every connection this often
 //     connection_timeout_s: 2 # a connection silent this long is dead
@@ -51,8 +53,12 @@ struct device_spec {
 struct node_spec {
   std::string host;
   std::uint16_t port = 0;
-  std::size_t devices = 0;  ///< first N devices of the node; 0: all
+  std::size_t devices = 0;  ///< first N devices of the node; 0: all (or the list below)
+  /// Which devices, when given as a list: indices into the node's devices, and names.
+  std::vector<std::size_t> device_indices;
+  std::vector<std::string> device_names;
   std::size_t prefetch = 2;
+  double weight = 1.0;  ///< > 0; its devices' share when several measurers have room
 };
 
 struct network_spec {
@@ -71,6 +77,9 @@ struct tls_spec {
 
 struct topology {
   std::size_t compile_workers = 1;
+  /// compile_workers was written in the file (a node offers that many to
+  /// its coordinators' compile pools; without it, none).
+  bool compile_workers_given = false;
   double compile_timeout_s = 60.0;
   double run_timeout_s = 10.0;
   std::vector<device_spec> devices;  ///< `count` already expanded; empty only with nodes
