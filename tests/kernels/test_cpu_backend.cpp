@@ -218,20 +218,22 @@ TEST_CASE("a MatMul register tile of narrow vectors is counted in registers befo
 }
 
 TEST_CASE("register tiles use vectors no wider than this machine's registers", "[kernels]") {
-  std::int64_t lanes = 4;
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx")) lanes = 8;
-  if (__builtin_cpu_supports("avx512f")) lanes = 16;
-#endif
+  auto [lanes, registers] = machine_vectors();
   tune::test::kernel_scratch scratch("lanes");
-  auto backend = tune::make_task_backend("matmul:128x8x16", "cpu", scratch.options());
-  // 128 rows of 16 floats: 128 accumulators of 16 lanes with AVX-512, 256 of
-  // 8 with AVX2. Both are over the limit, so nothing is compiled.
-  auto config = matmul_config(*backend, {1, 1, 1, 128}, {1, 1, 1, 16}, {1, 1, 8});
-  auto built = backend->build(config, 120.0);
-  CHECK(built.state == status::instantiation_error);
-  INFO(built.message);
-  CHECK(built.message.find("needs " + std::to_string(128 * 16 / lanes) + " vector accumulators") != std::string::npos);
+  // Rows of one native vector: registers - 2 rows fill the register file with
+  // their accumulators, the B vector and the broadcast; one row more does not
+  // fit (with vectors twice as wide it would have).
+  const std::int64_t fits = registers - 2;
+  auto backend = tune::make_task_backend("matmul:" + std::to_string(fits + 1) + "x8x" + std::to_string(lanes), "cpu",
+                                         scratch.options());
+  auto over = matmul_config(*backend, {1, 1, 1, fits + 1}, {1, 1, 1, lanes}, {1, 1, 8});
+  CHECK_FALSE(backend->space()->is_valid(over));
+  CHECK(backend->build(over, 120.0).state == status::instantiation_error);
+  auto exact = tune::make_task_backend("matmul:" + std::to_string(fits) + "x8x" + std::to_string(lanes), "cpu",
+                                       scratch.options());
+  auto config = matmul_config(*exact, {1, 1, 1, fits}, {1, 1, 1, lanes}, {1, 1, 8});
+  REQUIRE(exact->space()->is_valid(config));
+  check_correct(*exact, config);
 }
 
 TEST_CASE("an unrolled body over 2048 vector multiply-adds is an instantiation error", "[kernels]") {
