@@ -9,6 +9,7 @@
 //   bench_cpu_kernels [--tasks C1,C2,MM1] [--trials 500] [--threads 1] [--seed 1]
 //                     [--conv-batch 8] [--rounds 3] [--min-time 0.05] [--run-timeout 2]
 //                     [--strategy opevo|random|bo|…] [--user examples/user-kernel/launch.json]
+//                     [--config '{"tile_n": …}']   (one task: time this configuration, no search)
 //
 // Task names: MM1-MM3, BMM1-BMM3, C1, C2 (batch --conv-batch; the paper's is
 // 512) or task strings. Trials are built and measured one at a time, so
@@ -46,6 +47,7 @@ struct bench_options {
   double run_timeout = 2.0;
   std::string strategy = "opevo";
   std::string user;
+  std::string config;  // time this configuration (JSON) instead of searching
 };
 
 void pin_to_first_cores(int count) {
@@ -248,6 +250,8 @@ int main(int argc, char** argv) {
   app.add_option("--min-time", o.min_time, "Seconds of repeats per measurement");
   app.add_option("--run-timeout", o.run_timeout, "Seconds after which a measurement is a run_timeout");
   app.add_option("--user", o.user, "Tune a user kernel's launch description instead");
+  app.add_option("--config", o.config,
+                 "A configuration (JSON) of the one task to time beside the vendors instead of searching");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);
@@ -272,6 +276,8 @@ int run(const bench_options& o) {
     return 0;
   }
 
+  if (!o.config.empty() && o.tasks.find(',') != std::string::npos)
+    throw std::invalid_argument("--config: give one task in --tasks (the configuration is of one task's space)");
   const double peak = fma_peak_gflops();
   fmt::print("CPU: {} thread(s), seed {}, {} trials per task, strategy {}; FMA peak of one core {:.1f} GFLOP/s\n",
              o.threads, o.seed, o.trials, o.strategy, peak);
@@ -289,8 +295,16 @@ int run(const bench_options& o) {
       fmt::print("{:<6} {} ({}): {}\n", name, v.library, v.variant,
                  v.available() ? fmt::format("{:.1f} GFLOP/s", v.gflops) : v.note);
     std::fflush(stdout);
-    auto outcome = tune_backend(backend, task.flops(), o);
-    report(name, outcome);
+    tuning_outcome outcome;
+    if (o.config.empty()) {
+      outcome = tune_backend(backend, task.flops(), o);
+      report(name, outcome);
+    } else {
+      outcome.best = backend->space()->from_json(o.config);
+      outcome.best_config = o.config;
+      outcome.best_at.emplace_back(0, gflops_of(task, outcome.best, options, o.min_time));
+      outcome.ok = 1;
+    }
     table_row row{name, task.to_string()};
     row.gflops = outcome.best_at.empty() ? 0.0 : outcome.best_at.back().second;
     // The best configuration is timed again as the vendors are (median over

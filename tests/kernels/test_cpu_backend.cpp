@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "kernel_fixtures.hpp"
 #include "tune/kernels/cpu_backend.hpp"
@@ -32,12 +33,39 @@ void check_random_configurations(const std::string& task, int count, std::uint64
   }
 }
 
-// A MatMul configuration from its four tuples.
+// A MatMul configuration from its four tuples and its panel and prefetch
+// knobs (b_panel only where the space has it: B not transposed).
 tune::configuration matmul_config(const tune::backend& backend, std::vector<std::int64_t> tile_n,
                                   std::vector<std::int64_t> tile_m, std::vector<std::int64_t> tile_k,
-                                  std::vector<std::int64_t> order = {0, 1, 2}) {
-  return backend.space()->from_values(
-      {{"tile_n", tile_n}, {"tile_m", tile_m}, {"tile_k", tile_k}, {"loop_order", order}});
+                                  std::vector<std::int64_t> order = {0, 1, 2}, const std::string& a_panel = "packed",
+                                  const std::string& b_panel = "packed", double prefetch = 0.0,
+                                  std::vector<std::int64_t> tile_b = {}) {
+  std::map<std::string, tune::parameter_value> values{{"tile_n", tile_n},   {"tile_m", tile_m},
+                                                      {"tile_k", tile_k},   {"loop_order", order},
+                                                      {"a_panel", a_panel}, {"prefetch", prefetch}};
+  if (backend.space()->find("b_panel")) values.emplace("b_panel", b_panel);
+  if (!tile_b.empty()) values.emplace("tile_b", tile_b);
+  return backend.space()->from_values(values);
+}
+
+// Builds and runs one configuration; the worker checks it against the
+// reference (a wrong answer is not ok).
+void check_correct(tune::backend& backend, const tune::configuration& config) {
+  auto built = backend.build(config, 120.0);
+  INFO(backend.space()->to_json(config) << ": " << built.message);
+  REQUIRE(built.state == status::ok);
+  auto measured = backend.run(config, built, 0, 120.0);
+  INFO(measured.message);
+  CHECK(measured.state == status::ok);
+}
+
+// Floats in a vector register and vector registers of this machine, as the
+// CPU templates count them.
+std::pair<std::int64_t, std::int64_t> machine_vectors() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return {16, 32};
+  if (__builtin_cpu_supports("avx")) return {8, 16};
+  return {4, 16};
 }
 }  // namespace
 
@@ -49,6 +77,37 @@ TEST_CASE("CPU BatchMatMul is correct in its three layouts", "[kernels]") {
   check_random_configurations("bmm:4x16x12x32:nn", 2, 21);
   check_random_configurations("bmm:4x16x12x32:tn", 2, 22);
   check_random_configurations("bmm:4x16x12x32:nt", 2, 23);
+}
+
+TEST_CASE("CPU BatchMatMul is correct with packed and direct panels and prefetch in every layout", "[kernels]") {
+  tune::test::kernel_scratch scratch("panels");
+  int built_count = 0;
+  for (const char* layout : {"nn", "tn", "nt"}) {
+    // Two k blocks (the second adds to C), two register tiles per block.
+    auto backend = tune::make_task_backend(std::string("bmm:2x16x12x32:") + layout, "cpu", scratch.options());
+    const bool b_choice = backend->space()->find("b_panel").has_value();
+    CHECK(b_choice == (std::string(layout) != "nt"));
+    for (const char* a_panel : {"packed", "direct"})
+      for (const char* b_panel : {"packed", "direct"}) {
+        if (!b_choice && std::string(b_panel) == "direct") continue;
+        const double prefetch = std::string(a_panel) == std::string(b_panel) ? 1.0 : 0.0;
+        auto config = matmul_config(*backend, {1, 2, 2, 4}, {1, 1, 2, 16}, {2, 3, 2}, {2, 0, 1}, a_panel, b_panel,
+                                    prefetch, {1, 2});
+        INFO(layout);
+        check_correct(*backend, config);
+        ++built_count;
+      }
+  }
+  CHECK(built_count == 10);
+}
+
+TEST_CASE("CPU MatMul panel knobs take only their values", "[kernels]") {
+  tune::test::kernel_scratch scratch("panel-values");
+  auto backend = tune::make_task_backend("matmul:8x8x16", "cpu", scratch.options());
+  CHECK_THROWS_AS(matmul_config(*backend, {1, 1, 2, 4}, {1, 1, 1, 16}, {2, 2, 2}, {0, 1, 2}, "sideways"),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(matmul_config(*backend, {1, 1, 2, 4}, {1, 1, 1, 16}, {2, 2, 2}, {0, 1, 2}, "packed", "packed", 2.0),
+                  std::invalid_argument);
 }
 
 TEST_CASE("CPU Conv2D is correct in every layout and order and unrolling", "[kernels]") {
@@ -68,12 +127,7 @@ TEST_CASE("CPU Conv2D is correct in every layout and order and unrolling", "[ker
                                           {"reduction", std::string(reduction)},
                                           {"loop_order", std::string(order)},
                                           {"unroll_inner", unroll}});
-        auto built = backend->build(config, 120.0);
-        INFO(space->to_json(config) << ": " << built.message);
-        REQUIRE(built.state == status::ok);
-        auto measured = backend->run(config, built, 0, 120.0);
-        INFO(measured.message);
-        CHECK(measured.state == status::ok);
+        check_correct(*backend, config);
         ++built_count;
       }
   CHECK(built_count == 8);
@@ -133,27 +187,53 @@ TEST_CASE("a register tile too large for the register file is an instantiation e
   tune::test::kernel_scratch scratch("limits");
   auto backend = tune::make_task_backend("matmul:64x8x256", "cpu", scratch.options());
   auto config = matmul_config(*backend, {1, 1, 1, 64}, {1, 1, 1, 256}, {1, 1, 8});
+  // Outside the space (the strategies never propose it) and refused if built.
+  CHECK_FALSE(backend->space()->is_valid(config));
   auto built = backend->build(config, 120.0);
   CHECK(built.state == status::instantiation_error);
-  CHECK(built.message.find("vector accumulators") != std::string::npos);
-  CHECK(backend->build({99, 0, 0, 0}, 120.0).state == status::instantiation_error);
+  CHECK(built.message.find("not in the search space") != std::string::npos);
+  CHECK(backend->build({99, 0, 0, 0, 0, 0, 0}, 120.0).state == status::instantiation_error);
+}
+
+TEST_CASE("a MatMul register tile of narrow vectors is counted in registers before compiling", "[kernels]") {
+  tune::test::kernel_scratch scratch("registers");
+  auto [lanes, registers] = machine_vectors();
+  // Half-width vectors: the space's constraint (in floats of full width) lets
+  // registers - 1 rows through; they need registers + 1 (one accumulator per
+  // row, one B vector, a broadcast), and one row fewer fits exactly.
+  for (std::int64_t rows : {registers - 1, registers - 2}) {
+    const std::string task = "matmul:" + std::to_string(rows) + "x8x" + std::to_string(lanes / 2);
+    auto backend = tune::make_task_backend(task, "cpu", scratch.options());
+    auto config = matmul_config(*backend, {1, 1, 1, rows}, {1, 1, 1, lanes / 2}, {1, 4, 2});
+    INFO(task);
+    REQUIRE(backend->space()->is_valid(config));
+    auto built = backend->build(config, 120.0);
+    if (rows == registers - 1) {
+      CHECK(built.state == status::instantiation_error);
+      CHECK(built.message.find("needs " + std::to_string(registers + 1) + " vector registers") != std::string::npos);
+    } else {
+      check_correct(*backend, config);
+    }
+  }
 }
 
 TEST_CASE("register tiles use vectors no wider than this machine's registers", "[kernels]") {
-  std::int64_t lanes = 4;
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx")) lanes = 8;
-  if (__builtin_cpu_supports("avx512f")) lanes = 16;
-#endif
+  auto [lanes, registers] = machine_vectors();
   tune::test::kernel_scratch scratch("lanes");
-  auto backend = tune::make_task_backend("matmul:128x8x16", "cpu", scratch.options());
-  // 128 rows of 16 floats: 128 accumulators of 16 lanes with AVX-512, 256 of
-  // 8 with AVX2. Both are over the limit, so nothing is compiled.
-  auto config = matmul_config(*backend, {1, 1, 1, 128}, {1, 1, 1, 16}, {1, 1, 8});
-  auto built = backend->build(config, 120.0);
-  CHECK(built.state == status::instantiation_error);
-  INFO(built.message);
-  CHECK(built.message.find("needs " + std::to_string(128 * 16 / lanes) + " vector accumulators") != std::string::npos);
+  // Rows of one native vector: registers - 2 rows fill the register file with
+  // their accumulators, the B vector and the broadcast; one row more does not
+  // fit (with vectors twice as wide it would have).
+  const std::int64_t fits = registers - 2;
+  auto backend = tune::make_task_backend("matmul:" + std::to_string(fits + 1) + "x8x" + std::to_string(lanes), "cpu",
+                                         scratch.options());
+  auto over = matmul_config(*backend, {1, 1, 1, fits + 1}, {1, 1, 1, lanes}, {1, 1, 8});
+  CHECK_FALSE(backend->space()->is_valid(over));
+  CHECK(backend->build(over, 120.0).state == status::instantiation_error);
+  auto exact = tune::make_task_backend("matmul:" + std::to_string(fits) + "x8x" + std::to_string(lanes), "cpu",
+                                       scratch.options());
+  auto config = matmul_config(*exact, {1, 1, 1, fits}, {1, 1, 1, lanes}, {1, 1, 8});
+  REQUIRE(exact->space()->is_valid(config));
+  check_correct(*exact, config);
 }
 
 TEST_CASE("an unrolled body over 2048 vector multiply-adds is an instantiation error", "[kernels]") {

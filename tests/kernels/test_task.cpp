@@ -53,7 +53,8 @@ TEST_CASE("bad task strings say what form is expected", "[kernels]") {
 TEST_CASE("the CPU MatMul spaces keep the OpEvo factorizations and Conv2D has its own knobs", "[kernels]") {
   auto mm = tune::make_task_backend("matmul:512x1024x1024", "cpu");
   auto space = mm->space();
-  REQUIRE(space->dimension() == 4);
+  // The OpEvo tuples, then the panels (packed or direct) and prefetch.
+  REQUIRE(space->dimension() == 7);
   CHECK(space->parameters()[0]->name() == "tile_n");
   CHECK(std::get<std::vector<std::int64_t>>(space->parameters()[0]->value(0)).size() == 4);
   CHECK(std::get<std::vector<std::int64_t>>(space->parameters()[2]->value(0)).size() == 3);
@@ -64,7 +65,13 @@ TEST_CASE("the CPU MatMul spaces keep the OpEvo factorizations and Conv2D has it
 
   auto bmm = tune::make_task_backend("bmm:960x128x128x64:tn", "cpu");
   CHECK(bmm->space()->parameters()[0]->name() == "tile_b");
-  CHECK(bmm->space()->dimension() == 5);
+  CHECK(bmm->space()->dimension() == 8);
+  CHECK(bmm->space()->parameters()[5]->name() == "a_panel");
+  CHECK(bmm->space()->parameters()[6]->name() == "b_panel");
+  // A transposed B is always read through packed panels.
+  auto nt = tune::make_task_backend("bmm:960x128x64x128:nt", "cpu");
+  CHECK(nt->space()->dimension() == 7);
+  CHECK_FALSE(nt->space()->find("b_panel").has_value());
 
   auto conv = tune::make_task_backend("conv2d:512x3x227x227:64x11x11:s4:p0", "cpu");
   auto cs = conv->space();

@@ -37,10 +37,24 @@ TEST_CASE("a tuned matmul becomes a header with its configuration and run()", "[
                     Contains("constexpr double tuned_time_ms = 0.25;") && Contains("constexpr double flops = 65536;") &&
                     Contains("from test.db: run 1"));
   // Every parameter, as the kernel sees it.
+  int tuples = 0, strings = 0, numbers = 0;
   for (const auto& [name, value] : program->space->values(config)) {
-    const auto& tuple = std::get<std::vector<std::int64_t>>(value);
-    CHECK_THAT(h, Contains("constexpr long " + name + "_0 = " + std::to_string(tuple[0]) + ";"));
+    if (const auto* tuple = std::get_if<std::vector<std::int64_t>>(&value)) {
+      CHECK_THAT(h, Contains("constexpr long " + name + "_0 = " + std::to_string((*tuple)[0]) + ";"));
+      ++tuples;
+    } else if (const auto* text = std::get_if<std::string>(&value)) {
+      CHECK_THAT(h, Contains("constexpr const char* " + name + " = \"" + *text + "\";"));
+      ++strings;
+    } else {
+      auto number = static_cast<long>(std::get<double>(value));
+      CHECK_THAT(h, Contains("constexpr long " + name + " = " + std::to_string(number) + ";"));
+      ++numbers;
+    }
   }
+  // tile_n, tile_m, tile_k, loop_order; a_panel, b_panel; prefetch.
+  CHECK(tuples == 4);
+  CHECK(strings == 2);
+  CHECK(numbers == 1);
   CHECK_THAT(h, Contains("constexpr long C_elements = 1024;") && Contains("constexpr long A_elements = 512;") &&
                     Contains("constexpr long B_elements = 2048;"));
   CHECK_THAT(h, Contains("void run(float* C, const float* A, const float* B);"));

@@ -67,6 +67,23 @@ inline vec splat(float x, std::integer_sequence<long, lane...>) {
   return vec{((void)lane, x)...};
 }
 inline vec splat(float x) { return splat(x, std::make_integer_sequence<long, VL>()); }
+// One reduction step of a register tile of R rows x NV vectors, the
+// micro-kernel the MatMul and Conv2D templates share: NV vectors of w (one
+// row of a B panel, or a weight block's channels) times x[r * XS] broadcast
+// (row r of an A panel, or output pixel r's input).
+template <long R, long NV, long XS>
+__attribute__((always_inline)) inline void rank1(vec (&acc)[R][NV], const float* __restrict x,
+                                                 const float* __restrict w) {
+  vec wv[NV];
+#pragma GCC unroll 64
+  for (long v = 0; v < NV; ++v) wv[v] = load(w + v * VL);
+#pragma GCC unroll 64
+  for (long r = 0; r < R; ++r) {
+    vec a = splat(x[r * XS]);
+#pragma GCC unroll 64
+    for (long v = 0; v < NV; ++v) acc[r][v] += a * wv[v];
+  }
+}
 )";
 
 std::int64_t native_vector_lanes() {
@@ -77,6 +94,8 @@ std::int64_t native_vector_lanes() {
 #endif
   return 4;
 }
+
+std::int64_t vector_registers() { return native_vector_lanes() == 16 ? 32 : 16; }
 
 std::int64_t vector_lanes(std::int64_t extent) {
   // Never wider than a register: GCC lowers a 16-lane vector on an AVX2

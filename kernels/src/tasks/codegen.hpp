@@ -63,12 +63,17 @@ struct conv2d_tiles {
 conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& config);
 
 /// Source text of the CPU templates' vector type `vec` (VL floats, VL defined
-/// before it) and its helpers `load` (unaligned) and `splat` (every lane x).
+/// before it), its helpers `load` (unaligned) and `splat` (every lane x), and
+/// the micro-kernel step both CPU templates use, `rank1<R, NV, XS>(acc, x, w)`:
+/// acc[r][v] += x[r * XS] * w[v * VL …] for a register tile of R x NV vectors.
 extern const char* const cpu_vector_helpers;
 
 /// Floats in one vector register of this machine (16 with AVX-512, 8 with
 /// AVX, else 4); the CPU templates are compiled with -march=native.
 std::int64_t native_vector_lanes();
+
+/// Vector registers of this machine: 32 with AVX-512, else 16.
+std::int64_t vector_registers();
 
 /// Vector lanes of a CPU register tile `extent` floats wide: the largest of
 /// 16, 8, 4, 2 that divides it and fits a register, else 1.

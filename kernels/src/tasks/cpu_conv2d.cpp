@@ -55,19 +55,8 @@ __attribute__((always_inline)) inline void tile(const float* __restrict src, con
   for (long j = 0; j < NX; ++j)
 #pragma GCC unroll 64
     for (long v = 0; v < NV; ++v) acc[j][v] = vec{};
-  auto step = [&](long c, long ry, long rx) __attribute__((always_inline)) {
-    const float* wk = w + w_at(c, ry, rx) * FB;
-    vec wv[NV];
-#pragma GCC unroll 64
-    for (long v = 0; v < NV; ++v) wv[v] = load(wk + v * VL);
-    const float* s = src + in_at(c, ry, rx);
-#pragma GCC unroll 64
-    for (long j = 0; j < NX; ++j) {
-      vec a = splat(s[j * XSTEP]);
-#pragma GCC unroll 64
-      for (long v = 0; v < NV; ++v) acc[j][v] += a * wv[v];
-    }
-  };
+  auto step = [&](long c, long ry, long rx)
+                  __attribute__((always_inline)) { rank1<NX, NV, XSTEP>(acc, src + in_at(c, ry, rx), w + w_at(c, ry, rx) * FB); };
 REDUCTION
   alignas(64) float t[NX][FB];
 #pragma GCC unroll 64
@@ -179,9 +168,6 @@ std::string conv_source(const task_spec& task, int threads, const conv_knobs& k)
   put("PARALLEL_FOR", threads > 1 ? "#pragma omp parallel for num_threads(THREADS) schedule(static)" : "");
   return s + body;
 }
-
-// Vector registers of this machine: 32 with AVX-512, else 16.
-std::int64_t vector_registers() { return native_vector_lanes() == 16 ? 32 : 16; }
 
 }  // namespace
 
