@@ -1,6 +1,7 @@
 // tune-engine: the command-line front end. Each subcommand is defined in its
 // own cmd_*.cpp file and registered here.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
@@ -14,6 +15,9 @@ std::string tune::cli::strategy_help() {
 }
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) reached by the results database makes the
+  // write fail, which the run reports, instead of ending the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "tune-engine: finds the fastest configuration of a tensor-operator kernel.\n"
       "Run 'tune-engine COMMAND --help' for the options of one command."};

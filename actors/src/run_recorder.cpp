@@ -57,6 +57,10 @@ run_recorder::run_recorder(recorder_options options) : options_(std::move(option
     spec.options_json = storage::with_space_description(spec.options_json, *options_.space);
     run_id_ = db_->create_run(spec);
   }
+  if (!db_->claim_run(run_id_))
+    throw std::invalid_argument("results DB " + options_.db_path + ": run " + std::to_string(run_id_) +
+                                " is being continued by another tune-engine process; wait for it to end, or start a "
+                                "new run without --resume (or with another --seed)");
   if (options_.use_cache)
     cache_ = std::make_shared<std::unordered_map<std::string, trial_record>>(
         db_->load_cache(options_.spec.task_key, options_.spec.device_kind));

@@ -338,7 +338,22 @@ class session_listener final : public actors::trial_listener {
       : recorder_(std::move(recorder)), options_(options), space_(std::move(space)), topo_(topo) {}
 
   void on_trial(const actors::measured_trial& trial, bool new_best) override {
-    recorder_->on_trial(trial, new_best);
+    // A trial that cannot be recorded (disk full, file no longer writable)
+    // stops the run: nothing after it is recorded either, the run stays
+    // resumable, and run() reports why once the work in flight has drained.
+    if (record_failed_) return;
+    try {
+      recorder_->on_trial(trial, new_best);
+    } catch (const std::exception& e) {
+      std::lock_guard lock(mutex_);
+      record_failed_ = true;
+      record_error_ = "results DB " + options_.db_path + ": could not record trial " + std::to_string(next_seq_) +
+                      " (" + e.what() + "); the run stopped and the " + std::to_string(next_seq_) +
+                      " trials recorded before are kept. Free space on its disk (or make the file writable again) "
+                      "and continue the run with --resume";
+      options_.stop.request_stop();
+      return;
+    }
     if (!options_.workload.empty() && trial.ok() && trial.objectives.size() >= 2) {
       auto info = detail::to_trial_info(trial, new_best, *space_, topo_);
       info.id = next_seq_;
@@ -373,6 +388,12 @@ class session_listener final : public actors::trial_listener {
     return error_;
   }
 
+  /// Why a trial could not be recorded; empty when every trial was.
+  std::string record_error() const {
+    std::lock_guard lock(mutex_);
+    return record_error_;
+  }
+
   /// The trial number the next trial gets (the recorded trials of a resumed run come first).
   void first_seq(std::uint64_t seq) { next_seq_ = seq; }
   /// Program-edit evolution: every ok trial with two objectives.
@@ -399,6 +420,8 @@ class session_listener final : public actors::trial_listener {
   const storage::topology& topo_;
   mutable std::mutex mutex_;
   std::exception_ptr error_;
+  bool record_failed_ = false;
+  std::string record_error_;
   std::uint64_t next_seq_ = 0;
   std::vector<trial_info> evolved_;
 };
@@ -537,9 +560,16 @@ run_report session::run() {
                  po.prior.size());
   recorder->started();
   auto summary = actors::run_pipeline(s.be, std::move(s.search), po);
-  bool interrupted = summary.reason == "stopped";
-  recorder->finished(summary, interrupted);
+  auto record_error = listener->record_error();
+  // A run that could not record a trial stays resumable, as an interrupted one.
+  bool interrupted = summary.reason == "stopped" || !record_error.empty();
+  try {
+    recorder->finished(summary, interrupted);
+  } catch (const std::exception&) {
+    if (record_error.empty()) throw;  // else the first error says it all
+  }
   if (s.board) detail::finish_session_dashboard(*s.board);
+  if (!record_error.empty()) throw storage::db_error(record_error);
 
   auto report = detail::make_report(summary, *s.space, s.topo);
   report.run_id = recorder->run_id();

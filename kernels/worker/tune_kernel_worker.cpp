@@ -8,6 +8,7 @@
 //           "reference": file of expected outputs (written in reference mode),
 //           "tolerance": t, "cores": [c, ...], "min_time_s": s,
 //           "min_repeats": r, "max_repeats": r, "statistic": "median" | "min",
+//           "memory_limit_mb": address space of this process (RLIMIT_AS, CPU kernels only; absent or 0: none),
 //           CUDA only: "device": "cuda", "device_index": i, "grid": [x, y, z], "block": [x, y, z];
 //           HIP only: "device": "hip", the same fields and "arch": the code object's offload arch}
 // ("library" is then a cubin or an AMD code object and "entry" the kernel's name).
@@ -15,6 +16,7 @@
 //           "time_ms": median (or min), "median_ms", "min_ms", "repeats": n, "max_error": e, "message": text}
 #include <dlfcn.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,6 +29,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
@@ -52,8 +55,9 @@ struct argument_buffer {
   std::size_t count = 0;
 };
 
+// On a line of its own: a kernel may have printed a line without its end.
 int reply(const nlohmann::json& answer) {
-  std::printf("%s\n", answer.dump().c_str());
+  std::printf("\n%s\n", answer.dump().c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -103,6 +107,20 @@ double element(const argument_buffer& buffer, const std::uint8_t* bytes, std::si
     default:
       return reinterpret_cast<const std::int32_t*>(bytes)[i];
   }
+}
+
+// The limits a kernel runs under: no core file when it crashes, and for a CPU
+// kernel an address space of "memory_limit_mb", so that one that allocates
+// without end fails here instead of pressing the machine out of memory. GPU
+// drivers reserve address ranges far beyond physical memory: no limit there.
+void limit(const nlohmann::json& request, const std::string& device_kind) {
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  double mb = request.value("memory_limit_mb", 0.0);
+  if (device_kind != "cpu" || !(mb > 0)) return;
+  auto bytes = static_cast<rlim_t>(mb * 1024.0 * 1024.0);
+  rlimit address_space{bytes, bytes};
+  setrlimit(RLIMIT_AS, &address_space);
 }
 
 void pin(const nlohmann::json& cores) {
@@ -391,19 +409,8 @@ class hip_runner final : public gpu_runner {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: tune-kernel-worker '<request JSON>'\n");
-    return 2;
-  }
-  nlohmann::json request;
-  try {
-    request = nlohmann::json::parse(argv[1]);
-  } catch (const std::exception& e) {
-    return fail(std::string("bad request: ") + e.what());
-  }
-  pin(request.value("cores", nlohmann::json::array()));
-
+// Loads, checks and times the kernel of one request; the reply is its result.
+static int measure(const nlohmann::json& request) {
   std::string mode = request.value("mode", "measure");
   if (mode == "program") return run_program_mode(request);
   std::string library = request.value("library", "");
@@ -512,4 +519,26 @@ int main(int argc, char** argv) {
   auto answer = time_statistics(times, request);
   answer.update({{"status", "ok"}, {"repeats", times.size()}, {"max_error", max_error}});
   return reply(answer);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: tune-kernel-worker '<request JSON>'\n");
+    return 2;
+  }
+  nlohmann::json request;
+  try {
+    request = nlohmann::json::parse(argv[1]);
+  } catch (const std::exception& e) {
+    return fail(std::string("bad request: ") + e.what());
+  }
+  pin(request.value("cores", nlohmann::json::array()));
+  std::string device_kind = request.value("device", "cpu");
+  limit(request, device_kind);
+  try {
+    return measure(request);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory: the kernel or its buffers need more than the worker's limit of " +
+                std::to_string(request.value("memory_limit_mb", 0.0)) + " MiB (memory_limit_mb)");
+  }
 }

@@ -1,9 +1,13 @@
 #include "tune/storage/results_db.hpp"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -190,8 +194,10 @@ struct results_db::impl {
   std::string name;  // file as text, for messages
   sqlite3* db = nullptr;
   bool read_only = false;
+  int claim_fd = -1;  // holds the locks of claim_run()
 
   ~impl() {
+    if (claim_fd >= 0) ::close(claim_fd);
     if (db) sqlite3_close_v2(db);
   }
 
@@ -439,6 +445,29 @@ void results_db::finish_run(std::int64_t run_id, run_state state) {
       throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
     return 0;
   });
+}
+
+bool results_db::claim_run(std::int64_t run_id) {
+  auto& d = *impl_;
+  if (d.file == ":memory:") return true;
+  if (d.claim_fd < 0) {
+    d.claim_fd = ::open(d.file.c_str(), O_RDWR | O_CLOEXEC);
+    if (d.claim_fd < 0)
+      throw db_error("results DB " + d.name + ": cannot open the file to claim run " + std::to_string(run_id) + " (" +
+                     std::strerror(errno) + ")");
+  }
+  // SQLite locks bytes from 2^30 on, 512 of them; a run's byte lies at
+  // 2^40 + id, beyond any database (an OFD lock, unlike a POSIX one, is not
+  // dropped when SQLite closes another descriptor of the file).
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = (static_cast<off_t>(1) << 40) + static_cast<off_t>(run_id);
+  lock.l_len = 1;
+  if (::fcntl(d.claim_fd, F_OFD_SETLK, &lock) == 0) return true;
+  if (errno == EAGAIN || errno == EACCES) return false;
+  throw db_error("results DB " + d.name + ": cannot lock run " + std::to_string(run_id) + " (" + std::strerror(errno) +
+                 ")");
 }
 
 record_outcome results_db::record_trial(std::int64_t run_id, const trial_input& trial) {

@@ -10,13 +10,37 @@ using tune::status;
 
 namespace {
 
-// One kernel whose `behaviour` parameter picks how it misbehaves.
+// One kernel whose `behaviour` parameter picks how it misbehaves: 1 crashes,
+// 2 hangs, 3 and 4 compute wrong values, 5 allocates without end, 6 forks a
+// process that sleeps holding the output pipe, 7 writes megabytes to stdout
+// (no final newline), 8 closes stdout and stderr.
 const char* misbehaving_source = R"(
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 void scale(float* out, const float* in, int n) {
   if (behaviour == 1) *(volatile int*)nullptr = 1;
   if (behaviour == 2)
     for (volatile long i = 0;; ++i) {
     }
+  if (behaviour == 5)
+    for (;;) {
+      char* block = new char[64 << 20];
+      memset(block, 1, 64 << 20);
+    }
+  if (behaviour == 6 && fork() == 0) {
+    sleep(3600);
+    _exit(0);
+  }
+  if (behaviour == 7) {
+    static char line[1 << 16];
+    memset(line, 'x', sizeof line);
+    for (int i = 0; i < 32; ++i) fwrite(line, 1, sizeof line, stdout);
+  }
+  if (behaviour == 8) {
+    close(1);
+    close(2);
+  }
   for (int i = 0; i < n; ++i) out[i] = in[i] * (behaviour == 3 ? 3.0f : 2.0f);
   if (behaviour == 4) out[n / 2] = 0.0f / 0.0f;
 }
@@ -42,7 +66,7 @@ struct misbehaving_kernel {
   misbehaving_kernel() {
     scratch.write("scale.cpp", misbehaving_source);
     scratch.write("reference.cpp", reference_source);
-    scratch.write("space.json", R"({"behaviour": {"_type": "choice", "_value": [0, 1, 2, 3, 4]}})");
+    scratch.write("space.json", R"({"behaviour": {"_type": "choice", "_value": [0, 1, 2, 3, 4, 5, 6, 7, 8]}})");
     launch_path = scratch.write("launch.json", launch);
   }
 };
@@ -96,6 +120,37 @@ TEST_CASE("crashing, hanging and wrong user kernels become statuses", "[kernels]
   CHECK(nan.state == status::wrong_answer);
 
   // The backend still works after all of that.
+  CHECK(try_behaviour(*backend, 0).state == status::ok);
+}
+
+TEST_CASE("kernels that exhaust memory or fork or flood or close their output become statuses", "[kernels]") {
+  misbehaving_kernel kernel;
+  auto options = kernel.scratch.options();
+  options.memory_limit_mb = 512;  // the worker's address space: allocating past it fails there
+  auto backend = tune::make_user_kernel_backend(kernel.launch_path, "cpu", options);
+
+  // Without a limit this would take the machine's memory.
+  auto hungry = try_behaviour(*backend, 5);
+  CHECK(hungry.state == status::runtime_error);
+  CHECK(hungry.message.find("out of memory") != std::string::npos);
+
+  // The process it forked holds the output open; once the worker has
+  // answered and exited, its group is killed instead of waited for until the
+  // run timeout.
+  auto forks = try_behaviour(*backend, 6, 15.0);
+  INFO(forks.message);
+  CHECK(forks.state == status::ok);
+
+  // 2 MiB of output per call: the output kept is capped, and the worker's
+  // reply (its last line) survives the cap.
+  auto flood = try_behaviour(*backend, 7);
+  INFO(flood.message.substr(0, 300));
+  CHECK(flood.state == status::ok);
+
+  auto closed = try_behaviour(*backend, 8);
+  CHECK(closed.state == status::runtime_error);
+  CHECK(closed.message.find("no reply") != std::string::npos);
+
   CHECK(try_behaviour(*backend, 0).state == status::ok);
 }
 

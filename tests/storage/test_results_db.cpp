@@ -483,3 +483,52 @@ TEST_CASE("results db takes writes from two processes at once", "[storage]") {
   REQUIRE(child_summary);
   CHECK(child_summary->trials == trials);
 }
+
+TEST_CASE("results db lets one holder at a time claim a run until it closes or dies", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-claim");
+  const auto file = dir / "results.db";
+  std::int64_t first = 0, second = 0;
+  {
+    results_db a(file);
+    first = a.create_run(spec());
+    second = a.create_run(spec("task/other"));
+    REQUIRE(a.claim_run(first));
+    CHECK(a.claim_run(first));  // its own claim again
+    results_db b(file);
+    CHECK_FALSE(b.claim_run(first));
+    CHECK(b.claim_run(second));
+    // SQLite's own locks are untouched: both still write.
+    CHECK(b.record_trial(first, ok_trial(config(1), 1.0)).inserted);
+    CHECK(a.record_trial(second, ok_trial(config(2), 1.0)).inserted);
+  }
+  {
+    results_db c(file);
+    CHECK(c.claim_run(first));  // the holders are gone
+  }
+  // A process killed while holding a claim leaves none behind.
+  int ready[2];
+  REQUIRE(pipe(ready) == 0);
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    results_db db(file);
+    char ok = db.claim_run(second) ? 'y' : 'n';
+    (void)!write(ready[1], &ok, 1);
+    pause();
+    _exit(0);
+  }
+  char answer = 0;
+  REQUIRE(read(ready[0], &answer, 1) == 1);
+  CHECK(answer == 'y');
+  {
+    results_db d(file);
+    CHECK_FALSE(d.claim_run(second));
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
+  results_db e(file);
+  CHECK(e.claim_run(second));
+  CHECK(results_db(":memory:").claim_run(1));
+}

@@ -210,6 +210,7 @@ reference_outputs prepare_reference(const kernel_program& program, const task_ba
   compile_cache outputs(fs::path(kernel_cache_dir(options)) / "cpu", ".ref");
   auto computed = outputs.fetch({compiled.artifact, program.reference_entry, args}, [&](const fs::path& file) {
     nlohmann::json request{{"mode", "reference"},
+                           {"memory_limit_mb", options.memory_limit_mb},
                            {"library", compiled.artifact},
                            {"entry", program.reference_entry},
                            {"arguments", nlohmann::json::parse(args)},
@@ -255,7 +256,12 @@ measurement_plan plan_measurement(const kernel_program& program, const task_back
     plan.failure = out;
     return plan;
   }
+  double memory_mb = options.memory_limit_mb;
+  if (!(memory_mb > 0))
+    memory_mb = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE)) /
+                (2.0 * 1024.0 * 1024.0);
   plan.request = {{"mode", "measure"},
+                  {"memory_limit_mb", memory_mb},
                   {"library", build.artifact},
                   {"entry", program.entry},
                   {"arguments", arguments_json(program)},

@@ -58,7 +58,7 @@ process_result run_process(const std::vector<std::string>& argv, double timeout_
   sigset_t no_signals, default_signals;
   sigemptyset(&no_signals);
   sigemptyset(&default_signals);
-  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGCHLD, SIGALRM}) sigaddset(&default_signals, s);
+  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGCHLD, SIGALRM, SIGXFSZ}) sigaddset(&default_signals, s);
   posix_spawnattr_setsigmask(&attr, &no_signals);
   posix_spawnattr_setsigdefault(&attr, &default_signals);
   posix_spawnattr_setpgroup(&attr, 0);
@@ -86,7 +86,26 @@ process_result run_process(const std::vector<std::string>& argv, double timeout_
     return left <= 0 ? 0 : static_cast<int>(left * 1000.0) + 1;
   };
 
-  bool open = true;
+  // Output past the limit keeps its head and its tail (a worker's reply is
+  // its last line), whatever a program writes.
+  const std::size_t head_limit = output_limit / 2, tail_limit = output_limit - head_limit;
+  std::string tail;
+  std::size_t left_out = 0;
+  auto keep = [&](const char* data, std::size_t n) {
+    std::size_t to_head = std::min(n, head_limit > result.output.size() ? head_limit - result.output.size() : 0);
+    result.output.append(data, to_head);
+    tail.append(data + to_head, n - to_head);
+    if (tail.size() > 2 * tail_limit) {
+      left_out += tail.size() - tail_limit;
+      tail.erase(0, tail.size() - tail_limit);
+    }
+  };
+
+  // Reads until the output closes. Once the program itself has exited, the
+  // helpers it left in its group are killed, so that one holding the pipe
+  // open cannot keep us waiting until the timeout.
+  bool open = true, exited = false;
+  int wstatus = 0;
   char buffer[65536];
   while (open) {
     int wait_ms = remaining_ms();
@@ -95,25 +114,37 @@ process_result run_process(const std::vector<std::string>& argv, double timeout_
       break;
     }
     pollfd p{out.fd[0], POLLIN, 0};
-    int ready = ::poll(&p, 1, wait_ms);
+    int ready = ::poll(&p, 1, exited ? std::min(wait_ms, 100) : std::min(wait_ms, 50));
     if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (ready == 0) continue;
+    if (ready == 0) {
+      if (exited) break;  // a helper outside the group still holds the pipe: stop here
+      pid_t done = ::waitpid(pid, &wstatus, WNOHANG);
+      if (done == pid) {
+        exited = true;
+        ::kill(-pid, SIGKILL);
+      }
+      continue;
+    }
     ssize_t n = ::read(out.fd[0], buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       open = false;
       break;
     }
-    std::size_t room = output_limit > result.output.size() ? output_limit - result.output.size() : 0;
-    result.output.append(buffer, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
+    keep(buffer, static_cast<std::size_t>(n));
   }
+  if (tail.size() > tail_limit) {
+    left_out += tail.size() - tail_limit;
+    tail.erase(0, tail.size() - tail_limit);
+  }
+  if (left_out > 0) result.output += "\n[... " + std::to_string(left_out) + " bytes of output left out ...]\n";
+  result.output += tail;
 
   // The output closed (or time ran out); wait for the exit within the timeout.
-  int wstatus = 0;
-  while (!result.timed_out) {
+  while (!result.timed_out && !exited) {
     pid_t done = ::waitpid(pid, &wstatus, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) break;

@@ -1,7 +1,8 @@
 #pragma once
 // Runs a program by argv (never through a shell) in a process group of its
-// own, collects its stdout and stderr, and kills the whole group when the
-// timeout passes (a compiler's cc1plus or a kernel's threads die with it).
+// own, collects its stdout and stderr (head and tail past a limit), and kills
+// the whole group when the program exits or the timeout passes (a compiler's
+// cc1plus, a kernel's threads or the processes it forked die with it).
 
 #include <string>
 #include <vector>
@@ -13,7 +14,7 @@ struct process_result {
   bool timed_out = false;  ///< killed after the timeout
   int exit_code = -1;      ///< valid when it exited normally
   int signal = 0;          ///< the signal that ended it, 0 if none
-  std::string output;      ///< stdout and stderr interleaved, cut at the output limit
+  std::string output;      ///< stdout and stderr interleaved; past the output limit its head and tail
   std::string error;       ///< why it could not be spawned
   double seconds = 0.0;    ///< wall time
 

@@ -59,6 +59,11 @@ struct task_backend_options {
   int max_repeats = 1000;
   /// Largest accepted |out - ref| / max(1, |ref|) per element.
   double tolerance = 1e-3;
+  /// Address space of the process measuring a CPU kernel (RLIMIT_AS), in MiB:
+  /// a kernel that allocates past it gets no memory and its run becomes a
+  /// runtime_error instead of exhausting the machine. 0: half of the physical
+  /// memory. GPU kernels are not limited (drivers reserve large address ranges).
+  double memory_limit_mb = 0.0;
   /// The measuring worker program; empty: $TUNE_KERNEL_WORKER, then relative
   /// to the installed or built library (see kernel_worker_path()).
   std::string worker_path;

@@ -139,6 +139,12 @@ class results_db {
   std::vector<run_record> runs() const;
   /// Sets the run's state and finished_at. Throws db_error for an unknown run.
   void finish_run(std::int64_t run_id, run_state state = run_state::finished);
+  /// Claims the run for this object until it is destroyed: false when another
+  /// process (or another results_db on the file) holds it, so that two
+  /// processes never continue one run at once. An open-file-description lock
+  /// on a byte far past SQLite's own locks; the system drops it when the
+  /// process ends, killed or not. Always true for ":memory:".
+  bool claim_run(std::int64_t run_id);
 
   // ---- trials -----------------------------------------------------------
   /// Writes one trial in its own committed transaction and returns after
