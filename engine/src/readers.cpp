@@ -272,7 +272,9 @@ search_space t1_impl(const J& doc, const std::string& origin) {
 
 std::string read_file_text(const std::string& path, std::size_t max_bytes) {
   auto too_large = [&] {
-    return std::invalid_argument(path + ": (file): holds more than " + std::to_string(max_bytes >> 20) + " MiB" +
+    std::string limit =
+        max_bytes % (1 << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB" : std::to_string(max_bytes) + " bytes";
+    return std::invalid_argument(path + ": (file): holds more than " + limit +
                                  (ends_with(path, ".gz") ? " decompressed" : "") +
                                  "; not a file tune-engine reads (split a larger dataset)");
   };

@@ -38,9 +38,10 @@ constexpr double max_elements = 1099511627776.0;  // 2^40
 std::int64_t positive(const std::string& text, const std::string& field, const std::string& whole) {
   std::int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if ((ec != std::errc{} && ec != std::errc::result_out_of_range) || end != text.data() + text.size() || value <= 0)
+  bool too_large = ec == std::errc::result_out_of_range && text.front() != '-';
+  if ((ec != std::errc{} && !too_large) || end != text.data() + text.size() || (!too_large && value <= 0))
     bad_task(whole, field + " '" + text + "' is not a positive integer");
-  if (ec == std::errc::result_out_of_range || value > max_size)
+  if (too_large || value > max_size)
     bad_task(whole, field + " '" + text + "' is larger than " + std::to_string(max_size));
   return value;
 }
