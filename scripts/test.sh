@@ -1,18 +1,62 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test with ctest.
+#   scripts/test.sh [CTEST ARGS...]
+#   scripts/test.sh --sanitize address,undefined [CTEST ARGS...]   -> build-asan/
+#   scripts/test.sh --sanitize thread [CTEST ARGS...]              -> build-tsan/
+# A sanitizer build is a Debug build at -O1 with the given -fsanitize list in
+# its own folder, without the Python module and the benchmarks; it runs the
+# suite except the package tests (those build projects of their own without
+# the sanitizer). Reports stop the test that made them (halt_on_error); the
+# suppressions in scripts/sanitizers/ name each one that is not a defect here.
+# TUNE_TARGETS="a b" builds only those targets (e.g. test_actors).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
-# The dashboard's browser test drives headless Chromium. It is installed here,
-# not by setup.sh: the demo does not need a browser. Without it that test is
-# reported as skipped.
-if ! command -v chromium >/dev/null; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  echo "test: installing chromium for the dashboard's browser test" >&2
-  $sudo apt-get update -qq || true
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null ||
-    echo "test: chromium could not be installed; the browser test will be skipped" >&2
+sanitize=""
+if [ "${1:-}" = "--sanitize" ]; then
+  [ $# -ge 2 ] || { echo "test.sh: --sanitize needs a list: address,undefined or thread" >&2; exit 2; }
+  sanitize=$2
+  shift 2
 fi
-cd build
-ctest --output-on-failure -j "${TUNE_JOBS:-$(nproc)}" "$@"
+if [ -z "$sanitize" ]; then
+  bash scripts/build.sh
+  # The dashboard's browser test drives headless Chromium. It is installed here,
+  # not by setup.sh: the demo does not need a browser. Without it that test is
+  # reported as skipped.
+  if ! command -v chromium >/dev/null; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    echo "test: installing chromium for the dashboard's browser test" >&2
+    $sudo apt-get update -qq || true
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null ||
+      echo "test: chromium could not be installed; the browser test will be skipped" >&2
+  fi
+  cd build
+  ctest --output-on-failure -j "${TUNE_JOBS:-$(nproc)}" "$@"
+  exit
+fi
+
+case $sanitize in
+  address | undefined | address,undefined | undefined,address) dir=build-asan ;;
+  thread) dir=build-tsan ;;
+  *) echo "test.sh: --sanitize takes address,undefined or thread, not '$sanitize'" >&2; exit 2 ;;
+esac
+bash scripts/setup.sh
+jobs=${TUNE_JOBS:-$(nproc)}
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+flags="-O1 -g -fno-omit-frame-pointer -fsanitize=$sanitize"
+if [[ $sanitize == *undefined* ]]; then flags="$flags -fno-sanitize-recover=undefined"; fi
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${launcher[@]}" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$sanitize" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=$sanitize" \
+  -DTUNE_BUILD_BENCH=OFF -DTUNE_BUILD_BINDINGS=OFF >/dev/null
+# shellcheck disable=SC2086
+cmake --build "$dir" -j "$jobs" ${TUNE_TARGETS:+--target $TUNE_TARGETS}
+
+supp=$PWD/scripts/sanitizers
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsan.supp${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+cd "$dir"
+ctest --output-on-failure -j "$jobs" -E '^package\.' "$@"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -38,6 +39,10 @@ std::string repaired_cache(std::string text) {
 
 template <class J>
 J parse_json_text(const std::string& text, const std::string& path, bool repair_truncated_cache) {
+  // Deep nesting would cost the recursion of printing a value in a message.
+  if (json_nesting_depth(text) > max_json_depth)
+    throw std::invalid_argument(path + ": (file): arrays and objects nested more than " +
+                                std::to_string(max_json_depth) + " levels deep; not a file tune-engine reads");
   try {
     return J::parse(text);
   } catch (const nlohmann::json::parse_error& first) {
@@ -265,14 +270,27 @@ search_space t1_impl(const J& doc, const std::string& origin) {
 
 }  // namespace
 
-std::string read_file_text(const std::string& path) {
+std::string read_file_text(const std::string& path, std::size_t max_bytes) {
+  auto too_large = [&] {
+    std::string limit =
+        max_bytes % (1 << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB" : std::to_string(max_bytes) + " bytes";
+    return std::invalid_argument(path + ": (file): holds more than " + limit +
+                                 (ends_with(path, ".gz") ? " decompressed" : "") +
+                                 "; not a file tune-engine reads (split a larger dataset)");
+  };
   if (ends_with(path, ".gz")) {
     gzFile file = gzopen(path.c_str(), "rb");
     if (!file) throw std::invalid_argument(path + ": (file): cannot open; check the path");
     std::string out;
     char buffer[1 << 16];
     int n = 0;
-    while ((n = gzread(file, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
+    while ((n = gzread(file, buffer, sizeof buffer)) > 0) {
+      if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
+        gzclose(file);
+        throw too_large();
+      }
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
     int error = 0;
     const char* message = gzerror(file, &error);
     std::string what = message ? message : "";
@@ -283,9 +301,33 @@ std::string read_file_text(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument(path + ": (file): cannot open; check the path");
+  std::error_code error;
+  if (auto size = std::filesystem::file_size(path, error); !error && size > max_bytes) throw too_large();
   std::ostringstream out;
   out << in.rdbuf();
+  if (out.tellp() > static_cast<std::streamoff>(max_bytes)) throw too_large();
   return out.str();
+}
+
+std::size_t json_nesting_depth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 json read_json_file(const std::string& path, bool repair_truncated_cache) {

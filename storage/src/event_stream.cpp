@@ -9,6 +9,7 @@
 #include <utility>
 #include <zmq.hpp>
 
+#include "tune/engine/readers.hpp"
 #include "tune/engine/result.hpp"
 
 namespace tune::storage {
@@ -189,6 +190,11 @@ const std::vector<std::string>& event_types() {
 }
 
 std::optional<nlohmann::json> parse_event(std::string_view message, std::string& problem) {
+  // A reader prints what it receives: deep nesting would cost deep recursion.
+  if (json_nesting_depth(message) > max_json_depth) {
+    problem = "arrays and objects nested more than " + std::to_string(max_json_depth) + " levels deep";
+    return std::nullopt;
+  }
   auto event = nlohmann::json::parse(message.begin(), message.end(), nullptr, false);
   if (event.is_discarded()) {
     problem = "not JSON";

@@ -85,6 +85,13 @@ class reader {
 
   std::string text(const std::string& path, const YAML::Node& node) const {
     if (!node.IsScalar() || node.Scalar().empty()) fail(path, node, "expected a non-empty string");
+    // Names and hosts go into the run_started event and the database as
+    // JSON, whose writer throws on bytes that are not UTF-8: refuse them here.
+    try {
+      (void)nlohmann::json(node.Scalar()).dump();
+    } catch (const nlohmann::json::type_error&) {
+      fail(path, node, "is not valid UTF-8 text; write it in UTF-8");
+    }
     return node.Scalar();
   }
 

@@ -176,3 +176,38 @@ TEST_CASE("files that cannot be read or recognised", "[engine][readers]") {
   CHECK_THROWS_WITH(read_space_file(write(dir, "fake.json.gz", "not gzip at all")), Contains("fake.json.gz"));
   CHECK_THROWS_WITH(read_space_file(write(dir, "empty.json", "")), Contains("not valid JSON"));
 }
+
+TEST_CASE("a gzip bomb is refused at the decompressed-size limit", "[engine][readers]") {
+  tune::test::scratch_dir dir("readers-gz-bomb");
+  // max_file_bytes and one MiB more of zeros: a file of about a megabyte.
+  auto path = (dir / "bomb.json.gz").string();
+  gzFile f = gzopen(path.c_str(), "wb1");
+  std::string zeros(1 << 20, '0');
+  for (std::size_t written = 0; written <= max_file_bytes; written += zeros.size())
+    gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
+  gzclose(f);
+  CHECK_THROWS_WITH(read_json_file(path), Contains("bomb.json.gz: (file): holds more than 256 MiB decompressed"));
+  CHECK_THROWS_WITH(read_space_file(path), Contains("256 MiB decompressed"));
+
+  // A smaller limit applies to plain and gzip files alike; at the limit a file is read.
+  auto small = write_gz(dir, "small.json.gz", std::string(100, ' ') + "{}");
+  CHECK(read_file_text(small, 102).size() == 102);
+  CHECK_THROWS_WITH(read_file_text(small, 101),
+                    Contains("small.json.gz: (file): holds more than 101 bytes decompressed"));
+  auto plain = write(dir, "plain.json", std::string(100, ' ') + "{}");
+  CHECK(read_file_text(plain, 102).size() == 102);
+  CHECK_THROWS_WITH(read_file_text(plain, 101), Contains("plain.json: (file): holds more than 101 bytes;"));
+}
+
+TEST_CASE("JSON nested deeper than the limit is refused before it is parsed", "[engine][readers]") {
+  tune::test::scratch_dir dir("readers-depth");
+  auto nested = [](std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  CHECK(json_nesting_depth(nested(max_json_depth)) == max_json_depth);
+  CHECK(json_nesting_depth(R"({"a": "[[[{{{\"[[", "b": [1, {"c": []}]})") == 4);
+  CHECK(read_json_file(write(dir, "deep_ok.json", nested(max_json_depth))).is_array());
+  CHECK_THROWS_WITH(read_json_file(write(dir, "deep.json", nested(max_json_depth + 1))),
+                    Contains("deep.json: (file): arrays and objects nested more than 100 levels deep"));
+  // The depth counts in unclosed text too, and in every reader.
+  CHECK_THROWS_WITH(read_space_file(write(dir, "open.json", "{\"a\": " + std::string(100000, '['))),
+                    Contains("nested more than 100 levels"));
+}

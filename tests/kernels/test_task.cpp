@@ -1,4 +1,4 @@
-// Task strings, their shapes and the search spaces derived from them.
+// The search spaces and backends of tasks (task strings: test_task_string.cpp).
 #include <catch2/catch.hpp>
 #include <stdexcept>
 
@@ -6,49 +6,6 @@
 
 using tune::operator_kind;
 using tune::parse_task;
-
-TEST_CASE("task strings give the OpEvo shapes", "[kernels]") {
-  auto mm = parse_task("matmul:512x1024x1024");
-  CHECK(mm.op == operator_kind::matmul);
-  CHECK(mm.n == 512);
-  CHECK(mm.k == 1024);
-  CHECK(mm.m == 1024);
-  CHECK(mm.flops() == Approx(2.0 * 512 * 1024 * 1024));
-
-  auto bmm = parse_task("bmm:960x128x128x64:nt");
-  CHECK(bmm.op == operator_kind::batch_matmul);
-  CHECK(bmm.batch == 960);
-  CHECK(bmm.transpose_b);
-  CHECK_FALSE(bmm.transpose_a);
-  CHECK(parse_task("bmm:960x128x128x64:tn").transpose_a);
-  CHECK(parse_task("bmm:2x3x4x5").to_string() == "bmm:2x3x4x5:nn");
-
-  auto conv = parse_task("conv2d:512x3x227x227:64x11x11:s4:p0");
-  CHECK(conv.op == operator_kind::conv2d);
-  CHECK(conv.out_height() == 55);
-  CHECK(conv.out_width() == 55);
-  auto c2 = parse_task("conv2d:512x64x27x27:192x5x5:s1:p2");
-  CHECK(c2.out_height() == 27);
-  CHECK(parse_task("conv2d:1x2x9x9:4x3x3").to_string() == "conv2d:1x2x9x9:4x3x3:s1:p0");
-  for (const char* text : {"matmul:512x1024x1024", "bmm:960x128x128x64:nt", "conv2d:512x3x227x227:64x11x11:s4:p0"})
-    CHECK(parse_task(text).to_string() == text);
-}
-
-TEST_CASE("bad task strings say what form is expected", "[kernels]") {
-  for (const char* text : {"", "matmul", "matmul:512x1024", "matmul:512x0x4", "matmul:5x-1x4", "matmul:axbxc",
-                           "bmm:1x2x3x4:tt", "conv2d:1x3x8x8", "conv2d:1x3x8x8:4x3x3:q2", "conv2d:1x3x4x4:4x9x9",
-                           "gemm:1x2x3", "conv2d:1x3x8x8:4x3x3:s2:s2"}) {
-    INFO(text);
-    try {
-      parse_task(text);
-      FAIL("no exception for '" << text << "'");
-    } catch (const std::invalid_argument& e) {
-      std::string message = e.what();
-      CHECK(message.find("expected matmul:NxKxM") != std::string::npos);
-      CHECK(message.find(std::string("'") + text + "'") != std::string::npos);
-    }
-  }
-}
 
 TEST_CASE("the CPU MatMul spaces keep the OpEvo factorizations and Conv2D has its own knobs", "[kernels]") {
   auto mm = tune::make_task_backend("matmul:512x1024x1024", "cpu");

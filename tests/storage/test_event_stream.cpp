@@ -101,6 +101,10 @@ TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
   future["schema"] = 2;
   CHECK_THAT(problem_of(future.dump()), Contains("schema 2"));
   CHECK_THAT(problem_of(R"({"type": "coffee_break", "schema": 1})"), Contains("unknown event type 'coffee_break'"));
+  // Deep nesting is refused before it is parsed (a reader prints events).
+  auto deep = valid;
+  deep["config"]["tile"] = nlohmann::json::parse(std::string(100, '[') + std::string(100, ']'));
+  CHECK_THAT(problem_of(deep.dump()), Contains("nested more than 100 levels deep"));
   auto missing = valid;
   missing.erase("time_ms");
   CHECK_THAT(problem_of(missing.dump()), Contains("'time_ms'"));

@@ -232,3 +232,16 @@ TEST_CASE("bad node weights and device lists name the field", "[storage]") {
   CHECK_THAT(error_of(node + "devices: [{a: 1}]}\n"), Contains("nodes[0].devices[0]") && Contains("device index"));
   CHECK_THAT(error_of(node + "devices: {a: 1}}\n"), Contains("nodes[0].devices") && Contains("count of devices"));
 }
+
+TEST_CASE("names and hosts that are not UTF-8 are refused", "[storage]") {
+  using Catch::Matchers::Contains;
+  // Found by fuzzing: a device name with a byte that is not UTF-8 was read,
+  // and writing the run_started event (topology::summary()) then threw.
+  CHECK_THAT(error_of("devices:\n  - backend: replay\n    id: 0\n    name: sim\xff\n"),
+             Contains("bad.yaml:4: devices[0].name: is not valid UTF-8 text"));
+  CHECK_THAT(error_of("nodes:\n  - host: \"a\xc3\"\n    port: 7101\n"), Contains("nodes[0].host: is not valid UTF-8"));
+  // Text in UTF-8 stays as written.
+  auto named = parse_topology("devices:\n  - backend: replay\n    id: 0\n    name: r\xc3\xa9plique\n");
+  CHECK(named.devices[0].name == "r\xc3\xa9plique");
+  CHECK(named.summary().dump().find("r\xc3\xa9plique") != std::string::npos);
+}

@@ -4,19 +4,34 @@
 // there is one), e.g.
 //   "spec.json: ConfigurationSpace.TuningParameters[2].Values: cannot read '[1, 2'; expected a list such as [1, 2, 4]"
 
+#include <cstddef>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tune/engine/space.hpp"
 
 namespace tune {
 
-/// Reads a whole file, gunzipping it when its name ends in ".gz".
-std::string read_file_text(const std::string& path);
+/// The most a file read whole may hold: a ".gz" counts decompressed, so a
+/// gzip bomb is refused here instead of filling the memory.
+constexpr std::size_t max_file_bytes = std::size_t{256} << 20;
+/// The deepest nesting of arrays and objects a JSON file or message may have
+/// (no format read here nests more than a few levels).
+constexpr std::size_t max_json_depth = 100;
 
-/// Parses a JSON file (".gz" allowed). With `repair_truncated_cache`, a Kernel
+/// Reads a whole file, gunzipping it when its name ends in ".gz". Throws
+/// std::invalid_argument naming the file when it holds more than `max_bytes`.
+std::string read_file_text(const std::string& path, std::size_t max_bytes = max_file_bytes);
+
+/// The deepest nesting of arrays and objects in JSON text (brackets inside
+/// strings do not count); text that is not JSON gives some depth too.
+std::size_t json_nesting_depth(std::string_view text);
+
+/// Parses a JSON file (".gz" allowed; at most max_file_bytes, nested at most
+/// max_json_depth levels). With `repair_truncated_cache`, a Kernel
 /// Tuner cache that lacks its final "}}" (it is written append-only) is
 /// repaired first.
 nlohmann::json read_json_file(const std::string& path, bool repair_truncated_cache = false);
