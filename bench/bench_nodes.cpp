@@ -137,7 +137,13 @@ pipeline_options node_run(const setup& s, const std::vector<node_child>& nodes, 
   o.budget = trials;
   o.network.heartbeat_s = 0.25;
   o.network.connection_timeout_s = 1.0;
-  for (const auto& n : nodes) o.nodes.push_back({"127.0.0.1", n.port, 0, 2});
+  for (const auto& n : nodes) {
+    actors::remote_node r;
+    r.host = "127.0.0.1";
+    r.port = n.port;
+    r.prefetch = 2;
+    o.nodes.push_back(std::move(r));
+  }
   o.node_task = nlohmann::json{
       {"kind", "replay"},
       {"dataset_name", "RTX_3090.json.gz"},
