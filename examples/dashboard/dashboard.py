@@ -19,7 +19,25 @@ def parse_args():
                         help="no window: collect until run_finished, then write the plot to FILE.png")
     parser.add_argument("--timeout", type=float, default=0,
                         help="with --save: give up after this many seconds without an event (0: never)")
+    parser.add_argument("--server-key", metavar="FILE|KEY",
+                        help="the publisher's CURVE public key (events.pub of 'tune-engine keys', or the key), "
+                             "for a stream off loopback")
     return parser.parse_args()
+
+
+def read_server_key(text_or_file):
+    """The 40-character Z85 CURVE key in a file's first line, or given as is; ValueError otherwise."""
+    try:
+        with open(text_or_file, encoding="ascii") as f:
+            key = f.readline().strip()
+        where = f"{text_or_file}: the first line"
+    except OSError:
+        key, where = text_or_file, f"'{text_or_file}'"
+    z85 = set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#")
+    if len(key) != 40 or not set(key) <= z85:
+        raise ValueError(f"{where} is not a CURVE key (40 characters of Z85 text); "
+                         "use events.pub written by 'tune-engine keys --out DIR'")
+    return key
 
 
 class run_history:
@@ -59,6 +77,19 @@ class run_history:
 def shorten(text, limit):
     """text, or its first limit - 1 characters and an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def subscribe(context, endpoint, server_key=None):
+    """A SUB socket on endpoint; with the publisher's CURVE public key, encrypted (a key pair of its own)."""
+    socket = context.socket(zmq.SUB)
+    if server_key:
+        public, secret = zmq.curve_keypair()
+        socket.curve_serverkey = server_key.encode("ascii")
+        socket.curve_publickey = public
+        socket.curve_secretkey = secret
+    socket.setsockopt(zmq.SUBSCRIBE, b"")
+    socket.connect(endpoint)
+    return socket
 
 
 def decode(message):
@@ -112,10 +143,16 @@ def main():
         matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
 
+    server_key = None
+    if args.server_key:
+        try:
+            server_key = read_server_key(args.server_key)
+        except ValueError as e:
+            print(f"dashboard: --server-key {e}", file=sys.stderr)
+            return 2
+
     context = zmq.Context()
-    socket = context.socket(zmq.SUB)
-    socket.setsockopt(zmq.SUBSCRIBE, b"")
-    socket.connect(args.endpoint)
+    socket = subscribe(context, args.endpoint, server_key)
 
     history = run_history()
     figure, _ = plt.subplots(2, 1, sharex=True, figsize=(8, 6))

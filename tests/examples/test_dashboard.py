@@ -63,3 +63,45 @@ def test_messages_that_are_not_events_are_skipped(dashboard, capsys):
     assert dashboard.decode(b'{"type": "progress", "schema": 2}') is None
     assert dashboard.decode(b'{"type": "progress", "schema": 1}') == {"type": "progress", "schema": 1}
     assert "skipped" in capsys.readouterr().err
+
+
+def test_a_server_key_is_read_from_a_file_or_given_as_is(dashboard, tmp_path):
+    key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+    pub = tmp_path / "events.pub"
+    pub.write_text(key + "\n")
+    assert dashboard.read_server_key(str(pub)) == key
+    assert dashboard.read_server_key(key) == key
+    bad = tmp_path / "bad.pub"
+    bad.write_text("not a key\n")
+    with pytest.raises(ValueError, match="first line is not a CURVE key"):
+        dashboard.read_server_key(str(bad))
+    with pytest.raises(ValueError, match="not a CURVE key"):
+        dashboard.read_server_key("short")
+
+
+def test_the_dashboard_reads_a_curve_stream_with_the_server_key(dashboard):
+    import zmq
+
+    public, secret = zmq.curve_keypair()
+    context = zmq.Context()
+    pub = context.socket(zmq.PUB)
+    pub.curve_server = True
+    pub.curve_secretkey = secret
+    port = pub.bind_to_random_port("tcp://127.0.0.1")
+    sub = dashboard.subscribe(context, f"tcp://127.0.0.1:{port}", dashboard.read_server_key(public.decode("ascii")))
+    plain = dashboard.subscribe(context, f"tcp://127.0.0.1:{port}")  # without the key: nothing arrives
+    plain_history = dashboard.run_history()
+    history = dashboard.run_history()
+    import time
+
+    deadline = time.time() + 10
+    while not history.best_t and time.time() < deadline:
+        pub.send(b'{"type": "new_best", "schema": 1, "elapsed_s": 1.0, "time_ms": 2.0}')
+        dashboard.receive(sub, history, 100)
+    dashboard.receive(plain, plain_history, 200)
+    plain.close(linger=0)
+    sub.close(linger=0)
+    pub.close(linger=0)
+    context.term()
+    assert history.best_ms and history.best_ms[0] == 2.0
+    assert not plain_history.best_ms
