@@ -91,7 +91,10 @@ TEST_CASE("the matmul workload starts from a given configuration and refuses a f
   auto config = given->from_values({{"tile_n", std::vector<std::int64_t>{1, 2, 2, 4}},
                                     {"tile_m", std::vector<std::int64_t>{1, 1, 2, 16}},
                                     {"tile_k", std::vector<std::int64_t>{2, 8, 2}},
-                                    {"loop_order", std::vector<std::int64_t>{2, 1, 0}}});
+                                    {"loop_order", std::vector<std::int64_t>{2, 1, 0}},
+                                    {"a_panel", std::string("direct")},
+                                    {"b_panel", std::string("packed")},
+                                    {"prefetch", 1.0}});
   auto from_db = make_program_backend(task, quick_options(), {given->to_json(config), "tuned.db: run 1, trial 7"});
   auto default_backend = make_program_backend(task, quick_options());
   CHECK(from_db->base().origin == "tuned.db: run 1, trial 7");

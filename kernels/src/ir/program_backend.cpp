@@ -312,7 +312,10 @@ std::string default_matmul_configuration(const std::string& task_text) {
   auto config = program->space->from_values({{"tile_n", std::vector<std::int64_t>{1, task.n / (n2 * n3), n2, n3}},
                                              {"tile_m", std::vector<std::int64_t>{1, task.m / (m2 * m3), m2, m3}},
                                              {"tile_k", std::vector<std::int64_t>{task.k / (k1 * k2), k1, k2}},
-                                             {"loop_order", std::vector<std::int64_t>{0, 2, 1}}});
+                                             {"loop_order", std::vector<std::int64_t>{0, 2, 1}},
+                                             {"a_panel", std::string("packed")},
+                                             {"b_panel", std::string("packed")},
+                                             {"prefetch", 0.0}});
   return program->space->to_json(config);
 }
 
