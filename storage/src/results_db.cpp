@@ -351,16 +351,21 @@ void results_db::impl::check_schema() {
     s.step();
     return s.integer(0) > 0;
   };
-  statement count(db, "SELECT count(*) FROM sqlite_master", name);
-  count.step();
-  if (count.integer(0) == 0) {
+  auto empty = [&] {
+    statement count(db, "SELECT count(*) FROM sqlite_master", name);
+    count.step();
+    return count.integer(0) == 0;
+  };  // each statement finalized at once: an open one would pin an old snapshot
+  if (empty()) {
     if (read_only) throw std::invalid_argument("results DB " + name + " is empty: no tuning run has written to it yet");
+    // Two processes may create the same new file at once: the first to take
+    // the write lock makes the schema, the other finds it made.
     transaction([&] {
+      if (!empty()) return 0;
       exec(schema_sql);
       exec("INSERT INTO schema_version (version) VALUES (" + std::to_string(schema_version) + ")");
       return 0;
     });
-    return;
   }
   if (!has_table("schema_version") || !has_table("runs") || !has_table("trials"))
     throw std::invalid_argument("results DB " + name +
