@@ -1,6 +1,5 @@
 // The node: one untyped actor published over the middleman that opens one
 // session at a time and hands the coordinator its measurers. See nodes.hpp.
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <caf/actor_cast.hpp>
@@ -32,6 +31,7 @@
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/kernels/task.hpp"
+#include "tune/storage/loopback.hpp"
 
 #ifndef TUNE_ENGINE_VERSION
 #error "TUNE_ENGINE_VERSION must be defined by the build"
@@ -71,13 +71,6 @@ void configure_network(caf::actor_system_config& config, const network_options& 
     config.set("openssl.key", network.key);
     config.set("openssl.cafile", network.cafile);
   }
-}
-
-bool is_loopback_host(const std::string& host) {
-  if (host == "localhost" || host == "::1") return true;
-  in_addr addr{};
-  if (inet_pton(AF_INET, host.c_str(), &addr) != 1) return false;
-  return (ntohl(addr.s_addr) >> 24) == 127;
 }
 
 backend_ptr make_node_backend(const std::string& task_json, const std::string& payload,
@@ -410,7 +403,7 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
 
 void serve_node(const node_server_options& options) {
   if (options.devices.empty()) throw std::invalid_argument("a node needs at least one device");
-  if (!is_loopback_host(options.host) && !options.network.tls())
+  if (!storage::is_loopback_host(options.host) && !options.network.tls())
     throw std::invalid_argument(
         "--listen " + options.host +
         ": a node off loopback needs TLS; add a 'tls:' section (certificate, key, "

@@ -19,6 +19,7 @@
 #include "outbox.hpp"
 #include "runs_json.hpp"
 #include "tune/storage/event_stream.hpp"
+#include "tune/storage/loopback.hpp"
 #include "tune/storage/results_db.hpp"
 
 namespace tune::dashboard {
@@ -28,13 +29,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
-
-bool is_loopback_host(const std::string& host) {
-  if (host == "localhost") return true;
-  boost::system::error_code ec;
-  auto address = net::ip::make_address(host, ec);
-  return !ec && address.is_loopback();
-}
 
 namespace {
 
@@ -563,7 +557,7 @@ server::server(server_options options) : impl_(std::make_shared<impl>()) {
   if (ec) throw std::invalid_argument("--listen " + s.options.listen + ": cannot listen there: " + ec.message());
   close_on_exec(s.acceptor->native_handle());
   s.port = s.acceptor->local_endpoint().port();
-  if (!is_loopback_host(s.address.host) && s.options.token.empty())
+  if (!storage::is_loopback_host(s.address.host) && s.options.token.empty())
     s.warnings.push_back("listening on " + s.options.listen +
                          ", off loopback, with no authentication: anyone who reaches this address sees the runs; "
                          "set a token (--token) or listen on 127.0.0.1");

@@ -1,5 +1,7 @@
 #include "tune/storage/event_stream.hpp"
 
+#include <arpa/inet.h>
+
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +13,7 @@
 
 #include "tune/engine/readers.hpp"
 #include "tune/engine/result.hpp"
+#include "tune/storage/loopback.hpp"
 
 namespace tune::storage {
 namespace {
@@ -303,10 +306,21 @@ std::string read_curve_key(const std::string& text_or_file, const std::string& w
   return text;
 }
 
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  std::string bare =
+      host.size() > 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
+  in_addr v4{};
+  if (inet_pton(AF_INET, bare.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return inet_pton(AF_INET6, bare.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
 bool is_loopback_endpoint(const std::string& endpoint) {
   if (endpoint.rfind("ipc://", 0) == 0) return true;
-  static const std::regex local(R"(tcp://(127\.[0-9]+\.[0-9]+\.[0-9]+|localhost|\[::1\]):.*)");
-  return std::regex_match(endpoint, local);
+  if (endpoint.rfind("tcp://", 0) != 0) return false;
+  auto colon = endpoint.rfind(':');
+  return colon > 6 && is_loopback_host(endpoint.substr(6, colon - 6));
 }
 
 // ---- publisher ---------------------------------------------------------------

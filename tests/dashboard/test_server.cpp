@@ -175,12 +175,6 @@ TEST_CASE("a token is required on the page the api and the WebSocket but not on 
 }
 
 TEST_CASE("off loopback without a token the server warns that there is no authentication") {
-  CHECK(dashboard::is_loopback_host("127.0.0.1"));
-  CHECK(dashboard::is_loopback_host("127.3.2.1"));
-  CHECK(dashboard::is_loopback_host("::1"));
-  CHECK(dashboard::is_loopback_host("localhost"));
-  CHECK_FALSE(dashboard::is_loopback_host("0.0.0.0"));
-  CHECK_FALSE(dashboard::is_loopback_host("10.1.2.3"));
   auto o = loopback_options();
   CHECK(dashboard::server(o).warnings().empty());
   o.listen = "0.0.0.0:0";

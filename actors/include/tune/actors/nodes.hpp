@@ -51,9 +51,6 @@ struct network_options {
 /// heartbeat and connection timeout. Call before creating the actor system.
 void configure_network(caf::actor_system_config& config, const network_options& network);
 
-/// True for 127.0.0.0/8, ::1 and "localhost".
-bool is_loopback_host(const std::string& host);
-
 struct node_device {
   int id = 0;
   std::string name;

@@ -64,9 +64,6 @@ struct server_statistics {
   std::uint64_t runs_finished = 0;  ///< run_finished events forwarded
 };
 
-/// True for 127.0.0.0/8, ::1 and "localhost".
-bool is_loopback_host(const std::string& host);
-
 class server {
  public:
   /// Checks the options and binds the listening socket (nothing is served

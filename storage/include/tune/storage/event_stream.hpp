@@ -124,7 +124,7 @@ std::string curve_public_key(const std::string& secret_key);
 /// (what `tune-engine keys` writes). `what` names it in messages. Throws
 /// std::invalid_argument naming the file or the text and the fix.
 std::string read_curve_key(const std::string& text_or_file, const std::string& what);
-/// True for ipc:// and tcp:// on 127.0.0.0/8, localhost or [::1].
+/// True for ipc:// and for tcp:// on a loopback host (loopback.hpp).
 bool is_loopback_endpoint(const std::string& endpoint);
 
 // ---- sockets --------------------------------------------------------------
