@@ -225,3 +225,82 @@ TEST_CASE("the worker's program mode turns crashes and hangs and non-finite scor
   CHECK(run_worker(worker, request("hang"), 2).state == status::run_timeout);
   CHECK(run_worker(worker, request("missing"), 30).state == status::runtime_error);
 }
+
+namespace {
+std::filesystem::path ir_worker() {
+  return std::filesystem::path(kernel_worker_path(quick_options())).parent_path() / "tune-ir-worker";
+}
+
+// Sets an environment variable for one scope.
+struct scoped_env {
+  scoped_env(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~scoped_env() { ::unsetenv(name_); }
+  const char* name_;
+};
+}  // namespace
+
+TEST_CASE("edits are applied in tune-ir-worker as the engine would apply them", "[ir][program_backend]") {
+  auto backend = make_program_backend("2fcnet:train", quick_options());
+  rng_type rng(7);
+  for (int round = 0; round < 4; ++round) {
+    edit_list edits;
+    for (int k = 0; k < 4; ++k) edits.push_back(random_edit(backend->program()->outline(), rng));
+    auto expected = backend->program()->apply(edits);
+    auto built = backend->build(encode(edits), 120);
+    INFO(built.message);
+    CHECK(built.message.rfind("applied " + std::to_string(expected.applied) + " of 4 edits", 0) == 0);
+    for (auto& skipped : expected.skipped)
+      CHECK(built.message.find("skipped edit " + std::to_string(skipped.index) + ": " + skipped.reason) !=
+            std::string::npos);
+  }
+}
+
+TEST_CASE("a crash while applying edits fails that variant's build and not the run", "[ir][program_backend]") {
+  auto dir = std::filesystem::temp_directory_path() / "tune-test-ir-worker";
+  std::filesystem::create_directories(dir);
+  auto crashing = dir / "crashing-ir-worker";
+  {
+    std::ofstream out(crashing);
+    out << "#!/bin/sh\nkill -SEGV $$\n";
+  }
+  std::filesystem::permissions(crashing, std::filesystem::perms::owner_all);
+  edit_list edits = {{edit_kind::remove, 1, 0, 0, 0, 1}};
+  {
+    scoped_env env("TUNE_IR_WORKER", crashing.string());
+    auto backend = make_program_backend("2fcnet:train", quick_options());
+    auto built = backend->build(encode(edits), 60);
+    CHECK(built.state == status::compile_error);
+    CHECK_THAT(built.message, Catch::Contains("applying the edits crashed") && Catch::Contains("signal 11"));
+  }
+  {
+    scoped_env env("TUNE_IR_WORKER", (dir / "no-such-worker").string());
+    auto backend = make_program_backend("2fcnet:train", quick_options());
+    auto built = backend->build(encode(edits), 60);
+    CHECK(built.state == status::compile_error);
+    CHECK_THAT(built.message, Catch::Contains("cannot start") && Catch::Contains("no-such-worker"));
+  }
+  auto backend = make_program_backend("2fcnet:train", quick_options());
+  auto built = backend->build(encode(edits), 120);
+  INFO(built.message);
+  CHECK(built.state == status::ok);
+}
+
+TEST_CASE("tune-ir-worker refuses bad arguments and bad edit files with a message", "[ir][program_backend]") {
+  auto usage = run_process({ir_worker().string(), "only-one"}, 30);
+  CHECK(usage.exit_code == 2);
+  CHECK_THAT(usage.output, Catch::Contains("usage: tune-ir-worker"));
+  auto dir = std::filesystem::temp_directory_path() / "tune-test-ir-worker";
+  std::filesystem::create_directories(dir);
+  auto backend = make_program_backend("2fcnet:train", quick_options());
+  auto original = dir / "original.ll", edits = dir / "bad-edits.json";
+  std::ofstream(original) << backend->program()->text();
+  std::ofstream(edits) << R"({"edits": [{"kind": "explode"}]})";
+  auto bad = run_process({ir_worker().string(), original.string(), edits.string(), (dir / "out.ll").string()}, 30);
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("tune-ir-worker:"));
+  std::ofstream(edits) << R"({"edits": []})";
+  auto missing =
+      run_process({ir_worker().string(), (dir / "none.ll").string(), edits.string(), (dir / "out.ll").string()}, 30);
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.output, Catch::Contains("cannot read") && Catch::Contains("none.ll"));
+}

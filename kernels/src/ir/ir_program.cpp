@@ -310,9 +310,11 @@ std::shared_ptr<const ir_program> ir_program::parse(const std::string& ir_text,
   return program;
 }
 
-applied_program ir_program::apply(const edit_list& edits) const {
+applied_program ir_program::apply(const edit_list& edits) const { return apply_edits(text_, edits); }
+
+applied_program apply_edits(const std::string& identified_ir, const edit_list& edits) {
   llvm::LLVMContext context;
-  auto current = parse_text(text_, context, "the original program");
+  auto current = parse_text(identified_ir, context, "the original program");
   applied_program result;
   for (std::size_t i = 0; i < edits.size(); ++i) {
     auto candidate = llvm::CloneModule(*current);

@@ -1,15 +1,19 @@
 #include "tune/kernels/program_backend.hpp"
 
+#include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -111,6 +115,7 @@ class program_backend_impl final : public program_backend {
     auto ir_path = ir_dir / spec_.ir_file;
     program_ = ir_program::parse(read_text(ir_path), spec_.functions, ir_path.string());
     prepare_work_dir();
+    write_original();
     data_file_ = work_dir_ / "digits.bin";
     n_train_ = write_digits(data_dir / "digits.csv.gz", data_file_);
     if (spec_.name == "2fcnet:predict") train_parameters();
@@ -140,6 +145,7 @@ class program_backend_impl final : public program_backend {
     prepare_work_dir();
     auto ir = matmul_ir(kernel_->source(config), cpu_kernel_flags(*kernel_, config));
     program_ = ir_program::parse(read_text(ir), {}, ir.string());
+    write_original();
   }
 
   std::string name() const override { return "cpu"; }
@@ -164,13 +170,20 @@ class program_backend_impl final : public program_backend {
       return out;
     }
     auto start = std::chrono::steady_clock::now();
-    auto applied = program_->apply(edits);
+    std::string apply_error;
+    auto applied = apply_in_worker(edits, timeout_s, apply_error);
     double apply_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    auto compiled = compile_shared_object(options_, TUNE_CLANG14_PATH, applied.ir, ".ll", variant_flags(), timeout_s);
+    if (!applied) {
+      out.state = status::compile_error;
+      out.message = apply_error;
+      out.compile_s = apply_s;
+      return out;
+    }
+    auto compiled = compile_shared_object(options_, TUNE_CLANG14_PATH, applied->ir, ".ll", variant_flags(), timeout_s);
     compiled.compile_s += apply_s;
     std::ostringstream message;
-    message << "applied " << applied.applied << " of " << edits.size() << " edits in " << apply_s << " s";
-    for (auto& skipped : applied.skipped) message << "\nskipped edit " << skipped.index << ": " << skipped.reason;
+    message << "applied " << applied->applied << " of " << edits.size() << " edits in " << apply_s << " s";
+    for (auto& skipped : applied->skipped) message << "\nskipped edit " << skipped.index << ": " << skipped.reason;
     if (!compiled.message.empty()) message << "\n" << compiled.message;
     compiled.message = message.str();
     return compiled;
@@ -202,8 +215,66 @@ class program_backend_impl final : public program_backend {
  private:
   void prepare_work_dir() {
     worker_ = kernel_worker_path(options_);
+    const char* ir_worker = std::getenv("TUNE_IR_WORKER");
+    ir_worker_ = ir_worker && *ir_worker ? fs::path(ir_worker) : fs::path(worker_).parent_path() / "tune-ir-worker";
     work_dir_ = fs::path(kernel_cache_dir(options_)) / "gevo";
     fs::create_directories(work_dir_);
+  }
+
+  // The original with its ids, where tune-ir-worker reads it.
+  void write_original() {
+    original_file_ = work_dir_ / ("program-" + cache_hash({program_->text()}) + ".ll");
+    if (fs::exists(original_file_)) return;
+    if (auto problem = compile_cache::write_file(original_file_, program_->text()); !problem.empty())
+      throw std::runtime_error(problem);
+  }
+
+  // Applies the edits in tune-ir-worker (a process of its own: a crash inside
+  // LLVM fails this variant's build, not the run); the error names what
+  // happened to the process.
+  std::optional<applied_program> apply_in_worker(const edit_list& edits, double timeout_s, std::string& error) const {
+    auto edits_json = to_json(edits);
+    static std::atomic<std::uint64_t> serial{0};
+    auto stem = "apply-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
+    auto edits_file = work_dir_ / (stem + ".json"), out_file = work_dir_ / (stem + ".ll");
+    if (auto problem = compile_cache::write_file(edits_file, edits_json); !problem.empty()) {
+      error = "applying the edits: " + problem;
+      return std::nullopt;
+    }
+    double limit_s = std::min(timeout_s, 120.0);
+    auto result = run_process({ir_worker_.string(), original_file_.string(), edits_file.string(), out_file.string()},
+                              limit_s, 64 * 1024);
+    std::error_code ignored;
+    fs::remove(edits_file, ignored);
+    auto fail = [&](const std::string& what) -> std::optional<applied_program> {
+      fs::remove(out_file, ignored);
+      auto output = result.output.size() > 2000 ? result.output.substr(result.output.size() - 2000) : result.output;
+      error = "applying the edits " + what + (output.empty() ? "" : ":\n" + output);
+      return std::nullopt;
+    };
+    if (!result.started) return fail("failed: cannot start " + ir_worker_.string() + ": " + result.error);
+    if (result.timed_out) return fail("timed out: tune-ir-worker killed after " + std::to_string(limit_s) + " s");
+    if (result.signal != 0)
+      return fail("crashed: tune-ir-worker got signal " + std::to_string(result.signal) + " (" +
+                  ::strsignal(result.signal) + ")");
+    if (result.exit_code != 0)
+      return fail("failed: tune-ir-worker exited with code " + std::to_string(result.exit_code));
+    nlohmann::json reply;
+    try {
+      auto end = result.output.find_last_not_of('\n');
+      auto begin = result.output.rfind('\n', end);
+      reply = nlohmann::json::parse(result.output.substr(begin == std::string::npos ? 0 : begin + 1));
+      applied_program applied;
+      applied.applied = reply.at("applied").get<std::size_t>();
+      applied.hash = std::stoull(reply.at("hash").get<std::string>(), nullptr, 16);
+      for (auto& skipped : reply.at("skipped"))
+        applied.skipped.push_back({skipped.at("index").get<std::size_t>(), skipped.at("reason").get<std::string>()});
+      applied.ir = read_text(out_file);
+      fs::remove(out_file, ignored);
+      return applied;
+    } catch (const std::exception& e) {
+      return fail(std::string("failed: no reply from tune-ir-worker (") + e.what() + ")");
+    }
   }
 
   // The generated C++ as LLVM IR: clang-14 with the CPU backend's flags (by
@@ -282,6 +353,8 @@ class program_backend_impl final : public program_backend {
   search_space_ptr space_;
   std::shared_ptr<const ir_program> program_;
   std::string worker_;
+  fs::path ir_worker_;
+  fs::path original_file_;
   fs::path work_dir_;
   fs::path data_file_;
   fs::path params_file_;

@@ -68,6 +68,11 @@ class ir_program {
   program_outline outline_;
 };
 
+/// What ir_program::apply does, on the text of a program that already has its
+/// ids (ir_program::text()): tune-ir-worker calls it in a process of its own.
+/// Throws std::invalid_argument when the text is not valid IR.
+applied_program apply_edits(const std::string& identified_ir, const edit_list& edits);
+
 /// FNV-1a 64 of a text.
 std::uint64_t fnv1a(const std::string& text);
 
