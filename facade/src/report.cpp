@@ -14,12 +14,13 @@ namespace tune {
 
 std::string_view version() { return TUNE_VERSION; }
 
-std::map<std::string, double> parse_hyper(const std::vector<std::string>& items) {
+std::map<std::string, double> parse_hyper(const std::vector<std::string>& items, std::string_view field) {
   std::map<std::string, double> out;
   for (const auto& item : items) {
+    const std::string where = std::string(field) + " " + item;
     auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw input_error("--hyper " + item + ": expected name=value, e.g. --hyper rho=8");
+      throw input_error(where + ": expected name=value, e.g. rho=8");
     std::string name = item.substr(0, eq), text = item.substr(eq + 1);
     std::size_t used = 0;
     double value = 0.0;
@@ -29,9 +30,8 @@ std::map<std::string, double> parse_hyper(const std::vector<std::string>& items)
       used = 0;
     }
     if (used != text.size() || !std::isfinite(value))
-      throw input_error("--hyper " + item + ": '" + text + "' is not a finite number");
-    if (!out.emplace(name, value).second)
-      throw input_error("--hyper " + item + ": '" + name + "' is given twice; keep one");
+      throw input_error(where + ": '" + text + "' is not a finite number");
+    if (!out.emplace(name, value).second) throw input_error(where + ": '" + name + "' is given twice; keep one");
   }
   return out;
 }

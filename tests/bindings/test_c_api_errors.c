@@ -101,7 +101,8 @@ int main(void) {
   EXPECT(tune_strategy_create("opevo", NULL, 1, NULL, 0, &strategy), TUNE_ERROR_NULL_ARGUMENT, "`space` is NULL");
   EXPECT(tune_strategy_create("opevo", space, 1, unknown_hyper, 1, &strategy), TUNE_ERROR_INVALID_ARGUMENT,
          "unknown hyperparameter 'bogus'");
-  EXPECT(tune_strategy_create("opevo", space, 1, malformed_hyper, 1, &strategy), TUNE_ERROR_INVALID_ARGUMENT, "lambda");
+  EXPECT(tune_strategy_create("opevo", space, 1, malformed_hyper, 1, &strategy), TUNE_ERROR_INVALID_ARGUMENT,
+         "tune_strategy_create hyper lambda: expected name=value");
   EXPECT(tune_strategy_create("opevo", space, 1, null_hyper, 1, &strategy), TUNE_ERROR_NULL_ARGUMENT,
          "`hyper[0]` is NULL");
   EXPECT(tune_strategy_create("opevo", space, 1, NULL, 1, &strategy), TUNE_ERROR_NULL_ARGUMENT, "`hyper` is NULL");
@@ -147,6 +148,9 @@ int main(void) {
   EXPECT(tune_options_set(options, "strategy", "opevo"), TUNE_OK, "");
   EXPECT(tune_options_set(options, "hyper", "bogus=1"), TUNE_OK, "");
   EXPECT(tune_session_create(options, &session), TUNE_ERROR_INVALID_ARGUMENT, "bogus");
+  EXPECT(tune_options_set(options, "hyper", "lambda"), TUNE_OK, "");
+  EXPECT(tune_session_create(options, &session), TUNE_ERROR_INVALID_ARGUMENT,
+         "tune_options_set(\"hyper\") lambda: expected name=value");
   if (session != NULL) {
     fprintf(stderr, "a failed tune_session_create left *out set\n");
     ++failures;

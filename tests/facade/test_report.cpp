@@ -25,6 +25,9 @@ TEST_CASE("parse_hyper: malformed items name the item and the fix", "[facade]") 
   }
   CHECK_THROWS_WITH(parse_hyper({"rho=8", "rho=9"}), Catch::Matchers::Contains("twice"));
   CHECK_THROWS_AS(parse_hyper({"rho"}), input_error);
+  // An embedder's items are named as the embedder's caller knows them.
+  CHECK_THROWS_WITH(parse_hyper({"rho"}, "hyper of my_tool"),
+                    Catch::Matchers::StartsWith("hyper of my_tool rho:") && !Catch::Matchers::Contains("--hyper"));
 }
 
 TEST_CASE("validate_strategy: unknown names and hyperparameters are input errors", "[facade]") {

@@ -170,7 +170,7 @@ tune_status tune_session_create(const tune_options* options, tune_session** out)
     require(out, "out");
     *out = nullptr;
     tune::session_options o = options->options;
-    o.hyper = tune::parse_hyper(options->hyper_items);
+    o.hyper = tune::parse_hyper(options->hyper_items, "tune_options_set(\"hyper\")");
     // The objective sees the space the session reads (space or space_file),
     // known only once the session is built and before it runs.
     auto space = std::make_shared<tune::search_space_ptr>();

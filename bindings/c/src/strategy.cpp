@@ -43,7 +43,7 @@ tune_status tune_strategy_create(const char* name, const tune_space* space, uint
     }
     tune::strategy_options options;
     options.seed = seed;
-    options.hyper = tune::parse_hyper(items);
+    options.hyper = tune::parse_hyper(items, "tune_strategy_create hyper");
     auto handle = std::make_unique<tune_strategy>();
     handle->space = space->space;
     handle->name = name && *name ? name : tune::default_strategy_name();

@@ -53,8 +53,9 @@ struct input_error : std::invalid_argument {
 };
 
 /// Parses "name=value" items (the command's repeated --hyper) into numbers.
-/// Throws input_error naming the item.
-std::map<std::string, double> parse_hyper(const std::vector<std::string>& items);
+/// Throws input_error naming `field` (where the items came from, as the
+/// caller's user knows it) and the item.
+std::map<std::string, double> parse_hyper(const std::vector<std::string>& items, std::string_view field = "--hyper");
 
 /// Checks a strategy name and its hyperparameters by building the strategy
 /// once on `space`; throws input_error listing the known names or saying
