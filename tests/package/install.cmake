@@ -23,6 +23,20 @@ endforeach()
 # The installed command runs from the prefix (its libraries found by RPATH).
 tune_step(command ${PREFIX}/bin/tune-engine --version)
 
+# GEVO's workloads, data and edit worker are installed, and an installed
+# evolve run uses them (the install is looked in before the build tree).
+if(WITH_LLVM)
+  foreach(file ${PREFIX}/share/tune-engine/gevo/fcnet.ll ${PREFIX}/share/tune-engine/digits/digits.csv.gz
+               ${PREFIX}/libexec/tune-engine/tune-ir-worker)
+    if(NOT EXISTS ${file})
+      message(FATAL_ERROR "the install lacks ${file}")
+    endif()
+  endforeach()
+  file(REMOVE ${PREFIX}/evolve.db)
+  tune_step(evolve ${CMAKE_COMMAND} -E env --unset=TUNE_GEVO_WORKLOAD_DIR --unset=TUNE_GEVO_DATA_DIR
+            ${PREFIX}/bin/tune-engine evolve --workload 2fcnet:predict --budget 2 --seed 1 --db ${PREFIX}/evolve.db)
+endif()
+
 # An installed file that names the build or source tree breaks once they are gone.
 file(GLOB_RECURSE text_files ${PREFIX}/*.cmake ${PREFIX}/*.hpp ${PREFIX}/*.h ${PREFIX}/*.yaml)
 foreach(file ${text_files})

@@ -1,8 +1,10 @@
 #include "tune/kernels/program_backend.hpp"
 
+#include <dlfcn.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "../cpu/measurement.hpp"
 #include "tune/kernels/compile_cache.hpp"
@@ -48,9 +51,30 @@ const std::vector<workload_spec>& workloads() {
   return all;
 }
 
-std::string env_or(const char* name, const char* fallback) {
-  const char* value = std::getenv(name);
-  return value && *value ? value : fallback;
+// Where a workload's file is: $`variable` if set, else the first of the
+// install (<datadir>/tune-engine/`installed`, found from this library's or
+// the program's file) and the build or source tree (`built`) that holds `file`.
+fs::path find_data_dir(const char* variable, const char* installed, const char* built, const std::string& file) {
+  if (const char* value = std::getenv(variable); value && *value) return value;
+  std::vector<fs::path> candidates;
+  std::error_code ec;
+  Dl_info library{};
+  if (::dladdr(reinterpret_cast<void*>(&find_data_dir), &library) && library.dli_fname && *library.dli_fname) {
+    auto path = fs::weakly_canonical(fs::path(library.dli_fname), ec);
+    if (!ec) candidates.push_back((path.parent_path() / TUNE_GEVO_FROM_LIBRARY / installed).lexically_normal());
+  }
+  auto self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back((self.parent_path() / TUNE_GEVO_FROM_PROGRAM / installed).lexically_normal());
+  candidates.push_back(built);
+  std::string looked;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto& dir = candidates[i];
+    if (fs::is_regular_file(dir / file, ec)) return dir;
+    if (std::find(candidates.begin(), candidates.begin() + i, dir) == candidates.begin() + i)
+      looked += (looked.empty() ? "" : ", ") + dir.string();
+  }
+  throw std::runtime_error("GEVO workload file " + file + " not found (looked in " + looked + "); set $" + variable +
+                           " to the folder that holds it");
 }
 
 std::string read_text(const fs::path& path) {
@@ -110,8 +134,8 @@ class program_backend_impl final : public program_backend {
   // 2fcnet: the IR built with the project and the digits.
   program_backend_impl(workload_spec spec, task_backend_options options)
       : spec_(std::move(spec)), options_(std::move(options)), space_(make_edit_list_space(spec_.name)) {
-    fs::path ir_dir = env_or("TUNE_GEVO_WORKLOAD_DIR", TUNE_GEVO_WORKLOAD_DIR);
-    fs::path data_dir = env_or("TUNE_GEVO_DATA_DIR", TUNE_GEVO_DATA_DIR);
+    fs::path ir_dir = find_data_dir("TUNE_GEVO_WORKLOAD_DIR", "gevo", TUNE_GEVO_WORKLOAD_DIR, spec_.ir_file);
+    fs::path data_dir = find_data_dir("TUNE_GEVO_DATA_DIR", "digits", TUNE_GEVO_DATA_DIR, "digits.csv.gz");
     auto ir_path = ir_dir / spec_.ir_file;
     program_ = ir_program::parse(read_text(ir_path), spec_.functions, ir_path.string());
     prepare_work_dir();
