@@ -1,7 +1,10 @@
 // bench_cpu_kernels: tunes OpEvo's CPU problems on the CPU backend, prints the
 // best GFLOP/s after 100, 200 and 500 trials, and ends with one table: the
 // measured single-core fp32 FMA peak, each task's best GFLOP/s and fraction
-// of peak (times the threads), the vendor kernels (oneDNN in its own and the
+// of peak (times the threads) and of the roofline (the lower of that peak and
+// what the task's compulsory memory traffic allows at the streaming bandwidth
+// measured on the same cores: every input read once, the output read for
+// ownership and written once), the vendor kernels (oneDNN in its own and the
 // plain layouts, OpenBLAS with its default and its fastest core type) on the
 // same cores in the same run, the best configuration timed again beside them,
 // the ratio of that figure to the best vendor kernel, trials and wall time.
@@ -158,6 +161,56 @@ double fma_peak_gflops() {
   return 2.0 * lanes * 16 * static_cast<double>(iterations) / best / 1e9;
 }
 
+// Streaming bandwidth of `threads` threads (pinned to cores 0 .. threads-1),
+// each scaling a 64 MiB array into another (larger than the last-level cache
+// of the machines at hand): bytes read, read for ownership and written back,
+// per second, best of five passes, in GB/s.
+double stream_gbps(int threads) {
+  const std::size_t n = (64u << 20) / sizeof(float);
+  std::vector<std::vector<float>> src(threads), dst(threads);
+  std::vector<double> best(threads, INFINITY);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(t, &set);
+      sched_setaffinity(0, sizeof set, &set);
+      src[t].assign(n, 1.0f);
+      dst[t].assign(n, 0.0f);
+      float* a = src[t].data();
+      float* b = dst[t].data();
+      for (int pass = 0; pass < 6; ++pass) {
+        auto start = std::chrono::steady_clock::now();
+        for (std::size_t i = 0; i < n; ++i) b[i] = 0.999f * a[i];
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (pass > 0) best[t] = std::min(best[t], s);  // the first pass also faults the pages in
+        std::swap(a, b);
+      }
+    });
+  for (auto& w : workers) w.join();
+  double total = 0;
+  for (int t = 0; t < threads; ++t) total += 3.0 * n * sizeof(float) / best[t] / 1e9;
+  return total;
+}
+
+// Bytes a run must move at least: every input read once, the output read for
+// ownership and written back once (fp32).
+double compulsory_bytes(const tune::task_spec& t) {
+  if (t.op == tune::operator_kind::conv2d)
+    return 4.0 * (double(t.batch) * t.in_channels * t.height * t.width +
+                  double(t.out_channels) * t.in_channels * t.kernel_h * t.kernel_w +
+                  2.0 * t.batch * t.out_channels * t.out_height() * t.out_width());
+  return 4.0 * t.batch * (double(t.n) * t.k + double(t.k) * t.m + 2.0 * t.n * t.m);
+}
+
+// The roofline: the lower of the FMA peak and what the compulsory traffic at
+// the streaming bandwidth allows.
+double roofline_gflops(const tune::task_spec& t, double peak, double gbps) {
+  if (gbps <= 0) return peak;
+  return std::min(peak, t.flops() * gbps / compulsory_bytes(t));  // FLOP / (bytes / (1e9 B/s)) / 1e9
+}
+
 std::string task_text(const std::string& name, long conv_batch) {
   const std::string b = std::to_string(conv_batch);
   if (name == "MM1") return "matmul:512x1024x1024";
@@ -181,8 +234,9 @@ std::vector<tune::vendor_figure> better_of(std::vector<tune::vendor_figure> a,
 
 struct table_row {
   std::string name, task;
-  double gflops = 0;   // the search's best
-  double retimed = 0;  // the best configuration timed again beside the vendors
+  double roofline = 0;  // GFLOP/s the peak and the compulsory traffic allow
+  double gflops = 0;    // the search's best
+  double retimed = 0;   // the best configuration timed again beside the vendors
   std::vector<tune::vendor_figure> vendors;
   int trials = 0;
   double seconds = 0;
@@ -210,19 +264,22 @@ std::string figure(const std::vector<tune::vendor_figure>& vendors, const std::s
   return "-";
 }
 
-void print_table(const std::vector<table_row>& rows, double peak, int threads) {
-  fmt::print("\nfp32 FMA peak of one core (FMA loop): {:.1f} GFLOP/s; {} thread(s): peak {:.1f}\n", peak, threads,
-             peak * threads);
+void print_table(const std::vector<table_row>& rows, double peak, int threads, double gbps) {
   fmt::print(
-      "| task | tune-engine GFLOP/s (search / re-timed) | of peak | oneDNN own layouts | oneDNN plain | "
-      "OpenBLAS default | OpenBLAS fastest core | re-timed / best vendor | trials | wall s |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n");
+      "\nfp32 FMA peak of one core (FMA loop): {:.1f} GFLOP/s; {} thread(s): peak {:.1f}; streaming bandwidth "
+      "of {} thread(s): {:.1f} GB/s\n",
+      peak, threads, peak * threads, threads, gbps);
+  fmt::print(
+      "| task | tune-engine GFLOP/s (search / re-timed) | of peak | roofline (of it) | oneDNN own layouts | "
+      "oneDNN plain | OpenBLAS default | OpenBLAS fastest core | re-timed / best vendor | trials | wall s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
     const auto* best = tune::best_vendor(r.vendors);
-    fmt::print("| {} `{}` | {:.1f} / {:.1f} | {:.0f}% | {} | {} | {} | {} | {} | {} | {:.0f} |\n", r.name, r.task,
-               r.gflops, r.retimed, peak > 0 ? 100.0 * r.retimed / (peak * threads) : 0.0,
-               figure(r.vendors, "onednn", true), figure(r.vendors, "onednn", false),
-               figure(r.vendors, "openblas", false), figure(r.vendors, "openblas", true),
+    fmt::print("| {} `{}` | {:.1f} / {:.1f} | {:.0f}% | {:.0f} ({:.0f}%) | {} | {} | {} | {} | {} | {} | {:.0f} |\n",
+               r.name, r.task, r.gflops, r.retimed, peak > 0 ? 100.0 * r.retimed / (peak * threads) : 0.0, r.roofline,
+               r.roofline > 0 ? 100.0 * r.retimed / r.roofline : 0.0, figure(r.vendors, "onednn", true),
+               figure(r.vendors, "onednn", false), figure(r.vendors, "openblas", false),
+               figure(r.vendors, "openblas", true),
                best ? fmt::format("{:.2f} ({} {})", r.retimed / best->gflops, best->library, best->variant) : "-",
                r.trials, r.seconds);
   }
@@ -279,8 +336,11 @@ int run(const bench_options& o) {
   if (!o.config.empty() && o.tasks.find(',') != std::string::npos)
     throw std::invalid_argument("--config: give one task in --tasks (the configuration is of one task's space)");
   const double peak = fma_peak_gflops();
-  fmt::print("CPU: {} thread(s), seed {}, {} trials per task, strategy {}; FMA peak of one core {:.1f} GFLOP/s\n",
-             o.threads, o.seed, o.trials, o.strategy, peak);
+  const double gbps = stream_gbps(o.threads);
+  fmt::print(
+      "CPU: {} thread(s), seed {}, {} trials per task, strategy {}; FMA peak of one core {:.1f} GFLOP/s; streaming "
+      "bandwidth {:.1f} GB/s\n",
+      o.threads, o.seed, o.trials, o.strategy, peak, gbps);
   tune::vendor_options vendor;
   vendor.threads = o.threads;
   std::vector<table_row> rows;
@@ -305,7 +365,10 @@ int run(const bench_options& o) {
       outcome.best_at.emplace_back(0, gflops_of(task, outcome.best, options, o.min_time));
       outcome.ok = 1;
     }
-    table_row row{name, task.to_string()};
+    table_row row;
+    row.name = name;
+    row.task = task.to_string();
+    row.roofline = roofline_gflops(task, peak * o.threads, gbps);
     row.gflops = outcome.best_at.empty() ? 0.0 : outcome.best_at.back().second;
     // The best configuration is timed again as the vendors are (median over
     // at least their time), alternating with them for --rounds rounds, and
@@ -322,6 +385,6 @@ int run(const bench_options& o) {
     row.seconds = outcome.seconds;
     rows.push_back(row);
   }
-  print_table(rows, peak, o.threads);
+  print_table(rows, peak, o.threads, gbps);
   return 0;
 }
