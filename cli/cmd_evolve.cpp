@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "tune/engine/program_edit.hpp"
+#include "tune/engine/text.hpp"
 
 namespace tune::cli {
 namespace {
@@ -24,8 +25,7 @@ struct evolve_args {
 };
 
 std::string workload_help() {
-  std::string out;
-  for (const auto& name : evolution_workloads()) out += (out.empty() ? "" : ", ") + name;
+  auto out = join(evolution_workloads());
   return out.empty() ? "none in this build (it has no LLVM 14)" : out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "strategies.hpp"
 #include "tune/engine/strategy.hpp"
+#include "tune/engine/text.hpp"
 
 namespace tune {
 
@@ -33,9 +34,8 @@ std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr 
                                         const strategy_options& options) {
   for (auto& [known, make] : registry())
     if (known == name) return make(std::move(space), options);
-  std::string accepted;
-  for (auto& known : strategy_names()) accepted += (accepted.empty() ? "" : ", ") + known;
-  throw std::invalid_argument("unknown strategy '" + std::string(name) + "' (accepted: " + accepted + ")");
+  throw std::invalid_argument("unknown strategy '" + std::string(name) + "' (accepted: " + join(strategy_names()) +
+                              ")");
 }
 
 }  // namespace tune

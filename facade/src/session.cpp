@@ -17,6 +17,7 @@
 #include "tune/actors/run_recorder.hpp"
 #include "tune/engine/readers.hpp"
 #include "tune/engine/strategy.hpp"
+#include "tune/engine/text.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/kernels/user_kernel.hpp"
@@ -36,12 +37,6 @@ std::vector<std::string> given_targets(const session_options& o) {
   if (o.custom_backend) given.push_back("custom_backend");
   if (!o.workload.empty()) given.push_back("workload");
   return given;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
 }
 
 /// All devices of one run share a backend; returns its name.

@@ -12,6 +12,8 @@
 #include <thread>
 #include <utility>
 
+#include "tune/engine/text.hpp"
+
 namespace tune::storage {
 namespace {
 
@@ -20,12 +22,6 @@ constexpr long long max_compile_workers = 4096;
 constexpr long long max_device_count = 1024;
 constexpr long long max_prefetch = 1024;
 constexpr long long max_device_id = 1 << 20;
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
 
 /// Builds messages that name the source, the field path and the line.
 class reader {

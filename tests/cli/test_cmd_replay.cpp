@@ -9,6 +9,7 @@
 
 #include "cli/cli_process.hpp"
 #include "tune/engine/strategy.hpp"
+#include "tune/engine/text.hpp"
 
 using Catch::Matchers::Contains;
 using tune::test::cli_process;
@@ -129,9 +130,7 @@ TEST_CASE("replay rejects bad input with exit code 2", "[cli]") {
 TEST_CASE("replay --help lists every strategy make_strategy knows", "[cli]") {
   cli_process help({"replay", "--help"});
   REQUIRE(help.wait() == 0);
-  std::string names;
-  for (const auto& name : tune::strategy_names()) names += (names.empty() ? "" : ", ") + name;
-  CHECK_THAT(help.out(), Contains(names));
+  CHECK_THAT(help.out(), Contains(tune::join(tune::strategy_names())));
 }
 
 TEST_CASE("replay takes a prior dataset and names it", "[cli]") {

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "boundary.hpp"
+#include "tune/engine/text.hpp"
 
 using tune::c_api::boundary_error;
 using tune::c_api::guarded;
@@ -9,11 +10,7 @@ using tune::c_api::require;
 
 namespace {
 
-std::string joined_strategy_names() {
-  std::string out;
-  for (const auto& name : tune::strategy_names()) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
+std::string joined_strategy_names() { return tune::join(tune::strategy_names()); }
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../cpu/measurement.hpp"
+#include "tune/engine/text.hpp"
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/devices.hpp"
@@ -425,9 +426,7 @@ std::shared_ptr<program_backend> make_program_backend(const std::string& workloa
   }
   for (auto& w : workloads())
     if (w.name == workload) return std::make_shared<program_backend_impl>(w, options);
-  std::string accepted;
-  for (auto& name : program_workload_names()) accepted += (accepted.empty() ? "" : ", ") + name;
-  throw std::invalid_argument("unknown workload '" + workload + "' (accepted: " + accepted + ")");
+  throw std::invalid_argument("unknown workload '" + workload + "' (accepted: " + join(program_workload_names()) + ")");
 }
 
 }  // namespace tune

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "codegen.hpp"
+#include "tune/engine/text.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 
 namespace tune {
@@ -35,10 +36,8 @@ backend_ptr make_task_backend(const task_spec& task, const std::string& backend_
 #ifdef TUNE_WITH_HIP
   if (backend_name == "hip") return make_hip_task_backend(task, options);
 #endif
-  std::string names;
-  for (const auto& n : task_backend_names()) names += (names.empty() ? "" : ", ") + n;
   throw std::invalid_argument("backend '" + backend_name + "' is not available for task " + task.to_string() +
-                              "; this build has: " + names);
+                              "; this build has: " + join(task_backend_names()));
 }
 
 backend_ptr make_task_backend(const std::string& task, const std::string& backend_name,
