@@ -10,6 +10,7 @@
 //
 //   bench_gevo [--budget N] [--seeds 1,2,3] [--workloads 2fcnet:predict,2fcnet:train,matmul:512x1024x1024]
 //              [--db FILE]   (matmul starts from the best configuration of its task in FILE, as evolve does)
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -148,15 +149,16 @@ double confirm(const std::string& workload, const base_info& base, const tune::c
 
 int main(int argc, char** argv) {
   std::uint64_t budget = 200;
-  std::vector<std::string> seeds = {"1", "2", "3"};
-  std::vector<std::string> workloads = {"2fcnet:predict", "2fcnet:train"};
+  std::string seeds_text = "1,2,3", workloads_text = "2fcnet:predict,2fcnet:train";
   std::string db;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--budget")) budget = std::strtoull(argv[i + 1], nullptr, 10);
-    if (!std::strcmp(argv[i], "--seeds")) seeds = tune::bench::split(argv[i + 1], ',');
-    if (!std::strcmp(argv[i], "--workloads")) workloads = tune::bench::split(argv[i + 1], ',');
-    if (!std::strcmp(argv[i], "--db")) db = argv[i + 1];
-  }
+  CLI::App app{"GEVO-ML through the pipeline: gevo against random edit lists per workload and seed"};
+  app.add_option("--budget", budget, "Variants measured per run")->check(CLI::PositiveNumber);
+  app.add_option("--seeds", seeds_text, "Comma-separated seeds (each runs gevo and random edit lists)");
+  app.add_option("--workloads", workloads_text, "Comma-separated: 2fcnet:predict, 2fcnet:train, matmul:NxKxM");
+  app.add_option("--db", db, "Results database; matmul starts from its task's best configuration there");
+  CLI11_PARSE(app, argc, argv);
+  const auto seeds = tune::bench::split(seeds_text, ',');
+  const auto workloads = tune::bench::split(workloads_text, ',');
   if (tune::evolution_workloads().empty()) {
     std::printf("bench_gevo: this build has no LLVM 14; nothing to measure\n");
     return 0;
