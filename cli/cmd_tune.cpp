@@ -90,6 +90,8 @@ session_options to_options(const tune_args& a) {
   o.publish_wait = a.publish_wait;
   if (a.dashboard_given) o.dashboard_listen = a.dashboard.empty() ? "127.0.0.1:8080" : a.dashboard;
   o.dashboard_token = a.dashboard_token;
+  o.dashboard_listen_name = "--dashboard";
+  o.dashboard_token_name = "--dashboard-token";
   o.on_dashboard = [](const std::string& url) { std::fprintf(stderr, "dashboard: serving %s\n", url.c_str()); };
   if (!a.publish_key.empty()) o.publish_key = storage::read_curve_key(a.publish_key, "--publish-key");
   o.progress_line = !a.quiet;

@@ -348,6 +348,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
           report.compile_busy = st.compile_busy;
           report.device_busy = st.device_busy;
           if (st.has_best) report.best_time_ms = st.best.time_ms;
+          report.in_flight = st.in_flight;
           st.options.listener->on_progress(report);
         }
         self->delayed_send(self, tick_interval, tick_atom::value);

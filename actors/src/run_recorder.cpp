@@ -1,5 +1,6 @@
 #include "tune/actors/run_recorder.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <stdexcept>
@@ -57,6 +58,7 @@ run_recorder::run_recorder(recorder_options options) : options_(std::move(option
     spec.options_json = storage::with_space_description(spec.options_json, *options_.space);
     run_id_ = db_->create_run(spec);
   }
+  if (auto run = db_->find_run(run_id_)) started_at_ = run->started_at;
   if (!db_->claim_run(run_id_))
     throw std::invalid_argument("results DB " + options_.db_path + ": run " + std::to_string(run_id_) +
                                 " is being continued by another tune-engine process; wait for it to end, or start a "
@@ -89,6 +91,8 @@ trial_cache run_recorder::cache() const {
     return trial;
   };
 }
+
+double run_recorder::wall_elapsed(double unix_seconds) const { return std::max(0.0, unix_seconds - started_at_); }
 
 std::string run_recorder::device_name(std::int32_t device) const {
   for (const auto& spec : options_.devices)
@@ -143,6 +147,9 @@ void run_recorder::on_trial(const measured_trial& trial, bool new_best) {
   e.device = input.device;
   e.elapsed_s = trial.finished_s;
   e.cached = trial.reused_from_run >= 0;
+  // The database's own clock, so that a reader catching up from it and one
+  // reading these events see the same time for each trial.
+  e.wall_elapsed_s = wall_elapsed(outcome.finished_at);
   publisher_->publish(make_event(e));
   if (new_best) {
     new_best_event b;
@@ -150,6 +157,7 @@ void run_recorder::on_trial(const measured_trial& trial, bool new_best) {
     b.config = e.config;
     b.time_ms = trial.time_ms;
     b.elapsed_s = trial.finished_s;
+    b.wall_elapsed_s = e.wall_elapsed_s;
     publisher_->publish(make_event(b));
   }
 }
@@ -164,6 +172,9 @@ void run_recorder::on_progress(const progress_report& report) {
     e.device_busy[options_.devices[d].name] = report.device_busy[d];
   e.compile_busy = report.compile_busy;
   e.best_time_ms = report.best_time_ms;
+  e.in_flight = static_cast<std::int64_t>(report.in_flight);
+  e.wall_elapsed_s =
+      wall_elapsed(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   publisher_->publish(make_event(e));
 }
 

@@ -14,15 +14,7 @@ nlohmann::json optional_number(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-nlohmann::json run_summary(std::size_t db, const storage::run_record& run,
-                           const std::vector<storage::trial_record>& trials) {
-  std::int64_t ok = 0;
-  std::optional<double> best;
-  for (const auto& t : trials) {
-    if (!t.time_ms) continue;
-    ++ok;
-    if (!best || *t.time_ms < *best) best = t.time_ms;
-  }
+nlohmann::json run_summary(std::size_t db, const storage::run_record& run, const storage::run_totals& totals) {
   return {{"db", db},
           {"id", run.id},
           {"task", run.task_key},
@@ -32,9 +24,9 @@ nlohmann::json run_summary(std::size_t db, const storage::run_record& run,
           {"started_at", run.started_at},
           {"finished_at", optional_number(run.finished_at)},
           {"state", std::string(storage::to_string(run.state))},
-          {"trials", trials.size()},
-          {"ok_trials", ok},
-          {"best_time_ms", optional_number(best)}};
+          {"trials", totals.trials},
+          {"ok_trials", totals.ok_trials},
+          {"best_time_ms", optional_number(totals.best_time_ms)}};
 }
 
 }  // namespace
@@ -43,7 +35,12 @@ nlohmann::json list_runs(const std::vector<std::string>& databases) {
   nlohmann::json runs = nlohmann::json::array();
   for (std::size_t d = 0; d < databases.size(); ++d) {
     results_db db(databases[d], results_db::open_mode::read_only);
-    for (const auto& run : db.runs()) runs.push_back(run_summary(d, run, db.trials(run.id)));
+    // Counted by SQLite in one query: the list does not read any run's trials.
+    auto totals = db.all_run_totals();
+    for (const auto& run : db.runs()) {
+      auto found = totals.find(run.id);
+      runs.push_back(run_summary(d, run, found == totals.end() ? storage::run_totals{} : found->second));
+    }
   }
   std::stable_sort(runs.begin(), runs.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
     return a["started_at"].get<double>() > b["started_at"].get<double>();
@@ -58,7 +55,14 @@ std::optional<nlohmann::json> run_details(const std::vector<std::string>& databa
   auto run = file.find_run(run_id);
   if (!run) return std::nullopt;
   auto trials = file.trials(run_id);
-  auto details = run_summary(db, *run, trials);
+  storage::run_totals totals;
+  for (const auto& t : trials) {
+    ++totals.trials;
+    if (!t.time_ms) continue;
+    ++totals.ok_trials;
+    if (!totals.best_time_ms || *t.time_ms < *totals.best_time_ms) totals.best_time_ms = t.time_ms;
+  }
+  auto details = run_summary(db, *run, totals);
   details["database"] = databases[db];
   details["options"] = nlohmann::json::parse(run->options_json, nullptr, false);
   if (details["options"].is_discarded()) details["options"] = nullptr;
@@ -74,7 +78,7 @@ std::optional<nlohmann::json> run_details(const std::vector<std::string>& databa
                     {"compile_s", t.compile_s},
                     {"run_s", t.run_s},
                     {"device", t.device},
-                    {"elapsed_s", std::max(0.0, t.finished_at - run->started_at)},
+                    {"wall_elapsed_s", std::max(0.0, t.finished_at - run->started_at)},
                     {"cached", t.reused_from_run.has_value()}});
   }
   details["status_counts"] = counts;

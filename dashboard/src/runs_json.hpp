@@ -14,13 +14,15 @@ namespace tune::dashboard {
 /// Every run of every database, newest first: [{"db", "id", "task",
 /// "strategy", "seed" (a string: 64 bits do not fit a JavaScript number),
 /// "device_kind", "started_at", "finished_at", "state", "trials",
-/// "ok_trials", "best_time_ms"}…].
+/// "ok_trials", "best_time_ms"}…], the counts and best from one aggregate
+/// query per database (results_db::all_run_totals).
 nlohmann::json list_runs(const std::vector<std::string>& databases);
 
 /// One run with its options and every trial in recorded order ("trials":
 /// [{"seq", "config", "status", "time_ms", "compile_s", "run_s", "device",
-/// "elapsed_s", "cached"}…]) and "status_counts"; nullopt when database `db`
-/// has no run `run_id`.
+/// "wall_elapsed_s", "cached"}…]) and "status_counts"; nullopt when database
+/// `db` has no run `run_id`. "wall_elapsed_s" is trials.finished_at -
+/// runs.started_at: the same number as the run's live events carry.
 std::optional<nlohmann::json> run_details(const std::vector<std::string>& databases, std::size_t db,
                                           std::int64_t run_id);
 

@@ -39,10 +39,11 @@ struct listen_address {
   std::uint16_t port = 0;
 };
 
-listen_address parse_listen(const std::string& listen) {
+/// `option` names the address in messages (server_options::listen_option).
+listen_address parse_listen(const std::string& listen, const std::string& option) {
   auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size())
-    throw std::invalid_argument("--listen " + listen + ": expected HOST:PORT, e.g. 127.0.0.1:8080");
+    throw std::invalid_argument(option + " " + listen + ": expected HOST:PORT, e.g. 127.0.0.1:8080");
   listen_address a;
   a.host = listen.substr(0, colon);
   if (a.host.size() > 2 && a.host.front() == '[' && a.host.back() == ']') a.host = a.host.substr(1, a.host.size() - 2);
@@ -55,7 +56,7 @@ listen_address parse_listen(const std::string& listen) {
     used = 0;
   }
   if (used != port_text.size() || port > 65535)
-    throw std::invalid_argument("--listen " + listen + ": the port '" + port_text +
+    throw std::invalid_argument(option + " " + listen + ": the port '" + port_text +
                                 "' is not a number from 0 to 65535");
   a.port = static_cast<std::uint16_t>(port);
   return a;
@@ -527,7 +528,8 @@ response server::impl::handle(const http::request<http::string_body>& req) {
 server::server(server_options options) : impl_(std::make_shared<impl>()) {
   auto& s = *impl_;
   s.options = std::move(options);
-  s.address = parse_listen(s.options.listen);
+  const auto& option = s.options.listen_option;
+  s.address = parse_listen(s.options.listen, option);
   if (s.options.client_queue < 2) throw std::invalid_argument("client_queue must be at least 2 messages");
   for (const auto& endpoint : s.options.event_endpoints) {
     try {
@@ -547,20 +549,21 @@ server::server(server_options options) : impl_(std::make_shared<impl>()) {
   boost::system::error_code ec;
   auto address = net::ip::make_address(s.address.host == "localhost" ? "127.0.0.1" : s.address.host, ec);
   if (ec)
-    throw std::invalid_argument("--listen " + s.options.listen + ": '" + s.address.host +
+    throw std::invalid_argument(option + " " + s.options.listen + ": '" + s.address.host +
                                 "' is not an IP address (use 127.0.0.1, ::1, 0.0.0.0 or this machine's address)");
   tcp::endpoint endpoint(address, s.address.port);
   s.acceptor->open(endpoint.protocol(), ec);
   if (!ec) s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor->bind(endpoint, ec);
   if (!ec) s.acceptor->listen(net::socket_base::max_listen_connections, ec);
-  if (ec) throw std::invalid_argument("--listen " + s.options.listen + ": cannot listen there: " + ec.message());
+  if (ec) throw std::invalid_argument(option + " " + s.options.listen + ": cannot listen there: " + ec.message());
   close_on_exec(s.acceptor->native_handle());
   s.port = s.acceptor->local_endpoint().port();
   if (!storage::is_loopback_host(s.address.host) && s.options.token.empty())
     s.warnings.push_back("listening on " + s.options.listen +
                          ", off loopback, with no authentication: anyone who reaches this address sees the runs; "
-                         "set a token (--token) or listen on 127.0.0.1");
+                         "set a token (" +
+                         s.options.token_option + ") or listen on 127.0.0.1");
 }
 
 server::~server() { stop(); }

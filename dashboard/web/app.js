@@ -30,6 +30,31 @@ function formatSeconds(s) {
   return s < 100 ? s.toFixed(1) + ' s' : Math.round(s) + ' s';
 }
 
+// One clock on the whole page: wall-clock seconds since the run's start in its
+// database (runs.started_at). The database's trials and the live events both
+// carry it as wall_elapsed_s; elapsed_s is the backend's clock (simulated
+// seconds for a scaled replay) and only used for events of a publisher older
+// than wall_elapsed_s.
+function wallOf(item) {
+  if (!item) return null;
+  if (typeof item.wall_elapsed_s === 'number') return item.wall_elapsed_s;
+  return typeof item.elapsed_s === 'number' ? item.elapsed_s : null;
+}
+
+const rateWindow = 10;  // seconds of wall clock the trials/s figure looks back
+
+/// Trials per wall-clock second over the last rateWindow seconds up to `now`.
+function recentRate(trials, now) {
+  if (now === null || !(now > 0)) return null;
+  const window = Math.min(rateWindow, now);
+  let count = 0;
+  for (const t of trials) {
+    const at = wallOf(t);
+    if (at !== null && at > now - window && at <= now) ++count;
+  }
+  return count / window;
+}
+
 async function getJson(path) {
   const response = await fetch(path + query, { cache: 'no-store' });
   if (!response.ok) throw new Error(path + ': HTTP ' + response.status);
@@ -61,7 +86,7 @@ function makeChart(canvasId, xTitle) {
 }
 
 const charts = {
-  time: makeChart('chart-time', 'elapsed (s)'),
+  time: makeChart('chart-time', 'elapsed, wall clock (s)'),
   trials: makeChart('chart-trials', 'trials'),
   run: makeChart('chart-run', 'trials'),
   compare: makeChart('chart-compare', 'trials'),
@@ -187,8 +212,20 @@ function renderLive() {
   bestElement.dataset.seq = best ? String(best.seq) : '';
 
   const p = live.progress;
-  setText(byId('rate'), p ? p.trials_per_s.toFixed(2) : '–');
-  setText(byId('elapsed'), p ? formatSeconds(p.elapsed_s) : '–');
+  let now = wallOf(p);
+  for (const t of trials) {
+    const at = wallOf(t);
+    if (at !== null && (now === null || at > now)) now = at;
+  }
+  const rate = recentRate(trials, now);
+  setText(byId('rate'), rate === null ? '–' : rate.toFixed(2));
+  const elapsed = byId('elapsed');
+  setText(elapsed, formatSeconds(now));
+  elapsed.dataset.s = now === null ? '' : String(now);
+  const inFlight = byId('in-flight');
+  const flying = p && typeof p.in_flight === 'number' && !live.finished ? p.in_flight : null;
+  setText(inFlight, live.finished ? '0' : flying === null ? '–' : String(flying));
+  inFlight.dataset.count = live.finished ? '0' : flying === null ? '' : String(flying);
   const state = byId('live-state');
   setText(state, live.finished ? 'finished (' + live.finished.reason + ')' : run ? 'running' : '–');
   state.dataset.finished = live.finished ? 'true' : 'false';
@@ -209,7 +246,11 @@ function renderLive() {
   latest.replaceChildren();
   for (const t of trials.slice(-15).reverse()) {
     const row = document.createElement('tr');
+    const at = wallOf(t);
+    row.dataset.seq = String(t.seq);
+    row.dataset.s = at === null ? '' : String(at);
     cell(row, String(t.seq));
+    cell(row, at === null ? '–' : at.toFixed(2));
     cell(row, t.status, t.status === 'ok' ? 'status-ok' : 'status-failed');
     cell(row, t.device);
     cell(row, formatMs(t.time_ms));
@@ -220,7 +261,7 @@ function renderLive() {
   }
 
   if (charts.time) {
-    charts.time.data.datasets = [lineDataset('best so far', convergence(trials, (t) => t.elapsed_s), 0)];
+    charts.time.data.datasets = [lineDataset('best so far', convergence(trials, wallOf), 0)];
     charts.time.update();
   }
   if (charts.trials) {

@@ -38,12 +38,15 @@ namespace detail {
 
 std::unique_ptr<dashboard::server> make_session_dashboard(const session_options& o) {
   if (o.dashboard_listen.empty()) {
-    if (!o.dashboard_token.empty()) throw input_error("dashboard_token: applies with dashboard_listen only");
+    if (!o.dashboard_token.empty())
+      throw input_error(o.dashboard_token_name + ": applies with " + o.dashboard_listen_name + " only");
     return nullptr;
   }
   dashboard::server_options so;
   so.listen = o.dashboard_listen;
+  so.listen_option = o.dashboard_listen_name;
   so.token = o.dashboard_token;
+  so.token_option = o.dashboard_token_name;
   if (!o.db_path.empty()) so.databases.push_back(o.db_path);
   // The database is created by the run; until then there is nothing to read.
   std::unique_ptr<dashboard::server> board;
@@ -53,7 +56,7 @@ std::unique_ptr<dashboard::server> make_session_dashboard(const session_options&
     board = std::make_unique<dashboard::server>(so);
     board->add_databases(databases);
   } catch (const std::invalid_argument& e) {
-    throw input_error(std::string("dashboard_listen: ") + e.what());
+    throw input_error(e.what());  // names dashboard_listen_name
   }
   for (const auto& warning : board->warnings()) std::fprintf(stderr, "dashboard: warning: %s\n", warning.c_str());
   return board;

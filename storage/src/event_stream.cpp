@@ -60,6 +60,17 @@ bool has_kind(const nlohmann::json& value, kind expected) {
   return false;
 }
 
+/// Fields added within schema 1: checked when present, so that events of an
+/// older publisher without them are still read.
+const std::map<std::string, std::vector<field>>& optional_event_fields() {
+  static const std::map<std::string, std::vector<field>> fields{
+      {"trial_finished", {{"wall_elapsed_s", kind::number}}},
+      {"new_best", {{"wall_elapsed_s", kind::number}}},
+      {"progress", {{"in_flight", kind::unsigned_integer}, {"wall_elapsed_s", kind::number}}},
+  };
+  return fields;
+}
+
 const std::map<std::string, std::vector<field>>& event_fields() {
   static const std::map<std::string, std::vector<field>> fields{
       {"run_started",
@@ -151,6 +162,7 @@ nlohmann::json make_event(const trial_finished_event& e) {
   event["device"] = e.device;
   event["elapsed_s"] = e.elapsed_s;
   event["cached"] = e.cached;
+  if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
   return event;
 }
 
@@ -160,6 +172,7 @@ nlohmann::json make_event(const new_best_event& e) {
   event["config"] = e.config;
   event["time_ms"] = e.time_ms;
   event["elapsed_s"] = e.elapsed_s;
+  if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
   return event;
 }
 
@@ -170,6 +183,8 @@ nlohmann::json make_event(const progress_event& e) {
   event["elapsed_s"] = e.elapsed_s;
   event["busy"] = {{"devices", nlohmann::json(e.device_busy)}, {"compile_pool", e.compile_busy}};
   event["best_time_ms"] = optional_number(e.best_time_ms);
+  event["in_flight"] = e.in_flight;
+  if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
   return event;
 }
 
@@ -232,6 +247,12 @@ std::optional<nlohmann::json> parse_event(std::string_view message, std::string&
       return std::nullopt;
     }
   }
+  if (auto optional = optional_event_fields().find(type); optional != optional_event_fields().end())
+    for (const auto& f : optional->second)
+      if (event.contains(f.name) && !has_kind(event[f.name], f.expected)) {
+        problem = "event '" + type + "': field '" + f.name + "' has the wrong type";
+        return std::nullopt;
+      }
   if (auto nested = check_nested(type, event); !nested.empty()) {
     problem = "event '" + type + "': " + nested;
     return std::nullopt;

@@ -510,7 +510,8 @@ record_outcome results_db::record_trial(std::int64_t run_id, const trial_input& 
       insert.bind(5, trial.time_ms);
     else
       insert.bind_null(5);
-    insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, unix_now());
+    const double finished_at = unix_now();
+    insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, finished_at);
     if (trial.objectives.empty())
       insert.bind_null(10);
     else
@@ -520,7 +521,7 @@ record_outcome results_db::record_trial(std::int64_t run_id, const trial_input& 
     else
       insert.bind_null(11);
     insert.step();
-    return record_outcome{true, seq};
+    return record_outcome{true, seq, finished_at};
   });
 }
 
@@ -535,6 +536,21 @@ std::int64_t results_db::trial_count(std::int64_t run_id) const {
   statement s(impl_->db, "SELECT count(*) FROM trials WHERE run_id = ?1", impl_->name);
   s.bind(1, run_id).step();
   return s.integer(0);
+}
+
+std::map<std::int64_t, run_totals> results_db::all_run_totals() const {
+  statement s(impl_->db,
+              "SELECT run_id, count(*), count(CASE WHEN status = 'ok' THEN 1 END), "
+              "min(CASE WHEN status = 'ok' THEN time_ms END) FROM trials GROUP BY run_id",
+              impl_->name);
+  std::map<std::int64_t, run_totals> out;
+  while (s.step()) {
+    auto& totals = out[s.integer(0)];
+    totals.trials = s.integer(1);
+    totals.ok_trials = s.integer(2);
+    if (s.type(3) != SQLITE_NULL) totals.best_time_ms = s.real(3);
+  }
+  return out;
 }
 
 std::optional<trial_record> results_db::find_cached(const std::string& task_key, const std::string& device_kind,

@@ -335,9 +335,21 @@ TEST_CASE("tune: a subscriber receives every event of a run, in order", "[actors
       best = e["time_ms"].get<double>();
     } else {
       CHECK(e["type"] == "progress");
+      // Candidates handed out and not answered: never more than the budget
+      // left after the trials reported.
+      REQUIRE(e["in_flight"].is_number_unsigned());
+      CHECK(e["trials"].get<std::uint64_t>() + e["in_flight"].get<std::uint64_t>() <= budget);
+      CHECK(e["wall_elapsed_s"].is_number());
     }
   }
   CHECK(next_seq == static_cast<std::int64_t>(budget));
+  // Each trial's wall clock is the database's: finished_at - started_at.
+  tune::storage::results_db db(dir / "results.db", tune::storage::results_db::open_mode::read_only);
+  auto run = db.runs().at(0);
+  auto recorded = db.trials(run.id);
+  for (const auto& e : events)
+    if (e["type"] == "trial_finished")
+      CHECK(e["wall_elapsed_s"].get<double>() == recorded.at(e["seq"].get<std::size_t>()).finished_at - run.started_at);
   CHECK(events.back()["trials"] == budget);
   CHECK(events.back()["best_time_ms"].get<double>() == best);
 

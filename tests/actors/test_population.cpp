@@ -12,10 +12,12 @@ namespace {
 struct recording_listener : trial_listener {
   std::vector<measured_trial> trials;
   std::vector<bool> bests;
+  std::vector<progress_report> progress;
   void on_trial(const measured_trial& trial, bool new_best) override {
     trials.push_back(trial);
     bests.push_back(new_best);
   }
+  void on_progress(const progress_report& report) override { progress.push_back(report); }
 };
 
 struct session {
@@ -181,4 +183,24 @@ TEST_CASE("a time budget ends the hand-out, and the work in flight is still repo
   CHECK(s.listener->trials.size() == summary.trials);
   CHECK(s.log->observed.size() == summary.trials);
   CHECK_FALSE(s.backend->overlapping_runs());
+}
+
+TEST_CASE("progress reports count the candidates in flight", "[actors]") {
+  session s(16, 16);
+  s.backend->run_time = std::chrono::milliseconds(15);
+  // About 0.5 s of runs on two devices: several progress ticks (every 250 ms).
+  s.options.budget = 64;
+  auto summary = s.run();
+  CHECK(summary.trials == 64);
+  REQUIRE_FALSE(s.listener->progress.empty());
+  std::uint64_t most = 0;
+  for (const auto& report : s.listener->progress) {
+    // Handed out and unanswered: within the pipeline's capacity and the
+    // budget left after the trials already reported.
+    CHECK(report.in_flight <= pipeline_capacity(s.options));
+    CHECK(report.trials + report.in_flight <= s.options.budget);
+    most = std::max(most, report.in_flight);
+  }
+  // The devices were busy throughout: the ticks saw work in flight.
+  CHECK(most > 0);
 }

@@ -25,9 +25,11 @@ std::vector<nlohmann::json> small_run() {
   started.budget_trials = 3;
   started.topology = {{"devices", nlohmann::json::array({{{"name", "sim0"}}, {{"name", "sim1"}}})}};
   events.push_back(make_event(started));
-  events.push_back(make_event(trial_finished_event{0, {{"tile", 2}}, "ok", 3.0, 0.2, 0.1, "sim0", 0.4}));
-  events.push_back(make_event(new_best_event{0, {{"tile", 2}}, 3.0, 0.4}));
-  events.push_back(make_event(trial_finished_event{1, {{"tile", 4}}, "compile_error", std::nullopt, 0.2, 0, "", 0.5}));
+  events.push_back(
+      make_event(trial_finished_event{0, {{"tile", 2}}, "ok", 3.0, 0.2, 0.1, "sim0", 0.4, false, std::nullopt}));
+  events.push_back(make_event(new_best_event{0, {{"tile", 2}}, 3.0, 0.4, std::nullopt}));
+  events.push_back(make_event(
+      trial_finished_event{1, {{"tile", 4}}, "compile_error", std::nullopt, 0.2, 0, "", 0.5, false, std::nullopt}));
   progress_event progress;
   progress.trials = 2;
   progress.trials_per_s = 4.0;
@@ -36,8 +38,9 @@ std::vector<nlohmann::json> small_run() {
   progress.compile_busy = 0.75;
   progress.best_time_ms = 3.0;
   events.push_back(make_event(progress));
-  events.push_back(make_event(trial_finished_event{2, {{"tile", 8}}, "ok", 1.25, 0.2, 0.1, "sim1", 0.7}));
-  events.push_back(make_event(new_best_event{2, {{"tile", 8}}, 1.25, 0.7}));
+  events.push_back(
+      make_event(trial_finished_event{2, {{"tile", 8}}, "ok", 1.25, 0.2, 0.1, "sim1", 0.7, false, std::nullopt}));
+  events.push_back(make_event(new_best_event{2, {{"tile", 8}}, 1.25, 0.7, std::nullopt}));
   events.push_back(make_event(run_finished_event{3, 1.25, {{"tile", 8}}, 0.8, "budget"}));
   return events;
 }

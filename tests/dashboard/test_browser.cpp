@@ -13,6 +13,7 @@
 #include <fstream>
 #include <future>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -98,6 +99,15 @@ std::string attribute(const std::string& dom, const std::string& id, const std::
   return "";
 }
 
+/// The latest-trials rows of a dumped page: seq and wall-clock seconds.
+std::vector<std::pair<std::size_t, double>> trial_rows(const std::string& dom) {
+  std::vector<std::pair<std::size_t, double>> rows;
+  static const std::regex row(R"re(<tr data-seq="([0-9]+)" data-s="([^"]+)")re");
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), row); it != std::sregex_iterator(); ++it)
+    rows.emplace_back(std::stoul((*it)[1]), std::stod((*it)[2]));
+  return rows;
+}
+
 /// A Kernel Tuner cache of 48 configurations; the variant whose value holds
 /// a <script> is the fastest.
 std::string write_cache(const std::filesystem::path& dir) {
@@ -141,7 +151,10 @@ TEST_CASE("a browser shows a replay run live and from the database with run stri
 
   session_options o;
   o.dataset = write_cache(dir.path());
-  o.budget = 48;  // every configuration would take about 50 s: stopped once the browser has looked
+  o.budget = 48;  // every configuration would take about 25 s: stopped once the browser has looked
+  // Scaled: the events' backend clock runs twice as fast as the wall clock
+  // the page shows, so a page mixing the two clocks fails the checks below.
+  o.time_scale = 0.5;
   o.seed = 5;
   o.strategy = "random";
   o.db_path = db_path;
@@ -180,17 +193,36 @@ TEST_CASE("a browser shows a replay run live and from the database with run stri
   CHECK(live_count > 0);
   CHECK(live_count <= trials.size());
   if (live_count > 0) CHECK(std::stod(attribute(live, "best", "data-ms")) == Approx(best_of_first(live_count)));
+  // Each latest trial's time on the page, whether it came from a live event
+  // or from catching up, is the database's: finished_at - started_at.
+  std::size_t rows = 0;
+  for (const auto& [seq, at] : trial_rows(live)) {
+    REQUIRE(seq < trials.size());
+    CHECK(at == Approx(trials[seq].finished_at - runs[0].started_at).margin(1e-6));
+    ++rows;
+  }
+  CHECK(rows == std::min<std::size_t>(live_count, 15));
 
   // Afterwards, a dashboard holding the database and the run's events: the
   // whole run, equal to the database.
   nlohmann::json started, progress, finished;
+  std::set<std::string> in_flight_published;
   while (finished.is_null()) {
     auto e = recorded.receive(10s);
     REQUIRE(e);
     if ((*e)["type"] == "run_started") started = *e;
-    if ((*e)["type"] == "progress") progress = *e;
+    if ((*e)["type"] == "progress") {
+      progress = *e;
+      in_flight_published.insert((*e)["in_flight"].dump());
+    }
     if ((*e)["type"] == "run_finished") finished = *e;
   }
+  // Trials in flight as the run's progress events said, or none once it ended.
+  auto live_in_flight = attribute(live, "in-flight", "data-count");
+  if (attribute(live, "live-state", "data-finished") == "true")
+    CHECK(live_in_flight == "0");
+  else
+    CHECK(in_flight_published.count(live_in_flight) == 1);
   dashboard::server_options bo;
   bo.listen = "127.0.0.1:0";
   bo.databases = {db_path};
@@ -210,6 +242,11 @@ TEST_CASE("a browser shows a replay run live and from the database with run stri
   CHECK(attribute(after, "trials", "data-count") == std::to_string(trials.size()));
   CHECK(std::stod("0" + attribute(after, "best", "data-ms")) == Approx(best_of_first(trials.size())));
   CHECK(attribute(after, "live-state", "data-finished") == "true");
+  CHECK(attribute(after, "in-flight", "data-count") == "0");
+  for (const auto& [seq, at] : trial_rows(after)) {
+    REQUIRE(seq < trials.size());
+    CHECK(at == Approx(trials[seq].finished_at - runs[0].started_at).margin(1e-6));
+  }
   // The fastest configurations hold the <script> value: shown as text.
   CHECK_THAT(after, Contains("&lt;script&gt;document.body.dataset.injected=1&lt;/script&gt;"));
   CHECK_THAT(after, !Contains(injected));

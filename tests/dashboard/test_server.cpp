@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "actors/scratch_dir.hpp"
@@ -8,6 +10,7 @@
 #include "tune/dashboard/server.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
+#include "tune/tune.hpp"
 
 using namespace tune;
 using namespace tune::test;
@@ -124,6 +127,127 @@ TEST_CASE("the dashboard lists runs and one run's trials from its databases") {
   CHECK(details["trials"][1]["time_ms"].is_null());
   CHECK(details["trials"][2]["config"]["variant"] == "<script>alert(1)</script>");
   CHECK(details["status_counts"] == nlohmann::json{{"ok", 2}, {"compile_error", 1}});
+}
+
+TEST_CASE("the run list's counts and bests equal what each run's trials give") {
+  scratch_dir dir("dashboard-run-totals");
+  auto first = (dir / "first.db").string();
+  auto second = (dir / "second.db").string();
+  write_run(first);
+  {
+    // Runs of several sizes and outcomes, one of them without any trial.
+    storage::results_db db(second);
+    for (int r = 0; r < 4; ++r) {
+      storage::run_spec spec;
+      spec.task_key = "demo/task" + std::to_string(r % 2);
+      spec.strategy = r % 2 ? "ga" : "random";
+      spec.seed = static_cast<std::uint64_t>(r);
+      spec.device_kind = "sim";
+      auto run = db.create_run(spec);
+      for (int i = 0; i < 40 * r; ++i) {
+        storage::trial_input t;
+        t.config_json = R"({"x":)" + std::to_string(i) + "}";
+        t.state = (i + r) % 3 == 0 ? status::runtime_error : status::ok;
+        t.time_ms = 5.0 + ((i * 17 + r) % 23) * 0.25;
+        t.device = "sim0";
+        db.record_trial(run, t);
+      }
+      if (r == 2) db.finish_run(run);
+    }
+  }
+  auto o = loopback_options();
+  o.databases = {first, second};
+  dashboard::server board(o);
+  board.start();
+  auto reply = http_request(board.port(), "/api/runs");
+  REQUIRE(reply.status == 200);
+  auto runs = nlohmann::json::parse(reply.body);
+  REQUIRE(runs.size() == 5);
+  std::set<std::pair<int, std::int64_t>> seen;
+  for (const auto& r : runs) {
+    auto path = r["db"] == 0 ? first : second;
+    storage::results_db db(path, storage::results_db::open_mode::read_only);
+    auto id = r["id"].get<std::int64_t>();
+    auto trials = db.trials(id);
+    std::int64_t ok = 0;
+    double best = 1e300;
+    for (const auto& t : trials)
+      if (t.time_ms) {
+        ++ok;
+        best = std::min(best, *t.time_ms);
+      }
+    INFO(r.dump());
+    CHECK(r["trials"] == trials.size());
+    CHECK(r["ok_trials"] == ok);
+    if (ok == 0)
+      CHECK(r["best_time_ms"].is_null());
+    else
+      CHECK(r["best_time_ms"].get<double>() == best);
+    CHECK(r["task"] == db.find_run(id)->task_key);
+    CHECK(r["state"] == std::string(storage::to_string(db.find_run(id)->state)));
+    seen.insert({r["db"].get<int>(), id});
+  }
+  CHECK(seen.size() == 5);
+  // Newest first.
+  for (std::size_t i = 1; i < runs.size(); ++i)
+    CHECK(runs[i - 1]["started_at"].get<double>() >= runs[i]["started_at"].get<double>());
+}
+
+TEST_CASE("catch-up from the database and the live events give a scaled replay's trials the same wall clock") {
+  scratch_dir dir("dashboard-clock");
+  auto db_path = (dir / "runs.db").string();
+  auto events = "ipc://" + (dir / "events.ipc").string();
+  session_options o;
+  o.dataset = std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice.json.gz";
+  o.time_scale = 0.02;  // 50 simulated seconds per wall second
+  o.budget = 30;
+  o.seed = 3;
+  o.strategy = "random";
+  o.db_path = db_path;
+  o.publish_endpoint = events;
+  o.publish_wait = 1;
+  storage::event_subscriber subscriber(events);
+  session s(o);
+  std::thread run([&] { s.run(); });
+  std::map<std::int64_t, nlohmann::json> live;
+  nlohmann::json last_progress;
+  for (;;) {
+    auto e = subscriber.receive(60s);
+    REQUIRE(e);
+    if ((*e)["type"] == "trial_finished") live[(*e)["seq"].get<std::int64_t>()] = *e;
+    if ((*e)["type"] == "progress") last_progress = *e;
+    if ((*e)["type"] == "run_finished") break;
+  }
+  run.join();
+  REQUIRE(live.size() == 30);
+
+  dashboard::server_options bo = loopback_options();
+  bo.databases = {db_path};
+  dashboard::server board(bo);
+  board.start();
+  auto runs = nlohmann::json::parse(http_request(board.port(), "/api/runs").body);
+  REQUIRE(runs.size() == 1);
+  auto reply = http_request(board.port(), "/api/runs/0/" + runs[0]["id"].dump());
+  REQUIRE(reply.status == 200);
+  auto details = nlohmann::json::parse(reply.body);
+  REQUIRE(details["trials"].size() == 30);
+  for (const auto& t : details["trials"]) {
+    const auto& e = live.at(t["seq"].get<std::int64_t>());
+    INFO(t.dump() << " vs " << e.dump());
+    // The page's clock for both: the same number, from the same stored time.
+    CHECK(t["wall_elapsed_s"].get<double>() == e["wall_elapsed_s"].get<double>());
+    CHECK(t["time_ms"] == e["time_ms"]);
+  }
+  // The backend's clock runs 50 times faster here: mixing the two would show.
+  const auto& first = live.begin()->second;
+  const auto& last = live.rbegin()->second;
+  auto simulated = last["elapsed_s"].get<double>() - first["elapsed_s"].get<double>();
+  auto wall = last["wall_elapsed_s"].get<double>() - first["wall_elapsed_s"].get<double>();
+  CHECK(simulated > 10 * wall);
+  if (!last_progress.is_null()) {  // a run shorter than a progress tick (250 ms) has none
+    CHECK(last_progress["wall_elapsed_s"].is_number());
+    CHECK(last_progress["in_flight"].is_number_unsigned());
+  }
 }
 
 TEST_CASE("bad requests get HTTP errors") {

@@ -37,7 +37,7 @@ std::vector<nlohmann::json> sample_run(int trials) {
     t.device = "sim" + std::to_string(i % 4);
     t.elapsed_s = 0.01 * i;
     events.push_back(make_event(t));
-    if (t.time_ms) events.push_back(make_event(new_best_event{i, t.config, *t.time_ms, t.elapsed_s}));
+    if (t.time_ms) events.push_back(make_event(new_best_event{i, t.config, *t.time_ms, t.elapsed_s, std::nullopt}));
     if (i % 10 == 9) {
       progress_event p;
       p.trials = i + 1;
@@ -46,6 +46,8 @@ std::vector<nlohmann::json> sample_run(int trials) {
       p.device_busy = {{"sim0", 0.9}, {"sim1", 0.8}};
       p.compile_busy = 0.75;
       p.best_time_ms = 100.0 / (i + 1);
+      p.in_flight = i % 3;
+      p.wall_elapsed_s = 0.001 * i;
       events.push_back(make_event(p));
     }
   }
@@ -78,7 +80,8 @@ TEST_CASE("event builders produce events that validate", "[storage]") {
   CHECK(events.front()["seed"].get<std::uint64_t>() == 18446744073709551615ull);
   CHECK(events.front()["budget"]["seconds"].is_null());
   CHECK(events[1]["time_ms"].get<double>() == Approx(100.0));
-  auto failed = make_event(trial_finished_event{4, {{"tile", 4}}, "compile_error", std::nullopt, 0.5, 0, "sim0", 1});
+  auto failed = make_event(
+      trial_finished_event{4, {{"tile", 4}}, "compile_error", std::nullopt, 0.5, 0, "sim0", 1, false, std::nullopt});
   CHECK(failed["time_ms"].is_null());
   auto no_best = make_event(run_finished_event{0, std::nullopt, nullptr, 0.0, "exhausted"});
   CHECK(no_best["best_config"].is_null());
@@ -91,7 +94,7 @@ TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
     auto parsed = parse_event(text, problem);
     return parsed ? std::string("accepted") : problem;
   };
-  auto valid = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 0.5});
+  auto valid = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 0.5, std::nullopt});
   CHECK(problem_of(valid.dump()) == "accepted");
   CHECK_THAT(problem_of("not json at all"), Contains("not JSON"));
   CHECK_THAT(problem_of("[1, 2]"), Contains("not a JSON object"));
@@ -112,7 +115,8 @@ TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
   auto wrong_type = valid;
   wrong_type["config"] = "tile=4";
   CHECK_THAT(problem_of(wrong_type.dump()), Contains("'config'"));
-  auto trial = make_event(trial_finished_event{1, {{"tile", 4}}, "ok", 2.0, 0.5, 0.1, "sim0", 1.0});
+  auto trial =
+      make_event(trial_finished_event{1, {{"tile", 4}}, "ok", 2.0, 0.5, 0.1, "sim0", 1.0, false, std::nullopt});
   trial["status"] = "fine";
   CHECK_THAT(problem_of(trial.dump()), Contains("not a known status"));
   trial["status"] = "ok";
@@ -124,6 +128,31 @@ TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
   auto started = make_event(run_started_event{});
   started["budget"].erase("trials");
   CHECK_THAT(problem_of(started.dump()), Contains("budget.trials"));
+  // Fields added within schema 1 are checked when present and may be absent
+  // (events of an older publisher).
+  auto flying = make_event(progress_event{});
+  CHECK(flying["in_flight"] == 0);
+  CHECK_FALSE(flying.contains("wall_elapsed_s"));
+  CHECK(problem_of(flying.dump()) == "accepted");
+  flying["in_flight"] = -1;
+  CHECK_THAT(problem_of(flying.dump()), Contains("'in_flight'"));
+  flying["in_flight"] = "3";
+  CHECK_THAT(problem_of(flying.dump()), Contains("'in_flight'"));
+  flying.erase("in_flight");
+  CHECK(problem_of(flying.dump()) == "accepted");
+  flying["wall_elapsed_s"] = "soon";
+  CHECK_THAT(problem_of(flying.dump()), Contains("'wall_elapsed_s'"));
+  trial_finished_event walled{1, {{"tile", 4}}, "ok", 2.0, 0.5, 0.1, "sim0", 100.0, false, 1.0};
+  auto walled_event = make_event(walled);
+  CHECK(walled_event["wall_elapsed_s"] == 1.0);
+  CHECK(walled_event["elapsed_s"] == 100.0);
+  CHECK(problem_of(walled_event.dump()) == "accepted");
+  walled_event["wall_elapsed_s"] = nullptr;
+  CHECK_THAT(problem_of(walled_event.dump()), Contains("'wall_elapsed_s'"));
+  auto best_walled = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 100.0, 1.0});
+  CHECK(best_walled["wall_elapsed_s"] == 1.0);
+  best_walled["wall_elapsed_s"] = true;
+  CHECK_THAT(problem_of(best_walled.dump()), Contains("'wall_elapsed_s'"));
   // Extra fields are allowed: later versions of a schema may add some.
   auto extra = valid;
   extra["note"] = "hi";
@@ -184,7 +213,7 @@ TEST_CASE("malformed messages on the wire are skipped with a warning", "[storage
   zmq::message_t subscription;
   REQUIRE(raw.recv(subscription));  // the subscription: no slow joiner from here on
 
-  const auto good = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 0.5});
+  const auto good = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 0.5, std::nullopt});
   for (const std::string& text : {std::string("garbage{"), std::string(R"({"no_type": 1})"),
                                   std::string(R"({"type": "new_best", "schema": 99})"), good.dump()})
     raw.send(zmq::buffer(text));

@@ -292,6 +292,57 @@ TEST_CASE("results db best trial of a task", "[storage]") {
   CHECK(empty->trials == 0);
 }
 
+TEST_CASE("results db totals of every run equal what its trials give", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-totals");
+  results_db db(dir / "results.db");
+  CHECK(db.all_run_totals().empty());
+  auto a = db.create_run(spec("gemm/1024", "random", 1));
+  db.record_trial(a, ok_trial(config(1), 5.0));
+  db.record_trial(a, failed_trial(config(2), status::compile_error));
+  db.record_trial(a, ok_trial(config(3), 3.0));
+  auto b = db.create_run(spec("gemm/1024", "opevo", 2));
+  db.record_trial(b, failed_trial(config(1), status::runtime_error));
+  auto empty = db.create_run(spec("conv/3x3"));
+  auto c = db.create_run(spec("conv/3x3", "random", 3));
+  for (int i = 0; i < 50; ++i) db.record_trial(c, ok_trial(config(i), 10.0 + (i * 7) % 13));
+
+  auto totals = db.all_run_totals();
+  CHECK(totals.count(empty) == 0);  // no trials: no row
+  REQUIRE(totals.size() == 3);
+  for (auto run : {a, b, c}) {
+    auto trials = db.trials(run);
+    std::int64_t ok = 0;
+    std::optional<double> best;
+    for (const auto& t : trials)
+      if (t.time_ms) {
+        ++ok;
+        if (!best || *t.time_ms < *best) best = t.time_ms;
+      }
+    INFO("run " << run);
+    CHECK(totals[run].trials == static_cast<std::int64_t>(trials.size()));
+    CHECK(totals[run].ok_trials == ok);
+    CHECK(totals[run].best_time_ms == best);
+  }
+  CHECK(totals[a].best_time_ms == 3.0);
+  CHECK_FALSE(totals[b].best_time_ms);
+  CHECK(totals[c].trials == 50);
+}
+
+TEST_CASE("results db tells the recorder when a new trial finished, as stored", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-finished-at");
+  results_db db(dir / "results.db");
+  auto run = db.create_run(spec());
+  auto first = db.record_trial(run, ok_trial(config(1), 2.0));
+  auto again = db.record_trial(run, ok_trial(config(1), 2.0));
+  REQUIRE(first.inserted);
+  CHECK_FALSE(again.inserted);
+  CHECK(again.finished_at == 0.0);
+  auto stored = db.trials(run);
+  REQUIRE(stored.size() == 1);
+  CHECK(first.finished_at == stored[0].finished_at);  // the same double, not just close
+  CHECK(first.finished_at >= db.find_run(run)->started_at);
+}
+
 TEST_CASE("results db reports corrupt rows by file, table and row", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-corrupt");
   const auto file = dir / "results.db";

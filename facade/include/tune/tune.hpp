@@ -188,6 +188,10 @@ struct session_options {
   std::string dashboard_token;  ///< with dashboard_listen: required by the page, /api and /ws
   /// With dashboard_listen: called once it listens, with the page's address.
   std::function<void(const std::string& url)> on_dashboard;
+  /// What messages about a bad dashboard address or a missing token call
+  /// these two (a command sets its options' names, e.g. "--dashboard").
+  std::string dashboard_listen_name = "dashboard_listen";
+  std::string dashboard_token_name = "dashboard_token";
 
   // -- kernels -----------------------------------------------------------------
   int threads = 1;  ///< CPU threads one kernel uses

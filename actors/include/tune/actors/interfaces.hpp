@@ -334,6 +334,7 @@ struct progress_report {
   double compile_busy = 0.0;        ///< after warm-up, in [0, 1]
   std::vector<double> device_busy;  ///< per measurer, after warm-up
   std::optional<double> best_time_ms;
+  std::uint64_t in_flight = 0;  ///< candidates handed out and not answered yet
 };
 
 /// Where the population reports, on its own thread and in arrival order: the

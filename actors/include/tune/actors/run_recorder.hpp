@@ -74,11 +74,14 @@ class run_recorder : public trial_listener {
  private:
   std::string device_name(std::int32_t device) const;
   nlohmann::json config_json(const configuration& config) const;
+  /// Seconds from the run's start in the database (runs.started_at) to `unix_seconds`.
+  double wall_elapsed(double unix_seconds) const;
 
   recorder_options options_;
   std::unique_ptr<storage::results_db> db_;
   std::unique_ptr<storage::event_publisher> publisher_;
   std::int64_t run_id_ = 0;
+  double started_at_ = 0.0;  ///< runs.started_at (Unix seconds)
   bool resumed_ = false;
   std::vector<measured_trial> prior_;
   std::shared_ptr<std::unordered_map<std::string, storage::trial_record>> cache_;

@@ -59,6 +59,9 @@ struct trial_finished_event {
   std::string device;
   double elapsed_s = 0.0;  ///< since the run started
   bool cached = false;     ///< reused from an earlier run, not measured
+  /// Wall-clock seconds from the run's start in its database to this trial's
+  /// (trials.finished_at - runs.started_at); absent when unknown.
+  std::optional<double> wall_elapsed_s;
 };
 
 struct new_best_event {
@@ -66,6 +69,7 @@ struct new_best_event {
   nlohmann::json config = nlohmann::json::object();
   double time_ms = 0.0;
   double elapsed_s = 0.0;
+  std::optional<double> wall_elapsed_s;  ///< as trial_finished_event's
 };
 
 struct progress_event {
@@ -75,6 +79,10 @@ struct progress_event {
   std::map<std::string, double> device_busy;  ///< device name → busy fraction in [0, 1]
   double compile_busy = 0.0;                  ///< compile pool busy fraction in [0, 1]
   std::optional<double> best_time_ms;
+  /// Candidates handed to the compile workers and measurers and not answered yet.
+  std::int64_t in_flight = 0;
+  /// Wall-clock seconds since the run's start in its database; absent when unknown.
+  std::optional<double> wall_elapsed_s;
 };
 
 struct run_finished_event {

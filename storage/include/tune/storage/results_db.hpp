@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -93,8 +94,16 @@ struct trial_record {
 
 /// Outcome of record_trial(): a configuration is recorded once per run.
 struct record_outcome {
-  bool inserted = false;  ///< false: the configuration was already in the run
-  std::int64_t seq = 0;   ///< the new trial's seq, or the existing one's
+  bool inserted = false;     ///< false: the configuration was already in the run
+  std::int64_t seq = 0;      ///< the new trial's seq, or the existing one's
+  double finished_at = 0.0;  ///< the new trial's trials.finished_at (Unix seconds); 0 when not inserted
+};
+
+/// A run's trial counts and best time, counted by SQLite (run_totals()).
+struct run_totals {
+  std::int64_t trials = 0;
+  std::int64_t ok_trials = 0;
+  std::optional<double> best_time_ms;  ///< fastest ok trial; empty when none is ok
 };
 
 /// The best ok trial of a task plus counts, for `tune-engine best`.
@@ -157,6 +166,9 @@ class results_db {
   /// Every trial of the run in recorded order (seq ascending).
   std::vector<trial_record> trials(std::int64_t run_id) const;
   std::int64_t trial_count(std::int64_t run_id) const;
+  /// Counts and best time of every run that has trials, by run id, in one
+  /// aggregate query: no trial row is read into memory.
+  std::map<std::int64_t, run_totals> all_run_totals() const;
 
   // ---- across runs --------------------------------------------------------
   /// The latest earlier measurement of this configuration for the same task
