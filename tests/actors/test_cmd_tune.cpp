@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "actors/scratch_dir.hpp"
+#include "kernels/process_checks.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
 
@@ -199,6 +201,35 @@ int wait_up_to_a_minute(cli_process& p) {
     else
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return p.wait();
+}
+
+/// After a run stopped by its database (exit code rc, output in log): one
+/// clear error, the trials recorded before intact and the run resumable;
+/// then the same command (args) continues it to its budget.
+void check_stopped_then_resumed(int rc, const std::filesystem::path& log, const std::vector<std::string>& args,
+                                const std::string& db_file, std::uint64_t seed, std::uint64_t budget,
+                                std::size_t at_least) {
+  auto text = read_text(log);
+  INFO(text);
+  CHECK(rc == 1);
+  CHECK(text.find("could not record trial") != std::string::npos);
+  CHECK(text.find(db_file) != std::string::npos);
+  CHECK(text.find("--resume") != std::string::npos);
+
+  tune::storage::run_state state = tune::storage::run_state::finished;
+  auto before = recorded_trials(db_file, seed, &state);
+  CHECK(state == tune::storage::run_state::running);  // resumable
+  CHECK(before.size() >= at_least);
+  CHECK(before.size() < budget);
+  CHECK(complete_and_distinct(before, before.size()));
+  CHECK(integrity(db_file) == "ok");
+
+  REQUIRE(run_cli(args, log) == 0);
+  auto after = recorded_trials(db_file, seed, &state);
+  CHECK(state == tune::storage::run_state::finished);
+  CHECK(complete_and_distinct(after, budget));
+  for (const auto& [seq, config] : before) CHECK(after[seq] == config);
+  CHECK(integrity(db_file) == "ok");
 }
 
 }  // namespace
@@ -532,28 +563,98 @@ TEST_CASE("tune: a full disk stops the run with a clear error and --resume conti
     cli_process p(args, log.string(), 160 * 1024);
     rc = wait_up_to_a_minute(p);
   }
-  auto text = read_text(log);
-  INFO(text);
-  CHECK(rc == 1);
-  CHECK(text.find("could not record trial") != std::string::npos);
-  CHECK(text.find(db_file) != std::string::npos);
-  CHECK(text.find("--resume") != std::string::npos);
-
-  tune::storage::run_state state = tune::storage::run_state::finished;
-  auto before = recorded_trials(db_file, 5, &state);
-  CHECK(state == tune::storage::run_state::running);  // resumable
-  CHECK(before.size() > 0);
-  CHECK(before.size() < budget);
-  CHECK(complete_and_distinct(before, before.size()));
-  CHECK(integrity(db_file) == "ok");
-
   // Space is back: the same command continues the run to its budget.
-  REQUIRE(run_cli(args, log) == 0);
-  auto after = recorded_trials(db_file, 5, &state);
-  CHECK(state == tune::storage::run_state::finished);
-  CHECK(complete_and_distinct(after, budget));
-  for (const auto& [seq, config] : before) CHECK(after[seq] == config);
-  CHECK(integrity(db_file) == "ok");
+  check_stopped_then_resumed(rc, log, args, db_file, 5, budget, 1);
+}
+
+TEST_CASE("tune: the database file made read-only mid-run stops the run with a clear error and --resume continues",
+          "[actors][cli]") {
+  tune::test::scratch_dir dir("tune-read-only");
+  auto log = dir / "log.txt";
+  const auto db_file = (dir / "results.db").string();
+  const std::uint64_t budget = 120;
+  auto args = replay_args(db_file, budget, "6", "0.01");
+  args.push_back("--resume");
+
+  // The tests run as root, for whom chmod does not stop writes, and an open
+  // descriptor keeps writing after it anyway: the immutable attribute
+  // (chattr +i, CAP_LINUX_IMMUTABLE) refuses writes through open
+  // descriptors too. The database and its write-ahead log are made immutable
+  // (the shared-memory index is mapped, and a write to a mapping of an
+  // immutable file is a SIGBUS, not an error SQLite could report).
+  const std::vector<std::string> files{db_file, db_file + "-wal"};
+  auto set_immutable = [&](bool on) {
+    bool ok = true;
+    for (const auto& f : files)
+      ok = std::system(("chattr " + std::string(on ? "+i" : "-i") + " '" + f + "' 2>/dev/null").c_str()) == 0 && ok;
+    return ok;
+  };
+  struct writable_again {
+    std::function<bool(bool)> set;
+    ~writable_again() { set(false); }
+  } restore{set_immutable};
+
+  int rc = 0;
+  {
+    // Stopped mid-run while the files are made read-only, so that the run
+    // cannot end first on a fast machine.
+    cli_process p(args, log.string());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (p.running() && recorded_trials(db_file, 6).size() < 5 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    p.signal(SIGSTOP);
+    bool made_read_only = set_immutable(true);
+    p.signal(SIGCONT);
+    if (!made_read_only) {
+      std::puts("SKIPPED: chattr +i is refused here (needs CAP_LINUX_IMMUTABLE and ext4, xfs or btrfs)");
+      return;
+    }
+    rc = wait_up_to_a_minute(p);
+  }
+  // Writable again: the same command continues the run to its budget.
+  REQUIRE(set_immutable(false));
+  check_stopped_then_resumed(rc, log, args, db_file, 6, budget, 5);
+}
+
+TEST_CASE("tune: a SIGKILLed run leaves no compiler running", "[actors][cli]") {
+  tune::test::scratch_dir dir("tune-orphans");
+  write_topology(dir / "topology.yaml", 2, 1);
+  // A compiler that never finishes and starts a helper of its own (as g++
+  // starts cc1plus); each records its process id. Its version is the real
+  // compiler's.
+  std::filesystem::create_directories(dir / "bin");
+  const auto pids = dir / "compilers.txt";
+  {
+    std::ofstream script(dir / "bin" / "c++");
+    script << "#!/bin/sh\n"
+           << "if [ \"$1\" = --version ]; then exec /usr/bin/c++ \"$@\"; fi\n"
+           << "sleep 300 &\n"
+           << "echo $$ $! >>'" << pids.string() << "'\n"
+           << "wait\n";
+  }
+  std::filesystem::permissions(dir / "bin" / "c++", std::filesystem::perms::owner_all);
+  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  ::setenv("PATH", ((dir / "bin").string() + ":" + path).c_str(), 1);
+  auto args = tune_args(dir, 10);
+  cli_process p(args, (dir / "log.txt").string());
+  ::setenv("PATH", path.c_str(), 1);
+
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (p.running() && read_text(pids).empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the other worker start its compiler
+  p.kill_hard();
+  p.wait();
+
+  std::vector<long> started;
+  std::ifstream in(pids);
+  for (long pid = 0; in >> pid;) started.push_back(pid);
+  INFO(read_text(dir / "log.txt"));
+  REQUIRE(started.size() >= 2);
+  for (long pid : started) {
+    INFO("process " << pid);
+    CHECK(tune::test::ends_soon(pid));
+  }
 }
 
 TEST_CASE("tune: two processes on one database record two runs but never continue one run twice", "[actors][cli]") {

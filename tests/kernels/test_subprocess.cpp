@@ -1,34 +1,22 @@
-// Running programs by argv with a timeout that kills the whole process group.
+// Running programs by argv with a timeout that kills the whole process group,
+// which also dies with the process that ran it, under a process limit.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 
+#include "kernels/process_checks.hpp"
 #include "tune/kernels/subprocess.hpp"
 
-namespace {
-
-/// True once the process is gone or a zombie waiting for init to reap it.
-bool has_ended(long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return true;
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  auto close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
-}
-
-/// Waits (up to 10 s, for the kernel to deliver the signal) until the process has ended.
-bool ends_soon(long pid) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!has_ended(pid)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
-}  // namespace
+using tune::test::ends_soon;
 
 TEST_CASE("run_process collects output and exit codes", "[kernels]") {
   auto ok = tune::run_process({"echo", "hello", "world"}, 10.0);
@@ -73,4 +61,80 @@ TEST_CASE("run_process kills helpers a finished program left behind in its group
   long helper = std::stol(quick.output);
   REQUIRE(helper > 1);
   CHECK(ends_soon(helper));
+}
+
+TEST_CASE("run_process ends as the program ended: its exit code or its signal", "[kernels]") {
+  auto three = tune::run_process({"sh", "-c", "exit 3"}, 10.0);
+  CHECK(three.started);
+  CHECK(three.exit_code == 3);
+  CHECK(three.signal == 0);
+  auto killed = tune::run_process({"sh", "-c", "kill -SEGV $$"}, 10.0);
+  CHECK(killed.started);
+  CHECK(killed.signal == SIGSEGV);
+  CHECK_FALSE(killed.timed_out);
+  auto denied = tune::run_process({"/dev/null"}, 10.0);  // a file, but not a program
+  CHECK_FALSE(denied.started);
+  CHECK(denied.error.find("/dev/null") != std::string::npos);
+}
+
+TEST_CASE("run_process gives the program no descriptor of the caller but its output", "[kernels]") {
+  int kept = ::open("/dev/null", O_RDONLY);  // not close-on-exec
+  REQUIRE(kept > 2);
+  // The shell's descriptors, listed by another process (the shell's own
+  // listing of its folder would open one more).
+  auto listed = tune::run_process({"sh", "-c", "ls /proc/$$/fd; true"}, 10.0);
+  ::close(kept);
+  REQUIRE(listed.ok());
+  CHECK(listed.output == "0\n1\n2\n");
+}
+
+TEST_CASE("run_process: a program and what it started die when the process that ran it is killed", "[kernels]") {
+  // A process standing for the engine runs a shell that starts a helper (as
+  // g++ starts cc1plus) and records both process ids; it is then killed with
+  // SIGKILL, which no handler sees.
+  auto file = std::filesystem::temp_directory_path() / ("tune-orphans-" + std::to_string(::getpid()));
+  std::filesystem::remove(file);
+  pid_t engine = ::fork();
+  REQUIRE(engine >= 0);
+  if (engine == 0) {
+    tune::run_process({"sh", "-c",
+                       "sleep 300 & echo $$ $! >" + file.string() + ".tmp && mv " + file.string() + ".tmp " +
+                           file.string() + "; wait"},
+                      600.0);
+    ::_exit(0);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(file) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(engine, SIGKILL);
+  ::waitpid(engine, nullptr, 0);
+  long shell = 0, helper = 0;
+  std::ifstream(file) >> shell >> helper;
+  std::filesystem::remove(file);
+  REQUIRE(shell > 1);
+  REQUIRE(helper > 1);
+  CHECK(ends_soon(shell));
+  CHECK(ends_soon(helper));
+}
+
+TEST_CASE("run_process: a fork bomb stops at max_processes", "[kernels]") {
+  if (!tune::process_limits_enforced()) {
+    std::puts("SKIPPED: no pids cgroup can be made here (needs a writable cgroup file system)");
+    return;
+  }
+  // Bounded at 200 processes: without the limit every fork succeeds, the
+  // shell says so and exits 0, and its sleeping children are killed with its
+  // group.
+  const std::string bomb = "i=0; while [ $i -lt 200 ]; do sleep 300 & i=$((i+1)); done; echo all forked";
+  auto cut = tune::run_process({"sh", "-c", bomb}, 60.0, 1 << 20, tune::process_limits{20});
+  INFO(cut.output);
+  CHECK(cut.started);
+  CHECK_FALSE(cut.ok());
+  CHECK(cut.process_limit_reached);
+  CHECK(cut.output.find("all forked") == std::string::npos);
+  // The limit is per run: the next one starts afresh.
+  auto again = tune::run_process({"sh", "-c", "sleep 0 & wait; echo fine"}, 60.0, 1 << 20, tune::process_limits{20});
+  CHECK(again.ok());
+  CHECK_FALSE(again.process_limit_reached);
+  CHECK(again.output == "fine\n");
 }

@@ -1,9 +1,11 @@
 // Bring-your-own kernels: the example tunes, and kernels that crash, hang or
 // compute the wrong answer come back as statuses while the engine goes on.
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <stdexcept>
 
 #include "kernel_fixtures.hpp"
+#include "tune/kernels/subprocess.hpp"
 #include "tune/kernels/user_kernel.hpp"
 
 using tune::status;
@@ -13,9 +15,11 @@ namespace {
 // One kernel whose `behaviour` parameter picks how it misbehaves: 1 crashes,
 // 2 hangs, 3 and 4 compute wrong values, 5 allocates without end, 6 forks a
 // process that sleeps holding the output pipe, 7 writes megabytes to stdout
-// (no final newline), 8 closes stdout and stderr.
+// (no final newline), 8 closes stdout and stderr, 9 is a fork bomb bounded at
+// 300 processes that aborts when a fork fails.
 const char* misbehaving_source = R"(
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 void scale(float* out, const float* in, int n) {
@@ -41,6 +45,15 @@ void scale(float* out, const float* in, int n) {
     close(1);
     close(2);
   }
+  if (behaviour == 9)
+    for (int i = 0; i < 300; ++i) {
+      pid_t child = fork();
+      if (child == 0) {
+        pause();
+        _exit(0);
+      }
+      if (child < 0) abort();
+    }
   for (int i = 0; i < n; ++i) out[i] = in[i] * (behaviour == 3 ? 3.0f : 2.0f);
   if (behaviour == 4) out[n / 2] = 0.0f / 0.0f;
 }
@@ -66,7 +79,7 @@ struct misbehaving_kernel {
   misbehaving_kernel() {
     scratch.write("scale.cpp", misbehaving_source);
     scratch.write("reference.cpp", reference_source);
-    scratch.write("space.json", R"({"behaviour": {"_type": "choice", "_value": [0, 1, 2, 3, 4, 5, 6, 7, 8]}})");
+    scratch.write("space.json", R"({"behaviour": {"_type": "choice", "_value": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]}})");
     launch_path = scratch.write("launch.json", launch);
   }
 };
@@ -151,6 +164,23 @@ TEST_CASE("kernels that exhaust memory or fork or flood or close their output be
   CHECK(closed.state == status::runtime_error);
   CHECK(closed.message.find("no reply") != std::string::npos);
 
+  CHECK(try_behaviour(*backend, 0).state == status::ok);
+}
+
+TEST_CASE("a fork bomb kernel stops at the worker's process limit and becomes a status", "[kernels]") {
+  if (!tune::process_limits_enforced()) {
+    std::puts("SKIPPED: no pids cgroup can be made here (needs a writable cgroup file system)");
+    return;
+  }
+  misbehaving_kernel kernel;
+  auto options = kernel.scratch.options();
+  options.max_processes = 32;
+  auto backend = tune::make_user_kernel_backend(kernel.launch_path, "cpu", options);
+  // Without the limit its 300 forks succeed and the run is ok.
+  auto bomb = try_behaviour(*backend, 9);
+  INFO(bomb.message);
+  CHECK(bomb.state == status::runtime_error);
+  CHECK(bomb.message.find("max_processes") != std::string::npos);
   CHECK(try_behaviour(*backend, 0).state == status::ok);
 }
 

@@ -148,9 +148,9 @@ build_result compile_shared_object(const task_backend_options& options, const st
   });
 }
 
-run_result run_worker(const std::string& worker, const std::string& request, double timeout_s) {
+run_result run_worker(const std::string& worker, const std::string& request, double timeout_s, int max_processes) {
   run_result out;
-  auto result = run_process({worker, request}, timeout_s, 64 * 1024);
+  auto result = run_process({worker, request}, timeout_s, 64 * 1024, process_limits{max_processes});
   out.run_s = result.seconds;
   if (!result.started) {
     out.state = status::runtime_error;
@@ -162,10 +162,16 @@ run_result run_worker(const std::string& worker, const std::string& request, dou
     out.message = "kernel killed after " + std::to_string(timeout_s) + " s";
     return out;
   }
+  // A fork bomb cut at the limit ends however the kernel takes its failed
+  // forks: say why.
+  std::string limit_note =
+      result.process_limit_reached
+          ? " after reaching its limit of " + std::to_string(max_processes) + " processes and threads (max_processes)"
+          : "";
   if (result.signal != 0) {
     out.state = status::runtime_error;
     out.message = std::string("kernel crashed: signal ") + std::to_string(result.signal) + " (" +
-                  ::strsignal(result.signal) + ")";
+                  ::strsignal(result.signal) + ")" + limit_note;
     return out;
   }
   // The reply is the last line that parses as JSON (a kernel may print).
@@ -181,13 +187,14 @@ run_result run_worker(const std::string& worker, const std::string& request, dou
   }
   if (!reply.is_object()) {
     out.state = status::runtime_error;
-    out.message = "worker exited with code " + std::to_string(result.exit_code) +
+    out.message = "worker exited with code " + std::to_string(result.exit_code) + limit_note +
                   " and no reply: " + result.output.substr(0, 2000);
     return out;
   }
   auto state = status_from_string(reply.value("status", "unknown"));
   out.state = state.value_or(status::unknown);
   out.message = reply.value("message", "");
+  if (out.state != status::ok) out.message += limit_note;
   if (out.state == status::ok) {
     out.time_ms = reply.value("time_ms", std::nan(""));
     out.objectives = {out.time_ms, reply.value("max_error", 0.0)};
@@ -215,7 +222,7 @@ reference_outputs prepare_reference(const kernel_program& program, const task_ba
                            {"entry", program.reference_entry},
                            {"arguments", nlohmann::json::parse(args)},
                            {"reference", file.string()}};
-    auto result = run_worker(kernel_worker_path(options), request.dump(), timeout_s);
+    auto result = run_worker(kernel_worker_path(options), request.dump(), timeout_s, options.max_processes);
     return build_result{result.state, {}, result.run_s, result.message};
   });
   if (computed.state != status::ok) {
@@ -312,7 +319,7 @@ class cpu_backend final : public backend {
     auto cores = nlohmann::json::array();
     for (int t = 0; t < options_.threads; ++t) cores.push_back(options_.first_core + device * options_.threads + t);
     plan.request["cores"] = cores;
-    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s);
+    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s, options_.max_processes);
   }
 
  private:

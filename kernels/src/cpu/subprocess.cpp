@@ -1,15 +1,23 @@
 #include "tune/kernels/subprocess.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
 
 extern char** environ;
 
@@ -30,52 +38,309 @@ struct pipe_pair {
   }
 };
 
+// The file argv[0] names: as given when it holds a '/', else the first
+// executable file of that name in PATH (as execvp looks it up). Looked up
+// here because the forked child may not allocate.
+std::string find_program(const std::string& name, int& error) {
+  error = 0;
+  if (name.find('/') != std::string::npos) {
+    if (::access(name.c_str(), X_OK) != 0) error = errno;
+    return name;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  error = ENOENT;
+  std::size_t begin = 0;
+  while (begin <= dirs.size()) {
+    auto end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    struct stat info {};
+    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        error = 0;
+        return candidate;
+      }
+      error = EACCES;
+    }
+    begin = end + 1;
+  }
+  return name;
+}
+
+// A pids cgroup of its own for a program with a process limit: the folder of
+// this process's cgroup in the pids hierarchy (cgroup v1) or in the unified
+// one (v2, where pids is enabled below it) when a child folder with a
+// pids.max can be made there, which needs write access to the cgroup file
+// system (root, or a delegated cgroup). Found once per process.
+const std::string& pids_cgroup_base() {
+  static const std::string base = [] {
+    std::ifstream self("/proc/self/cgroup");
+    std::string line, v1, v2;
+    while (std::getline(self, line)) {
+      auto first = line.find(':'), second = line.find(':', first + 1);
+      if (first == std::string::npos || second == std::string::npos) continue;
+      std::string controllers = line.substr(first + 1, second - first - 1), path = line.substr(second + 1);
+      if (controllers.empty()) v2 = path;
+      std::size_t at = 0;
+      while (at <= controllers.size()) {
+        auto comma = controllers.find(',', at);
+        if (comma == std::string::npos) comma = controllers.size();
+        if (controllers.substr(at, comma - at) == "pids") v1 = path;
+        at = comma + 1;
+      }
+    }
+    std::vector<std::string> candidates;
+    if (!v1.empty()) candidates.push_back("/sys/fs/cgroup/pids" + v1);
+    if (!v2.empty()) {
+      candidates.push_back("/sys/fs/cgroup" + v2);
+      candidates.push_back("/sys/fs/cgroup/unified" + v2);
+    }
+    for (auto& dir : candidates) {
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+      std::string probe = dir + "/tune-probe-" + std::to_string(::getpid());
+      if (::mkdir(probe.c_str(), 0755) != 0) continue;
+      bool has_max = ::access((probe + "/pids.max").c_str(), W_OK) == 0;
+      ::rmdir(probe.c_str());
+      if (has_max) return dir;
+    }
+    return std::string();
+  }();
+  return base;
+}
+
+bool write_text(const std::string& file, const std::string& text) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  return ::close(fd) == 0 && ok;
+}
+
+// Whether a fork in the cgroup failed at its pids.max ("max N" in pids.events).
+bool pids_limit_reached(const std::string& dir) {
+  std::ifstream events(dir + "/pids.events");
+  std::string key;
+  long count = 0;
+  while (events >> key >> count)
+    if (key == "max") return count > 0;
+  return false;
+}
+
+// Kills every process in a cgroup (also those that left the process group
+// with setsid) and removes it once it is empty.
+void remove_cgroup(const std::string& dir) {
+  auto deadline = clock_type::now() + std::chrono::seconds(5);
+  while (::rmdir(dir.c_str()) != 0 && errno == EBUSY && clock_type::now() < deadline) {
+    std::ifstream procs(dir + "/cgroup.procs");
+    long pid = 0;
+    while (procs >> pid)
+      if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// A cgroup "tune-PID-N" whose pids.max is the limit; empty when none can be
+// made. Cgroups left by a process that was killed before it removed them
+// are removed first (once per process).
+std::string make_pids_cgroup(int max_processes) {
+  const auto& base = pids_cgroup_base();
+  if (base.empty()) return {};
+  static std::once_flag swept;
+  std::call_once(swept, [&] {
+    DIR* d = ::opendir(base.c_str());
+    if (!d) return;
+    std::vector<std::string> stale;
+    while (auto* entry = ::readdir(d)) {
+      std::string name = entry->d_name;
+      if (name.rfind("tune-", 0) != 0) continue;
+      long owner = std::atol(name.c_str() + 5);
+      if (owner > 0 && owner != ::getpid() && ::kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH)
+        stale.push_back(base + "/" + name);
+    }
+    ::closedir(d);
+    for (const auto& dir : stale) remove_cgroup(dir);
+  });
+  static std::atomic<unsigned long> next{0};
+  std::string dir = base + "/tune-" + std::to_string(::getpid()) + "-" + std::to_string(next++);
+  if (::mkdir(dir.c_str(), 0755) != 0) return {};
+  if (!write_text(dir + "/pids.max", std::to_string(max_processes))) {
+    ::rmdir(dir.c_str());
+    return {};
+  }
+  return dir;
+}
+
+// What the forked guard needs, prepared before the fork: after fork() in a
+// threaded process the child may only make async-signal-safe calls.
+struct spawn_plan {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  int output;                // write end of the output pipe
+  int report;                // write end of the exec-failure pipe (close-on-exec)
+  const char* cgroup_procs;  // the pids cgroup to join, or null
+  pid_t engine;
+};
+
+// The guard: the process group's leader between the engine and the program.
+// It dies with the engine's thread that started it (PR_SET_PDEATHSIG) and
+// then kills its whole group: the program and every process the program
+// started in it (a compiler's cc1plus, a kernel's forked children), which a
+// death signal of the program alone would leave running. Otherwise it waits
+// for the program and ends as the program ended (same exit code or signal).
+[[noreturn]] void run_guard(const spawn_plan& plan) {
+  ::setpgid(0, 0);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigemptyset(&default_action.sa_mask);
+  // Every signal is blocked here (inherited from run_process); these two are
+  // waited for, and a SIGCHLD ignored by the engine would reap the program.
+  ::sigaction(SIGCHLD, &default_action, nullptr);
+  ::sigaction(SIGUSR1, &default_action, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, SIGUSR1);
+  if (::getppid() != plan.engine) ::_exit(127);  // the engine is already gone
+  if (plan.cgroup_procs) {
+    int fd = ::open(plan.cgroup_procs, O_WRONLY | O_CLOEXEC);
+    bool joined = fd >= 0 && ::write(fd, "0\n", 2) == 2;
+    if (fd >= 0) ::close(fd);
+    if (!joined) {
+      int error = -1;  // not an errno: the cgroup could not be joined
+      (void)!::write(plan.report, &error, sizeof error);
+      ::_exit(127);
+    }
+  }
+  // Standard input from /dev/null, output and errors into the pipe, and no
+  // other descriptor of the engine kept: a guard never executes a program, so
+  // close-on-exec does not close the pipes of programs other threads run.
+  int output = ::fcntl(plan.output, F_DUPFD_CLOEXEC, 3), report = ::fcntl(plan.report, F_DUPFD_CLOEXEC, 3);
+  int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (output < 0 || report < 0 || null < 0 || ::dup2(null, 0) < 0 || ::dup2(output, 1) < 0 || ::dup2(output, 2) < 0) {
+    int error = errno;
+    (void)!::write(report >= 0 ? report : plan.report, &error, sizeof error);
+    ::_exit(127);
+  }
+  if (report > 3) ::close_range(3, static_cast<unsigned>(report) - 1, 0);
+  ::close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
+
+  pid_t program = ::fork();
+  if (program == 0) {
+    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGALRM, SIGXFSZ, SIGUSR1, SIGUSR2})
+      ::sigaction(s, &default_action, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the guard was killed alone: no orphan
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(plan.path, plan.argv, plan.envp);
+    int error = errno;
+    (void)!::write(report, &error, sizeof error);
+    ::_exit(127);
+  }
+  if (program < 0) {
+    int error = errno;
+    (void)!::write(report, &error, sizeof error);
+    ::_exit(127);
+  }
+  ::close(report);
+
+  sigset_t wanted;
+  ::sigemptyset(&wanted);
+  ::sigaddset(&wanted, SIGCHLD);
+  ::sigaddset(&wanted, SIGUSR1);
+  for (;;) {
+    siginfo_t info;
+    int sig = ::sigwaitinfo(&wanted, &info);
+    if (sig == SIGUSR1) ::kill(0, SIGKILL);  // the engine died: the whole group goes
+    if (sig != SIGCHLD) continue;
+    int status = 0;
+    if (::waitpid(program, &status, WNOHANG) != program) continue;
+    if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) {
+      int end = WTERMSIG(status);
+      rlimit no_core{0, 0};
+      ::setrlimit(RLIMIT_CORE, &no_core);
+      ::sigaction(end, &default_action, nullptr);
+      sigset_t only;
+      ::sigemptyset(&only);
+      ::sigaddset(&only, end);
+      ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+      ::kill(::getpid(), end);
+      ::_exit(128 + end);
+    }
+  }
+}
+
 }  // namespace
 
-process_result run_process(const std::vector<std::string>& argv, double timeout_s, std::size_t output_limit) {
+bool process_limits_enforced() { return !pids_cgroup_base().empty(); }
+
+process_result run_process(const std::vector<std::string>& argv, double timeout_s, std::size_t output_limit,
+                           const process_limits& limits) {
   process_result result;
   auto start = clock_type::now();
   if (argv.empty()) {
     result.error = "empty command";
     return result;
   }
-  pipe_pair out;
+  int missing = 0;
+  std::string path = find_program(argv[0], missing);
+  if (missing != 0) {
+    result.error = "cannot run " + argv[0] + ": " + std::strerror(missing);
+    result.seconds = since(start);
+    return result;
+  }
+  pipe_pair out, report;
   // O_CLOEXEC: a pipe end leaked into a process spawned at the same time by
   // another thread would keep our read end from ever seeing end-of-file.
-  if (::pipe2(out.fd, O_CLOEXEC) != 0) {
+  if (::pipe2(out.fd, O_CLOEXEC) != 0 || ::pipe2(report.fd, O_CLOEXEC) != 0) {
     result.error = std::string("pipe: ") + std::strerror(errno);
     return result;
   }
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 2);
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t no_signals, default_signals;
-  sigemptyset(&no_signals);
-  sigemptyset(&default_signals);
-  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGCHLD, SIGALRM, SIGXFSZ}) sigaddset(&default_signals, s);
-  posix_spawnattr_setsigmask(&attr, &no_signals);
-  posix_spawnattr_setsigdefault(&attr, &default_signals);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::string cgroup = limits.max_processes > 0 ? make_pids_cgroup(limits.max_processes) : std::string();
+  std::string cgroup_procs = cgroup.empty() ? std::string() : cgroup + "/cgroup.procs";
+  spawn_plan plan{path.c_str(), args.data(),  environ,
+                  out.fd[1],    report.fd[1], cgroup.empty() ? nullptr : cgroup_procs.c_str(),
+                  ::getpid()};
 
-  pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  // Every signal blocked across the fork: no handler of the engine runs in
+  // the guard.
+  sigset_t all, previous;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pid_t pid = ::fork();
+  if (pid == 0) run_guard(plan);
+  int fork_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   ::close(out.fd[1]);
   out.fd[1] = -1;
-  if (rc != 0) {
-    result.error = "cannot run " + argv[0] + ": " + std::strerror(rc);
+  ::close(report.fd[1]);
+  report.fd[1] = -1;
+  if (pid < 0) {
+    if (!cgroup.empty()) remove_cgroup(cgroup);
+    result.error = "cannot run " + argv[0] + ": " + std::strerror(fork_error);
+    result.seconds = since(start);
+    return result;
+  }
+  ::setpgid(pid, pid);  // as the guard does: whichever runs first
+
+  // The exec-failure pipe closes when the program has started (close-on-exec)
+  // or carries the errno of what failed.
+  int exec_error = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(report.fd[0], &exec_error, sizeof exec_error);
+  } while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof exec_error)) {
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    result.error = "cannot run " + argv[0] + ": " +
+                   (exec_error < 0 ? "could not join its pids cgroup " + cgroup : std::strerror(exec_error));
+    if (!cgroup.empty()) remove_cgroup(cgroup);
     result.seconds = since(start);
     return result;
   }
@@ -162,6 +427,10 @@ process_result run_process(const std::vector<std::string>& argv, double timeout_
   } else {
     // Helpers the program left behind in its group must not outlive it.
     ::kill(-pid, SIGKILL);
+  }
+  if (!cgroup.empty()) {
+    result.process_limit_reached = pids_limit_reached(cgroup);
+    remove_cgroup(cgroup);
   }
   if (WIFEXITED(wstatus)) result.exit_code = WEXITSTATUS(wstatus);
   if (WIFSIGNALED(wstatus) && !result.timed_out) result.signal = WTERMSIG(wstatus);

@@ -153,7 +153,7 @@ class cuda_backend final : public backend {
     plan.request["device_index"] = device;
     plan.request["grid"] = {geometry.grid[0], geometry.grid[1], geometry.grid[2]};
     plan.request["block"] = {geometry.block[0], geometry.block[1], geometry.block[2]};
-    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s);
+    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s, options_.max_processes);
   }
 
  private:

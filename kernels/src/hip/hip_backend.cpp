@@ -125,7 +125,7 @@ class hip_backend final : public backend {
                          {"arch", options_.hip_arch},
                          {"grid", launch.grid},
                          {"block", launch.block}});
-    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s);
+    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s, options_.max_processes);
   }
 
  private:

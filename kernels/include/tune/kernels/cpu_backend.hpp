@@ -61,7 +61,9 @@ reference_outputs prepare_reference(const kernel_program& program, const task_ba
                                     double timeout_s = 1800.0);
 
 /// Runs the worker with a request (JSON text); maps a crash, a timeout and the
-/// worker's reply to a run_result.
-run_result run_worker(const std::string& worker, const std::string& request, double timeout_s);
+/// worker's reply to a run_result. At most max_processes processes and threads
+/// at once (see process_limits; 0: no limit): past it a kernel's fork fails.
+run_result run_worker(const std::string& worker, const std::string& request, double timeout_s,
+                      int max_processes = 1024);
 
 }  // namespace tune

@@ -64,6 +64,11 @@ struct task_backend_options {
   /// runtime_error instead of exhausting the machine. 0: half of the physical
   /// memory. GPU kernels are not limited (drivers reserve large address ranges).
   double memory_limit_mb = 0.0;
+  /// Processes and threads the measurement of one kernel may have at once,
+  /// the worker's included: past it a kernel's fork() or thread creation
+  /// fails, so a fork bomb becomes a status instead of filling the machine.
+  /// Enforced where a pids cgroup can be made (see process_limits); 0: none.
+  int max_processes = 1024;
   /// The measuring worker program; empty: $TUNE_KERNEL_WORKER, then relative
   /// to the installed or built library (see kernel_worker_path()).
   std::string worker_path;
