@@ -65,8 +65,11 @@ double unix_now() { return std::chrono::duration<double>(std::chrono::system_clo
 /// A prepared statement; steps and reads with error checks.
 class statement {
  public:
-  statement(sqlite3* db, const std::string& sql, const std::string& path) : db_(db), path_(path) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr) != SQLITE_OK)
+  /// `persistent`: kept for many uses (SQLITE_PREPARE_PERSISTENT).
+  statement(sqlite3* db, const std::string& sql, const std::string& path, bool persistent = false)
+      : db_(db), path_(path) {
+    if (sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size()), persistent ? SQLITE_PREPARE_PERSISTENT : 0,
+                           &stmt_, nullptr) != SQLITE_OK)
       throw db_error("results DB " + path + ": cannot prepare a query (" + sqlite3_errmsg(db) + ")");
   }
   ~statement() { sqlite3_finalize(stmt_); }
@@ -100,6 +103,17 @@ class statement {
   void reset() {
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
+  }
+  /// Resets the statement when it goes out of scope (a kept statement must
+  /// not hold a read snapshot, nor its bindings, past its use).
+  struct reset_guard {
+    statement& s;
+    ~reset_guard() { s.reset(); }
+  };
+  /// Steps a statement that returns no row (BEGIN, COMMIT, INSERT) and resets it.
+  void run() {
+    reset_guard guard{*this};
+    step();
   }
 
   int type(int col) const { return sqlite3_column_type(stmt_, col); }
@@ -196,7 +210,26 @@ struct results_db::impl {
   bool read_only = false;
   int claim_fd = -1;  // holds the locks of claim_run()
 
+  /// The statements of record_trial(), prepared at its first call and kept:
+  /// preparing them again for every trial was most of its cost. Each is
+  /// reset after use, so none holds a read snapshot between trials.
+  struct trial_writer {
+    statement begin, commit, run_exists, existing, next_seq, insert;
+    trial_writer(sqlite3* db, const std::string& name)
+        : begin(db, "BEGIN IMMEDIATE", name, true),
+          commit(db, "COMMIT", name, true),
+          run_exists(db, "SELECT count(*) FROM runs WHERE id = ?1", name, true),
+          existing(db, "SELECT seq FROM trials WHERE run_id = ?1 AND config = ?2", name, true),
+          next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", name, true),
+          insert(db,
+                 "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
+                 "objectives, reused_from_run) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 name, true) {}
+  };
+  std::unique_ptr<trial_writer> writer;
+
   ~impl() {
+    writer.reset();  // statements are finalized before the connection closes
     if (claim_fd >= 0) ::close(claim_fd);
     if (db) sqlite3_close_v2(db);
   }
@@ -475,9 +508,13 @@ bool results_db::claim_run(std::int64_t run_id) {
                  ")");
 }
 
-record_outcome results_db::record_trial(std::int64_t run_id, const trial_input& trial) {
-  auto config = nlohmann::json::parse(trial.config_json, nullptr, false);
-  if (config.is_discarded() || !config.is_object())
+namespace {
+
+void check_trial(const trial_input& trial) {
+  // Validated without building a document: a valid JSON text is an object
+  // exactly when its first character after white space is '{'.
+  auto first = trial.config_json.find_first_not_of(" \t\n\r");
+  if (first == std::string::npos || trial.config_json[first] != '{' || !nlohmann::json::accept(trial.config_json))
     throw std::invalid_argument("record_trial: the configuration must be a JSON object, got '" + trial.config_json +
                                 "'");
   if (trial.state == status::ok && (!std::isfinite(trial.time_ms) || trial.time_ms < 0))
@@ -487,42 +524,71 @@ record_outcome results_db::record_trial(std::int64_t run_id, const trial_input& 
     throw std::invalid_argument("record_trial: compile_s and run_s must be finite and >= 0");
   for (double value : trial.objectives)
     if (!std::isfinite(value)) throw std::invalid_argument("record_trial: objectives must be finite numbers");
+}
 
-  return impl_->transaction([&] {
-    statement run(impl_->db, "SELECT count(*) FROM runs WHERE id = ?1", impl_->name);
-    run.bind(1, run_id).step();
-    if (run.integer(0) == 0) throw std::invalid_argument("record_trial: no run with id " + std::to_string(run_id));
+}  // namespace
 
-    statement existing(impl_->db, "SELECT seq FROM trials WHERE run_id = ?1 AND config = ?2", impl_->name);
-    existing.bind(1, run_id).bind(2, trial.config_json);
-    if (existing.step()) return record_outcome{false, existing.integer(0)};
+record_outcome results_db::record_trial(std::int64_t run_id, const trial_input& trial) {
+  return record_trials(run_id, {trial}).front();
+}
 
-    statement next(impl_->db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", impl_->name);
-    next.bind(1, run_id).step();
-    std::int64_t seq = next.integer(0);
-
-    statement insert(impl_->db,
-                     "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, "
-                     "finished_at, objectives, reused_from_run) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                     impl_->name);
-    insert.bind(1, run_id).bind(2, seq).bind(3, trial.config_json).bind(4, std::string(tune::to_string(trial.state)));
-    if (trial.state == status::ok)
-      insert.bind(5, trial.time_ms);
-    else
-      insert.bind_null(5);
-    const double finished_at = unix_now();
-    insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, finished_at);
-    if (trial.objectives.empty())
-      insert.bind_null(10);
-    else
-      insert.bind(10, nlohmann::json(trial.objectives).dump());
-    if (trial.reused_from_run)
-      insert.bind(11, *trial.reused_from_run);
-    else
-      insert.bind_null(11);
-    insert.step();
-    return record_outcome{true, seq, finished_at};
-  });
+std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const std::vector<trial_input>& trials) {
+  for (const auto& trial : trials) check_trial(trial);
+  std::vector<record_outcome> out;
+  if (trials.empty()) return out;
+  auto& d = *impl_;
+  if (!d.writer) d.writer = std::make_unique<impl::trial_writer>(d.db, d.name);
+  auto& w = *d.writer;
+  w.begin.run();
+  try {
+    {
+      statement::reset_guard guard{w.run_exists};
+      w.run_exists.bind(1, run_id).step();
+      if (w.run_exists.integer(0) == 0)
+        throw std::invalid_argument("record_trial: no run with id " + std::to_string(run_id));
+    }
+    std::int64_t seq = 0;
+    {
+      statement::reset_guard guard{w.next_seq};
+      w.next_seq.bind(1, run_id).step();
+      seq = w.next_seq.integer(0);
+    }
+    double now = unix_now();
+    out.reserve(trials.size());
+    for (const auto& trial : trials) {
+      {
+        statement::reset_guard guard{w.existing};
+        w.existing.bind(1, run_id).bind(2, trial.config_json);
+        if (w.existing.step()) {
+          out.push_back({false, w.existing.integer(0)});
+          continue;
+        }
+      }
+      auto& insert = w.insert;
+      statement::reset_guard guard{insert};
+      insert.bind(1, run_id).bind(2, seq).bind(3, trial.config_json).bind(4, std::string(tune::to_string(trial.state)));
+      if (trial.state == status::ok)
+        insert.bind(5, trial.time_ms);
+      else
+        insert.bind_null(5);
+      insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, now);
+      if (trial.objectives.empty())
+        insert.bind_null(10);
+      else
+        insert.bind(10, nlohmann::json(trial.objectives).dump());
+      if (trial.reused_from_run)
+        insert.bind(11, *trial.reused_from_run);
+      else
+        insert.bind_null(11);
+      insert.step();
+      out.push_back({true, seq++, now});
+    }
+    w.commit.run();
+  } catch (...) {
+    sqlite3_exec(d.db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  return out;
 }
 
 std::vector<trial_record> results_db::trials(std::int64_t run_id) const {

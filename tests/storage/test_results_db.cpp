@@ -159,6 +159,44 @@ TEST_CASE("results db rejects invalid trials", "[storage]") {
   CHECK(db.trial_count(run) == 0);
 }
 
+TEST_CASE("results db records a batch of trials in one transaction", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-batch");
+  results_db db(dir / "results.db");
+  auto run = db.create_run(spec());
+  REQUIRE(db.record_trial(run, ok_trial(config(1), 1.0)).seq == 0);
+
+  // New ones get the next seqs in order; one recorded before and one given
+  // twice in the batch are reported with their seq and written once.
+  auto outcomes = db.record_trials(run, {ok_trial(config(2), 2.0), ok_trial(config(1), 9.0),
+                                         failed_trial(config(3), status::runtime_error), ok_trial(config(2), 7.0)});
+  REQUIRE(outcomes.size() == 4);
+  CHECK((outcomes[0].inserted && outcomes[0].seq == 1));
+  CHECK((!outcomes[1].inserted && outcomes[1].seq == 0));
+  CHECK((outcomes[2].inserted && outcomes[2].seq == 2));
+  CHECK((!outcomes[3].inserted && outcomes[3].seq == 1));
+  auto trials = db.trials(run);
+  REQUIRE(trials.size() == 3);
+  CHECK(trials[1].config_json == config(2));
+  CHECK(trials[1].time_ms == Approx(2.0));
+  CHECK(trials[2].state == status::runtime_error);
+  CHECK(db.record_trials(run, {}).empty());
+
+  // One invalid trial: nothing of the batch is written.
+  CHECK_THROWS_WITH(db.record_trials(run, {ok_trial(config(4), 1.0), ok_trial("{\"tile_x\": ", 1.0)}),
+                    Contains("JSON object"));
+  CHECK_THROWS_WITH(db.record_trials(run + 1, {ok_trial(config(4), 1.0)}), Contains("no run with id"));
+  CHECK(db.trial_count(run) == 3);
+
+  // The statements kept between trials hold no snapshot: another connection
+  // sees every trial at once and can write, and the next batch goes on after it.
+  results_db other(dir / "results.db");
+  CHECK(other.trial_count(run) == 3);
+  CHECK(other.record_trial(run, ok_trial(config(5), 5.0)).seq == 3);
+  CHECK(db.record_trials(run, {ok_trial(config(6), 6.0)}).front().seq == 4);
+  raw_sql(db.path(), "PRAGMA wal_checkpoint(TRUNCATE)");
+  CHECK(raw_count(db.path(), "SELECT count(*) FROM trials") == 5);
+}
+
 TEST_CASE("results db resume finds the run and returns trials in recorded order", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-resume");
   const std::uint64_t big_seed = 18446744073709551615ull;  // all 64 bits survive

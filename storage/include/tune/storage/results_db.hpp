@@ -163,6 +163,11 @@ class results_db {
   /// (unknown run, negative times, ok without a finite time, config not a
   /// JSON object).
   record_outcome record_trial(std::int64_t run_id, const trial_input& trial);
+  /// Several trials in one committed transaction, in order (seq ascending):
+  /// all of them survive a kill -9 once this returns, none if it throws.
+  /// One outcome per trial; a configuration given twice is written once.
+  /// Throws before writing anything when any trial is invalid.
+  std::vector<record_outcome> record_trials(std::int64_t run_id, const std::vector<trial_input>& trials);
   /// Every trial of the run in recorded order (seq ascending).
   std::vector<trial_record> trials(std::int64_t run_id) const;
   std::int64_t trial_count(std::int64_t run_id) const;
