@@ -6,16 +6,18 @@
 //   objective  a synthetic objective over the OpEvo MatMul space (4,152,720
 //              configurations), so that a run reaches the full budget.
 // Sampled during each run, in the population's thread (every trial callback):
-// the process's resident memory, its CPU time (all threads: actors, strategy,
-// SQLite, CAF) and the database's size on disk. Printed: process CPU per trial
-// over the `--window` trials ending at 1k, 10k and 20k observations (or the
-// last trial), the engine CPU per trial the run reports (the actors' handlers,
-// whole run), resident memory at fixed points and its growth per trial after
-// warm-up, and the database's bytes per trial.
+// the process's resident memory and live heap (malloc's bytes in use), its CPU
+// time (all threads: actors, strategy, SQLite, CAF) and the database's size on
+// disk. Printed: process CPU per trial over the `--window` trials ending at 1k,
+// 10k and 20k observations (or the last trial), the engine CPU per trial the
+// run reports (the actors' handlers, whole run), resident memory and live heap
+// at fixed points and their growth per trial after warm-up, and the database's
+// bytes per trial.
 // Usage: bench_soak [--trials 20000] [--strategies default,opevo+knn]
 //                   [--legs replay,objective] [--time-scale 0.0001]
 //                   [--window 500] [--seed 1] [--dir DIR]
 #include <fmt/core.h>
+#include <malloc.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +61,11 @@ std::uintmax_t file_bytes(const fs::path& path) {
   return ec ? 0 : size;
 }
 
+/// Bytes the allocator has handed out and not had back (all arenas): the
+/// live heap, without the allocator's free space and the mapped files that
+/// resident memory also counts.
+double heap_in_use_mib() { return static_cast<double>(mallinfo2().uordblks) / (1024.0 * 1024.0); }
+
 /// The database and its write-ahead log.
 std::uintmax_t db_bytes(const fs::path& db) { return file_bytes(db) + file_bytes(db.string() + "-wal"); }
 
@@ -66,6 +73,7 @@ struct sample {
   std::uint64_t trials = 0;
   double cpu_s = 0.0;
   double rss_mib = 0.0;
+  double heap_mib = 0.0;
   std::uintmax_t db_bytes = 0;
 };
 
@@ -100,14 +108,15 @@ leg_result run_leg(const std::string& leg, const std::string& strategy, std::uin
 
   leg_result out;
   out.samples.reserve(trials + 1);
-  out.samples.push_back({0, process_cpu_seconds(), resident_mib(), db_bytes(db)});
+  out.samples.push_back({0, process_cpu_seconds(), resident_mib(), heap_in_use_mib(), db_bytes(db)});
   std::uint64_t seen = 0;
   o.on_trial = [&](const trial_info&) {
     ++seen;
-    sample s{seen, process_cpu_seconds(), 0.0, 0};
+    sample s{seen, process_cpu_seconds(), 0.0, 0.0, 0};
     // /proc and stat() every 250 trials: cheap, and enough for a curve.
     if (seen % 250 == 0) {
       s.rss_mib = resident_mib();
+      s.heap_mib = heap_in_use_mib();
       s.db_bytes = db_bytes(db);
     }
     out.samples.push_back(s);
@@ -159,8 +168,23 @@ int main(int argc, char** argv) try {
              "wall_s", "end", "cpu_us@1k", "cpu_us@10k", "cpu_us@end", "engine_us/t", "db_B/t", "best_ms");
   struct curve {
     std::string name;
-    std::vector<std::pair<std::uint64_t, double>> rss;
-    double growth_b_per_trial = 0.0;
+    std::vector<std::pair<std::uint64_t, double>> rss, heap;
+    double growth_b_per_trial = 0.0, heap_growth_b_per_trial = 0.0;
+  };
+  // Growth after warm-up: least squares slope of MiB over trials from 2,000
+  // on, in bytes per trial.
+  auto growth = [](const std::vector<std::pair<std::uint64_t, double>>& points) {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (auto [t, mib] : points) {
+      if (t < 2000) continue;
+      double x = static_cast<double>(t), y = mib * 1024.0 * 1024.0;
+      n += 1;
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+    }
+    return n >= 2 ? (n * sxy - sx * sy) / (n * sxx - sx * sx) : 0.0;
   };
   std::vector<curve> curves;
   for (const auto& leg : legs) {
@@ -183,36 +207,33 @@ int main(int argc, char** argv) try {
       curve c;
       c.name = leg + " " + strategy;
       for (const auto& x : s)
-        if (x.trials > 0 && x.trials % 250 == 0) c.rss.push_back({x.trials, x.rss_mib});
-      // Growth after warm-up: least squares slope of resident memory over
-      // trials from 2,000 on.
-      double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-      for (auto [t, mib] : c.rss) {
-        if (t < 2000) continue;
-        double x = static_cast<double>(t), y = mib * 1024.0 * 1024.0;
-        n += 1;
-        sx += x;
-        sy += y;
-        sxx += x * x;
-        sxy += x * y;
-      }
-      if (n >= 2) c.growth_b_per_trial = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        if (x.trials > 0 && x.trials % 250 == 0) {
+          c.rss.push_back({x.trials, x.rss_mib});
+          c.heap.push_back({x.trials, x.heap_mib});
+        }
+      c.growth_b_per_trial = growth(c.rss);
+      c.heap_growth_b_per_trial = growth(c.heap);
       curves.push_back(std::move(c));
     }
   }
-  fmt::print(
-      "\nresident memory (MiB) at 1k / 2k / 5k / 10k / 15k / 20k trials (or the last sample), and its growth "
-      "per trial from 2k on:\n");
-  for (const auto& c : curves) {
-    std::string line;
-    for (std::uint64_t at : {1000, 2000, 5000, 10000, 15000, 20000}) {
-      double value = NAN;
-      for (auto [t, mib] : c.rss)
-        if (t <= at) value = mib;
-      line += fmt::format(" {:>7.1f}", value);
+  auto print_curves = [&](const char* what, auto points, auto slope) {
+    fmt::print(
+        "\n{} (MiB) at 1k / 2k / 5k / 10k / 15k / 20k trials (or the last sample), and its growth per trial "
+        "from 2k on:\n",
+        what);
+    for (const auto& c : curves) {
+      std::string line;
+      for (std::uint64_t at : {1000, 2000, 5000, 10000, 15000, 20000}) {
+        double value = NAN;
+        for (auto [t, mib] : c.*points)
+          if (t <= at) value = mib;
+        line += fmt::format(" {:>7.1f}", value);
+      }
+      fmt::print("{:<22}{}   {:+.0f} B/trial\n", c.name, line, c.*slope);
     }
-    fmt::print("{:<22}{}   {:+.0f} B/trial\n", c.name, line, c.growth_b_per_trial);
-  }
+  };
+  print_curves("resident memory", &curve::rss, &curve::growth_b_per_trial);
+  print_curves("heap in use (malloc's live bytes)", &curve::heap, &curve::heap_growth_b_per_trial);
   return 0;
 } catch (const std::exception& e) {
   fmt::print(stderr, "bench_soak: {}\n", e.what());
