@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "dashboard_detail.hpp"
+#include "report_detail.hpp"
 
 namespace tune {
 void serve_dashboard(const dashboard_options& o) {
@@ -39,14 +40,15 @@ namespace detail {
 std::unique_ptr<dashboard::server> make_session_dashboard(const session_options& o) {
   if (o.dashboard_listen.empty()) {
     if (!o.dashboard_token.empty())
-      throw input_error(o.dashboard_token_name + ": applies with " + o.dashboard_listen_name + " only");
+      throw input_error(option_name(o, "dashboard_token") + ": applies with " + option_name(o, "dashboard_listen") +
+                        " only");
     return nullptr;
   }
   dashboard::server_options so;
   so.listen = o.dashboard_listen;
-  so.listen_option = o.dashboard_listen_name;
+  so.listen_option = option_name(o, "dashboard_listen");
   so.token = o.dashboard_token;
-  so.token_option = o.dashboard_token_name;
+  so.token_option = option_name(o, "dashboard_token");
   if (!o.db_path.empty()) so.databases.push_back(o.db_path);
   // The database is created by the run; until then there is nothing to read.
   std::unique_ptr<dashboard::server> board;
@@ -56,7 +58,7 @@ std::unique_ptr<dashboard::server> make_session_dashboard(const session_options&
     board = std::make_unique<dashboard::server>(so);
     board->add_databases(databases);
   } catch (const std::invalid_argument& e) {
-    throw input_error(e.what());  // names dashboard_listen_name
+    throw input_error(e.what());  // names listen_option
   }
   for (const auto& warning : board->warnings()) std::fprintf(stderr, "dashboard: warning: %s\n", warning.c_str());
   return board;

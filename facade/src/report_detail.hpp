@@ -10,6 +10,10 @@
 
 namespace tune::detail {
 
+/// How messages name the session_options field `field`: its entry in
+/// options.option_names, else the field's own name.
+std::string option_name(const session_options& options, const std::string& field);
+
 /// The topology's name of a device id ("" when none, e.g. a reused trial).
 std::string device_name(const storage::topology& topo, std::int32_t device);
 

@@ -130,23 +130,27 @@ struct session::impl {
 
   void check_numbers() const {
     const auto& o = options;
-    if (o.budget == 0) throw input_error("budget: must be at least 1 trial");
-    if (!(o.time_budget_s >= 0)) throw input_error("time_budget_s: must be >= 0 seconds (0: no time budget)");
+    auto name = [&](const char* field) { return detail::option_name(o, field); };
+    if (o.budget == 0) throw input_error(name("budget") + ": must be at least 1 trial");
+    if (!(o.time_budget_s >= 0))
+      throw input_error(name("time_budget_s") + ": must be >= 0 seconds (0: no time budget)");
     if (!(o.time_scale > 0))
-      throw input_error("time_scale: must be > 0 (wall seconds per recorded second, e.g. 0.01 to replay 100x faster)");
+      throw input_error(name("time_scale") +
+                        ": must be > 0 (wall seconds per recorded second, e.g. 0.01 to replay 100x faster)");
     if (o.time_scale != 1.0 && o.dataset.empty())
-      throw input_error("time_scale applies to a replayed dataset only; leave it at 1 here");
+      throw input_error(name("time_scale") + " applies to a replayed " + name("dataset") + " only; leave it at 1 here");
     if (o.mode == run_mode::generational && o.batch == 0)
-      throw input_error("batch: generational mode needs at least 1 candidate per generation");
-    if (o.threads < 1) throw input_error("threads: must be at least 1");
+      throw input_error(name("batch") + ": generational mode needs at least 1 candidate per generation");
+    if (o.threads < 1) throw input_error(name("threads") + ": must be at least 1");
     if (o.resume && o.db_path.empty())
-      throw input_error("resume: needs db_path, the results database holding the run to continue");
+      throw input_error(name("resume") + " needs " + name("db_path") +
+                        ", the results database holding the run to continue");
     if (!o.kinds_file.empty() && o.dataset.empty())
-      throw input_error("kinds_file " + o.kinds_file + ": applies to a replayed dataset only; give dataset too");
+      throw input_error(name("kinds_file") + " " + o.kinds_file + ": applies to a replayed " + name("dataset") +
+                        " only");
     if (o.compare_vendor && o.task.empty())
-      throw input_error(
-          "compare_vendor compares a built-in task (matmul, bmm or conv2d) with oneDNN and OpenBLAS; there is no task "
-          "here");
+      throw input_error(name("compare_vendor") + " compares a built-in " + name("task") +
+                        " (matmul, bmm or conv2d) with oneDNN and OpenBLAS; there is no " + name("task") + " here");
   }
 
   void choose_topology() {

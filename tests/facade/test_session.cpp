@@ -324,6 +324,23 @@ TEST_CASE("session: bad options are refused before anything runs and name the op
   CHECK_THAT(message_of(replay_on_cpu), Catch::Matchers::Contains("backend: replay"));
 }
 
+TEST_CASE("session: option_names name the fields as the caller's users know them", "[facade]") {
+  auto zero = objective_options(0);
+  CHECK(message_of(zero) == "budget: must be at least 1 trial");
+  zero.option_names = {{"budget", "--budget"}};
+  CHECK(message_of(zero) == "--budget: must be at least 1 trial");
+
+  auto resume = objective_options(10);
+  resume.resume = true;
+  resume.option_names = {{"resume", "--resume"}, {"db_path", "--db"}};
+  CHECK_THAT(message_of(resume), Catch::Matchers::StartsWith("--resume needs --db,"));
+
+  auto token = objective_options(10);
+  token.dashboard_token = "secret";
+  token.option_names = {{"dashboard_token", "token="}};
+  CHECK_THAT(message_of(token), Catch::Matchers::StartsWith("token=: applies with dashboard_listen only"));
+}
+
 TEST_CASE("session: a session runs once", "[facade]") {
   session s(objective_options(3));
   s.run();

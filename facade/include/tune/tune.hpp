@@ -188,10 +188,12 @@ struct session_options {
   std::string dashboard_token;  ///< with dashboard_listen: required by the page, /api and /ws
   /// With dashboard_listen: called once it listens, with the page's address.
   std::function<void(const std::string& url)> on_dashboard;
-  /// What messages about a bad dashboard address or a missing token call
-  /// these two (a command sets its options' names, e.g. "--dashboard").
-  std::string dashboard_listen_name = "dashboard_listen";
-  std::string dashboard_token_name = "dashboard_token";
+
+  /// What messages about bad input call each field, for a front end whose
+  /// users know them by other names: the command sets {"budget", "--budget"},
+  /// {"dashboard_listen", "--dashboard"}, … A field not listed is named as it
+  /// is here (budget, time_budget_s, db_path, …).
+  std::map<std::string, std::string> option_names;
 
   // -- kernels -----------------------------------------------------------------
   int threads = 1;  ///< CPU threads one kernel uses
