@@ -71,8 +71,8 @@ double default_max_error(const std::string& workload, const std::optional<trial_
 }
 
 int run_evolve(const evolve_args& a) {
-  if (a.budget == 0) throw input_error("--budget must be at least 1 trial");
   session_options o;
+  o.option_names = session_option_names();  // the library checks the values
   o.workload = a.workload;
   o.budget = a.budget;
   o.seed = a.seed;

@@ -59,19 +59,7 @@ session_options to_options(const tune_args& a) {
                       "a space is tuned through the library: tune::session, the C API or the Python module)");
   session_options o;
   // The library checks the values; its messages name the options as typed here.
-  o.option_names = {{"budget", "--budget"},
-                    {"time_budget_s", "--time-budget"},
-                    {"time_scale", "--time-scale"},
-                    {"dataset", "--dataset"},
-                    {"batch", "--batch"},
-                    {"threads", "--threads"},
-                    {"resume", "--resume"},
-                    {"db_path", "--db"},
-                    {"kinds_file", "--kinds"},
-                    {"compare_vendor", "--compare-vendor"},
-                    {"task", "--task"},
-                    {"dashboard_listen", "--dashboard"},
-                    {"dashboard_token", "--dashboard-token"}};
+  o.option_names = session_option_names();
   o.topology_file = a.topology;
   o.backend_name = a.backend;
   o.task = a.task;

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -30,6 +31,26 @@ void with_stop_signals(const stop_source& stop, const std::function<void()>& bod
 /// Runs the session with SIGINT and SIGTERM requesting `stop`, the stop_source
 /// of the options it was made from (copies share one flag).
 run_report run_until_signal(session& s, const stop_source& stop);
+
+/// The session_options fields named as the commands' options (tune, evolve):
+/// the library checks the values, and its messages name them as typed.
+inline std::map<std::string, std::string> session_option_names() {
+  return {{"budget", "--budget"},
+          {"time_budget_s", "--time-budget"},
+          {"time_scale", "--time-scale"},
+          {"dataset", "--dataset"},
+          {"batch", "--batch"},
+          {"threads", "--threads"},
+          {"resume", "--resume"},
+          {"db_path", "--db"},
+          {"topology_file", "--topology"},
+          {"kinds_file", "--kinds"},
+          {"compare_vendor", "--compare-vendor"},
+          {"task", "--task"},
+          {"workload", "--workload"},
+          {"dashboard_listen", "--dashboard"},
+          {"dashboard_token", "--dashboard-token"}};
+}
 
 /// A finished run's exit code: 1 when it failed, 130 when stopped, else 0.
 inline int exit_code_of(const run_report& report) {

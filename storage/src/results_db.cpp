@@ -214,11 +214,9 @@ struct results_db::impl {
   /// preparing them again for every trial was most of its cost. Each is
   /// reset after use, so none holds a read snapshot between trials.
   struct trial_writer {
-    statement begin, commit, run_exists, existing, next_seq, insert;
+    statement run_exists, existing, next_seq, insert;
     trial_writer(sqlite3* db, const std::string& name)
-        : begin(db, "BEGIN IMMEDIATE", name, true),
-          commit(db, "COMMIT", name, true),
-          run_exists(db, "SELECT count(*) FROM runs WHERE id = ?1", name, true),
+        : run_exists(db, "SELECT count(*) FROM runs WHERE id = ?1", name, true),
           existing(db, "SELECT seq FROM trials WHERE run_id = ?1 AND config = ?2", name, true),
           next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", name, true),
           insert(db,
@@ -227,9 +225,13 @@ struct results_db::impl {
                  name, true) {}
   };
   std::unique_ptr<trial_writer> writer;
+  /// BEGIN IMMEDIATE and COMMIT of transaction(), kept as the writer's are.
+  std::unique_ptr<statement> begin, commit;
 
   ~impl() {
     writer.reset();  // statements are finalized before the connection closes
+    begin.reset();
+    commit.reset();
     if (claim_fd >= 0) ::close(claim_fd);
     if (db) sqlite3_close_v2(db);
   }
@@ -246,10 +248,14 @@ struct results_db::impl {
   /// Runs `body` inside BEGIN IMMEDIATE … COMMIT; rolls back on exceptions.
   template <class Body>
   auto transaction(Body&& body) {
-    exec("BEGIN IMMEDIATE");
+    if (!begin) {
+      begin = std::make_unique<statement>(db, "BEGIN IMMEDIATE", name, true);
+      commit = std::make_unique<statement>(db, "COMMIT", name, true);
+    }
+    begin->run();
     try {
       auto result = body();
-      exec("COMMIT");
+      commit->run();
       return result;
     } catch (...) {
       sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -539,8 +545,7 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
   auto& d = *impl_;
   if (!d.writer) d.writer = std::make_unique<impl::trial_writer>(d.db, d.name);
   auto& w = *d.writer;
-  w.begin.run();
-  try {
+  return d.transaction([&] {
     {
       statement::reset_guard guard{w.run_exists};
       w.run_exists.bind(1, run_id).step();
@@ -583,12 +588,8 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
       insert.step();
       out.push_back({true, seq++, now});
     }
-    w.commit.run();
-  } catch (...) {
-    sqlite3_exec(d.db, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
-  return out;
+    return std::move(out);
+  });
 }
 
 std::vector<trial_record> results_db::trials(std::int64_t run_id) const {

@@ -25,6 +25,7 @@
 
 #include "actors/scratch_dir.hpp"
 #include "kernels/process_checks.hpp"
+#include "tune/kernels/subprocess.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
 
@@ -148,6 +149,22 @@ std::vector<std::string> replay_args(const std::string& db, std::uint64_t budget
           db,
           "--quiet"};
 }
+
+/// A replayed run of the convolution slice that resumes its database: the
+/// setup of the tests that stop a run mid-way and continue it.
+struct resumable_replay {
+  static constexpr std::uint64_t budget = 120;
+  tune::test::scratch_dir dir;
+  std::filesystem::path log;
+  std::string db_file;
+  std::vector<std::string> args;
+
+  resumable_replay(const std::string& name, const std::string& seed, const std::string& time_scale)
+      : dir(name), log(dir / "log.txt"), db_file((dir / "results.db").string()) {
+    args = replay_args(db_file, budget, seed, time_scale);
+    args.push_back("--resume");
+  }
+};
 
 /// What SQLite's PRAGMA integrity_check says about the file ("ok" when sound).
 std::string integrity(const std::string& file) {
@@ -549,12 +566,8 @@ TEST_CASE("tune: --space alone and --kinds without a dataset are refused with th
 
 TEST_CASE("tune: a full disk stops the run with a clear error and --resume continues once there is space",
           "[actors][cli]") {
-  tune::test::scratch_dir dir("tune-disk-full");
-  auto log = dir / "log.txt";
-  const auto db_file = (dir / "results.db").string();
-  const std::uint64_t budget = 120;
-  auto args = replay_args(db_file, budget, "5", "0.001");
-  args.push_back("--resume");
+  resumable_replay r("tune-disk-full", "5", "0.001");
+  auto& [dir, log, db_file, args] = r;
 
   // 160 KiB for any file: the database is created, and its write-ahead log
   // fills after a few trials (each commit appends whole pages).
@@ -564,17 +577,13 @@ TEST_CASE("tune: a full disk stops the run with a clear error and --resume conti
     rc = wait_up_to_a_minute(p);
   }
   // Space is back: the same command continues the run to its budget.
-  check_stopped_then_resumed(rc, log, args, db_file, 5, budget, 1);
+  check_stopped_then_resumed(rc, log, args, db_file, 5, resumable_replay::budget, 1);
 }
 
 TEST_CASE("tune: the database file made read-only mid-run stops the run with a clear error and --resume continues",
           "[actors][cli]") {
-  tune::test::scratch_dir dir("tune-read-only");
-  auto log = dir / "log.txt";
-  const auto db_file = (dir / "results.db").string();
-  const std::uint64_t budget = 120;
-  auto args = replay_args(db_file, budget, "6", "0.01");
-  args.push_back("--resume");
+  resumable_replay r("tune-read-only", "6", "0.01");
+  auto& [dir, log, db_file, args] = r;
 
   // The tests run as root, for whom chmod does not stop writes, and an open
   // descriptor keeps writing after it anyway: the immutable attribute
@@ -585,8 +594,7 @@ TEST_CASE("tune: the database file made read-only mid-run stops the run with a c
   const std::vector<std::string> files{db_file, db_file + "-wal"};
   auto set_immutable = [&](bool on) {
     bool ok = true;
-    for (const auto& f : files)
-      ok = std::system(("chattr " + std::string(on ? "+i" : "-i") + " '" + f + "' 2>/dev/null").c_str()) == 0 && ok;
+    for (const auto& f : files) ok = tune::run_process({"chattr", on ? "+i" : "-i", f}, 30).ok() && ok;
     return ok;
   };
   struct writable_again {
@@ -613,7 +621,7 @@ TEST_CASE("tune: the database file made read-only mid-run stops the run with a c
   }
   // Writable again: the same command continues the run to its budget.
   REQUIRE(set_immutable(false));
-  check_stopped_then_resumed(rc, log, args, db_file, 6, budget, 5);
+  check_stopped_then_resumed(rc, log, args, db_file, 6, resumable_replay::budget, 5);
 }
 
 TEST_CASE("tune: a SIGKILLed run leaves no compiler running", "[actors][cli]") {

@@ -112,3 +112,9 @@ TEST_CASE("evolve refuses an unknown workload with the accepted ones", "[cli][ge
   CHECK_THAT(evolve.err(), Contains("no LLVM 14"));
 #endif
 }
+
+TEST_CASE("evolve refuses a budget of 0 naming the option", "[cli][gevo]") {
+  cli_process evolve({"evolve", "--workload", "2fcnet:predict", "--budget", "0", "--seed", "1", "--quiet"});
+  CHECK(evolve.wait() == 2);
+  CHECK_THAT(evolve.err(), Contains("--budget: must be at least 1 trial"));
+}

@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -35,6 +37,34 @@ TEST_CASE("run_process reports a missing program instead of throwing", "[kernels
   auto missing = tune::run_process({"/nonexistent/compiler"}, 10.0);
   CHECK_FALSE(missing.started);
   CHECK(missing.error.find("/nonexistent/compiler") != std::string::npos);
+}
+
+TEST_CASE("find_program looks a name up in PATH as execvp does and says why it found none", "[kernels]") {
+  int error = -1;
+  auto sh = tune::find_program("sh", error);
+  CHECK(error == 0);
+  REQUIRE(sh.front() == '/');
+  CHECK(std::filesystem::path(sh).filename() == "sh");
+  CHECK(tune::find_program("no-such-program-tune-engine", error) == "no-such-program-tune-engine");
+  CHECK(error == ENOENT);
+  // A name with a slash is taken as given, and checked.
+  CHECK(tune::find_program("/bin/sh", error) == "/bin/sh");
+  CHECK(error == 0);
+  CHECK(tune::find_program("/no/such/dir/sh", error) == "/no/such/dir/sh");
+  CHECK(error == ENOENT);
+  // A file that is not executable is refused with EACCES.
+  auto dir = std::filesystem::temp_directory_path() / ("tune-find-program-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "plain-file") << "not a program\n";
+  const char* old_path = std::getenv("PATH");
+  std::string saved = old_path ? old_path : "";
+  ::setenv("PATH", dir.c_str(), 1);
+  auto found = tune::find_program("plain-file", error);
+  int plain_error = error;
+  ::setenv("PATH", saved.c_str(), 1);
+  std::filesystem::remove_all(dir);
+  CHECK(found == "plain-file");
+  CHECK(plain_error == EACCES);
 }
 
 TEST_CASE("run_process kills a program that overruns its timeout", "[kernels]") {

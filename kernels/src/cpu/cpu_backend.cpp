@@ -85,20 +85,12 @@ std::string compiler_identity(const std::string& compiler) {
   std::lock_guard lock(mutex);
   auto it = known.find(compiler);
   if (it != known.end()) return it->second;
-  std::string path = compiler;
-  if (compiler.find('/') == std::string::npos) {
-    if (const char* env_path = std::getenv("PATH")) {
-      std::stringstream dirs(env_path);
-      std::string dir;
-      while (std::getline(dirs, dir, ':')) {
-        std::error_code ec;
-        auto candidate = fs::path(dir) / compiler;
-        if (!dir.empty() && fs::exists(candidate, ec)) {
-          path = fs::canonical(candidate, ec).string();
-          break;
-        }
-      }
-    }
+  int missing = 0;
+  std::string path = find_program(compiler, missing);
+  if (missing == 0) {
+    std::error_code ec;
+    auto canonical = fs::canonical(path, ec);  // g++ and g++-12 are one compiler
+    if (!ec) path = canonical.string();
   }
   auto version = run_process({compiler, "--version"}, 30.0);
   std::string first_line = version.output.substr(0, version.output.find('\n'));

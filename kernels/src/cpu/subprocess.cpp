@@ -38,37 +38,6 @@ struct pipe_pair {
   }
 };
 
-// The file argv[0] names: as given when it holds a '/', else the first
-// executable file of that name in PATH (as execvp looks it up). Looked up
-// here because the forked child may not allocate.
-std::string find_program(const std::string& name, int& error) {
-  error = 0;
-  if (name.find('/') != std::string::npos) {
-    if (::access(name.c_str(), X_OK) != 0) error = errno;
-    return name;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-  error = ENOENT;
-  std::size_t begin = 0;
-  while (begin <= dirs.size()) {
-    auto end = dirs.find(':', begin);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(begin, end - begin);
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    struct stat info {};
-    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
-      if (::access(candidate.c_str(), X_OK) == 0) {
-        error = 0;
-        return candidate;
-      }
-      error = EACCES;
-    }
-    begin = end + 1;
-  }
-  return name;
-}
-
 // A pids cgroup of its own for a program with a process limit: the folder of
 // this process's cgroup in the pids hierarchy (cgroup v1) or in the unified
 // one (v2, where pids is enabled below it) when a child folder with a
@@ -271,6 +240,35 @@ struct spawn_plan {
 }
 
 }  // namespace
+
+// Looked up before forking because the forked child may not allocate.
+std::string find_program(const std::string& name, int& error) {
+  error = 0;
+  if (name.find('/') != std::string::npos) {
+    if (::access(name.c_str(), X_OK) != 0) error = errno;
+    return name;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  error = ENOENT;
+  std::size_t begin = 0;
+  while (begin <= dirs.size()) {
+    auto end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    struct stat info {};
+    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        error = 0;
+        return candidate;
+      }
+      error = EACCES;
+    }
+    begin = end + 1;
+  }
+  return name;
+}
 
 bool process_limits_enforced() { return !pids_cgroup_base().empty(); }
 

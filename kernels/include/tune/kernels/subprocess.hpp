@@ -36,6 +36,13 @@ struct process_limits {
   int max_processes = 0;
 };
 
+/// The file a program name stands for: `name` itself when it holds a '/',
+/// else the first executable file of that name in PATH (as execvp looks it
+/// up; /usr/local/bin:/usr/bin:/bin when PATH is unset). `error` is 0 when
+/// found, else the errno the lookup ended with (ENOENT, EACCES), and `name`
+/// is returned.
+std::string find_program(const std::string& name, int& error);
+
 /// True when process_limits::max_processes is enforced on this machine.
 bool process_limits_enforced();
 
