@@ -28,10 +28,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -191,11 +191,17 @@ std::string spread(const std::vector<double>& v) {
 
 int main(int argc, char** argv) {
   int events = 20000, trials = 1000, repeats = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--events")) events = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--trials")) trials = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
-  }
+  CLI::App app{
+      "The dashboard's forwarding rate to 10 WebSocket clients, and a replay run's CPU per trial with no "
+      "reader, with the dashboard alone and with 10 clients"};
+  app.add_option("--events", events, "Events published as fast as possible to 10 clients (0: skip)")
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
+  app.add_option("--trials", trials, "Trials of each replay run")->check(CLI::Range(1, 1000000))->capture_default_str();
+  app.add_option("--repeats", repeats, "Rounds of the three set-ups, in alternating order")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   if (events > 0) forwarding_rate(events);
   const char* names[] = {"A no reader", "B dashboard, no client", "C dashboard, 10 clients"};
   std::vector<double> cpu[3], process[3];

@@ -49,7 +49,7 @@ bool outbox::push(shared_text message, message_kind kind) {
 }
 
 shared_text outbox::next() {
-  if (dropped_ > notified_ && queue_.size() <= capacity_ / 2) {
+  if (notice_due()) {
     notified_ = dropped_;
     return std::make_shared<const std::string>(dropped_notice(dropped_));
   }

@@ -39,6 +39,11 @@ class outbox {
   shared_text next();
 
   std::size_t size() const { return queue_.size(); }
+  /// Whether next() would hand out a message (a queued one or a drop notice).
+  bool ready() const { return !queue_.empty() || notice_due(); }
+  /// Bytes of the oldest queued message (0 when none is): what the next
+  /// next() hands out, unless a drop notice (a few dozen bytes) comes first.
+  std::size_t front_size() const { return queue_.empty() ? 0 : queue_.front().text->size(); }
   std::uint64_t dropped() const { return dropped_; }
   std::uint64_t coalesced() const { return coalesced_; }
 
@@ -47,6 +52,8 @@ class outbox {
     shared_text text;
     message_kind kind;
   };
+
+  bool notice_due() const { return dropped_ > notified_ && queue_.size() <= capacity_ / 2; }
 
   std::size_t capacity_;
   std::deque<entry> queue_;

@@ -161,7 +161,7 @@ struct server::impl {
   std::vector<source_state> sources;
 
   std::atomic<std::size_t> client_count{0};
-  std::atomic<std::uint64_t> events{0}, sent{0}, dropped{0}, coalesced{0}, queued{0}, runs_finished{0};
+  std::atomic<std::uint64_t> events{0}, sent{0}, frames{0}, dropped{0}, coalesced{0}, queued{0}, runs_finished{0};
 
   bool authorized(const http::request<http::string_body>& req) const {
     if (options.token.empty()) return true;
@@ -187,7 +187,10 @@ struct server::impl {
 class ws_session : public std::enable_shared_from_this<ws_session> {
  public:
   ws_session(tcp::socket&& socket, server::impl* server)
-      : ws_(std::move(socket)), server_(server), outbox_(server->options.client_queue) {}
+      : ws_(std::move(socket)),
+        server_(server),
+        outbox_(server->options.client_queue),
+        flush_timer_(ws_.get_executor()) {}
 
   void run(http::request<http::string_body> req) {
     if (server_->options.socket_send_buffer > 0) {
@@ -210,12 +213,13 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
     server_->dropped += outbox_.dropped() - dropped_before;
     server_->coalesced += outbox_.coalesced() - coalesced_before;
     account(before);
-    write_next();
+    schedule_write();
   }
 
   void close() {
     if (closed_) return;
     closed_ = true;
+    flush_timer_.cancel();
     server_->queued -= pending();
     boost::system::error_code ignored;
     beast::get_lowest_layer(ws_).socket().close(ignored);
@@ -223,7 +227,7 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
   }
 
  private:
-  std::uint64_t pending() const { return outbox_.size() + (writing_ ? 1 : 0); }
+  std::uint64_t pending() const { return outbox_.size() + writing_.size(); }
   void account(std::uint64_t before) {
     auto after = pending();
     if (after >= before)
@@ -251,28 +255,64 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
     });
   }
 
-  void write_next() {
-    if (writing_ || closed_) return;
-    auto before = pending();
-    writing_ = outbox_.next();
-    account(before);
-    if (!writing_) return;
-    ws_.text(true);
-    ws_.async_write(net::buffer(*writing_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (self->closed_) return self->writing_.reset();  // close() has taken it off the count
-      auto before = self->pending();
-      self->writing_.reset();
-      self->account(before);
-      if (ec) return self->close();
-      ++self->server_->sent;
+  /// Writes now when the last frame started at least flush_interval ago,
+  /// else once it has (a timer, armed once for whatever arrives meanwhile).
+  void schedule_write() {
+    if (!writing_.empty() || timer_armed_ || closed_ || !outbox_.ready()) return;
+    auto due = last_frame_ + server_->options.flush_interval;
+    if (std::chrono::steady_clock::now() >= due) return write_next();
+    timer_armed_ = true;
+    flush_timer_.expires_at(due);
+    flush_timer_.async_wait([self = shared_from_this()](beast::error_code) {
+      self->timer_armed_ = false;
       self->write_next();
     });
   }
 
+  /// One frame of every queued message (up to max_frame_bytes), one per line.
+  void write_next() {
+    if (!writing_.empty() || closed_) return;
+    auto before = pending();
+    std::size_t bytes = 0;
+    const auto limit = server_->options.max_frame_bytes;
+    while (writing_.empty() || bytes + outbox_.front_size() + 1 <= limit) {
+      auto text = outbox_.next();
+      if (!text) break;
+      bytes += text->size() + 1;
+      writing_.push_back(std::move(text));
+    }
+    account(before);
+    if (writing_.empty()) return;
+    frame_.clear();
+    for (std::size_t i = 0; i < writing_.size(); ++i) {
+      if (i > 0) frame_.push_back(net::buffer(newline, 1));
+      frame_.push_back(net::buffer(*writing_[i]));
+    }
+    last_frame_ = std::chrono::steady_clock::now();
+    ws_.text(true);
+    ws_.async_write(frame_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (self->closed_) return self->writing_.clear();  // close() has taken them off the count
+      auto before = self->pending();
+      auto messages = self->writing_.size();
+      self->writing_.clear();
+      self->account(before);
+      if (ec) return self->close();
+      self->server_->sent += messages;
+      ++self->server_->frames;
+      self->schedule_write();
+    });
+  }
+
+  static constexpr char newline[] = "\n";
+
   websocket::stream<beast::tcp_stream> ws_;
   server::impl* server_;
   outbox outbox_;
-  shared_text writing_;
+  std::vector<shared_text> writing_;  ///< the messages of the frame being written
+  std::vector<net::const_buffer> frame_;
+  net::steady_timer flush_timer_;
+  bool timer_armed_ = false;
+  std::chrono::steady_clock::time_point last_frame_{};
   beast::flat_buffer input_;
   bool closed_ = false;
 };
@@ -394,6 +434,7 @@ nlohmann::json server::impl::status() const {
           {"clients", client_count.load()},
           {"events", events.load()},
           {"sent", sent.load()},
+          {"frames", frames.load()},
           {"dropped", dropped.load()},
           {"coalesced", coalesced.load()}};
 }
@@ -531,6 +572,8 @@ server::server(server_options options) : impl_(std::make_shared<impl>()) {
   const auto& option = s.options.listen_option;
   s.address = parse_listen(s.options.listen, option);
   if (s.options.client_queue < 2) throw std::invalid_argument("client_queue must be at least 2 messages");
+  if (s.options.flush_interval.count() < 0) throw std::invalid_argument("flush_interval must be >= 0 ms");
+  if (s.options.max_frame_bytes == 0) throw std::invalid_argument("max_frame_bytes must be at least 1");
   for (const auto& endpoint : s.options.event_endpoints) {
     try {
       storage::check_endpoint(endpoint);
@@ -637,6 +680,7 @@ server_statistics server::statistics() const {
   st.clients = s.client_count;
   st.events = s.events;
   st.sent = s.sent;
+  st.frames = s.frames;
   st.dropped = s.dropped;
   st.coalesced = s.coalesced;
   st.queued = s.queued;

@@ -353,11 +353,14 @@ function connect() {
     badge.className = 'badge ok';
     setText(badge, 'live');
   };
+  // A frame holds one or more events, one JSON object per line.
   socket.onmessage = (message) => {
-    try {
-      onEvent(JSON.parse(message.data));
-    } catch (error) {
-      console.warn('bad message', error);
+    for (const line of String(message.data).split('\n')) {
+      try {
+        onEvent(JSON.parse(line));
+      } catch (error) {
+        console.warn('bad message', error);
+      }
     }
   };
   socket.onclose = () => {

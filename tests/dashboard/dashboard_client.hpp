@@ -8,6 +8,7 @@
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -72,18 +73,33 @@ class ws_client {
   }
   nlohmann::json receive() { return nlohmann::json::parse(receive_text()); }
 
-  /// The next message as received.
+  /// The next message as received: a frame holds one or more, one per line.
   std::string receive_text() {
-    buffer_.consume(buffer_.size());
-    ws_.read(buffer_);
-    return beast::buffers_to_string(buffer_.data());
+    while (lines_.empty()) {
+      buffer_.consume(buffer_.size());
+      ws_.read(buffer_);
+      ++frames_;
+      auto frame = beast::buffers_to_string(buffer_.data());
+      std::size_t begin = 0;
+      for (auto end = frame.find('\n'); end != std::string::npos; begin = end + 1, end = frame.find('\n', begin))
+        lines_.push_back(frame.substr(begin, end - begin));
+      lines_.push_back(frame.substr(begin));
+    }
+    auto line = std::move(lines_.front());
+    lines_.pop_front();
+    return line;
   }
+
+  /// WebSocket frames read so far.
+  std::uint64_t frames() const { return frames_; }
 
  private:
   net::io_context io_;
   websocket::stream<beast::tcp_stream> ws_;
   websocket::response_type response_;
   beast::flat_buffer buffer_;
+  std::deque<std::string> lines_;
+  std::uint64_t frames_ = 0;
 };
 
 }  // namespace tune::test

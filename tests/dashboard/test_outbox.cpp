@@ -74,3 +74,24 @@ TEST_CASE("event types map to outbox kinds") {
   CHECK(kind_of("run_finished") == message_kind::other);
   CHECK(nlohmann::json::parse(dropped_notice(7)) == nlohmann::json{{"type", "dropped"}, {"schema", 1}, {"dropped", 7}});
 }
+
+TEST_CASE("an outbox is ready while a message or a drop notice is due and says how long the next message is") {
+  outbox box(2);
+  CHECK_FALSE(box.ready());
+  CHECK(box.front_size() == 0);
+  box.push(text("t0"), message_kind::trial);
+  box.push(text("t1!"), message_kind::trial);
+  CHECK_FALSE(box.push(text("t2"), message_kind::trial));
+  CHECK(box.front_size() == 2);
+  REQUIRE(box.next());
+  // Half empty: the notice of the drop comes before the queued t1!.
+  CHECK(box.ready());
+  auto notice = box.next();
+  REQUIRE(notice);
+  CHECK(nlohmann::json::parse(*notice)["type"] == "dropped");
+  CHECK(box.ready());
+  CHECK(box.front_size() == 3);
+  REQUIRE(box.next());
+  CHECK_FALSE(box.ready());
+  CHECK_FALSE(box.next());
+}

@@ -331,6 +331,12 @@ TEST_CASE("bad options are refused naming the option") {
   o.event_endpoints = {"http://x"};
   CHECK_THAT(refused(o), Contains("--events"));
   o = loopback_options();
+  o.flush_interval = -1ms;
+  CHECK_THAT(refused(o), Contains("flush_interval"));
+  o = loopback_options();
+  o.max_frame_bytes = 0;
+  CHECK_THAT(refused(o), Contains("max_frame_bytes"));
+  o = loopback_options();
   o.databases = {"/nonexistent/runs.db"};
   CHECK_THAT(refused(o), Contains("--db /nonexistent/runs.db"));
   dashboard::server first(loopback_options());
@@ -385,9 +391,65 @@ TEST_CASE("WebSocket clients receive a run's events in order after a hello") {
   CHECK(late_hello["sources"][0]["run_finished"]["reason"] == "budget");
 }
 
+TEST_CASE("the events of one flush interval reach a client in one frame one per line in order") {
+  auto o = loopback_options();
+  o.flush_interval = 2s;  // far longer than forwarding the events takes
+  dashboard::server board(o);
+  board.start();
+  ws_client client(board.port());
+  CHECK(client.receive()["type"] == "hello");
+  CHECK(client.frames() == 1);
+  const int events = 40;
+  for (int i = 0; i < events; ++i) board.forward(trial_event(i));
+  for (int i = 0; i < events; ++i) {
+    auto e = client.receive();
+    REQUIRE(e["type"] == "trial_finished");
+    REQUIRE(e["seq"] == i);
+  }
+  // The hello went alone; the forty events started within one interval of
+  // it, so they waited for its end and went together.
+  CHECK(client.frames() == 2);
+  auto st = board.statistics();
+  CHECK(st.sent == events + 1);
+  CHECK(st.frames == 2);
+}
+
+TEST_CASE("with no flush interval events still go in order and the queued ones together") {
+  auto o = loopback_options();
+  o.flush_interval = 0ms;
+  dashboard::server board(o);
+  board.start();
+  ws_client client(board.port());
+  CHECK(client.receive()["type"] == "hello");
+  const int events = 500;
+  for (int i = 0; i < events; ++i) board.forward(trial_event(i, 100));
+  for (int i = 0; i < events; ++i) {
+    auto e = client.receive();
+    REQUIRE(e["type"] == "trial_finished");
+    REQUIRE(e["seq"] == i);
+  }
+  CHECK(client.frames() <= events + 1);
+  CHECK(board.statistics().sent == events + 1);
+}
+
+TEST_CASE("a frame holds at most max_frame_bytes of events") {
+  auto o = loopback_options();
+  o.flush_interval = 2s;
+  o.max_frame_bytes = 4096;
+  dashboard::server board(o);
+  board.start();
+  ws_client client(board.port());
+  CHECK(client.receive()["type"] == "hello");
+  const int events = 40;  // about 1.2 KB each: three to a frame
+  for (int i = 0; i < events; ++i) board.forward(trial_event(i, 1000));
+  for (int i = 0; i < events; ++i) REQUIRE(client.receive()["seq"] == i);
+  CHECK(client.frames() >= 1 + events / 3);
+}
+
 TEST_CASE("a stalled client loses events and is told how many while a fast one gets them all") {
   auto o = loopback_options();
   o.client_queue = 64;
+  o.flush_interval = 10ms;
   o.socket_send_buffer = 4096;
   dashboard::server board(o);
   board.start();

@@ -13,7 +13,9 @@
 // own outbox of at most `client_queue` messages, a newer `progress` replaces
 // one still queued, and what does not fit is dropped and counted; the client
 // is told how many with a {"type":"dropped"} message once its outbox has
-// room again (the page then reloads the run from the database).
+// room again (the page then reloads the run from the database). A client gets
+// at most one frame per `flush_interval`, holding every message queued by
+// then, one JSON object per line.
 //
 // Routes (GET/HEAD only; docs/dashboard.md):
 //   /               the page            /app.js /style.css /chart.js  its assets
@@ -55,6 +57,14 @@ struct server_options {
   std::size_t max_header_bytes = 8192;
   /// Kernel send buffer of each WebSocket (bytes; 0: the system's default).
   int socket_send_buffer = 64 * 1024;
+  /// A client gets at most one WebSocket frame per interval: the events that
+  /// arrive in between go together, one JSON object per line, so a fast run
+  /// costs a frame per interval per client instead of one per event. 0: a
+  /// frame as soon as the previous one is written (still holding every event
+  /// queued by then).
+  std::chrono::milliseconds flush_interval{50};
+  /// Largest frame (bytes of events; a single larger event goes alone).
+  std::size_t max_frame_bytes = 1 << 20;
 };
 
 /// Counters since the server started.
@@ -62,6 +72,7 @@ struct server_statistics {
   std::size_t clients = 0;          ///< WebSocket clients connected now
   std::uint64_t events = 0;         ///< events handed to forward()
   std::uint64_t sent = 0;           ///< messages written to clients (all clients together)
+  std::uint64_t frames = 0;         ///< WebSocket frames they went in (several messages per frame)
   std::uint64_t dropped = 0;        ///< messages dropped from outboxes (all clients together)
   std::uint64_t coalesced = 0;      ///< progress events replaced by a newer one before being sent
   std::uint64_t queued = 0;         ///< messages waiting in outboxes or being written now
