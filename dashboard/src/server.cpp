@@ -297,8 +297,8 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
       self->writing_.clear();
       self->account(before);
       if (ec) return self->close();
+      ++self->server_->frames;  // before sent: a reader that sees the messages sees their frame
       self->server_->sent += messages;
-      ++self->server_->frames;
       self->schedule_write();
     });
   }
