@@ -11,6 +11,11 @@ namespace tune::cli {
 
 void add_dashboard_command(CLI::App& app, command_list& commands) {
   auto options = std::make_shared<dashboard_options>();
+  options->option_names = {{"listen", "--listen"},
+                           {"events", "--events"},
+                           {"databases", "--db"},
+                           {"token", "--token"},
+                           {"client_queue", "--client-queue"}};
   auto* sub = app.add_subcommand(
       "dashboard",
       "Serve a web page showing runs live (from their --publish event streams) and finished runs (from\n"

@@ -10,6 +10,7 @@ namespace tune::cli {
 
 void add_node_command(CLI::App& app, command_list& commands) {
   auto options = std::make_shared<node_options>();
+  options->option_names = {{"listen", "--listen"}, {"topology_file", "--topology"}};
   auto* sub = app.add_subcommand(
       "node",
       "Serve runs of a coordinator with this machine's devices (one measurer per device), one run at a time.\n"

@@ -64,6 +64,11 @@ int run_replay(const replay_args& a) {
   o.threads = a.threads;
   o.trajectories_file = a.trajectories;
   o.priors = a.priors;
+  o.option_names = {{"dataset", "--dataset"},
+                    {"budget", "--budget"},
+                    {"runs", "--runs"},
+                    {"priors", "--prior"},
+                    {"trajectories_file", "--trajectories"}};
   auto summary = replay_statistics(o);
   if (a.json)
     fmt::print("{}\n", summary.dump(2));

@@ -49,7 +49,8 @@ inline std::map<std::string, std::string> session_option_names() {
           {"task", "--task"},
           {"workload", "--workload"},
           {"dashboard_listen", "--dashboard"},
-          {"dashboard_token", "--dashboard-token"}};
+          {"dashboard_token", "--dashboard-token"},
+          {"publish_endpoint", "--publish"}};
 }
 
 /// A finished run's exit code: 1 when it failed, 130 when stopped, else 0.

@@ -405,7 +405,7 @@ void serve_node(const node_server_options& options) {
   if (options.devices.empty()) throw std::invalid_argument("a node needs at least one device");
   if (!storage::is_loopback_host(options.host) && !options.network.tls())
     throw std::invalid_argument(
-        "--listen " + options.host +
+        options.listen_option + " " + options.host +
         ": a node off loopback needs TLS; add a 'tls:' section (certificate, key, "
         "cafile) to the node's topology — scripts/make_certs.sh makes a test CA and certificates (docs/nodes.md)");
   caf::actor_system_config config;
@@ -420,8 +420,8 @@ void serve_node(const node_server_options& options) {
                                     : system.middleman().publish(node, options.port, options.host.c_str(), true);
   if (!port) {
     caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
-    throw std::invalid_argument("--listen " + options.host + ":" + std::to_string(options.port) + ": cannot listen (" +
-                                system.render(port.error()) +
+    throw std::invalid_argument(options.listen_option + " " + options.host + ":" + std::to_string(options.port) +
+                                ": cannot listen (" + system.render(port.error()) +
                                 "); is the port taken or the address not of this machine?");
   }
   if (options.on_listening) options.on_listening(*port);

@@ -578,7 +578,7 @@ server::server(server_options options) : impl_(std::make_shared<impl>()) {
     try {
       storage::check_endpoint(endpoint);
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("--events: ") + e.what());
+      throw std::invalid_argument(s.options.events_option + ": " + e.what());
     }
     s.sources.push_back({endpoint, nullptr, nullptr, nullptr, std::nullopt});
   }
@@ -586,7 +586,7 @@ server::server(server_options options) : impl_(std::make_shared<impl>()) {
     try {
       storage::results_db check(db, storage::results_db::open_mode::read_only);
     } catch (const std::exception& e) {
-      throw std::invalid_argument(std::string("--db ") + db + ": " + e.what());
+      throw std::invalid_argument(s.options.databases_option + " " + db + ": " + e.what());
     }
   }
   boost::system::error_code ec;
@@ -629,7 +629,7 @@ void server::add_event_endpoint(const std::string& endpoint) {
   try {
     storage::check_endpoint(endpoint);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("--events: ") + e.what());
+    throw std::invalid_argument(impl_->options.events_option + ": " + e.what());
   }
   impl_->options.event_endpoints.push_back(endpoint);
   impl_->sources.push_back({endpoint, nullptr, nullptr, nullptr, std::nullopt});

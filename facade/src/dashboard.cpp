@@ -10,9 +10,14 @@
 
 namespace tune {
 void serve_dashboard(const dashboard_options& o) {
-  if (o.client_queue < 2) throw input_error("client_queue: must be at least 2 messages");
+  auto name = [&](const char* field) { return detail::option_name(o.option_names, field); };
+  if (o.client_queue < 2) throw input_error(name("client_queue") + ": must be at least 2 messages");
   dashboard::server_options so;
   so.listen = o.listen;
+  so.listen_option = name("listen");
+  so.token_option = name("token");
+  so.events_option = name("events");
+  so.databases_option = name("databases");
   so.event_endpoints = o.events;
   so.databases = o.databases;
   so.token = o.token;
@@ -49,6 +54,8 @@ std::unique_ptr<dashboard::server> make_session_dashboard(const session_options&
   so.listen_option = option_name(o, "dashboard_listen");
   so.token = o.dashboard_token;
   so.token_option = option_name(o, "dashboard_token");
+  so.events_option = option_name(o, "publish_endpoint");
+  so.databases_option = option_name(o, "db_path");
   if (!o.db_path.empty()) so.databases.push_back(o.db_path);
   // The database is created by the run; until then there is nothing to read.
   std::unique_ptr<dashboard::server> board;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "report_detail.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/replay_stats.hpp"
 #include "tune/tune.hpp"
@@ -22,10 +23,10 @@ std::vector<std::size_t> checkpoints(std::size_t budget) {
   return out;
 }
 
-void write_trajectories(const std::string& path, const replay_dataset& dataset,
+void write_trajectories(const std::string& option, const std::string& path, const replay_dataset& dataset,
                         const std::vector<replay_run_result>& runs) {
   std::ofstream out(path);
-  if (!out) throw input_error("trajectories " + path + ": cannot write the file; check the folder exists");
+  if (!out) throw input_error(option + " " + path + ": cannot write the file; check the folder exists");
   for (std::size_t r = 0; r < runs.size(); ++r) {
     for (std::size_t i = 0; i < runs[r].steps.size(); ++i) {
       const auto& step = runs[r].steps[i];
@@ -39,15 +40,17 @@ void write_trajectories(const std::string& path, const replay_dataset& dataset,
       out << line.dump() << '\n';
     }
   }
-  if (!out) throw std::runtime_error("trajectories " + path + ": write failed");
+  if (!out) throw std::runtime_error(option + " " + path + ": write failed");
 }
 
 }  // namespace
 
 nlohmann::json replay_statistics(const replay_options& o) {
-  if (o.budget == 0) throw input_error("--budget must be at least 1 evaluation");
-  if (o.runs == 0) throw input_error("--runs must be at least 1");
-  if (o.dataset.empty()) throw input_error("--dataset: no dataset given; name a Kernel Tuner cache, T4 or KTT file");
+  auto name = [&](const char* field) { return detail::option_name(o.option_names, field); };
+  if (o.budget == 0) throw input_error(name("budget") + ": must be at least 1 evaluation");
+  if (o.runs == 0) throw input_error(name("runs") + ": must be at least 1");
+  if (o.dataset.empty())
+    throw input_error(name("dataset") + ": no dataset given; name a Kernel Tuner cache, T4 or KTT file");
   kind_overrides overrides;
   if (!o.kinds_file.empty()) overrides = read_kind_overrides(o.kinds_file);
   auto dataset = read_replay_dataset(o.dataset, overrides);
@@ -67,13 +70,13 @@ nlohmann::json replay_statistics(const replay_options& o) {
     try {
       options.prior = replay_prior(pointers, *dataset.space);
     } catch (const std::invalid_argument& e) {
-      throw input_error(std::string("--prior: ") + e.what());
+      throw input_error(name("priors") + ": " + e.what());
     }
   }
   validate_strategy(options.strategy, options.hyper, dataset.space);
   auto runs = replay_searches(dataset, options, o.runs, std::max(1u, std::min(o.threads, 2u)));
   auto s = summarize(dataset, runs, o.budget);
-  if (!o.trajectories_file.empty()) write_trajectories(o.trajectories_file, dataset, runs);
+  if (!o.trajectories_file.empty()) write_trajectories(name("trajectories_file"), o.trajectories_file, dataset, runs);
 
   nlohmann::json at = nlohmann::json::array();
   for (std::size_t n : checkpoints(o.budget))

@@ -14,9 +14,9 @@ namespace tune {
 
 std::string_view version() { return TUNE_VERSION; }
 
-std::string detail::option_name(const session_options& options, const std::string& field) {
-  auto it = options.option_names.find(field);
-  return it == options.option_names.end() ? field : it->second;
+std::string detail::option_name(const std::map<std::string, std::string>& names, const std::string& field) {
+  auto it = names.find(field);
+  return it == names.end() ? field : it->second;
 }
 
 std::map<std::string, double> parse_hyper(const std::vector<std::string>& items, std::string_view field) {

@@ -10,9 +10,12 @@
 
 namespace tune::detail {
 
-/// How messages name the session_options field `field`: its entry in
-/// options.option_names, else the field's own name.
-std::string option_name(const session_options& options, const std::string& field);
+/// How messages name the options field `field`: its entry in `names` (an
+/// options struct's option_names), else the field's own name.
+std::string option_name(const std::map<std::string, std::string>& names, const std::string& field);
+inline std::string option_name(const session_options& options, const std::string& field) {
+  return option_name(options.option_names, field);
+}
 
 /// The topology's name of a device id ("" when none, e.g. a reused trial).
 std::string device_name(const storage::topology& topo, std::int32_t device);

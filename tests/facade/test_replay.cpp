@@ -59,11 +59,23 @@ TEST_CASE("replay_statistics: bad options name the option", "[facade]") {
   replay_options o;
   o.dataset = ktt;
   o.budget = 0;
-  CHECK_THROWS_WITH(replay_statistics(o), Catch::Matchers::Contains("--budget"));
+  CHECK_THROWS_WITH(replay_statistics(o), "budget: must be at least 1 evaluation");
+  o.option_names = {{"budget", "--budget"}, {"runs", "--runs"}, {"dataset", "--dataset"}};
+  CHECK_THROWS_WITH(replay_statistics(o), "--budget: must be at least 1 evaluation");
   o.budget = 10;
   o.runs = 0;
-  CHECK_THROWS_WITH(replay_statistics(o), Catch::Matchers::Contains("--runs"));
+  CHECK_THROWS_WITH(replay_statistics(o), "--runs: must be at least 1");
+  o.option_names.clear();
+  CHECK_THROWS_WITH(replay_statistics(o), "runs: must be at least 1");
   o.runs = 1;
+  o.dataset.clear();
+  CHECK_THROWS_WITH(replay_statistics(o), Catch::Matchers::StartsWith("dataset: no dataset given"));
+  o.dataset = ktt;
+  o.trajectories_file = "/nonexistent-folder/t.jsonl";
+  o.option_names = {{"trajectories_file", "--trajectories"}};
+  CHECK_THROWS_WITH(replay_statistics(o),
+                    Catch::Matchers::StartsWith("--trajectories /nonexistent-folder/t.jsonl: cannot write"));
+  o.trajectories_file.clear();
   o.strategy = "no-such-strategy";
   CHECK_THROWS_WITH(replay_statistics(o), Catch::Matchers::Contains("no-such-strategy"));
   o.strategy = "random";

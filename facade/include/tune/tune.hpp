@@ -296,6 +296,9 @@ struct node_options {
   stop_source stop;
   /// Called once listening, with the port (useful with port 0).
   std::function<void(std::uint16_t)> on_listening;
+  /// What messages about bad input call each field (listen, topology_file);
+  /// a field not listed is named as it is here.
+  std::map<std::string, std::string> option_names;
 };
 
 /// Serves runs of coordinators, one at a time, until `stop` is requested.
@@ -322,6 +325,10 @@ struct dashboard_options {
   std::function<void(const std::string& url)> on_listening;
   /// Warnings for the person starting it (default: printed on stderr).
   std::function<void(const std::string&)> on_warning;
+  /// What messages about bad input call each field (listen, events,
+  /// databases, token, client_queue); a field not listed is named as it is
+  /// here.
+  std::map<std::string, std::string> option_names;
 };
 
 /// Serves the dashboard until `stop` is requested. Throws input_error for a
@@ -395,6 +402,10 @@ struct replay_options {
   /// Datasets of the same kernel measured elsewhere (other devices, earlier
   /// runs), merged by replay_prior() into strategy_options::prior.
   std::vector<std::string> priors;
+  /// What messages about bad input call each field (as session_options::
+  /// option_names): the command sets {"budget", "--budget"}, {"priors",
+  /// "--prior"}, … A field not listed is named as it is here.
+  std::map<std::string, std::string> option_names;
 };
 
 /// Replays `runs` searches and returns the statistics `tune-engine replay

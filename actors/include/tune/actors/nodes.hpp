@@ -71,7 +71,10 @@ std::string pack_artifact(compiled_candidate& compiled);
 struct node_server_options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;  ///< 0: any free port (reported through on_listening)
-  std::string backend;     ///< of every device: replay, cpu, cuda, hip
+  /// What the person starting the node called host:port: the name its
+  /// messages give it.
+  std::string listen_option = "--listen";
+  std::string backend;  ///< of every device: replay, cpu, cuda, hip
   std::vector<node_device> devices;
   double run_timeout_s = 10.0;
   double compile_timeout_s = 60.0;

@@ -41,10 +41,13 @@ namespace tune::dashboard {
 struct server_options {
   /// HOST:PORT to listen on; port 0 picks a free one (see server::port()).
   std::string listen = "127.0.0.1:8080";
-  /// What the person starting the server called `listen` and `token`: the
-  /// names its messages give them (e.g. "--dashboard" for `tune --dashboard`).
+  /// What the person starting the server called `listen`, `token`,
+  /// `event_endpoints` and `databases`: the names its messages give them
+  /// (e.g. "--dashboard" for `tune --dashboard`).
   std::string listen_option = "--listen";
   std::string token_option = "--token";
+  std::string events_option = "--events";
+  std::string databases_option = "--db";
   /// ZeroMQ endpoints of runs' event streams, each subscribed by its own thread.
   std::vector<std::string> event_endpoints;
   /// Results databases whose runs the page lists and catches up from.
