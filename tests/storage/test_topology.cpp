@@ -240,6 +240,13 @@ TEST_CASE("names and hosts that are not UTF-8 are refused", "[storage]") {
   CHECK_THAT(error_of("devices:\n  - backend: replay\n    id: 0\n    name: sim\xff\n"),
              Contains("bad.yaml:4: devices[0].name: is not valid UTF-8 text"));
   CHECK_THAT(error_of("nodes:\n  - host: \"a\xc3\"\n    port: 7101\n"), Contains("nodes[0].host: is not valid UTF-8"));
+  // Found by fuzzing too: a device name in a node's devices list (kept input
+  // of fuzz_topology, reduced).
+  CHECK_THAT(error_of("nodes:\n  - {host: b, port: 1, devices: [gpu1, \"c;\xff\x65\x30\"]}\n"),
+             Contains("nodes[0].devices[1]: is not valid UTF-8"));
+  auto listed = parse_topology("nodes:\n  - {host: b, port: 1, devices: [gpu1, r\xc3\xa9plique]}\n");
+  CHECK(listed.nodes[0].device_names == std::vector<std::string>{"gpu1", "r\xc3\xa9plique"});
+  CHECK(listed.summary().dump().find("r\xc3\xa9plique") != std::string::npos);
   // Text in UTF-8 stays as written.
   auto named = parse_topology("devices:\n  - backend: replay\n    id: 0\n    name: r\xc3\xa9plique\n");
   CHECK(named.devices[0].name == "r\xc3\xa9plique");
