@@ -123,6 +123,7 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   pop.stop_requested = options.stop_requested;
   pop.cache = options.cache;
   pop.measurers = pool_options.measurers;
+  pop.demand_notice_s = options.demand_notice_s;
   // A candidate may wait behind every other one in flight, each taking up to
   // both timeouts: the bound is finite and never hit by a working backend.
   pop.evaluate_timeout_s =

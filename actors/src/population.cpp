@@ -36,6 +36,8 @@ struct population_state {
   std::uint64_t completed = 0;
   std::uint64_t in_flight = 0;
   bool demand_pending = false;
+  double demand_sent_at = 0.0;     // steady seconds
+  double demand_noticed_at = 0.0;  // steady seconds of the last notice of a silent generator
   bool handing_out = true;
   bool finished = false;
   std::string reason;
@@ -216,8 +218,10 @@ void maybe_demand(population_pointer self) {
   want = std::min(want, left);
   if (want == 0) return;
   st.demand_pending = true;
-  self->request(st.generator, detail::wall_timeout(st.options.demand_timeout_s), demand_atom::value,
-                static_cast<std::uint32_t>(want))
+  st.demand_sent_at = st.demand_noticed_at = detail::steady_seconds();
+  // No timeout: the generator is local, and ending answers with an error; a
+  // slow one is reported by the tick (notice_silent_generator).
+  self->request(st.generator, caf::infinite, demand_atom::value, static_cast<std::uint32_t>(want))
       .then(
           [self](std::vector<candidate>& batch) {
             detail::cpu_scope cpu(self->state.cpu_s);
@@ -235,11 +239,24 @@ void maybe_demand(population_pointer self) {
           [self](caf::error& err) {
             auto& st = self->state;
             st.demand_pending = false;
-            std::fprintf(stderr, "\npopulation: the generator did not answer: %s\n",
+            std::fprintf(stderr, "\npopulation: the generator ended without answering: %s\n",
                          self->system().render(err).c_str());
             if (st.in_flight == 0) close_hand_out(st, "failed");
             maybe_finish(self);
           });
+}
+
+/// Says on stderr, every demand_notice_s, that the generator is still
+/// working on a demand (the run is waiting, not stuck).
+void notice_silent_generator(population_state& st) {
+  if (!st.demand_pending || st.options.demand_notice_s <= 0) return;
+  double now = detail::steady_seconds();
+  if (now - st.demand_noticed_at < st.options.demand_notice_s) return;
+  st.demand_noticed_at = now;
+  std::fprintf(stderr,
+               "\npopulation: the strategy has been choosing the next candidates for %.1f s (%llu trials in flight); "
+               "waiting for it\n",
+               now - st.demand_sent_at, static_cast<unsigned long long>(st.in_flight));
 }
 
 void on_trial(population_pointer self, measured_trial trial) {
@@ -338,6 +355,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
           close_hand_out(st, "time");
           maybe_finish(self);
         }
+        notice_silent_generator(st);
         refresh_busy(self);
         print_progress(st, false);
         if (st.options.listener) {

@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 
 #include "actors/pipeline_fixtures.hpp"
 #include "tune/actors/pipeline.hpp"
@@ -71,6 +73,37 @@ TEST_CASE("population spends the trial budget, each trial reported once, never o
   }
   CHECK(summary.best.time_ms == best);
   CHECK(summary.trace.back().time_ms == best);
+}
+
+namespace {
+/// A sweep whose first proposal takes `delay`, as a strategy learning from a
+/// long run's recorded trials on a starved machine does.
+class slow_first_proposal : public tune::testing::sweep_strategy {
+ public:
+  slow_first_proposal(search_space_ptr space, std::shared_ptr<tune::testing::sweep_log> log,
+                      std::chrono::milliseconds delay)
+      : sweep_strategy(std::move(space), std::move(log)), delay_(delay) {}
+  std::vector<configuration> propose(std::size_t n) override {
+    if (first_) std::this_thread::sleep_for(delay_);
+    first_ = false;
+    return sweep_strategy::propose(n);
+  }
+
+ private:
+  std::chrono::milliseconds delay_;
+  bool first_ = true;
+};
+}  // namespace
+
+TEST_CASE("a generator slower than the notice interval delays the run but does not fail it", "[actors]") {
+  session s;
+  s.options.budget = 12;
+  s.options.demand_notice_s = 0.1;
+  auto summary = run_pipeline(
+      s.backend, std::make_unique<slow_first_proposal>(s.space, s.log, std::chrono::milliseconds(800)), s.options);
+  CHECK(summary.reason == "budget");
+  CHECK(summary.trials == 12);
+  CHECK(s.listener->trials.size() == 12);
 }
 
 TEST_CASE("population stops when the strategy has nothing left", "[actors]") {

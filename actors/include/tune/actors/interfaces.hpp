@@ -366,9 +366,14 @@ struct population_options {
   std::uint32_t capacity = 1;
   pipeline_mode mode = pipeline_mode::steady;
   std::uint32_t batch = 8;  ///< candidates per generation in generational mode
-  /// Wall seconds the population waits for a candidate's trial, and for the generator.
+  /// Wall seconds the population waits for a candidate's trial.
   double evaluate_timeout_s = 600.0;
-  double demand_timeout_s = 30.0;
+  /// Wall seconds after which a generator that has not answered a demand is
+  /// reported on stderr (again each time as long as it stays silent). The
+  /// population keeps waiting: a slow strategy (many observations to learn
+  /// from on a starved machine, as when a long run resumes) is not a failure,
+  /// and a generator that ends answers the demand with an error.
+  double demand_notice_s = 30.0;
   std::vector<measured_trial> prior;  ///< recorded trials (resume), in recorded order
   /// Asked after every trial (and the pipeline polls it between trials): once
   /// true, nothing more is handed out and the run drains as with (stop).

@@ -62,6 +62,9 @@ struct pipeline_options {
   /// has drained.
   std::function<bool()> stop_requested;
   std::size_t scheduler_threads = 2;
+  /// Wall seconds after which a generator that has not answered is reported
+  /// on stderr; the run waits for it (population_options::demand_notice_s).
+  double demand_notice_s = 30.0;
   /// Nodes whose measurers join the run; `devices` may then be empty. All
   /// must answer at the start (std::invalid_argument naming the node
   /// otherwise); one lost later is reconnected with backoff.
