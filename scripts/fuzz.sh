@@ -3,8 +3,10 @@
 # UndefinedBehaviorSanitizer: builds fuzz/ into ./build-fuzz with clang, runs
 # each target (or the TARGETs named) for SECONDS (default 60) on a corpus
 # seeded from data/ and the tests' inputs, prints the executions per target and
-# in total, and keeps any crashing input in build-fuzz/findings/TARGET/. Exit
-# status 1 when a target found something.
+# in total, and keeps any crashing input in build-fuzz/findings/TARGET/. Inputs
+# kept by earlier runs are run again first; those that pass now move to
+# build-fuzz/fixed/TARGET/. Exit status 1 when a target found something or an
+# earlier finding still fails.
 #   scripts/fuzz.sh [SECONDS [TARGET...]]
 # TUNE_FUZZ_PARALLEL=N runs N targets at once (default 1).
 set -euo pipefail
@@ -64,11 +66,28 @@ run_target() {
   echo $? >"build-fuzz/$t.rc"
 }
 
+# Inputs an earlier run kept are run again on the current build first: one that
+# still fails stays (an open finding, counted below); one that passes now is
+# moved to build-fuzz/fixed/TARGET/ and no longer counted.
+recheck() {
+  local t=$1 f
+  for f in "build-fuzz/findings/$t"/*; do
+    [ -f "$f" ] || continue
+    case $(basename "$f") in slow-unit-*) continue ;; esac
+    if ASAN_OPTIONS=detect_leaks=1 "build-fuzz/fuzz/$t" -timeout=30 -rss_limit_mb=2048 "$f" >/dev/null 2>&1; then
+      mkdir -p "build-fuzz/fixed/$t"
+      mv "$f" "build-fuzz/fixed/$t/"
+      echo "fuzz: $t: $(basename "$f") from an earlier run passes now (moved to build-fuzz/fixed/$t/)" >&2
+    fi
+  done
+}
+
 # TUNE_FUZZ_PARALLEL=N runs N targets at a time (default 1).
 parallel=${TUNE_FUZZ_PARALLEL:-1}
 for t in "${targets[@]}"; do
   seed "$t"
   mkdir -p "build-fuzz/findings/$t"
+  recheck "$t"
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
   run_target "$t" &
 done
