@@ -23,10 +23,8 @@ std::vector<std::size_t> checkpoints(std::size_t budget) {
   return out;
 }
 
-void write_trajectories(const std::string& option, const std::string& path, const replay_dataset& dataset,
-                        const std::vector<replay_run_result>& runs) {
-  std::ofstream out(path);
-  if (!out) throw input_error(option + " " + path + ": cannot write the file; check the folder exists");
+void write_trajectories(std::ofstream& out, const std::string& option, const std::string& path,
+                        const replay_dataset& dataset, const std::vector<replay_run_result>& runs) {
   for (std::size_t r = 0; r < runs.size(); ++r) {
     for (std::size_t i = 0; i < runs[r].steps.size(); ++i) {
       const auto& step = runs[r].steps[i];
@@ -74,9 +72,19 @@ nlohmann::json replay_statistics(const replay_options& o) {
     }
   }
   validate_strategy(options.strategy, options.hyper, dataset.space);
+  // Opened before the runs, so that a path that cannot be written is said at
+  // once, not after them.
+  std::ofstream trajectories;
+  if (!o.trajectories_file.empty()) {
+    trajectories.open(o.trajectories_file);
+    if (!trajectories)
+      throw input_error(name("trajectories_file") + " " + o.trajectories_file +
+                        ": cannot write the file; check the folder exists");
+  }
   auto runs = replay_searches(dataset, options, o.runs, std::max(1u, std::min(o.threads, 2u)));
   auto s = summarize(dataset, runs, o.budget);
-  if (!o.trajectories_file.empty()) write_trajectories(name("trajectories_file"), o.trajectories_file, dataset, runs);
+  if (!o.trajectories_file.empty())
+    write_trajectories(trajectories, name("trajectories_file"), o.trajectories_file, dataset, runs);
 
   nlohmann::json at = nlohmann::json::array();
   for (std::size_t n : checkpoints(o.budget))
