@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string>
 
+#include "address_limit.hpp"
 #include "tune/kernels/ir_program.hpp"
 
 namespace {
@@ -37,11 +38,7 @@ void limit_resources() {
   setrlimit(RLIMIT_CORE, &no_core);
   long mb = 4096;
   if (const char* value = std::getenv("TUNE_IR_WORKER_MEMORY_MB"); value && *value) mb = std::atol(value);
-  if (mb > 0) {
-    rlim_t bytes = static_cast<rlim_t>(mb) << 20;
-    rlimit address_space{bytes, bytes};
-    setrlimit(RLIMIT_AS, &address_space);
-  }
+  if (mb > 0) tune::worker::limit_address_space(static_cast<std::uint64_t>(mb) << 20);
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "address_limit.hpp"
 #include "program_mode.hpp"
 #include "tune/kernels/cuda_driver.hpp"
 #include "tune/kernels/kernel_program.hpp"
@@ -118,9 +119,7 @@ void limit(const nlohmann::json& request, const std::string& device_kind) {
   setrlimit(RLIMIT_CORE, &no_core);
   double mb = request.value("memory_limit_mb", 0.0);
   if (device_kind != "cpu" || !(mb > 0)) return;
-  auto bytes = static_cast<rlim_t>(mb * 1024.0 * 1024.0);
-  rlimit address_space{bytes, bytes};
-  setrlimit(RLIMIT_AS, &address_space);
+  tune::worker::limit_address_space(static_cast<std::uint64_t>(mb * 1024.0 * 1024.0));
 }
 
 void pin(const nlohmann::json& cores) {
