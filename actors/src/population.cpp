@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <unordered_map>
 
 #include "stage_clock.hpp"
 #include "tune/actors/interfaces.hpp"
@@ -35,6 +36,17 @@ struct population_state {
   std::uint64_t issued = 0;
   std::uint64_t completed = 0;
   std::uint64_t in_flight = 0;
+  /// Candidates handed to the compile pool and not answered yet, by id: the
+  /// wall deadline (steady seconds) and the configuration. The evaluation
+  /// timeout is checked on the tick, not given to the request: CAF keeps a
+  /// request's timeout entry until its deadline even when the answer came
+  /// long before (about 190 bytes each), so a fast run held one per trial of
+  /// the last evaluate_timeout_s.
+  struct awaited {
+    double deadline = 0.0;
+    configuration config;
+  };
+  std::unordered_map<std::uint64_t, awaited> awaiting;
   bool demand_pending = false;
   double demand_sent_at = 0.0;     // steady seconds
   double demand_noticed_at = 0.0;  // steady seconds of the last notice of a silent generator
@@ -171,9 +183,18 @@ void maybe_finish(population_pointer self) {
 
 void on_trial(population_pointer self, measured_trial trial);
 
+/// A trial for a candidate the compile pool did not answer for.
+measured_trial unanswered(std::uint64_t id, configuration config, std::string message) {
+  measured_trial trial;
+  trial.id = id;
+  trial.config = std::move(config);
+  trial.state = status::unknown;
+  trial.message = std::move(message);
+  return trial;
+}
+
 void hand_out(population_pointer self, std::vector<candidate>& batch) {
   auto& st = self->state;
-  auto timeout = detail::wall_timeout(st.options.evaluate_timeout_s);
   for (auto& cand : batch) {
     ++st.in_flight;
     ++st.issued;
@@ -188,18 +209,46 @@ void hand_out(population_pointer self, std::vector<candidate>& batch) {
       }
     }
     auto id = cand.id;
-    auto config = cand.config;
-    self->request(st.pool, timeout, evaluate_atom::value, std::move(cand))
-        .then([self](measured_trial& trial) { on_trial(self, std::move(trial)); },
-              [self, id, config](caf::error& err) {
-                measured_trial trial;
-                trial.id = id;
-                trial.config = config;
-                trial.state = status::unknown;
-                trial.message = "no trial within the evaluation timeout: " + self->system().render(err);
-                on_trial(self, std::move(trial));
-              });
+    st.awaiting[id] = {detail::steady_seconds() + st.options.evaluate_timeout_s, cand.config};
+    // An answer for a candidate no longer awaited (its timeout was reported
+    // on the tick) is dropped: the trial was recorded once, as unknown.
+    self->request(st.pool, caf::infinite, evaluate_atom::value, std::move(cand))
+        .then(
+            [self, id](measured_trial& trial) {
+              if (self->state.awaiting.erase(id) == 0) return;
+              on_trial(self, std::move(trial));
+            },
+            [self, id](caf::error& err) {
+              auto& st = self->state;
+              auto it = st.awaiting.find(id);
+              if (it == st.awaiting.end()) return;
+              auto config = std::move(it->second.config);
+              st.awaiting.erase(it);
+              on_trial(self, unanswered(id, std::move(config),
+                                        "the compile pool ended without answering: " + self->system().render(err)));
+            });
   }
+}
+
+/// On the tick: every candidate not answered within evaluate_timeout_s is a
+/// trial of status unknown.
+void expire_overdue(population_pointer self) {
+  auto& st = self->state;
+  double now = detail::steady_seconds();
+  std::vector<std::pair<std::uint64_t, configuration>> overdue;
+  for (auto it = st.awaiting.begin(); it != st.awaiting.end();) {
+    if (it->second.deadline <= now) {
+      overdue.emplace_back(it->first, std::move(it->second.config));
+      it = st.awaiting.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::sort(overdue.begin(), overdue.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  char message[96];
+  std::snprintf(message, sizeof message, "no trial within the evaluation timeout (%.1f s)",
+                st.options.evaluate_timeout_s);
+  for (auto& [id, config] : overdue) on_trial(self, unanswered(id, std::move(config), message));
 }
 
 void maybe_demand(population_pointer self) {
@@ -355,6 +404,8 @@ population_actor::behavior_type population(population_pointer self, generator_ac
           close_hand_out(st, "time");
           maybe_finish(self);
         }
+        expire_overdue(self);
+        if (st.finished) return;
         notice_silent_generator(st);
         refresh_busy(self);
         print_progress(st, false);

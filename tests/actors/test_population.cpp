@@ -1,5 +1,8 @@
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "actors/pipeline_fixtures.hpp"
@@ -236,4 +239,91 @@ TEST_CASE("progress reports count the candidates in flight", "[actors]") {
   }
   // The devices were busy throughout: the ticks saw work in flight.
   CHECK(most > 0);
+}
+
+namespace {
+/// A compile pool that answers candidates with an even id at once, keeps the
+/// promises of odd ones and answers each of them `late_by` later.
+struct late_pool_state {
+  struct held_trial {
+    std::chrono::steady_clock::time_point due;
+    caf::typed_response_promise<measured_trial> promise;
+    measured_trial trial;
+  };
+  std::vector<held_trial> held;
+  static inline const char* name = "late_pool";
+};
+compile_pool_actor::behavior_type late_pool(compile_pool_actor::stateful_pointer<late_pool_state> self,
+                                            std::chrono::milliseconds late_by) {
+  return {
+      [self, late_by](evaluate_atom, candidate& cand) -> caf::result<measured_trial> {
+        measured_trial trial;
+        trial.id = cand.id;
+        trial.config = cand.config;
+        trial.state = status::ok;
+        trial.time_ms = 1.0 + static_cast<double>(cand.id);
+        if (cand.id % 2 == 0) return trial;
+        auto promise = self->make_response_promise<measured_trial>();
+        self->state.held.push_back({std::chrono::steady_clock::now() + late_by, promise, trial});
+        self->delayed_send(self, late_by, tick_atom::value);
+        return promise;
+      },
+      [](stats_atom, double, double) { return stage_stats{}; },
+      [](join_atom, std::vector<caf::actor>&, std::vector<std::int32_t>&, std::uint32_t, std::vector<caf::actor>&) {},
+      [self](tick_atom) {
+        auto& held = self->state.held;
+        auto now = std::chrono::steady_clock::now();
+        for (auto& h : held)
+          if (h.due <= now) h.promise.deliver(h.trial);
+        held.erase(std::remove_if(held.begin(), held.end(), [now](const auto& h) { return h.due <= now; }), held.end());
+      },
+  };
+}
+}  // namespace
+
+TEST_CASE("a candidate not answered within the evaluation timeout is one unknown trial and its late answer is dropped",
+          "[actors]") {
+  tune::testing::actor_test_system sys;
+  auto space = tune::testing::grid_space(4, 4);
+  auto log = std::make_shared<tune::testing::sweep_log>();
+  auto listener = std::make_shared<recording_listener>();
+  auto generator = spawn_generator(sys.system, space, std::make_unique<tune::testing::sweep_strategy>(space, log), {});
+  // Odd candidates are answered 1.5 s late, three times the timeout: the
+  // population reports them on its tick and the late answers arrive while
+  // the run still hands out (every candidate of the first batch is odd or
+  // even in turn, so the run outlives the first late answers).
+  auto pool = sys.system.spawn(late_pool, std::chrono::milliseconds(1500));
+  population_options options;
+  options.budget = 12;
+  options.capacity = 2;
+  options.evaluate_timeout_s = 0.5;
+  options.listener = listener;
+  auto population = spawn_population(sys.system, generator, pool, options, caf::actor_cast<caf::actor>(sys.self));
+  sys.self->send(population, start_atom::value);
+  run_summary summary;
+  bool done = false;
+  sys.self->receive([&](done_atom, run_summary& s) { summary = s, done = true; },
+                    caf::after(std::chrono::seconds(60)) >> [] {});
+  REQUIRE(done);
+  CHECK(summary.reason == "budget");
+  CHECK(summary.trials == 12);
+  REQUIRE(listener->trials.size() == 12);
+  std::set<std::uint64_t> ids;
+  std::size_t unknown = 0;
+  for (const auto& trial : listener->trials) {
+    CHECK(ids.insert(trial.id).second);
+    if (trial.id % 2 == 0) {
+      CHECK(trial.ok());
+      CHECK(trial.time_ms == 1.0 + static_cast<double>(trial.id));
+    } else {
+      ++unknown;
+      CHECK(trial.state == status::unknown);
+      CHECK(trial.message == "no trial within the evaluation timeout (0.5 s)");
+      CHECK(trial.config == space->unflatten(trial.id));
+    }
+  }
+  CHECK(unknown == 6);
+  CHECK(summary.best.id == 0);
+  sys.self->send_exit(pool, caf::exit_reason::user_shutdown);
+  sys.self->send_exit(generator, caf::exit_reason::user_shutdown);
 }
