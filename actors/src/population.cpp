@@ -219,12 +219,9 @@ void hand_out(population_pointer self, std::vector<candidate>& batch) {
               on_trial(self, std::move(trial));
             },
             [self, id](caf::error& err) {
-              auto& st = self->state;
-              auto it = st.awaiting.find(id);
-              if (it == st.awaiting.end()) return;
-              auto config = std::move(it->second.config);
-              st.awaiting.erase(it);
-              on_trial(self, unanswered(id, std::move(config),
+              auto waited = self->state.awaiting.extract(id);
+              if (waited.empty()) return;
+              on_trial(self, unanswered(id, std::move(waited.mapped().config),
                                         "the compile pool ended without answering: " + self->system().render(err)));
             });
   }
@@ -244,6 +241,7 @@ void expire_overdue(population_pointer self) {
       ++it;
     }
   }
+  if (overdue.empty()) return;
   std::sort(overdue.begin(), overdue.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   char message[96];
   std::snprintf(message, sizeof message, "no trial within the evaluation timeout (%.1f s)",

@@ -83,7 +83,7 @@ nlohmann::json replay_statistics(const replay_options& o) {
   }
   auto runs = replay_searches(dataset, options, o.runs, std::max(1u, std::min(o.threads, 2u)));
   auto s = summarize(dataset, runs, o.budget);
-  if (!o.trajectories_file.empty())
+  if (trajectories.is_open())
     write_trajectories(trajectories, name("trajectories_file"), o.trajectories_file, dataset, runs);
 
   nlohmann::json at = nlohmann::json::array();

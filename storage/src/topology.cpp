@@ -160,10 +160,10 @@ void read_node_devices(const reader& in, const std::string& path, const YAML::No
         in.fail(item, d, "device " + text + " is listed twice; list each device once");
       node.device_indices.push_back(index);
     } else {
-      (void)in.text(item, d);  // a name goes into the run's JSON: UTF-8 only
-      if (std::find(node.device_names.begin(), node.device_names.end(), text) != node.device_names.end())
-        in.fail(item, d, "device '" + text + "' is listed twice; list each device once");
-      node.device_names.push_back(text);
+      auto name = in.text(item, d);  // goes into the run's JSON: UTF-8 only
+      if (std::find(node.device_names.begin(), node.device_names.end(), name) != node.device_names.end())
+        in.fail(item, d, "device '" + name + "' is listed twice; list each device once");
+      node.device_names.push_back(std::move(name));
     }
   }
 }

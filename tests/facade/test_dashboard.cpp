@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "facade/input_error_of.hpp"
 #include "tune/tune.hpp"
 
 using namespace tune;
@@ -11,12 +12,7 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 std::string message_of(const dashboard_options& o) {
-  try {
-    serve_dashboard(o);
-  } catch (const input_error& e) {
-    return e.what();
-  }
-  return "(served)";
+  return test::input_error_of([&] { serve_dashboard(o); }, "(served)");
 }
 
 dashboard_options loopback() {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "facade/input_error_of.hpp"
 #include "tune/tune.hpp"
 
 using namespace tune;
@@ -12,12 +13,7 @@ namespace {
 const std::string node_topology = std::string(TUNE_SOURCE_DIR) + "/examples/node-replay.yaml";
 
 std::string message_of(const node_options& o) {
-  try {
-    serve_node(o);
-  } catch (const input_error& e) {
-    return e.what();
-  }
-  return "(served)";
+  return test::input_error_of([&] { serve_node(o); }, "(served)");
 }
 }  // namespace
 

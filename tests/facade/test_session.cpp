@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "actors/scratch_dir.hpp"
+#include "facade/input_error_of.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
 
@@ -42,12 +43,7 @@ session_options objective_options(std::uint64_t budget, const std::string& strat
 }
 
 std::string message_of(session_options o) {
-  try {
-    session s(std::move(o));
-  } catch (const input_error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return test::input_error_of([&] { session s(std::move(o)); }, "(no error)");
 }
 
 }  // namespace
