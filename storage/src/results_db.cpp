@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 namespace tune::storage {
@@ -245,6 +247,35 @@ struct results_db::impl {
     }
   }
 
+  /// PRAGMA journal_mode = WAL. Changing the journal needs the file to
+  /// itself, and SQLite answers SQLITE_BUSY at once, without its busy
+  /// handler, while another process opening the same new file holds a lock:
+  /// retried here for as long as the busy timeout (10 s).
+  void switch_to_wal() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (int wait_ms = 1;; wait_ms = std::min(2 * wait_ms, 50)) {
+      sqlite3_stmt* raw = nullptr;
+      int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &raw, nullptr);
+      std::string mode;
+      if (rc == SQLITE_OK) {
+        rc = sqlite3_step(raw);
+        if (rc == SQLITE_ROW) {
+          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(raw, 0));
+          mode = text ? text : "";
+          rc = SQLITE_OK;
+        }
+      }
+      sqlite3_finalize(raw);
+      if (rc == SQLITE_OK) {
+        if (mode != "wal") throw db_error("cannot switch to the WAL journal (the file system may not support it)");
+        return;
+      }
+      if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline)
+        throw db_error("results DB " + name + ": " + sqlite3_errmsg(db));
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    }
+  }
+
   /// Runs `body` inside BEGIN IMMEDIATE … COMMIT; rolls back on exceptions.
   template <class Body>
   auto transaction(Body&& body) {
@@ -367,9 +398,7 @@ void results_db::impl::open(open_mode mode, bool synchronous_full) {
       tables.step();
     }  // finalized: an open statement would keep a read transaction
     if (!read_only && !in_memory) {
-      statement wal(db, "PRAGMA journal_mode = WAL", name);
-      if (!wal.step() || wal.text(0) != "wal")
-        throw db_error("cannot switch to the WAL journal (the file system may not support it)");
+      switch_to_wal();
       exec(synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
     }
   } catch (const db_error&) {

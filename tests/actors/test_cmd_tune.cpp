@@ -670,13 +670,16 @@ TEST_CASE("tune: two processes on one database record two runs but never continu
   const auto db_file = (dir / "results.db").string();
 
   // Two runs at once: both recorded in full.
+  int rc_a = -1, rc_b = -1;
   {
     cli_process a(replay_args(db_file, 60, "1", "0.01"), (dir / "a.txt").string());
     cli_process b(replay_args(db_file, 60, "2", "0.01"), (dir / "b.txt").string());
-    CHECK(wait_up_to_a_minute(a) == 0);
-    CHECK(wait_up_to_a_minute(b) == 0);
+    rc_a = wait_up_to_a_minute(a);
+    rc_b = wait_up_to_a_minute(b);
   }
   INFO(read_text(dir / "a.txt") + read_text(dir / "b.txt"));
+  CHECK(rc_a == 0);
+  CHECK(rc_b == 0);
   for (std::uint64_t seed : {1, 2}) {
     tune::storage::run_state state = tune::storage::run_state::running;
     CHECK(complete_and_distinct(recorded_trials(db_file, seed, &state), 60));

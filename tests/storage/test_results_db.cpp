@@ -573,6 +573,40 @@ TEST_CASE("results db takes writes from two processes at once", "[storage]") {
   CHECK(child_summary->trials == trials);
 }
 
+TEST_CASE("results db opened while another process writes the file waits to switch it to WAL", "[storage]") {
+  // Two tune processes starting on one new file: while one writes it, the
+  // other's switch to the WAL journal (a read transaction that must become
+  // a write) answers "database is locked" at once, without SQLite's busy
+  // handler. Here the writer is a connection that holds the write lock of a
+  // file in the rollback journal for 300 ms.
+  tune::test::scratch_dir dir("tune-test-db-wal-switch");
+  const auto file = dir / "results.db";
+  { results_db create(file); }
+  sqlite3* writer = nullptr;
+  REQUIRE(sqlite3_open_v2(file.c_str(), &writer, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+  auto exec = [&](const char* sql) { return sqlite3_exec(writer, sql, nullptr, nullptr, nullptr); };
+  REQUIRE(exec("PRAGMA journal_mode = DELETE") == SQLITE_OK);
+  REQUIRE(exec("BEGIN IMMEDIATE") == SQLITE_OK);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    exec("COMMIT");
+  });
+  auto start = std::chrono::steady_clock::now();
+  std::string error;
+  try {
+    results_db db(file);
+    db.create_run(spec());
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  release.join();
+  sqlite3_close(writer);
+  CHECK(error.empty());
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(250));  // it waited for the writer
+  results_db db(file, results_db::open_mode::read_only);
+  CHECK(db.runs().size() == 1);
+}
+
 TEST_CASE("results db lets one holder at a time claim a run until it closes or dies", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-claim");
   const auto file = dir / "results.db";
