@@ -17,11 +17,13 @@ namespace tune {
 namespace {
 constexpr const char* task_prefix = "gevo:";
 
+#ifndef TUNE_WITH_LLVM
 [[noreturn]] void no_llvm() {
   throw input_error(
       "workload: this build has no LLVM 14, which program-edit evolution needs; install llvm-14-dev and clang-14 "
       "(scripts/setup.sh) and configure the build again");
 }
+#endif
 }  // namespace
 
 std::vector<std::string> evolution_workloads() {
@@ -120,7 +122,7 @@ recorded_variant load_variant(const std::string& db_path, std::int64_t trial, st
   auto backend = make_program_backend(out.workload, task_backend_options{}, {base_json, db_path});
   auto applied = backend->program()->apply(edits);
   for (auto& s : applied.skipped) out.skipped.push_back(s.reason);
-  out.diff = line_diff(without_ids(backend->program()->text()), without_ids(applied.ir));
+  out.diff = line_diff(readable_ir(backend->program()->text()), readable_ir(applied.ir));
 #else
   no_llvm();
 #endif

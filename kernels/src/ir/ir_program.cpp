@@ -339,12 +339,28 @@ applied_program apply_edits(const std::string& identified_ir, const edit_list& e
   return result;
 }
 
-std::string without_ids(const std::string& ir) {
+std::string readable_ir(const std::string& ir) {
   llvm::LLVMContext context;
   auto module = parse_text(ir, context, "IR with ids");
-  for (auto& function : *module)
-    for (auto& block : function)
-      for (auto& inst : block) inst.setMetadata(id_kind, nullptr);
+  auto numbered = [](char prefix, std::size_t n) {
+    std::string name(1, prefix);
+    name += std::to_string(n);
+    return name;
+  };
+  for (auto& function : *module) {
+    std::size_t blocks = 0, copies = 0;
+    for (auto& block : function) {
+      if (!block.hasName()) block.setName(numbered('b', blocks));
+      ++blocks;
+      for (auto& inst : block) {
+        if (!inst.hasName() && !inst.getType()->isVoidTy()) {
+          auto id = id_of(inst);
+          inst.setName(id ? numbered('i', id) : numbered('c', copies++));
+        }
+        inst.setMetadata(id_kind, nullptr);
+      }
+    }
+  }
   return print(*module);
 }
 

@@ -76,10 +76,14 @@ applied_program apply_edits(const std::string& identified_ir, const edit_list& e
 /// FNV-1a 64 of a text.
 std::uint64_t fnv1a(const std::string& text);
 
-/// IR text printed again without the ids, so that a diff of two programs
-/// shows their edits and not the metadata numbering the ids shift. Throws
-/// std::invalid_argument when the text is not valid IR.
-std::string without_ids(const std::string& ir);
+/// IR text printed again for a person and a diff: without the ids, every
+/// unnamed instruction named by its id (`%i42` for id 42, as an edit names
+/// it; a copy, which has no id, `%c0`, `%c1`… in order) and every unnamed
+/// block by its position in its function (`b0`, `b1`…). A diff of two
+/// variants then shows their edits, not the renumbering of every later value
+/// that one inserted or moved instruction causes in LLVM's numbered names.
+/// Throws std::invalid_argument when the text is not valid IR.
+std::string readable_ir(const std::string& ir);
 
 /// A line diff of two texts: lines only in `before` prefixed "- ", only in
 /// `after` "+ ", with up to `context` unchanged lines around each change and
