@@ -247,10 +247,11 @@ struct results_db::impl {
     }
   }
 
-  /// PRAGMA journal_mode = WAL. Changing the journal needs the file to
-  /// itself, and SQLite answers SQLITE_BUSY at once, without its busy
-  /// handler, while another process opening the same new file holds a lock:
-  /// retried here for as long as the busy timeout (10 s).
+  /// PRAGMA journal_mode = WAL. Changing the journal turns a read
+  /// transaction into a write one, and there SQLite answers SQLITE_BUSY at
+  /// once, without its busy handler, while another connection holds the
+  /// write lock (two processes starting on the same new file): retried here
+  /// for as long as the busy timeout (10 s).
   void switch_to_wal() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     for (int wait_ms = 1;; wait_ms = std::min(2 * wait_ms, 50)) {
