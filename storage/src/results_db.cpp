@@ -255,24 +255,14 @@ struct results_db::impl {
   void switch_to_wal() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     for (int wait_ms = 1;; wait_ms = std::min(2 * wait_ms, 50)) {
-      sqlite3_stmt* raw = nullptr;
-      int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &raw, nullptr);
-      std::string mode;
-      if (rc == SQLITE_OK) {
-        rc = sqlite3_step(raw);
-        if (rc == SQLITE_ROW) {
-          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(raw, 0));
-          mode = text ? text : "";
-          rc = SQLITE_OK;
-        }
-      }
-      sqlite3_finalize(raw);
-      if (rc == SQLITE_OK) {
-        if (mode != "wal") throw db_error("cannot switch to the WAL journal (the file system may not support it)");
+      try {
+        statement wal(db, "PRAGMA journal_mode = WAL", name);
+        if (!wal.step() || wal.text(0) != "wal")
+          throw db_error("cannot switch to the WAL journal (the file system may not support it)");
         return;
+      } catch (const db_error&) {
+        if ((sqlite3_errcode(db) & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) throw;
       }
-      if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline)
-        throw db_error("results DB " + name + ": " + sqlite3_errmsg(db));
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     }
   }
