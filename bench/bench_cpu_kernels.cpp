@@ -11,12 +11,13 @@
 // the ratio of that figure to the best vendor kernel, trials and wall time.
 //
 //   bench_cpu_kernels [--tasks C1,C2,MM1] [--trials 500] [--threads 1] [--seed 1]
-//                     [--conv-batch 8] [--rounds 3] [--min-time 0.05] [--run-timeout 2]
+//                     [--conv-batch 8] [--own-layouts] [--rounds 3] [--min-time 0.05] [--run-timeout 2]
 //                     [--strategy opevo|random|bo|…] [--user examples/user-kernel/launch.json]
 //                     [--config '{"tile_n": …}']   (one task: time this configuration, no search)
 //
 // Task names: MM1-MM3, BMM1-BMM3, C1, C2 (batch --conv-batch; the paper's is
-// 512) or task strings. Trials are built and measured one at a time, so
+// 512; --own-layouts: in the kernel's own layouts, conversions outside the
+// timed kernel, conv2d:…:own) or task strings. Trials are built and measured one at a time, so
 // compile noise never lands on a measurement; the kernel runs pinned to cores
 // --first-core (default 0) .. +threads-1. After each search the best configuration and the vendor
 // kernels are timed alternately for --rounds rounds (default 3; the vendors
@@ -43,6 +44,7 @@ namespace {
 struct bench_options {
   std::string tasks = "C1,C2,MM1";
   long conv_batch = 8;
+  bool own_layouts = false;  // C1 and C2 as conv2d:…:own
   int rounds = 3;
   int trials = 500;
   int threads = 1;
@@ -212,16 +214,16 @@ double traffic_gflops(const tune::task_spec& t, double gbps) {
   return gbps > 0 ? t.flops() * gbps / compulsory_bytes(t) : INFINITY;  // FLOP / (bytes / (1e9 B/s)) / 1e9
 }
 
-std::string task_text(const std::string& name, long conv_batch) {
-  const std::string b = std::to_string(conv_batch);
+std::string task_text(const std::string& name, long conv_batch, bool own_layouts) {
+  const std::string b = std::to_string(conv_batch), own = own_layouts ? ":own" : "";
   if (name == "MM1") return "matmul:512x1024x1024";
   if (name == "MM2") return "matmul:512x1024x4096";
   if (name == "MM3") return "matmul:512x4096x1024";
   if (name == "BMM1") return "bmm:960x128x128x64:nn";
   if (name == "BMM2") return "bmm:960x128x128x64:tn";
   if (name == "BMM3") return "bmm:960x128x64x128:nt";
-  if (name == "C1") return "conv2d:" + b + "x3x227x227:64x11x11:s4:p0";
-  if (name == "C2") return "conv2d:" + b + "x64x27x27:192x5x5:s1:p2";
+  if (name == "C1") return "conv2d:" + b + "x3x227x227:64x11x11:s4:p0" + own;
+  if (name == "C2") return "conv2d:" + b + "x64x27x27:192x5x5:s1:p2" + own;
   return name;
 }
 
@@ -302,6 +304,9 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", o.rounds, "Rounds of timing the best configuration and the vendors after a search")
       ->check(CLI::PositiveNumber);
   app.add_option("--conv-batch", o.conv_batch, "Batch of C1 and C2 (the paper's: 512)")->check(CLI::PositiveNumber);
+  app.add_flag("--own-layouts", o.own_layouts,
+               "C1 and C2 in the kernel's own layouts: the conversions from and to NCHW run outside the timed "
+               "kernel, as in oneDNN's own-layout figure");
   app.add_option("--trials", o.trials, "Trials per task");
   app.add_option("--threads", o.threads, "Threads (cores) per kernel");
   app.add_option("--first-core", o.first_core,
@@ -354,7 +359,7 @@ int run(const bench_options& o) {
   std::stringstream list(o.tasks);
   std::string name;
   while (std::getline(list, name, ',')) {
-    std::string text = task_text(name, o.conv_batch);
+    std::string text = task_text(name, o.conv_batch, o.own_layouts);
     auto task = tune::parse_task(text);
     auto backend = tune::make_task_backend(task, "cpu", options);
     auto before = tune::vendor_figures(task, vendor);

@@ -160,6 +160,103 @@ TEST_CASE("a Conv2D register tile beyond the register file is outside the space"
   CHECK(space->is_valid(one));
 }
 
+TEST_CASE("CPU Conv2D in its own layouts is correct in every layout with padding and remainders", "[kernels]") {
+  tune::test::kernel_scratch scratch("conv-own");
+  // The same shape as the plain test: tiles of 4 leave a remainder of 1 and
+  // two or more output channel blocks write the blocked output.
+  auto backend = tune::make_task_backend("conv2d:2x3x13x13:16x3x3:s2:p1:own", "cpu", scratch.options());
+  auto space = backend->space();
+  for (const char* layout : {"nchw", "nhwc"})
+    for (const char* reduction : {"c_outer", "c_inner"}) {
+      auto config = space->from_values({{"block_f", std::get<double>(space->parameters()[0]->value(0))},
+                                        {"tile_x", 4.0},
+                                        {"input_layout", std::string(layout)},
+                                        {"reduction", std::string(reduction)},
+                                        {"loop_order", std::string(reduction) == "c_outer" ? "f_outer" : "y_outer"},
+                                        {"unroll_inner", 0.0}});
+      check_correct(*backend, config);
+    }
+  check_random_configurations("conv2d:2x4x10x10:32x3x3:s1:p0:own", 2, 43);
+  check_random_configurations("conv2d:2x4x10x10:16x3x3:s1:p1:own", 1, 44, 2);
+}
+
+TEST_CASE("own layouts are a CPU task option and keep the plain task's space", "[kernels]") {
+  auto own = tune::make_task_backend("conv2d:1x3x8x8:16x3x3:own", "cpu");
+  auto plain = tune::make_task_backend("conv2d:1x3x8x8:16x3x3", "cpu");
+  CHECK(own->task_key() != plain->task_key());
+  CHECK(own->space()->cartesian_size() == plain->space()->cartesian_size());
+  CHECK(own->space()->count_valid() == plain->space()->count_valid());
+  CHECK(own->space()->to_json(own->space()->unflatten(5)) == plain->space()->to_json(plain->space()->unflatten(5)));
+  try {
+    tune::make_task_backend("conv2d:1x3x8x8:16x3x3:own", "cuda");
+    FAIL("no exception");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("own layouts (:own) exist on the cpu backend only") != std::string::npos);
+  }
+}
+
+TEST_CASE("a CPU kernel's prepare and finish run once around the checked run and in no timed run", "[kernels]") {
+  tune::test::kernel_scratch scratch("prepare-finish");
+  // prepare keeps 2 x in, the entry writes 2 x that into its own buffer and
+  // finish copies it into out: out is right only if all three ran, in order.
+  // The entry aborts when prepare has run more than once (in a timed run),
+  // finish when it runs a second time.
+  auto program = std::make_shared<tune::kernel_program>();
+  program->key = "prepare-finish:cpu";
+  program->space = std::make_shared<tune::search_space>(
+      std::vector<tune::parameter_ptr>{tune::make_discrete_parameter("unused", {1})}, "test");
+  program->source = [](const tune::configuration&) {
+    return std::string(R"(
+#include <cstdlib>
+static float kept[4], own[4];
+static int prepares = 0, finishes = 0;
+extern "C" void tune_prepare(void* const* a) {
+  ++prepares;
+  for (int i = 0; i < 4; ++i) kept[i] = 2 * static_cast<const float*>(a[1])[i];
+}
+extern "C" void tune_entry(void* const*) {
+  if (prepares != 1) std::abort();
+  for (int i = 0; i < 4; ++i) own[i] = 2 * kept[i];
+}
+extern "C" void tune_finish(void* const* a) {
+  if (++finishes > 1) std::abort();
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = own[i];
+}
+)");
+  };
+  program->reference_source = R"(
+extern "C" void tune_reference(void* const* a) {
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 4 * static_cast<const float*>(a[1])[i];
+}
+)";
+  program->arguments = {{"out", tune::argument_type::f32_array, 4, true}, {"in", tune::argument_type::f32_array, 4}};
+  program->prepare = "tune_prepare";
+  program->finish = "tune_finish";
+  auto options = scratch.options();
+  options.min_repeats = 5;
+  auto config = program->space->unflatten(0);
+
+  auto backend = tune::make_cpu_backend(program, options);
+  auto built = backend->build(config, 120.0);
+  REQUIRE(built.state == status::ok);
+  auto measured = backend->run(config, built, 0, 120.0);
+  INFO(measured.message);
+  CHECK(measured.state == status::ok);
+
+  // Without finish the output stays NaN: a wrong answer.
+  auto no_finish = std::make_shared<tune::kernel_program>(*program);
+  no_finish->finish.clear();
+  auto unfinished = tune::make_cpu_backend(no_finish, options)->run(config, built, 0, 120.0);
+  CHECK(unfinished.state == status::wrong_answer);
+
+  // A named step the library lacks is a runtime error that names it.
+  auto missing = std::make_shared<tune::kernel_program>(*program);
+  missing->prepare = "tune_setup";
+  auto lost = tune::make_cpu_backend(missing, options)->run(config, built, 0, 120.0);
+  CHECK(lost.state == status::runtime_error);
+  CHECK(lost.message.find("prepare 'tune_setup' not found") != std::string::npos);
+}
+
 TEST_CASE("CPU kernels with two threads are correct", "[kernels]") {
   check_random_configurations("matmul:32x16x64", 1, 31, 2);
 }

@@ -31,14 +31,22 @@ TEST_CASE("task strings give the OpEvo shapes", "[kernels]") {
   auto c2 = parse_task("conv2d:512x64x27x27:192x5x5:s1:p2");
   CHECK(c2.out_height() == 27);
   CHECK(parse_task("conv2d:1x2x9x9:4x3x3").to_string() == "conv2d:1x2x9x9:4x3x3:s1:p0");
-  for (const char* text : {"matmul:512x1024x1024", "bmm:960x128x128x64:nt", "conv2d:512x3x227x227:64x11x11:s4:p0"})
+  auto own = parse_task("conv2d:8x64x27x27:192x5x5:own:p2");
+  CHECK(own.own_layouts);
+  CHECK(own.pad == 2);
+  CHECK(own.to_string() == "conv2d:8x64x27x27:192x5x5:s1:p2:own");
+  CHECK(own.flops() == parse_task("conv2d:8x64x27x27:192x5x5:p2").flops());
+  CHECK_FALSE(c2.own_layouts);
+  for (const char* text : {"matmul:512x1024x1024", "bmm:960x128x128x64:nt", "conv2d:512x3x227x227:64x11x11:s4:p0",
+                           "conv2d:512x3x227x227:64x11x11:s4:p0:own"})
     CHECK(parse_task(text).to_string() == text);
 }
 
 TEST_CASE("bad task strings say what form is expected", "[kernels]") {
-  for (const char* text : {"", "matmul", "matmul:512x1024", "matmul:512x0x4", "matmul:5x-1x4", "matmul:axbxc",
-                           "bmm:1x2x3x4:tt", "conv2d:1x3x8x8", "conv2d:1x3x8x8:4x3x3:q2", "conv2d:1x3x4x4:4x9x9",
-                           "gemm:1x2x3", "conv2d:1x3x8x8:4x3x3:s2:s2"}) {
+  for (const char* text :
+       {"", "matmul", "matmul:512x1024", "matmul:512x0x4", "matmul:5x-1x4", "matmul:axbxc", "bmm:1x2x3x4:tt",
+        "conv2d:1x3x8x8", "conv2d:1x3x8x8:4x3x3:q2", "conv2d:1x3x4x4:4x9x9", "gemm:1x2x3", "conv2d:1x3x8x8:4x3x3:s2:s2",
+        "conv2d:1x3x8x8:4x3x3:own:own", "matmul:4x4x4:own", "bmm:1x2x3x4:own"}) {
     INFO(text);
     try {
       parse_task(text);

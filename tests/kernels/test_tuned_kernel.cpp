@@ -85,6 +85,13 @@ TEST_CASE("emitting refuses a bad name and a configuration of another task", "[k
   CHECK_THROWS_WITH(tune::emit_tuned_kernel(*program, info, "mm.hpp"),
                     Contains("does not belong to matmul:16x32x64:cpu") && Contains("emit the task it was tuned for"));
 
+  // A kernel in its own layouts needs its prepare and finish steps.
+  auto own = tune::make_cpu_task_program(tune::parse_task("conv2d:1x4x8x8:16x3x3:own"));
+  auto own_info = info_of(*own, "conv");
+  own_info.task = "conv2d:1x4x8x8:16x3x3:s1:p0:own";
+  CHECK_THROWS_WITH(tune::emit_tuned_kernel(*own, own_info, "conv.hpp"),
+                    Contains("cannot be emitted as one call") && Contains("emit the plain task (without ':own')"));
+
   info = info_of(*program);
   info.config_json = "{\"tile_n\": [1, 1, 1, 16]";
   CHECK_THROWS_WITH(tune::emit_tuned_kernel(*program, info, "mm.hpp"), Contains("is not JSON"));

@@ -263,6 +263,8 @@ measurement_plan plan_measurement(const kernel_program& program, const task_back
                   {"memory_limit_mb", memory_mb},
                   {"library", build.artifact},
                   {"entry", program.entry},
+                  {"prepare", program.prepare},
+                  {"finish", program.finish},
                   {"arguments", arguments_json(program)},
                   {"reference", ref.path},
                   {"tolerance", program.tolerance > 0 ? program.tolerance : options.tolerance},

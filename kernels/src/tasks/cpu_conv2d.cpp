@@ -20,9 +20,13 @@
 //                 the tile runs over the weight blocks
 //   unroll_inner  1: the innermost reduction loop is unrolled fully
 //
-// Every conversion (weight repacking, padded or NHWC input, the per-tile
-// transpose into the NCHW output) happens inside the timed kernel: the kernel
-// takes and returns the task's plain NCHW / OIHW tensors.
+// The plain task does every conversion (weight repacking, padded or NHWC
+// input, the per-tile transpose into the NCHW output) inside the timed
+// kernel: it takes and returns the task's plain NCHW / OIHW tensors. With
+// own layouts (`conv2d:...:own`) tune_prepare repacks the weights and copies
+// the image once, the entry writes a blocked output [B][F / FB][HO][WO][FB]
+// with vector stores, and tune_finish converts it into NCHW; only the entry
+// is timed, as oneDNN's figure in its own layouts leaves its reorders out.
 #include <algorithm>
 #include <stdexcept>
 
@@ -33,7 +37,7 @@ namespace tune::codegen {
 namespace {
 
 const char* conv_body = R"(
-constexpr long NV = FB / VL;
+constexpr long NV = FB / VL, NFB = F / FB;
 constexpr long HP = H + 2 * P, WP = W + 2 * P;
 constexpr long STEPS = C * KH * KW;
 // Offset of input (c, h, w) in one padded image; the stride between two
@@ -42,11 +46,16 @@ constexpr long in_at(long c, long h, long w) { return NHWC ? (h * WP + w) * C + 
 constexpr long XSTEP = NHWC ? S * C : S;
 // Position of (c, ry, rx) in the reduction (and the weight block).
 constexpr long w_at(long c, long ry, long rx) { return C_INNER ? (ry * KW + rx) * C + c : (c * KH + ry) * KW + rx; }
+// Offset of output (b, f, y, x): NCHW, or in the kernel's own layout blocked
+// [B][F / FB][HO][WO][FB] (oneDNN's nChw16c when FB is 16).
+constexpr long out_at(long b, long f, long y, long x) {
+  return OWN ? (((b * NFB + f / FB) * HO + y) * WO + x) * FB + f % FB : ((b * F + f) * HO + y) * WO + x;
+}
 
 inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
 
 // NX pixels x FB channels: src points at input (0, y * S, x * S), w at the
-// weight block, out at output (f, y, x).
+// weight block, out at output (b, f, y, x) of the tile's first channel f.
 template <long NX>
 __attribute__((always_inline)) inline void tile(const float* __restrict src, const float* __restrict w,
                                                 float* __restrict out) {
@@ -58,22 +67,27 @@ __attribute__((always_inline)) inline void tile(const float* __restrict src, con
   auto step = [&](long c, long ry, long rx)
                   __attribute__((always_inline)) { rank1<NX, NV, XSTEP>(acc, src + in_at(c, ry, rx), w + w_at(c, ry, rx) * FB); };
 REDUCTION
-  alignas(64) float t[NX][FB];
+  if constexpr (OWN) {
+    // The tile's pixels are contiguous blocks of FB channels: vector stores.
 #pragma GCC unroll 64
-  for (long j = 0; j < NX; ++j)
+    for (long j = 0; j < NX; ++j)
 #pragma GCC unroll 64
-    for (long v = 0; v < NV; ++v) store(&t[j][v * VL], acc[j][v]);
-  for (long f = 0; f < FB; ++f)
+      for (long v = 0; v < NV; ++v) store(out + j * FB + v * VL, acc[j][v]);
+  } else {
+    // NCHW: transposed through a block on the stack.
+    alignas(64) float t[NX][FB];
 #pragma GCC unroll 64
-    for (long j = 0; j < NX; ++j) out[f * HO * WO + j] = t[j][f];
+    for (long j = 0; j < NX; ++j)
+#pragma GCC unroll 64
+      for (long v = 0; v < NV; ++v) store(&t[j][v * VL], acc[j][v]);
+    for (long f = 0; f < FB; ++f)
+#pragma GCC unroll 64
+      for (long j = 0; j < NX; ++j) out[f * HO * WO + j] = t[j][f];
+  }
 }
 
-}  // namespace
-
-extern "C" void tune_entry(void* const* args) {
-  float* output = static_cast<float*>(args[0]);
-  const float* image = static_cast<const float*>(args[1]);
-  const float* weights = static_cast<const float*>(args[2]);
+// The weights repacked into blocks [F / FB][reduction][FB].
+const float* packed_weights(const float* weights) {
   // aligned_alloc wants a multiple of the alignment: whole 16-float lines.
   static float* wp = static_cast<float*>(std::aligned_alloc(64, ((F * STEPS + 15) / 16 * 16) * sizeof(float)));
   for (long f = 0; f < F; ++f)
@@ -81,8 +95,13 @@ extern "C" void tune_entry(void* const* args) {
       for (long ry = 0; ry < KH; ++ry)
         for (long rx = 0; rx < KW; ++rx)
           wp[((f / FB) * STEPS + w_at(c, ry, rx)) * FB + f % FB] = weights[((f * C + c) * KH + ry) * KW + rx];
-  const float* in = image;
-  if (P > 0 || NHWC) {
+  return wp;
+}
+
+// The image as the tiles read it: as given, or copied into a zero border
+// and/or channels-innermost.
+const float* image_in_layout(const float* image) {
+  if constexpr (P > 0 || NHWC) {
     // The border is zero from calloc and never written.
     static float* copy = static_cast<float*>(std::calloc(B * C * HP * WP + 16, sizeof(float)));
     for (long b = 0; b < B; ++b)
@@ -96,9 +115,16 @@ extern "C" void tune_entry(void* const* args) {
             std::memcpy(to, row, W * sizeof(float));
           }
         }
-    in = copy;
+    return copy;
+  } else {
+    return image;
   }
-  constexpr long NFB = F / FB, XT = WO / XR, XREST = WO % XR;
+}
+
+void convolve(const float* in, const float* wp, float* output) {
+  constexpr long XT = WO / XR, XREST = WO % XR;
+  // Floats between the tiles of neighbouring pixels.
+  constexpr long XO = out_at(0, 0, 0, 1);
   constexpr long chunks = B * NFB * HO;
   PARALLEL_FOR
   for (long t = 0; t < chunks; ++t) {
@@ -106,10 +132,48 @@ extern "C" void tune_entry(void* const* args) {
     const long fb = Y_OUTER ? r % NFB : r / HO, y = Y_OUTER ? r / NFB : r % HO;
     const float* src = in + b * C * HP * WP + in_at(0, y * S, 0);
     const float* w = wp + fb * STEPS * FB;
-    float* out = output + ((b * F + fb * FB) * HO + y) * WO;
-    for (long xt = 0; xt < XT; ++xt) tile<XR>(src + xt * XR * XSTEP, w, out + xt * XR);
-    if constexpr (XREST > 0) tile<XREST>(src + XT * XR * XSTEP, w, out + XT * XR);
+    float* out = output + out_at(b, fb * FB, y, 0);
+    for (long xt = 0; xt < XT; ++xt) tile<XR>(src + xt * XR * XSTEP, w, out + xt * XR * XO);
+    if constexpr (XREST > 0) tile<XREST>(src + XT * XR * XSTEP, w, out + XT * XR * XO);
   }
+}
+
+}  // namespace
+)";
+
+// The plain task: every conversion inside the timed entry.
+const char* plain_entry = R"(
+extern "C" void tune_entry(void* const* args) {
+  const float* wp = packed_weights(static_cast<const float*>(args[2]));
+  convolve(image_in_layout(static_cast<const float*>(args[1])), wp, static_cast<float*>(args[0]));
+}
+)";
+
+// Own layouts: tune_prepare converts the inputs and tune_finish the output
+// outside the timed entry.
+const char* own_entries = R"(
+namespace {
+const float* own_image = nullptr;
+const float* own_weights = nullptr;
+float* own_output = nullptr;
+}  // namespace
+
+extern "C" void tune_prepare(void* const* args) {
+  own_weights = packed_weights(static_cast<const float*>(args[2]));
+  own_image = image_in_layout(static_cast<const float*>(args[1]));
+  static float* blocked = static_cast<float*>(std::aligned_alloc(64, ((B * F * HO * WO + 15) / 16 * 16) * sizeof(float)));
+  own_output = blocked;
+}
+
+extern "C" void tune_entry(void* const*) { convolve(own_image, own_weights, own_output); }
+
+extern "C" void tune_finish(void* const* args) {
+  float* output = static_cast<float*>(args[0]);
+  for (long b = 0; b < B; ++b)
+    for (long f = 0; f < F; ++f)
+      for (long y = 0; y < HO; ++y)
+        for (long x = 0; x < WO; ++x)
+          output[((b * F + f) * HO + y) * WO + x] = own_output[out_at(b, f, y, x)];
 }
 )";
 
@@ -158,7 +222,8 @@ std::string conv_source(const task_spec& task, int threads, const conv_knobs& k)
        constant("HO", task.out_height()) + constant("WO", task.out_width()) + constant("THREADS", threads);
   s += constant("FB", k.block_f) + constant("XR", k.tile_x) + constant("VL", vector_lanes(k.block_f));
   s += std::string("constexpr bool NHWC = ") + (k.nhwc ? "true" : "false") +
-       ", C_INNER = " + (k.c_inner ? "true" : "false") + ", Y_OUTER = " + (k.y_outer ? "true" : "false") + ";\n";
+       ", C_INNER = " + (k.c_inner ? "true" : "false") + ", Y_OUTER = " + (k.y_outer ? "true" : "false") +
+       ", OWN = " + (task.own_layouts ? "true" : "false") + ";\n";
   s += cpu_vector_helpers;
   std::string body = conv_body;
   auto put = [&](const std::string& what, const std::string& with) {
@@ -166,7 +231,7 @@ std::string conv_source(const task_spec& task, int threads, const conv_knobs& k)
   };
   put("REDUCTION\n", reduction_code(task, k));
   put("PARALLEL_FOR", threads > 1 ? "#pragma omp parallel for num_threads(THREADS) schedule(static)" : "");
-  return s + body;
+  return s + body + (task.own_layouts ? own_entries : plain_entry);
 }
 
 }  // namespace
@@ -211,6 +276,10 @@ kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
     return cpu_register_tile_problem(tile, accumulators, k.unroll ? inner_extent(task, k) : 1);
   };
   program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
+  if (task.own_layouts) {
+    program->prepare = "tune_prepare";
+    program->finish = "tune_finish";
+  }
   return program;
 }
 

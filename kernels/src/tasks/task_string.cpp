@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* expected_forms =
     "expected matmul:NxKxM (e.g. matmul:512x1024x1024), bmm:BxNxKxM[:nn|tn|nt] (e.g. bmm:960x128x128x64:nt) "
-    "or conv2d:BxCxHxW:FxKHxKW[:sS][:pP] (e.g. conv2d:512x3x227x227:64x11x11:s4:p0)";
+    "or conv2d:BxCxHxW:FxKHxKW[:sS][:pP][:own] (e.g. conv2d:512x3x227x227:64x11x11:s4:p0)";
 
 [[noreturn]] void bad_task(const std::string& text, const std::string& problem) {
   throw std::invalid_argument("task '" + text + "': " + problem + "; " + expected_forms);
@@ -106,7 +106,7 @@ task_spec parse_task(const std::string& text) {
       bad_task(text, "layout '" + layout + "' is not one of nn, tn, nt");
     }
   } else if (op == "conv2d") {
-    if (parts.size() < 3 || parts.size() > 5) bad_task(text, "conv2d takes an image shape and a kernel shape");
+    if (parts.size() < 3 || parts.size() > 6) bad_task(text, "conv2d takes an image shape and a kernel shape");
     auto image = dims(parts[1], 4, "image shape", text);
     auto kernel = dims(parts[2], 3, "kernel shape", text);
     task.op = operator_kind::conv2d;
@@ -120,7 +120,9 @@ task_spec parse_task(const std::string& text) {
     bool seen_stride = false, seen_pad = false;
     for (std::size_t i = 3; i < parts.size(); ++i) {
       const auto& p = parts[i];
-      if (p.size() >= 2 && p[0] == 's' && !seen_stride) {
+      if (p == "own" && !task.own_layouts) {
+        task.own_layouts = true;
+      } else if (p.size() >= 2 && p[0] == 's' && !seen_stride) {
         task.stride = positive(p.substr(1), "stride", text);
         seen_stride = true;
       } else if (p.size() >= 2 && p[0] == 'p' && !seen_pad) {
@@ -131,7 +133,7 @@ task_spec parse_task(const std::string& text) {
         }
         seen_pad = true;
       } else {
-        bad_task(text, "option '" + p + "' is neither sS (stride) nor pP (padding), or is repeated");
+        bad_task(text, "option '" + p + "' is not sS (stride), pP (padding) or own (own layouts), or is repeated");
       }
     }
     if (task.height + 2 * task.pad < task.kernel_h || task.width + 2 * task.pad < task.kernel_w)
@@ -162,7 +164,7 @@ std::string task_spec::to_string() const {
       return "bmm:" + x(batch, n, k, m) + ":" + (transpose_a ? "tn" : transpose_b ? "nt" : "nn");
     case operator_kind::conv2d:
       return "conv2d:" + x(batch, in_channels, height, width) + ":" + x(out_channels, kernel_h, kernel_w) + ":s" +
-             std::to_string(stride) + ":p" + std::to_string(pad);
+             std::to_string(stride) + ":p" + std::to_string(pad) + (own_layouts ? ":own" : "");
   }
   return "?";
 }

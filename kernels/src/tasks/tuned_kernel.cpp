@@ -77,6 +77,10 @@ tuned_kernel_files emit_tuned_kernel(const kernel_program& program, const tuned_
       throw std::invalid_argument("configuration " + info.config_json + " cannot be instantiated: " + problem);
   }
 
+  if (!program.prepare.empty() || !program.finish.empty())
+    throw std::invalid_argument("task '" + info.task +
+                                "' keeps its tensors in its own layouts between runs and cannot be emitted as one "
+                                "call; emit the plain task (without ':own'), whose space is the same");
   tuned_kernel_files files;
   files.flags = cpu_kernel_flags(program, config);
   const std::string symbol = "tune_engine_" + info.name;

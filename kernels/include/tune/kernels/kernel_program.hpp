@@ -75,6 +75,12 @@ struct kernel_program {
   std::function<launch_geometry(const configuration&)> geometry;
   /// Entry symbol of the kernel's source.
   std::string entry = "tune_entry";
+  /// CPU kernels: symbols (same convention as the entry) run outside the
+  /// timed runs, or empty for none. The checked run is prepare, entry,
+  /// finish; a timed run is the entry alone. prepare converts the inputs into
+  /// the kernel's own layouts once, finish converts its own output into the
+  /// outputs, so the time leaves the conversions out.
+  std::string prepare, finish;
   std::vector<kernel_argument> arguments;
   /// A plain C++ implementation with the same entry convention; run once per
   /// task to produce the expected outputs.

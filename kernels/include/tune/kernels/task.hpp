@@ -3,7 +3,10 @@
 //
 //   matmul:NxKxM                      C[N,M] = A[N,K] · B[K,M]
 //   bmm:BxNxKxM[:nn|tn|nt]            batched; t = that operand stored transposed
-//   conv2d:BxCxHxW:FxKHxKW[:sS][:pP]  direct 2D convolution, NCHW, stride S, padding P
+//   conv2d:BxCxHxW:FxKHxKW[:sS][:pP][:own]
+//                                     direct 2D convolution, NCHW, stride S, padding P;
+//                                     own: the kernel's own layouts, converted to and
+//                                     from outside the timed kernel (CPU only)
 //
 // make_task_backend() turns a task into a backend that builds and measures
 // its configurations on the CPU, (when built with NVRTC) on a CUDA GPU or
@@ -31,6 +34,10 @@ struct task_spec {
   std::int64_t in_channels = 0, height = 0, width = 0;
   std::int64_t out_channels = 0, kernel_h = 0, kernel_w = 0;
   std::int64_t stride = 1, pad = 0;
+  /// The kernel keeps the image, the weights and the output in its own
+  /// layouts: the conversions from and to the plain NCHW / OIHW tensors run
+  /// outside the timed kernel (as in oneDNN's own-layout figure).
+  bool own_layouts = false;
 
   std::int64_t out_height() const { return (height + 2 * pad - kernel_h) / stride + 1; }
   std::int64_t out_width() const { return (width + 2 * pad - kernel_w) / stride + 1; }
