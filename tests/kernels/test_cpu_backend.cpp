@@ -101,6 +101,26 @@ TEST_CASE("CPU BatchMatMul is correct with packed and direct panels and prefetch
   CHECK(built_count == 10);
 }
 
+TEST_CASE("CPU BatchMatMul with B transposed packs whole vector blocks through registers correctly", "[kernels]") {
+  // Blocks of depth a multiple of the lanes take the in-register transpose;
+  // one of 3 lanes' depth the element-wise packing (both checked against the
+  // reference). Two panels per block and two blocks of depth.
+  tune::test::kernel_scratch scratch("transpose");
+  const auto lanes = machine_vectors().first;
+  auto backend = tune::make_task_backend(
+      "bmm:2x8x" + std::to_string(4 * lanes) + "x" + std::to_string(2 * lanes) + ":nt", "cpu", scratch.options());
+  for (std::vector<std::int64_t> tile_k : {std::vector<std::int64_t>{2, 2, lanes}, {2, 1, 2 * lanes}, {4, lanes, 1}})
+    for (const char* a_panel : {"packed", "direct"}) {
+      auto config =
+          matmul_config(*backend, {1, 1, 2, 4}, {1, 1, 2, lanes}, tile_k, {2, 1, 0}, a_panel, "packed", 0.0, {2, 1});
+      INFO(tile_k[0] << "x" << tile_k[1] << "x" << tile_k[2] << " " << a_panel);
+      check_correct(*backend, config);
+    }
+  auto odd = tune::make_task_backend("bmm:2x8x12x" + std::to_string(2 * lanes) + ":nt", "cpu", scratch.options());
+  check_correct(
+      *odd, matmul_config(*odd, {1, 1, 2, 4}, {1, 1, 2, lanes}, {2, 2, 3}, {0, 1, 2}, "packed", "packed", 1.0, {1, 2}));
+}
+
 TEST_CASE("CPU MatMul panel knobs take only their values", "[kernels]") {
   tune::test::kernel_scratch scratch("panel-values");
   auto backend = tune::make_task_backend("matmul:8x8x16", "cpu", scratch.options());

@@ -31,7 +31,7 @@ const char* matmul_body = R"(
 constexpr long NV = NR / VL;
 
 inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
-
+TRANSPOSE
 // Where the micro-kernel reads A(i0 + r, k0 + k) and B(k0 + k, j0 + v): a
 // packed panel is [BK][MR] (A) or [BK][NR] (B), contiguous in the order the
 // micro-kernel reads; a direct one is the operand in place (A: row r of a
@@ -56,7 +56,18 @@ void pack_a(const float* a, long i0, long k0, float* __restrict ap) {
 void pack_b(const float* b, long j0, long k0, float* __restrict bp) {
   for (long q = 0; q < M2; ++q) {
     float* panel = bp + q * BK * NR;
-    if constexpr (TB) {
+    if constexpr (TB && VL >= 4 && BK % VL == 0) {
+      // VL x VL blocks: VL rows of B loaded as vectors, transposed in registers.
+      for (long c = 0; c < NR; c += VL)
+        for (long k = 0; k < BK; k += VL) {
+          vec r[VL];
+#pragma GCC unroll 16
+          for (long i = 0; i < VL; ++i) r[i] = load(b + (j0 + q * NR + c + i) * K + k0 + k);
+          transpose(r);
+#pragma GCC unroll 16
+          for (long i = 0; i < VL; ++i) store(panel + (k + i) * NR + c, r[i]);
+        }
+    } else if constexpr (TB) {
       for (long c = 0; c < NR; ++c)
         for (long k = 0; k < BK; ++k) panel[k * NR + c] = b[(j0 + q * NR + c) * K + k0 + k];
     } else {
@@ -143,6 +154,31 @@ void replace_all(std::string& text, const std::string& what, const std::string& 
     text.replace(at, what.size(), with);
 }
 
+// transpose(r): r[i][l] becomes r[l][i] for a VL x VL block in VL vector
+// registers. Stage w (1, 2, 4, ...) swaps bit w of the row with bit w of the
+// lane: rows i and i + w (bit w of i clear) become two-source shuffles of
+// each other, VL shuffles per stage.
+std::string transpose_code(std::int64_t lanes) {
+  if (lanes < 4) return "inline void transpose(vec (&)[VL]) {}  // not used below 4 lanes\n";
+  std::string code =
+      "typedef int ivec __attribute__((vector_size(VL * sizeof(int))));\n"
+      "__attribute__((always_inline)) inline void transpose(vec (&r)[VL]) {\n";
+  for (std::int64_t w = 1; w < lanes; w *= 2) {
+    std::string low, high;
+    for (std::int64_t lane = 0; lane < lanes; ++lane) {
+      const bool set = (lane & w) != 0;
+      // Second operand's lanes are numbered lanes .. 2 lanes - 1.
+      low += (lane ? ", " : "") + std::to_string(set ? lanes + lane - w : lane);
+      high += (lane ? ", " : "") + std::to_string(set ? lanes + lane : lane + w);
+    }
+    code += "#pragma GCC unroll 16\n  for (long i = 0; i < VL; ++i)\n    if (!(i & " + std::to_string(w) +
+            ")) {\n      vec lo = __builtin_shuffle(r[i], r[i + " + std::to_string(w) + "], ivec{" + low +
+            "});\n      vec hi = __builtin_shuffle(r[i], r[i + " + std::to_string(w) + "], ivec{" + high +
+            "});\n      r[i] = lo;\n      r[i + " + std::to_string(w) + "] = hi;\n    }\n";
+  }
+  return code + "}\n";
+}
+
 struct matmul_tiles {
   std::vector<std::int64_t> b{1, 1}, n, m, k, order;
   bool pack_a = true, pack_b = true, prefetch = false;
@@ -199,6 +235,7 @@ std::string matmul_source(const task_spec& task, int threads, const matmul_tiles
   s += cpu_vector_helpers;
   std::string body = matmul_body;
   replace_all(body, "UNROLL_K", std::to_string(t.k[2]));
+  replace_all(body, "TRANSPOSE", transpose_code(vector_lanes(t.m[3])));
   replace_all(body, "PARALLEL_FOR",
               threads > 1 ? "#pragma omp parallel for num_threads(THREADS) schedule(static)" : "");
   replace_all(body, "THREAD_ID", threads > 1 ? "omp_get_thread_num()" : "0");
