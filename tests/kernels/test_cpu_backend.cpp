@@ -153,6 +153,28 @@ TEST_CASE("CPU Conv2D is correct in every layout and order and unrolling", "[ker
   CHECK(built_count == 8);
 }
 
+TEST_CASE("CPU Conv2D stores register tiles wider than a vector into NCHW and its own layout", "[kernels]") {
+  // Tiles of more pixels than lanes are transposed into NCHW in two or more
+  // blocks, the last one partial; a remainder tile follows on each row.
+  tune::test::kernel_scratch scratch("conv-wide");
+  const auto [lanes, registers] = machine_vectors();
+  for (const char* task : {"conv2d:1x2x3x40:32x1x1", "conv2d:1x2x3x40:32x1x1:own"}) {
+    auto backend = tune::make_task_backend(task, "cpu", scratch.options());
+    auto space = backend->space();
+    for (std::int64_t width : {lanes + 3, std::min<std::int64_t>({2 * lanes + 1, registers - 2, 28})}) {
+      auto config = space->from_values({{"block_f", static_cast<double>(lanes)},
+                                        {"tile_x", static_cast<double>(width)},
+                                        {"input_layout", std::string("nchw")},
+                                        {"reduction", std::string("c_outer")},
+                                        {"loop_order", std::string("f_outer")},
+                                        {"unroll_inner", 0.0}});
+      INFO(task << " tile_x " << width);
+      REQUIRE(space->is_valid(config));
+      check_correct(*backend, config);
+    }
+  }
+}
+
 TEST_CASE("CPU Conv2D is correct for random configurations and two threads", "[kernels]") {
   check_random_configurations("conv2d:1x5x9x7:8x3x2:s1:p2", 2, 41);
   check_random_configurations("conv2d:2x4x10x10:16x3x3:s1:p1", 1, 42, 2);

@@ -86,6 +86,27 @@ __attribute__((always_inline)) inline void rank1(vec (&acc)[R][NV], const float*
 }
 )";
 
+std::string cpu_transpose_code(std::int64_t lanes) {
+  if (lanes < 4) return "inline void transpose(vec (&)[VL]) {}  // not used below 4 lanes\n";
+  std::string code =
+      "typedef int ivec __attribute__((vector_size(VL * sizeof(int))));\n"
+      "__attribute__((always_inline)) inline void transpose(vec (&r)[VL]) {\n";
+  for (std::int64_t w = 1; w < lanes; w *= 2) {
+    std::string low, high;
+    for (std::int64_t lane = 0; lane < lanes; ++lane) {
+      const bool set = (lane & w) != 0;
+      // Second operand's lanes are numbered lanes .. 2 lanes - 1.
+      low += (lane ? ", " : "") + std::to_string(set ? lanes + lane - w : lane);
+      high += (lane ? ", " : "") + std::to_string(set ? lanes + lane : lane + w);
+    }
+    code += "#pragma GCC unroll 16\n  for (long i = 0; i < VL; ++i)\n    if (!(i & " + std::to_string(w) +
+            ")) {\n      vec lo = __builtin_shuffle(r[i], r[i + " + std::to_string(w) + "], ivec{" + low +
+            "});\n      vec hi = __builtin_shuffle(r[i], r[i + " + std::to_string(w) + "], ivec{" + high +
+            "});\n      r[i] = lo;\n      r[i + " + std::to_string(w) + "] = hi;\n    }\n";
+  }
+  return code + "}\n";
+}
+
 std::int64_t native_vector_lanes() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();

@@ -68,6 +68,13 @@ conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& con
 /// acc[r][v] += x[r * XS] * w[v * VL …] for a register tile of R x NV vectors.
 extern const char* const cpu_vector_helpers;
 
+/// Source text of `transpose(r)` (after cpu_vector_helpers): r[i][l] becomes
+/// r[l][i] for a VL x VL block held in VL vectors. Stage w (1, 2, 4, ...)
+/// swaps bit w of the row with bit w of the lane: rows i and i + w (bit w of
+/// i clear) become two-source shuffles of each other, VL shuffles per stage.
+/// Below 4 lanes it is an empty function the templates do not call.
+std::string cpu_transpose_code(std::int64_t lanes);
+
 /// Floats in one vector register of this machine (16 with AVX-512, 8 with
 /// AVX, else 4); the CPU templates are compiled with -march=native.
 std::int64_t native_vector_lanes();

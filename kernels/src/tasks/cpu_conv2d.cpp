@@ -21,8 +21,8 @@
 //   unroll_inner  1: the innermost reduction loop is unrolled fully
 //
 // The plain task does every conversion (weight repacking, padded or NHWC
-// input, the per-tile transpose into the NCHW output) inside the timed
-// kernel: it takes and returns the task's plain NCHW / OIHW tensors. With
+// input, the per-tile transpose into the NCHW output, in vector registers)
+// inside the timed kernel: it takes and returns the task's plain NCHW / OIHW tensors. With
 // own layouts (`conv2d:...:own`) tune_prepare repacks the weights and copies
 // the image once, the entry writes a blocked output [B][F / FB][HO][WO][FB]
 // with vector stores, and tune_finish converts it into NCHW; only the entry
@@ -53,6 +53,28 @@ constexpr long out_at(long b, long f, long y, long x) {
 }
 
 inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
+TRANSPOSE
+// NCHW output of pixels J0 .. J0 + VL - 1 (or to NX) of a tile: per vector
+// of channels, the block of VL pixels x VL channels is transposed in
+// registers and each channel's pixels stored as one (partial) vector.
+template <long NX, long J0>
+__attribute__((always_inline)) inline void store_nchw(vec (&acc)[NX][NV], float* __restrict out) {
+  constexpr long COUNT = NX - J0 < VL ? NX - J0 : VL;
+#pragma GCC unroll 64
+  for (long v = 0; v < NV; ++v) {
+    vec r[VL];
+#pragma GCC unroll 16
+    for (long i = 0; i < VL; ++i) r[i] = i < COUNT ? acc[J0 + i < NX ? J0 + i : 0][v] : vec{};
+    transpose(r);
+#pragma GCC unroll 16
+    for (long c = 0; c < VL; ++c) std::memcpy(out + (v * VL + c) * HO * WO + J0, &r[c], COUNT * sizeof(float));
+  }
+}
+template <long NX, long... G>
+__attribute__((always_inline)) inline void store_nchw(vec (&acc)[NX][NV], float* __restrict out,
+                                                      std::integer_sequence<long, G...>) {
+  (store_nchw<NX, G * VL>(acc, out), ...);
+}
 
 // NX pixels x FB channels: src points at input (0, y * S, x * S), w at the
 // weight block, out at output (b, f, y, x) of the tile's first channel f.
@@ -74,15 +96,7 @@ REDUCTION
 #pragma GCC unroll 64
       for (long v = 0; v < NV; ++v) store(out + j * FB + v * VL, acc[j][v]);
   } else {
-    // NCHW: transposed through a block on the stack.
-    alignas(64) float t[NX][FB];
-#pragma GCC unroll 64
-    for (long j = 0; j < NX; ++j)
-#pragma GCC unroll 64
-      for (long v = 0; v < NV; ++v) store(&t[j][v * VL], acc[j][v]);
-    for (long f = 0; f < FB; ++f)
-#pragma GCC unroll 64
-      for (long j = 0; j < NX; ++j) out[f * HO * WO + j] = t[j][f];
+    store_nchw(acc, out, std::make_integer_sequence<long, (NX + VL - 1) / VL>());
   }
 }
 
@@ -230,6 +244,7 @@ std::string conv_source(const task_spec& task, int threads, const conv_knobs& k)
     body.replace(body.find(what), what.size(), with);
   };
   put("REDUCTION\n", reduction_code(task, k));
+  put("TRANSPOSE\n", cpu_transpose_code(vector_lanes(k.block_f)));
   put("PARALLEL_FOR", threads > 1 ? "#pragma omp parallel for num_threads(THREADS) schedule(static)" : "");
   return s + body + (task.own_layouts ? own_entries : plain_entry);
 }

@@ -154,31 +154,6 @@ void replace_all(std::string& text, const std::string& what, const std::string& 
     text.replace(at, what.size(), with);
 }
 
-// transpose(r): r[i][l] becomes r[l][i] for a VL x VL block in VL vector
-// registers. Stage w (1, 2, 4, ...) swaps bit w of the row with bit w of the
-// lane: rows i and i + w (bit w of i clear) become two-source shuffles of
-// each other, VL shuffles per stage.
-std::string transpose_code(std::int64_t lanes) {
-  if (lanes < 4) return "inline void transpose(vec (&)[VL]) {}  // not used below 4 lanes\n";
-  std::string code =
-      "typedef int ivec __attribute__((vector_size(VL * sizeof(int))));\n"
-      "__attribute__((always_inline)) inline void transpose(vec (&r)[VL]) {\n";
-  for (std::int64_t w = 1; w < lanes; w *= 2) {
-    std::string low, high;
-    for (std::int64_t lane = 0; lane < lanes; ++lane) {
-      const bool set = (lane & w) != 0;
-      // Second operand's lanes are numbered lanes .. 2 lanes - 1.
-      low += (lane ? ", " : "") + std::to_string(set ? lanes + lane - w : lane);
-      high += (lane ? ", " : "") + std::to_string(set ? lanes + lane : lane + w);
-    }
-    code += "#pragma GCC unroll 16\n  for (long i = 0; i < VL; ++i)\n    if (!(i & " + std::to_string(w) +
-            ")) {\n      vec lo = __builtin_shuffle(r[i], r[i + " + std::to_string(w) + "], ivec{" + low +
-            "});\n      vec hi = __builtin_shuffle(r[i], r[i + " + std::to_string(w) + "], ivec{" + high +
-            "});\n      r[i] = lo;\n      r[i + " + std::to_string(w) + "] = hi;\n    }\n";
-  }
-  return code + "}\n";
-}
-
 struct matmul_tiles {
   std::vector<std::int64_t> b{1, 1}, n, m, k, order;
   bool pack_a = true, pack_b = true, prefetch = false;
@@ -235,7 +210,7 @@ std::string matmul_source(const task_spec& task, int threads, const matmul_tiles
   s += cpu_vector_helpers;
   std::string body = matmul_body;
   replace_all(body, "UNROLL_K", std::to_string(t.k[2]));
-  replace_all(body, "TRANSPOSE", transpose_code(vector_lanes(t.m[3])));
+  replace_all(body, "TRANSPOSE", cpu_transpose_code(vector_lanes(t.m[3])));
   replace_all(body, "PARALLEL_FOR",
               threads > 1 ? "#pragma omp parallel for num_threads(THREADS) schedule(static)" : "");
   replace_all(body, "THREAD_ID", threads > 1 ? "omp_get_thread_num()" : "0");
