@@ -88,21 +88,22 @@ __attribute__((always_inline)) inline void rank1(vec (&acc)[R][NV], const float*
 
 std::string cpu_transpose_code(std::int64_t lanes) {
   if (lanes < 4) return "inline void transpose(vec (&)[VL]) {}  // not used below 4 lanes\n";
-  std::string code =
-      "typedef int ivec __attribute__((vector_size(VL * sizeof(int))));\n"
-      "__attribute__((always_inline)) inline void transpose(vec (&r)[VL]) {\n";
+  // __builtin_shufflevector: clang, and GCC from 12 (the GEVO-ML workloads
+  // compile the MatMul source with clang).
+  std::string code = "__attribute__((always_inline)) inline void transpose(vec (&r)[VL]) {\n";
   for (std::int64_t w = 1; w < lanes; w *= 2) {
     std::string low, high;
     for (std::int64_t lane = 0; lane < lanes; ++lane) {
       const bool set = (lane & w) != 0;
       // Second operand's lanes are numbered lanes .. 2 lanes - 1.
-      low += (lane ? ", " : "") + std::to_string(set ? lanes + lane - w : lane);
-      high += (lane ? ", " : "") + std::to_string(set ? lanes + lane : lane + w);
+      low += ", " + std::to_string(set ? lanes + lane - w : lane);
+      high += ", " + std::to_string(set ? lanes + lane : lane + w);
     }
+    const std::string other = "r[i + " + std::to_string(w) + "]";
     code += "#pragma GCC unroll 16\n  for (long i = 0; i < VL; ++i)\n    if (!(i & " + std::to_string(w) +
-            ")) {\n      vec lo = __builtin_shuffle(r[i], r[i + " + std::to_string(w) + "], ivec{" + low +
-            "});\n      vec hi = __builtin_shuffle(r[i], r[i + " + std::to_string(w) + "], ivec{" + high +
-            "});\n      r[i] = lo;\n      r[i + " + std::to_string(w) + "] = hi;\n    }\n";
+            ")) {\n      vec lo = __builtin_shufflevector(r[i], " + other + low +
+            ");\n      vec hi = __builtin_shufflevector(r[i], " + other + high + ");\n      r[i] = lo;\n      " +
+            other + " = hi;\n    }\n";
   }
   return code + "}\n";
 }
