@@ -261,6 +261,8 @@ struct results_db::impl {
           throw db_error("cannot switch to the WAL journal (the file system may not support it)");
         return;
       } catch (const db_error&) {
+        // The statement is finalized by now; finalizing a statement whose
+        // step failed leaves that step's error code on the connection.
         if ((sqlite3_errcode(db) & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) throw;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));

@@ -22,11 +22,12 @@
 //
 // The plain task does every conversion (weight repacking, padded or NHWC
 // input, the per-tile transpose into the NCHW output, in vector registers)
-// inside the timed kernel: it takes and returns the task's plain NCHW / OIHW tensors. With
-// own layouts (`conv2d:...:own`) tune_prepare repacks the weights and copies
-// the image once, the entry writes a blocked output [B][F / FB][HO][WO][FB]
-// with vector stores, and tune_finish converts it into NCHW; only the entry
-// is timed, as oneDNN's figure in its own layouts leaves its reorders out.
+// inside the timed kernel: it takes and returns the task's plain NCHW / OIHW
+// tensors. With own layouts (`conv2d:...:own`) tune_prepare repacks the
+// weights and copies the image once, the entry writes a blocked output
+// [B][F / FB][HO][WO][FB] with vector stores, and tune_finish converts it
+// into NCHW; only the entry is timed, as oneDNN's figure in its own layouts
+// leaves its reorders out.
 #include <algorithm>
 #include <stdexcept>
 
@@ -46,11 +47,16 @@ constexpr long in_at(long c, long h, long w) { return NHWC ? (h * WP + w) * C + 
 constexpr long XSTEP = NHWC ? S * C : S;
 // Position of (c, ry, rx) in the reduction (and the weight block).
 constexpr long w_at(long c, long ry, long rx) { return C_INNER ? (ry * KW + rx) * C + c : (c * KH + ry) * KW + rx; }
-// Offset of output (b, f, y, x): NCHW, or in the kernel's own layout blocked
-// [B][F / FB][HO][WO][FB] (oneDNN's nChw16c when FB is 16).
+// Offset of output (b, f, y, x) in NCHW, and where the kernel writes it:
+// NCHW, or in its own layout blocked [B][F / FB][HO][WO][FB] (oneDNN's
+// nChw16c when FB is 16).
+constexpr long nchw_at(long b, long f, long y, long x) { return ((b * F + f) * HO + y) * WO + x; }
 constexpr long out_at(long b, long f, long y, long x) {
-  return OWN ? (((b * NFB + f / FB) * HO + y) * WO + x) * FB + f % FB : ((b * F + f) * HO + y) * WO + x;
+  return OWN ? (((b * NFB + f / FB) * HO + y) * WO + x) * FB + f % FB : nchw_at(b, f, y, x);
 }
+// n floats, 64-byte aligned (aligned_alloc wants a multiple of the
+// alignment: whole 16-float lines).
+float* aligned_floats(long n) { return static_cast<float*>(std::aligned_alloc(64, (n + 15) / 16 * 16 * sizeof(float))); }
 
 inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
 TRANSPOSE
@@ -102,8 +108,7 @@ REDUCTION
 
 // The weights repacked into blocks [F / FB][reduction][FB].
 const float* packed_weights(const float* weights) {
-  // aligned_alloc wants a multiple of the alignment: whole 16-float lines.
-  static float* wp = static_cast<float*>(std::aligned_alloc(64, ((F * STEPS + 15) / 16 * 16) * sizeof(float)));
+  static float* wp = aligned_floats(F * STEPS);
   for (long f = 0; f < F; ++f)
     for (long c = 0; c < C; ++c)
       for (long ry = 0; ry < KH; ++ry)
@@ -175,7 +180,7 @@ float* own_output = nullptr;
 extern "C" void tune_prepare(void* const* args) {
   own_weights = packed_weights(static_cast<const float*>(args[2]));
   own_image = image_in_layout(static_cast<const float*>(args[1]));
-  static float* blocked = static_cast<float*>(std::aligned_alloc(64, ((B * F * HO * WO + 15) / 16 * 16) * sizeof(float)));
+  static float* blocked = aligned_floats(B * F * HO * WO);
   own_output = blocked;
 }
 
@@ -187,7 +192,7 @@ extern "C" void tune_finish(void* const* args) {
     for (long f = 0; f < F; ++f)
       for (long y = 0; y < HO; ++y)
         for (long x = 0; x < WO; ++x)
-          output[((b * F + f) * HO + y) * WO + x] = own_output[out_at(b, f, y, x)];
+          output[nchw_at(b, f, y, x)] = own_output[out_at(b, f, y, x)];
 }
 )";
 

@@ -32,7 +32,7 @@ backend_ptr make_task_backend(const task_spec& task, const std::string& backend_
   if (backend_name == "cpu") return make_cpu_backend(make_cpu_task_program(task, options.threads), options);
   if (task.own_layouts)
     throw std::invalid_argument("task " + task.to_string() +
-                                ": own layouts (:own) exist on the cpu backend only; drop " + "':own' to tune it on " +
+                                ": own layouts (:own) exist on the cpu backend only; drop ':own' to tune it on " +
                                 backend_name);
 #ifdef TUNE_WITH_NVRTC
   if (backend_name == "cuda") return make_cuda_task_backend(task, options);
