@@ -253,7 +253,10 @@ struct session::impl {
     }
     if (o.auto_prior && !o.db_path.empty() && std::filesystem::is_regular_file(o.db_path) &&
         is_sqlite_file(o.db_path)) {
-      storage::results_db db(o.db_path, storage::results_db::open_mode::read_only);
+      // Opened as the run will open it, to write: another process may have
+      // made the file and not yet its tables (two runs starting on one new
+      // file), which a read-only open refuses as "empty" and a writer completes.
+      storage::results_db db(o.db_path);
       std::vector<storage::run_record> runs;
       for (const auto& run : db.runs())
         if (run.task_key == be->task_key() && run.device_kind != be->device_kind()) runs.push_back(run);

@@ -1,5 +1,7 @@
 // tune::session end to end: objectives, datasets, callbacks, stop, the
 // database and resume, and every kind of bad option.
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -397,6 +399,28 @@ TEST_CASE("session: runs of the same task on another device in the database are 
   auto w6600 = tune_once(named);
   REQUIRE(w6600.prior_sources.size() == 1);
   CHECK_THAT(w6600.prior_sources[0], Catch::Matchers::Contains("run 1") && Catch::Matchers::Contains("run 2"));
+}
+
+TEST_CASE("session: a database file another process has made but not yet filled is no prior and takes the run",
+          "[facade]") {
+  // What a second tune finds when it starts while the first is creating the
+  // same new file: an SQLite file in the WAL journal, without tables yet.
+  tune::test::scratch_dir dir("facade-auto-prior-new-file");
+  auto db = (dir / "runs.db").string();
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+    CHECK(sqlite3_exec(raw, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  REQUIRE(std::filesystem::file_size(db) > 0);
+  auto o = dedispersion_run("A4000", 5);
+  o.db_path = db;
+  auto report = tune_once(o);
+  CHECK(report.prior_sources.empty());
+  CHECK(report.trials == 5);
+  storage::results_db read(db, storage::results_db::open_mode::read_only);
+  CHECK(read.trials(report.run_id).size() == 5);
 }
 
 TEST_CASE("session: a prior that is not of this task is refused", "[facade]") {
