@@ -3,6 +3,7 @@
 #   scripts/test.sh [CTEST ARGS...]
 #   scripts/test.sh --sanitize address,undefined [CTEST ARGS...]   -> build-asan/
 #   scripts/test.sh --sanitize thread [CTEST ARGS...]              -> build-tsan/
+#     (with CAF and ZeroMQ built under ThreadSanitizer by scripts/tsan_deps.sh)
 # A sanitizer build is a Debug build at -O1 with the given -fsanitize list in
 # its own folder, without the Python module and the benchmarks; it runs the
 # suite except the package tests (those build projects of their own without
@@ -42,6 +43,17 @@ case $sanitize in
 esac
 bash scripts/setup.sh
 jobs=${TUNE_JOBS:-$(nproc)}
+if [ "$sanitize" = thread ]; then
+  # CAF and ZeroMQ hand messages between threads through atomics of their own:
+  # ThreadSanitizer sees them only in instrumented builds of those libraries,
+  # which replace the packaged ones at run time (same sonames).
+  deps=$PWD/build-tsan-deps/lib
+  if [ ! -e "$deps/libcaf_core.so.0.17.6" ] || [ ! -e "$deps/libzmq.so.5" ]; then
+    echo "test: building CAF and ZeroMQ with ThreadSanitizer (scripts/tsan_deps.sh)" >&2
+    bash scripts/tsan_deps.sh
+  fi
+  export LD_LIBRARY_PATH="$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 flags="-O1 -g -fno-omit-frame-pointer -fsanitize=$sanitize"

@@ -566,6 +566,14 @@ TEST_CASE("tune: --space alone and --kinds without a dataset are refused with th
 
 TEST_CASE("tune: a full disk stops the run with a clear error and --resume continues once there is space",
           "[actors][cli]") {
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer's runtime itself dies of SIGBUS at the start of a process
+  // under a file-size limit (a fault in its shadow memory while libLLVM's
+  // static constructors run, before main), so the limit cannot stand for a
+  // full disk in that build.
+  std::puts("SKIPPED: under ThreadSanitizer a process cannot start with RLIMIT_FSIZE set");
+  return;
+#endif
   resumable_replay r("tune-disk-full", "5", "0.001");
   auto& [dir, log, db_file, args] = r;
 
