@@ -46,13 +46,14 @@ fetch() {
     echo "tsan_deps: $dsc was not fetched from Debian's archive" >&2
     exit 3
   }
-  orig=$(awk '/^Checksums-Sha256:/ {f = 1; next} /^[^ ]/ {f = 0} f && $3 ~ /\.orig\.tar\./ {print $3}' "$out/src/$dsc")
-  [ -n "$orig" ] && [ -f "$out/src/$orig" ] || {
+  # The upstream tarball's line of the .dsc's Checksums-Sha256 field: "SHA256 SIZE NAME".
+  local want have
+  read -r want orig < <(awk '/^Checksums-Sha256:/ {f = 1; next} /^[^ ]/ {f = 0}
+    f && $3 ~ /\.orig\.tar\./ {print $1, $3}' "$out/src/$dsc")
+  [ -n "${orig:-}" ] && [ -f "$out/src/$orig" ] || {
     echo "tsan_deps: the upstream tarball of $src $version was not fetched" >&2
     exit 3
   }
-  local want have
-  want=$(awk -v f="$orig" '/^Checksums-Sha256:/ {s = 1; next} /^[^ ]/ {s = 0} s && $3 == f {print $1}' "$out/src/$dsc")
   have=$(sha256sum "$out/src/$orig" | cut -d' ' -f1)
   [ "$want" = "$have" ] || {
     echo "tsan_deps: $orig does not match the SHA-256 in $dsc" >&2
@@ -84,9 +85,10 @@ launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
 
 caf=$(fetch actor-framework libcaf-dev)
-# Without Debian's patch set, the library is built against the headers the
-# package installed (Debian's patches to CAF 0.17.6 touch one header: an
-# include of <limits> that GCC 12 needs); every header the two share is compared.
+# The library is built against the headers the package installed: every header
+# the source and the package share is compared, and the installed one wins. With
+# Debian's patch set applied they are equal; without it (the archive no longer
+# serves CAF 0.17.6's) one differs, an include of <limits> that GCC 12 needs.
 for f in $(cd "$caf" && find libcaf_core/caf libcaf_io/caf -name '*.hpp'); do
   installed=/usr/include/${f#*/}
   if [ -f "$installed" ] && ! cmp -s "$caf/$f" "$installed"; then
