@@ -54,6 +54,7 @@ struct waiting_run {
   compiled_candidate compiled;
   trial_promise promise;
   std::uint32_t requeues = 0;
+  double deadline = 0.0;  ///< steady seconds by which its measurer must answer
 };
 
 /// One measurer as the pool sees it: what it holds, by candidate id.
@@ -75,6 +76,7 @@ struct worker_slot {
   /// Bumped when the worker is replaced or lost: a late answer is dropped.
   std::uint64_t generation = 0;
   std::optional<waiting_build> job;  ///< the candidate it builds now
+  double deadline = 0.0;             ///< steady seconds by which it must answer for the job
   std::size_t track = 0;             ///< its index in the busy tracker
 };
 
@@ -98,6 +100,21 @@ using pool_pointer = compile_pool_actor::stateful_pointer<pool_state>;
 constexpr std::size_t none = static_cast<std::size_t>(-1);
 
 void pump(pool_pointer self);
+
+/// The pool's timer: about four times a second while a build or a
+/// measurement is outstanding or no measurer is alive. The timeouts of
+/// builds and measurements are deadlines checked here rather than request
+/// timeouts: CAF's clock thread wakes for every request timeout set and keeps
+/// its entry until the deadline, answered or not, which cost more than the
+/// rest of a trial's hand-offs on a fast run.
+constexpr auto tick_interval = std::chrono::milliseconds(250);
+
+void schedule_tick(pool_pointer self) {
+  auto& st = self->state;
+  if (st.ticking) return;
+  st.ticking = true;
+  self->delayed_send(self, tick_interval, tick_atom::value);
+}
 
 void abandon_queue(pool_pointer self) {
   auto& st = self->state;
@@ -143,10 +160,7 @@ void watch_lost(pool_pointer self) {
     std::fprintf(stderr, "\nnodes: no measurer left; waiting for a node to come back (%.0f s of %.0f s)\n", waited,
                  st.options.lost_timeout_s);
   }
-  if (!st.ticking) {
-    st.ticking = true;
-    self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
-  }
+  schedule_tick(self);
 }
 
 /// True for a measurer that builds what it measures (a node's, real kernels).
@@ -196,6 +210,34 @@ void requeue_held(pool_pointer self, std::size_t index) {
   slot.held.clear();
 }
 
+/// The measurer of `best` failed to answer for candidate `id` (an error, or
+/// its deadline passed): a remote one's candidate is measured elsewhere (up
+/// to max_requeues times), else it becomes a trial of status `state`.
+void measure_failed(pool_pointer self, std::size_t best, std::uint64_t id, const measurer_actor& handle, status state,
+                    const std::string& message) {
+  auto& st = self->state;
+  auto& slot = st.slots[best];
+  auto it = slot.held.find(id);
+  if (slot.handle != handle || it == slot.held.end()) return;
+  if (slot.remote) {
+    // The network failed this request: measure it elsewhere.
+    auto job = std::move(it->second);
+    slot.held.erase(it);
+    if (++job.requeues <= st.options.max_requeues) {
+      st.to_measure.push_front(std::move(job));
+      pump(self);
+      return;
+    }
+    it = slot.held.emplace(id, std::move(job)).first;
+  }
+  auto job = std::move(it->second);
+  slot.held.erase(it);
+  auto trial = failed_trial(job.compiled.cand, state, job.compiled.build.compile_s, message);
+  trial.device = slot.device >= 0 ? slot.device : static_cast<std::int32_t>(best);
+  job.promise.deliver(std::move(trial));
+  pump(self);
+}
+
 void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
   auto& st = self->state;
   auto& slot = st.slots[best];
@@ -210,18 +252,21 @@ void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
   double per_run = st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
   // The node builds an unbuilt candidate (and those ahead of it) before running it.
   if (builds_itself(st, slot)) per_run += st.options.compile_timeout_s * st.options.time_scale;
-  auto timeout = detail::wall_timeout(per_run * (2.0 + slot.prefetch));
+  job.deadline = detail::steady_seconds() + per_run * (2.0 + slot.prefetch);
   auto id = job.compiled.cand.id;
   auto compiled = job.compiled;
   slot.held.emplace(id, std::move(job));
   auto handle = slot.handle;
-  self->request(handle, timeout, measure_atom::value, std::move(compiled))
+  schedule_tick(self);
+  // No request timeout: the deadline is checked on the tick (expire_overdue),
+  // and an answer that comes after it finds the candidate gone and is dropped.
+  self->request(handle, caf::infinite, measure_atom::value, std::move(compiled))
       .then(
           [self, best, id, handle](measured_trial& trial) mutable {
             detail::cpu_scope cpu(self->state.cpu_s);
             auto& slot = self->state.slots[best];
             auto it = slot.held.find(id);
-            // Gone: the measurer was lost and the candidate went elsewhere.
+            // Gone: the measurer was lost or overdue and the candidate went elsewhere.
             if (slot.handle != handle || it == slot.held.end()) return;
             auto promise = it->second.promise;
             slot.held.erase(it);
@@ -231,29 +276,8 @@ void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
           },
           [self, best, id, handle](caf::error& err) mutable {
             detail::cpu_scope cpu(self->state.cpu_s);
-            auto& st = self->state;
-            auto& slot = st.slots[best];
-            auto it = slot.held.find(id);
-            if (slot.handle != handle || it == slot.held.end()) return;
-            if (slot.remote) {
-              // The network failed this request: measure it elsewhere.
-              auto job = std::move(it->second);
-              slot.held.erase(it);
-              if (++job.requeues <= st.options.max_requeues) {
-                st.to_measure.push_front(std::move(job));
-                pump(self);
-                return;
-              }
-              it = slot.held.emplace(id, std::move(job)).first;
-            }
-            auto job = std::move(it->second);
-            slot.held.erase(it);
-            auto state = err == caf::sec::request_timeout ? status::run_timeout : status::unknown;
-            auto trial = failed_trial(job.compiled.cand, state, job.compiled.build.compile_s,
-                                      "measurer gave no answer: " + self->system().render(err));
-            trial.device = slot.device >= 0 ? slot.device : static_cast<std::int32_t>(best);
-            job.promise.deliver(std::move(trial));
-            pump(self);
+            measure_failed(self, best, id, handle, status::unknown,
+                           "measurer gave no answer: " + self->system().render(err));
           });
 }
 
@@ -361,6 +385,62 @@ bool worker_useful(const pool_state& st, const worker_slot& worker) {
   return false;
 }
 
+/// Worker `w` of `generation` failed to answer for its job: an error
+/// (`error` true) or its deadline passed. A node's worker that the network
+/// failed is lost and its candidate built elsewhere; otherwise the candidate
+/// becomes build_timeout and a worker of this machine is replaced (it may
+/// still be blocked in the backend; it ends when the call returns).
+void build_failed(pool_pointer self, std::size_t w, std::uint64_t generation, bool error, const std::string& message) {
+  auto& st = self->state;
+  auto& worker = st.workers[w];
+  if (worker.generation != generation || !worker.job) return;
+  if (worker.remote && error) {
+    lose_worker(self, w);  // the network failed it: build it elsewhere
+    pump(self);
+    return;
+  }
+  st.tracker.stop(worker.track);
+  auto job = std::move(*worker.job);
+  worker.job.reset();
+  if (worker.remote)
+    ++worker.generation;  // its late answer must not be taken for its next job's
+  else
+    replace_worker(self, w);
+  job.promise.deliver(failed_trial(job.cand, status::build_timeout, st.options.compile_timeout_s, message));
+  pump(self);
+}
+
+/// On the tick: builds and measurements past their deadlines.
+void expire_overdue(pool_pointer self) {
+  auto& st = self->state;
+  double now = detail::steady_seconds();
+  for (std::size_t w = 0; w < st.workers.size(); ++w) {
+    auto& worker = st.workers[w];
+    if (!worker.job || worker.deadline > now) continue;
+    char message[128];
+    std::snprintf(message, sizeof message, "build worker gave no answer within the compile timeout (%.3g s + %.3g s)",
+                  st.options.compile_timeout_s * st.options.time_scale, st.options.request_grace_s);
+    build_failed(self, w, worker.generation, false, message);
+  }
+  for (std::size_t d = 0; d < st.slots.size(); ++d) {
+    std::vector<std::uint64_t> overdue;
+    for (const auto& [id, job] : st.slots[d].held)
+      if (job.deadline <= now) overdue.push_back(id);
+    for (auto id : overdue)
+      measure_failed(self, d, id, st.slots[d].handle, status::run_timeout,
+                     "measurer gave no answer within its deadline (the run timeout and grace for each candidate it "
+                     "held)");
+  }
+}
+
+bool outstanding(const pool_state& st) {
+  for (const auto& worker : st.workers)
+    if (worker.job) return true;
+  for (const auto& slot : st.slots)
+    if (!slot.held.empty()) return true;
+  return false;
+}
+
 void pump_build(pool_pointer self) {
   auto& st = self->state;
   for (std::size_t w = 0; w < st.workers.size() && !st.to_build.empty(); ++w) {
@@ -369,10 +449,13 @@ void pump_build(pool_pointer self) {
     worker.job = std::move(st.to_build.front());
     st.to_build.pop_front();
     st.tracker.start(worker.track);
-    auto timeout =
-        detail::wall_timeout(st.options.compile_timeout_s * st.options.time_scale + st.options.request_grace_s);
+    worker.deadline =
+        detail::steady_seconds() + st.options.compile_timeout_s * st.options.time_scale + st.options.request_grace_s;
     auto generation = worker.generation;
-    self->request(worker.handle, timeout, build_atom::value, worker.job->cand)
+    schedule_tick(self);
+    // No request timeout: the deadline is checked on the tick (expire_overdue);
+    // an answer after it comes from a replaced generation and is dropped.
+    self->request(worker.handle, caf::infinite, build_atom::value, worker.job->cand)
         .then(
             [self, w, generation](compiled_candidate& compiled) {
               detail::cpu_scope cpu(self->state.cpu_s);
@@ -392,21 +475,7 @@ void pump_build(pool_pointer self) {
             },
             [self, w, generation](caf::error& err) {
               detail::cpu_scope cpu(self->state.cpu_s);
-              auto& st = self->state;
-              auto& worker = st.workers[w];
-              if (worker.generation != generation || !worker.job) return;
-              if (worker.remote && err != caf::sec::request_timeout) {
-                lose_worker(self, w);  // the network failed it: build it elsewhere
-                pump(self);
-                return;
-              }
-              st.tracker.stop(worker.track);
-              auto job = std::move(*worker.job);
-              worker.job.reset();
-              if (!worker.remote) replace_worker(self, w);
-              job.promise.deliver(failed_trial(job.cand, status::build_timeout, st.options.compile_timeout_s,
-                                               "build worker gave no answer: " + self->system().render(err)));
-              pump(self);
+              build_failed(self, w, generation, true, "build worker gave no answer: " + self->system().render(err));
             });
   }
 }
@@ -465,8 +534,11 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
         pump(self);
       },
       [self](tick_atom) {
+        detail::cpu_scope cpu(self->state.cpu_s);
         self->state.ticking = false;
+        expire_overdue(self);
         pump(self);
+        if (outstanding(self->state)) schedule_tick(self);
       },
   };
 }

@@ -8,8 +8,10 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 #include <chrono>
+#include <cstdio>
 #include <deque>
 #include <exception>
+#include <optional>
 
 #include "stage_clock.hpp"
 #include "tune/actors/interfaces.hpp"
@@ -46,6 +48,13 @@ struct measurer_state {
   device_runner_actor runner;
   std::deque<waiting_run> queue;
   bool running = false;
+  /// The run in progress: its number (an answer for an earlier one, from a
+  /// runner replaced after its deadline, is dropped), the steady-clock
+  /// deadline, and what to deliver if it passes.
+  std::uint64_t run_number = 0;
+  double deadline = 0.0;
+  std::optional<waiting_run> current;
+  bool ticking = false;
   detail::busy_tracker tracker{1};
   double cpu_s = 0.0;
   static inline const char* name = "measurer";
@@ -67,44 +76,66 @@ measured_trial make_trial(const compiled_candidate& compiled, const run_result& 
   return trial;
 }
 
+/// The measurer's timer: about four times a second while a run is in
+/// progress. The run's timeout is a deadline checked here rather than a
+/// request timeout: CAF's clock thread wakes for every request timeout set
+/// and keeps its entry until the deadline, answered or not.
+constexpr auto tick_interval = std::chrono::milliseconds(250);
+
+void start_next(measurer_pointer self);
+
+void finish_run(measurer_pointer self, const run_result& run) {
+  auto& st = self->state;
+  st.tracker.stop(0);
+  st.running = false;
+  auto job = std::move(*st.current);
+  st.current.reset();
+  job.promise.deliver(make_trial(job.compiled, run, st.options.device));
+  start_next(self);
+}
+
+/// The runner did not answer (an error, or the deadline passed): it may still
+/// be blocked inside the backend, so a fresh one takes the next run; the
+/// stale one ends when its call returns.
+void runner_failed(measurer_pointer self, status state, std::string message) {
+  auto& st = self->state;
+  ++st.run_number;  // a late answer of the stale runner is dropped
+  self->unlink_from(st.runner);
+  self->send_exit(st.runner, caf::exit_reason::kill);
+  st.runner =
+      self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device, st.options.run_timeout_s);
+  run_result run;
+  run.state = state;
+  run.run_s = st.options.run_timeout_s;
+  run.message = std::move(message);
+  finish_run(self, run);
+}
+
 void start_next(measurer_pointer self) {
   auto& st = self->state;
   if (st.running || st.queue.empty()) return;
-  auto job = std::move(st.queue.front());
+  st.current = std::move(st.queue.front());
   st.queue.pop_front();
   st.running = true;
   st.tracker.start(0);
-  double wall_s = st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
-  auto timeout = detail::wall_timeout(wall_s);
-  auto promise = job.promise;
-  auto compiled = job.compiled;
-  self->request(st.runner, timeout, run_atom::value, std::move(job.compiled))
+  st.deadline =
+      detail::steady_seconds() + st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
+  auto number = ++st.run_number;
+  if (!st.ticking) {
+    st.ticking = true;
+    self->delayed_send(self, tick_interval, tick_atom::value);
+  }
+  self->request(st.runner, caf::infinite, run_atom::value, st.current->compiled)
       .then(
-          [self, promise, compiled](run_result& run) mutable {
+          [self, number](run_result& run) {
             detail::cpu_scope cpu(self->state.cpu_s);
-            auto& st = self->state;
-            st.tracker.stop(0);
-            st.running = false;
-            promise.deliver(make_trial(compiled, run, st.options.device));
-            start_next(self);
+            if (number != self->state.run_number || !self->state.running) return;
+            finish_run(self, run);
           },
-          [self, promise, compiled](caf::error& err) mutable {
+          [self, number](caf::error& err) {
             detail::cpu_scope cpu(self->state.cpu_s);
-            auto& st = self->state;
-            st.tracker.stop(0);
-            st.running = false;
-            // The runner may still be blocked inside the backend: a fresh one
-            // takes the next run; the stale one ends when its call returns.
-            self->unlink_from(st.runner);
-            self->send_exit(st.runner, caf::exit_reason::kill);
-            st.runner = self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device,
-                                                                 st.options.run_timeout_s);
-            run_result run;
-            run.state = err == caf::sec::request_timeout ? status::run_timeout : status::unknown;
-            run.run_s = st.options.run_timeout_s;
-            run.message = "device runner gave no answer: " + self->system().render(err);
-            promise.deliver(make_trial(compiled, run, st.options.device));
-            start_next(self);
+            if (number != self->state.run_number || !self->state.running) return;
+            runner_failed(self, status::unknown, "device runner gave no answer: " + self->system().render(err));
           });
 }
 
@@ -124,6 +155,22 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
       },
       [self](stats_atom, double from, double to) {
         return stage_stats{1, self->state.tracker.busy_within(from, to), to - from, self->state.cpu_s};
+      },
+      [self](tick_atom) {
+        detail::cpu_scope cpu(self->state.cpu_s);
+        auto& st = self->state;
+        st.ticking = false;
+        if (st.running && detail::steady_seconds() >= st.deadline) {
+          char message[128];
+          std::snprintf(message, sizeof message,
+                        "device runner gave no answer within the run timeout (%.3g s + %.3g s)",
+                        st.options.run_timeout_s * st.options.time_scale, st.options.request_grace_s);
+          runner_failed(self, status::run_timeout, message);
+        }
+        if (st.running && !st.ticking) {
+          st.ticking = true;
+          self->delayed_send(self, tick_interval, tick_atom::value);
+        }
       },
   };
 }

@@ -264,6 +264,7 @@ measurer_actor::behavior_type node_measurer(node_measurer_pointer self, backend_
       [self](stats_atom, double from, double to) {
         return self->delegate(self->state.inner, stats_atom::value, from, to);
       },
+      [](tick_atom) {},  // the timer of the measurer inside; this one sets none
   };
 }
 

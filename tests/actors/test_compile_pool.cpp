@@ -1,5 +1,9 @@
+#include <caf/actor_cast.hpp>
 #include <caf/exit_reason.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include "actors/pipeline_fixtures.hpp"
 
@@ -49,6 +53,26 @@ struct pool_fixture {
   }
 };
 
+/// A measurer that takes every candidate and never answers (a node that
+/// hangs without its connection dropping).
+struct silent_state {
+  std::vector<caf::typed_response_promise<measured_trial>> held;
+};
+
+measurer_actor::behavior_type silent_measurer(measurer_actor::stateful_pointer<silent_state> self) {
+  return {
+      [self](measure_atom, compiled_candidate&) {
+        auto promise = self->make_response_promise<measured_trial>();
+        self->state.held.push_back(promise);
+        return promise;
+      },
+      [](stats_atom, double from, double to) {
+        return stage_stats{1, 0.0, to - from, 0.0};
+      },
+      [](tick_atom) {},
+  };
+}
+
 }  // namespace
 
 TEST_CASE("compile pool builds with at most N workers and serialises each device", "[actors]") {
@@ -97,6 +121,41 @@ TEST_CASE("a build that hangs past its timeout becomes build_timeout and the wor
   CHECK(got[3].state == status::build_timeout);
   CHECK(got[4].state == status::ok);
   CHECK(got[6].state == status::ok);
+}
+
+TEST_CASE("a measurer that never answers makes its candidates run_timeout after their deadline", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<tune::testing::grid_backend>(space, 1);
+  compile_pool_options options;
+  options.workers = 1;
+  options.run_timeout_s = 0.2;
+  options.request_grace_s = 0.05;
+  options.measurers.push_back(t.system.spawn(silent_measurer));
+  options.prefetch.push_back(1);
+  auto pool = spawn_compile_pool(t.system, backend, options);
+  // Ended however the test ends: the actor system waits for its actors.
+  struct stop_all {
+    tune::testing::actor_test_system& t;
+    std::vector<caf::actor> actors;
+    ~stop_all() {
+      for (auto& a : actors) t.self->send_exit(a, caf::exit_reason::user_shutdown);
+    }
+  } stop{t, {caf::actor_cast<caf::actor>(pool), caf::actor_cast<caf::actor>(options.measurers[0])}};
+  auto started = std::chrono::steady_clock::now();
+  for (std::uint64_t flat : {1u, 2u}) t.self->send(pool, evaluate_atom::value, candidate{flat, space->unflatten(flat)});
+  std::map<std::uint64_t, measured_trial> got;
+  for (int i = 0; i < 2; ++i)
+    t.self->receive([&](measured_trial& trial) { got[trial.id] = std::move(trial); },
+                    caf::after(reply_timeout) >> [&] { FAIL("no trial from the pool"); });
+  // Each held candidate's deadline: (run timeout + grace) x (2 + prefetch).
+  CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(700));
+  REQUIRE(got.size() == 2);
+  for (auto& [id, trial] : got) {
+    CHECK(trial.state == status::run_timeout);
+    CHECK(trial.message.find("measurer gave no answer") != std::string::npos);
+    CHECK(trial.device == 0);
+  }
 }
 
 TEST_CASE("compile pool reports busy time of its workers", "[actors]") {

@@ -243,8 +243,10 @@ device_runner_actor spawn_device_runner(caf::actor_system& system, backend_ptr b
 ///   failed or timed out runs included.
 /// - (stats, from, to) -> stage_stats: device busy time inside [from, to]
 ///   (steady-clock seconds).
-using measurer_actor = caf::typed_actor<caf::replies_to<measure_atom, compiled_candidate>::with<measured_trial>,
-                                        caf::replies_to<stats_atom, double, double>::with<stage_stats>>;
+/// - (tick): internal timer while a run is in progress (its deadline).
+using measurer_actor =
+    caf::typed_actor<caf::replies_to<measure_atom, compiled_candidate>::with<measured_trial>,
+                     caf::replies_to<stats_atom, double, double>::with<stage_stats>, caf::reacts_to<tick_atom>>;
 
 struct measurer_options {
   int device = 0;
@@ -266,7 +268,8 @@ measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, co
 /// - (join, measurers, device ids, prefetch, builders): measurers and compile
 ///   workers of a remote node that (re)connected; a device id already known
 ///   replaces its lost measurer.
-/// - (tick): internal timer while no measurer is alive.
+/// - (tick): internal timer while a build or a measurement is outstanding (their
+///   deadlines) or no measurer is alive.
 /// Remote measurers are monitored: when one goes down, the candidates it
 /// held go back to the front of the queue (the promise of each is delivered
 /// once, so nothing is recorded twice) and the rest measure them.
