@@ -61,7 +61,10 @@ struct pipeline_options {
   /// true nothing more is handed out and the run ends when the work in flight
   /// has drained.
   std::function<bool()> stop_requested;
-  std::size_t scheduler_threads = 2;
+  /// CAF scheduler threads. One: the actors' handlers are short and the
+  /// blocking work runs on detached workers and runners; a second thread
+  /// made most messages wake a sleeping one (docs/pipeline.md).
+  std::size_t scheduler_threads = 1;
   /// Wall seconds after which a generator that has not answered is reported
   /// on stderr; the run waits for it (population_options::demand_notice_s).
   double demand_notice_s = 30.0;
