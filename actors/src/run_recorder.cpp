@@ -125,8 +125,15 @@ void run_recorder::started() {
   publisher_->publish(make_event(e));
 }
 
-void run_recorder::on_trial(const measured_trial& trial, bool new_best) {
-  trial_input input;
+namespace {
+double steady_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+void run_recorder::add(const measured_trial& trial, bool new_best) {
+  queued_trial q;
+  auto& input = q.input;
   input.config_json = options_.space->to_json(trial.config);
   input.state = trial.state;
   if (trial.ok()) input.time_ms = trial.time_ms;
@@ -135,31 +142,56 @@ void run_recorder::on_trial(const measured_trial& trial, bool new_best) {
   input.device = device_name(trial.device);
   input.objectives = trial.objectives;
   if (trial.reused_from_run >= 0) input.reused_from_run = trial.reused_from_run;
-  auto outcome = db_->record_trial(run_id_, input);
-  if (!publisher_ || !outcome.inserted) return;
-  trial_finished_event e;
-  e.seq = outcome.seq;
-  e.config = nlohmann::json::parse(input.config_json);
-  e.status = std::string(to_string(trial.state));
-  if (trial.ok()) e.time_ms = trial.time_ms;
-  e.compile_s = input.compile_s;
-  e.run_s = input.run_s;
-  e.device = input.device;
-  e.elapsed_s = trial.finished_s;
-  e.cached = trial.reused_from_run >= 0;
-  // The database's own clock, so that a reader catching up from it and one
-  // reading these events see the same time for each trial.
-  e.wall_elapsed_s = wall_elapsed(outcome.finished_at);
-  publisher_->publish(make_event(e));
-  if (new_best) {
-    new_best_event b;
-    b.seq = outcome.seq;
-    b.config = e.config;
-    b.time_ms = trial.time_ms;
-    b.elapsed_s = trial.finished_s;
-    b.wall_elapsed_s = e.wall_elapsed_s;
-    publisher_->publish(make_event(b));
+  input.finished_at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (publisher_) q.trial = trial;  // its event needs it after the commit
+  q.new_best = new_best;
+  queue_.push_back(std::move(q));
+}
+
+bool run_recorder::commit_due() const {
+  return !queue_.empty() && steady_now() - last_commit_ >= options_.commit_interval_s;
+}
+
+std::size_t run_recorder::commit() {
+  if (queue_.empty()) return 0;
+  auto queue = std::move(queue_);
+  queue_.clear();
+  last_commit_ = steady_now();
+  std::vector<trial_input> inputs;
+  inputs.reserve(queue.size());
+  for (const auto& q : queue) inputs.push_back(q.input);
+  auto outcomes = db_->record_trials(run_id_, inputs);
+  if (!publisher_) return queue.size();
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const auto& outcome = outcomes[i];
+    if (!outcome.inserted) continue;
+    const auto& trial = queue[i].trial;
+    const auto& input = queue[i].input;
+    trial_finished_event e;
+    e.seq = outcome.seq;
+    e.config = nlohmann::json::parse(input.config_json);
+    e.status = std::string(to_string(trial.state));
+    if (trial.ok()) e.time_ms = trial.time_ms;
+    e.compile_s = input.compile_s;
+    e.run_s = input.run_s;
+    e.device = input.device;
+    e.elapsed_s = trial.finished_s;
+    e.cached = trial.reused_from_run >= 0;
+    // The database's own clock, so that a reader catching up from it and one
+    // reading these events see the same time for each trial.
+    e.wall_elapsed_s = wall_elapsed(outcome.finished_at);
+    publisher_->publish(make_event(e));
+    if (queue[i].new_best) {
+      new_best_event b;
+      b.seq = outcome.seq;
+      b.config = e.config;
+      b.time_ms = trial.time_ms;
+      b.elapsed_s = trial.finished_s;
+      b.wall_elapsed_s = e.wall_elapsed_s;
+      publisher_->publish(make_event(b));
+    }
   }
+  return queue.size();
 }
 
 void run_recorder::on_progress(const progress_report& report) {
@@ -179,6 +211,7 @@ void run_recorder::on_progress(const progress_report& report) {
 }
 
 void run_recorder::finished(const run_summary& summary, bool interrupted) {
+  commit();
   if (!interrupted) db_->finish_run(run_id_, summary.reason == "failed" ? run_state::failed : run_state::finished);
   if (!publisher_) return;
   run_finished_event e;

@@ -330,9 +330,17 @@ void session::request_stop() noexcept { impl_->options.stop.request_stop(); }
 
 namespace {
 
-/// Behind the population: the recorder first (the database is the truth),
-/// then the embedder's callbacks. A callback that throws stops the run; the
-/// exception is thrown again from run() once the run has drained.
+/// Behind the population: the recorder first, then the embedder's callbacks.
+/// The recorder commits trials in groups (run_recorder::commit_due: at once
+/// while trials come slower than its interval, else with the next trial after
+/// it or on the progress tick, and what is left when the run has drained);
+/// the callbacks hear of each trial as it arrives, so that one of them can
+/// stop a fast run at once. Other processes see only committed trials (the
+/// database, the event stream). A group that cannot be committed (disk full,
+/// file no longer writable) stops the run: its trials, told already, are not
+/// recorded, nothing after them is, and --resume measures them again. A
+/// callback that throws stops the run; the exception is thrown again from
+/// run() once the run has drained.
 class session_listener final : public actors::trial_listener {
  public:
   session_listener(std::shared_ptr<actors::run_recorder> recorder, const session_options& options,
@@ -340,22 +348,75 @@ class session_listener final : public actors::trial_listener {
       : recorder_(std::move(recorder)), options_(options), space_(std::move(space)), topo_(topo) {}
 
   void on_trial(const actors::measured_trial& trial, bool new_best) override {
-    // A trial that cannot be recorded (disk full, file no longer writable)
-    // stops the run: nothing after it is recorded either, the run stays
-    // resumable, and run() reports why once the work in flight has drained.
     if (record_failed_) return;
     try {
-      recorder_->on_trial(trial, new_best);
+      recorder_->add(trial, new_best);
     } catch (const std::exception& e) {
-      std::lock_guard lock(mutex_);
-      record_failed_ = true;
-      record_error_ = "results DB " + options_.db_path + ": could not record trial " + std::to_string(next_seq_) +
-                      " (" + e.what() + "); the run stopped and the " + std::to_string(next_seq_) +
-                      " trials recorded before are kept. Free space on its disk (or make the file writable again) "
-                      "and continue the run with --resume";
-      options_.stop.request_stop();
+      fail(e);
       return;
     }
+    if (recorder_->commit_due()) commit();
+    tell(trial, new_best);
+  }
+
+  void on_progress(const actors::progress_report& report) override {
+    commit();
+    recorder_->on_progress(report);
+    if (!options_.on_progress) return;
+    progress_info p;
+    p.trials = report.trials;
+    p.budget = options_.budget;
+    p.at_s = report.at_s;
+    p.trials_per_s = report.rate;
+    p.compile_busy = report.compile_busy;
+    p.device_busy = report.device_busy;
+    p.best_time_ms = report.best_time_ms;
+    guarded([&] { options_.on_progress(p); });
+  }
+
+  /// Commits what waits; after the run has ended.
+  void drain() { commit(); }
+
+  std::exception_ptr error() const {
+    std::lock_guard lock(mutex_);
+    return error_;
+  }
+
+  /// Why a trial could not be recorded; empty when every trial was.
+  std::string record_error() const {
+    std::lock_guard lock(mutex_);
+    return record_error_;
+  }
+
+  /// The trial number the next trial gets (the recorded trials of a resumed run come first).
+  void first_seq(std::uint64_t seq) { next_seq_ = recorded_ = seq; }
+  /// Program-edit evolution: every ok trial with two objectives.
+  std::vector<trial_info> evolved() const {
+    std::lock_guard lock(mutex_);
+    return evolved_;
+  }
+
+ private:
+  void commit() {
+    if (record_failed_) return;
+    try {
+      recorded_ += recorder_->commit();
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+  }
+
+  void fail(const std::exception& e) {
+    std::lock_guard lock(mutex_);
+    record_failed_ = true;
+    record_error_ = "results DB " + options_.db_path + ": could not record trial " + std::to_string(recorded_) + " (" +
+                    e.what() + "); the run stopped and the " + std::to_string(recorded_) +
+                    " trials recorded before are kept. Free space on its disk (or make the file writable again) "
+                    "and continue the run with --resume";
+    options_.stop.request_stop();
+  }
+
+  void tell(const actors::measured_trial& trial, bool new_best) {
     if (!options_.workload.empty() && trial.ok() && trial.objectives.size() >= 2) {
       auto info = detail::to_trial_info(trial, new_best, *space_, topo_);
       info.id = next_seq_;
@@ -371,40 +432,6 @@ class session_listener final : public actors::trial_listener {
     });
   }
 
-  void on_progress(const actors::progress_report& report) override {
-    recorder_->on_progress(report);
-    if (!options_.on_progress) return;
-    progress_info p;
-    p.trials = report.trials;
-    p.budget = options_.budget;
-    p.at_s = report.at_s;
-    p.trials_per_s = report.rate;
-    p.compile_busy = report.compile_busy;
-    p.device_busy = report.device_busy;
-    p.best_time_ms = report.best_time_ms;
-    guarded([&] { options_.on_progress(p); });
-  }
-
-  std::exception_ptr error() const {
-    std::lock_guard lock(mutex_);
-    return error_;
-  }
-
-  /// Why a trial could not be recorded; empty when every trial was.
-  std::string record_error() const {
-    std::lock_guard lock(mutex_);
-    return record_error_;
-  }
-
-  /// The trial number the next trial gets (the recorded trials of a resumed run come first).
-  void first_seq(std::uint64_t seq) { next_seq_ = seq; }
-  /// Program-edit evolution: every ok trial with two objectives.
-  std::vector<trial_info> evolved() const {
-    std::lock_guard lock(mutex_);
-    return evolved_;
-  }
-
- private:
   template <class F>
   void guarded(F&& f) {
     try {
@@ -426,6 +453,7 @@ class session_listener final : public actors::trial_listener {
   std::string record_error_;
   std::uint64_t next_seq_ = 0;
   std::vector<trial_info> evolved_;
+  std::uint64_t recorded_ = 0;  ///< trials committed (a resumed run's recorded ones included)
 };
 
 }  // namespace
@@ -562,6 +590,7 @@ run_report session::run() {
                  po.prior.size());
   recorder->started();
   auto summary = actors::run_pipeline(s.be, std::move(s.search), po);
+  listener->drain();
   auto record_error = listener->record_error();
   // A run that could not record a trial stays resumable, as an interrupted one.
   bool interrupted = summary.reason == "stopped" || !record_error.empty();

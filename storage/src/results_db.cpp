@@ -552,6 +552,8 @@ void check_trial(const trial_input& trial) {
     throw std::invalid_argument("record_trial: compile_s and run_s must be finite and >= 0");
   for (double value : trial.objectives)
     if (!std::isfinite(value)) throw std::invalid_argument("record_trial: objectives must be finite numbers");
+  if (trial.finished_at && !(std::isfinite(*trial.finished_at) && *trial.finished_at >= 0))
+    throw std::invalid_argument("record_trial: finished_at must be a finite time >= 0 (Unix seconds)");
 }
 
 }  // namespace
@@ -598,7 +600,8 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
         insert.bind(5, trial.time_ms);
       else
         insert.bind_null(5);
-      insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, now);
+      double finished_at = trial.finished_at.value_or(now);
+      insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, finished_at);
       if (trial.objectives.empty())
         insert.bind_null(10);
       else
@@ -608,7 +611,7 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
       else
         insert.bind_null(11);
       insert.step();
-      out.push_back({true, seq++, now});
+      out.push_back({true, seq++, finished_at});
     }
     return std::move(out);
   });

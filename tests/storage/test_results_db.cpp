@@ -152,6 +152,11 @@ TEST_CASE("results db rejects invalid trials", "[storage]") {
   auto negative = ok_trial(config(1), 1.0);
   negative.compile_s = -1;
   CHECK_THROWS_AS(db.record_trial(run, negative), std::invalid_argument);
+  for (double when : {std::nan(""), -1.0, HUGE_VAL}) {
+    auto bad_time = ok_trial(config(1), 1.0);
+    bad_time.finished_at = when;
+    CHECK_THROWS_WITH(db.record_trial(run, bad_time), Contains("finished_at"));
+  }
   auto bad_options = spec();
   bad_options.options_json = "[]";
   CHECK_THROWS_WITH(db.create_run(bad_options), Contains("JSON object"));
@@ -379,6 +384,14 @@ TEST_CASE("results db tells the recorder when a new trial finished, as stored", 
   REQUIRE(stored.size() == 1);
   CHECK(first.finished_at == stored[0].finished_at);  // the same double, not just close
   CHECK(first.finished_at >= db.find_run(run)->started_at);
+
+  // A trial recorded after waiting in a group keeps the time it finished.
+  auto waited = ok_trial(config(2), 3.0);
+  waited.finished_at = first.finished_at - 0.25;
+  auto outcome = db.record_trial(run, waited);
+  REQUIRE(outcome.inserted);
+  CHECK(outcome.finished_at == *waited.finished_at);
+  CHECK(db.trials(run)[1].finished_at == *waited.finished_at);
 }
 
 TEST_CASE("results db reports corrupt rows by file, table and row", "[storage]") {

@@ -1,11 +1,17 @@
 #pragma once
-// The population's listener for a real run: every trial goes to the results
-// database (committed before anything else hears of it) and, when asked, to
-// the event stream. It also opens or resumes the run and offers earlier
-// measurements of the same task as a cache.
+// A real run's record: every trial goes to the results database and, once
+// committed there, to the event stream. It also opens or resumes the run and
+// offers earlier measurements of the same task as a cache.
 //
-//   population ──on_trial──> run_recorder ──record_trial──> results_db
-//                                         ──publish──────> event_publisher
+// Trials are committed in groups: add() queues one, commit() writes every
+// queued trial in one transaction and then publishes their events. A caller
+// commits when commit_due() says so, which is at once while commits are at
+// least commit_interval_s apart (a run of slow trials commits each as it
+// comes), and on its timer; a fast run so pays for one transaction per
+// interval instead of one per trial.
+//
+//   session listener ──add/commit──> run_recorder ──record_trials──> results_db
+//                                                 ──publish───────> event_publisher
 
 #include <cstdint>
 #include <memory>
@@ -42,14 +48,16 @@ struct recorder_options {
   std::optional<std::int64_t> budget_trials;
   std::optional<double> budget_seconds;
   nlohmann::json topology = nlohmann::json::object();
+  /// Wall seconds that commits are apart at least while trials come faster.
+  double commit_interval_s = 0.05;
 };
 
-class run_recorder : public trial_listener {
+class run_recorder {
  public:
   /// Opens the database and creates (or resumes) the run. Throws
   /// std::invalid_argument for a database that cannot be used.
   explicit run_recorder(recorder_options options);
-  ~run_recorder() override;
+  ~run_recorder();
 
   std::int64_t run_id() const { return run_id_; }
   bool resumed() const { return resumed_; }
@@ -65,10 +73,18 @@ class run_recorder : public trial_listener {
   void add_devices(const std::vector<storage::device_spec>& devices);
   /// Publishes run_started; call once before the pipeline starts.
   void started();
-  void on_trial(const measured_trial& trial, bool new_best) override;
-  void on_progress(const progress_report& report) override;
-  /// Marks the run finished (unless `interrupted`: then --resume continues
-  /// it) and publishes run_finished.
+  /// Queues a trial; nothing is written until commit().
+  void add(const measured_trial& trial, bool new_best);
+  /// Trials queued and the last commit at least commit_interval_s ago.
+  bool commit_due() const;
+  /// Writes the queued trials in one transaction, then publishes their
+  /// events; returns how many were queued. On a database error none of them
+  /// is recorded, the queue is emptied and the error is thrown.
+  std::size_t commit();
+  std::size_t queued() const { return queue_.size(); }
+  void on_progress(const progress_report& report);
+  /// Commits what is queued, marks the run finished (unless `interrupted`:
+  /// then --resume continues it) and publishes run_finished.
   void finished(const run_summary& summary, bool interrupted);
 
  private:
@@ -85,6 +101,13 @@ class run_recorder : public trial_listener {
   bool resumed_ = false;
   std::vector<measured_trial> prior_;
   std::shared_ptr<std::unordered_map<std::string, storage::trial_record>> cache_;
+  struct queued_trial {
+    storage::trial_input input;
+    measured_trial trial;
+    bool new_best = false;
+  };
+  std::vector<queued_trial> queue_;
+  double last_commit_ = -1e300;  ///< steady seconds
 };
 
 }  // namespace tune::actors

@@ -76,6 +76,9 @@ struct trial_input {
   std::vector<double> objectives;  ///< extra objectives; may be empty
   /// Run whose measurement was reused instead of measuring again (cache hit).
   std::optional<std::int64_t> reused_from_run;
+  /// When the trial finished (Unix seconds), for a trial recorded after it
+  /// waited in a group; empty: the time it is recorded.
+  std::optional<double> finished_at;
 };
 
 struct trial_record {
