@@ -2,6 +2,16 @@
 // (the tail) are searched exhaustively and merged, and the tree is rebuilt
 // once the tail outgrows a sixteenth of it, so interleaved add/predict stays
 // cheap and every answer is exact.
+//
+// Value tables: the rows sit in buckets by the values of the first `keyed`
+// parameters (as many as keep the possible keys at most 1024; one at least),
+// each bucket holding its rows' other value indices row by row, in the order
+// the rows were added. A query takes the bucket whose key terms sum smallest
+// first, then every other bucket whose key sum does not exceed the k-th
+// distance found so far, and leaves a row as soon as its partial sum exceeds
+// it: the terms are non-negative and a row's distance adds them in parameter
+// order from the first, so a partial sum never exceeds the whole and the
+// answer is that of a scan of every row.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -64,9 +74,10 @@ struct canberra_metric {
   }
 };
 
-// The k nearest rows of a scan in row order: a row replaces the current k-th
-// only when strictly nearer, so ties keep the lowest rows, as the exhaustive
-// scan does.
+// The k smallest (distance, row) pairs offered, in any order: among equal
+// distances the lowest rows, as a scan in row order keeps. `worst` is the
+// k-th distance once k are held (infinity before); a row farther than it can
+// never enter.
 struct nearest_rows {
   std::size_t want;
   std::vector<std::pair<double, std::size_t>>& best;  // sorted, at most want
@@ -80,47 +91,6 @@ struct nearest_rows {
   }
 };
 
-// Distance of each row = sum over parameters of table[p][column[p][row]].
-// P > 0: exactly P parameters, whose pointers are copied to locals so that
-// they stay in registers and the per-row loop is a few loads and adds;
-// P = 0: any number of parameters.
-template <std::size_t P>
-void scan_rows(std::size_t params, const double* const* table, const std::uint32_t* const* column, std::size_t n,
-               nearest_rows& out) {
-  const double* t[P > 0 ? P : 1];
-  const std::uint32_t* c[P > 0 ? P : 1];
-  for (std::size_t p = 0; p < P; ++p) {
-    t[p] = table[p];
-    c[p] = column[p];
-  }
-  auto term = [&](std::size_t p, std::size_t row) {
-    if constexpr (P > 0)
-      return t[p][c[p][row]];
-    else
-      return table[p][column[p][row]];
-  };
-  const std::size_t count = P > 0 ? P : params;
-  for (std::size_t row = 0; row < n; ++row) {
-    double d = 0;
-    for (std::size_t p = 0; p < count; ++p) d += term(p, row);
-    if (d < out.worst) [[unlikely]]
-      out.offer(d, row);
-  }
-}
-
-template <std::size_t... P>
-constexpr auto make_scanners(std::index_sequence<P...>) {
-  return std::array{&scan_rows<P>...};
-}
-
-// Called through a table, never inlined: inlined into its caller the loop lost
-// its registers and ran at half the speed.
-void scan_rows(std::size_t params, const double* const* table, const std::uint32_t* const* column, std::size_t n,
-               nearest_rows& out) {
-  static constexpr auto scanners = make_scanners(std::make_index_sequence<9>());
-  scanners[params < scanners.size() ? params : 0](params, table, column, n, out);
-}
-
 using kd_tree = nanoflann::KDTreeSingleIndexAdaptor<canberra_metric, rows_view, -1, std::size_t>;
 
 }  // namespace
@@ -132,8 +102,7 @@ struct knn_surrogate::impl {
   std::vector<double> data;
   std::vector<double> values;
   std::unordered_map<configuration, std::size_t, configuration_hash> rows;
-  bool negative = false;                            // any negative feature: the tree would not be exact
-  std::vector<std::vector<std::uint32_t>> columns;  // per parameter, each row's value index
+  bool negative = false;  // any negative feature: the tree would not be exact
   // Per parameter: its features offset and count, and every value's features
   // (empty unless the space is small enough for value tables).
   std::vector<std::size_t> offsets, widths;
@@ -142,8 +111,20 @@ struct knn_surrogate::impl {
   std::vector<std::vector<std::vector<double>>> distinct;
   std::vector<std::vector<std::uint32_t>> feature_codes;
   std::vector<double> terms;                // per query scratch
+  std::vector<double> bounds;               // per query scratch: each bucket's key sum
   std::vector<std::vector<double>> tables;  // per query scratch
   bool tables_possible = false;
+  // Per key (the keyed parameters' value indices in mixed radix), the index
+  // of its bucket or -1; per bucket, the key's value indices, its rows and
+  // their other parameters' value indices (row-major).
+  struct bucket {
+    std::vector<std::uint32_t> key;
+    std::vector<std::uint32_t> rows;
+    std::vector<std::uint32_t> codes;
+  };
+  std::size_t keyed = 0;
+  std::vector<std::int32_t> bucket_of;
+  std::vector<bucket> buckets;
   rows_view view;
   std::unique_ptr<kd_tree> tree;
 
@@ -184,7 +165,71 @@ struct knn_surrogate::impl {
       feature_codes.push_back(std::move(codes_of_values));
     }
     tables.resize(params.size());
-    columns.resize(params.size());
+    if (!tables_possible) return;
+    std::uint64_t keys = params.front()->cardinality();
+    keyed = 1;
+    while (keyed + 1 < params.size() && keys * params[keyed]->cardinality() <= 1024)
+      keys *= params[keyed++]->cardinality();
+    bucket_of.assign(keys, -1);
+  }
+
+  void insert_row(const configuration& config, std::uint32_t row) {
+    const auto& params = space->parameters();
+    std::uint64_t key = 0;
+    for (std::size_t p = 0; p < keyed; ++p) key = key * params[p]->cardinality() + config[p];
+    auto& index = bucket_of[key];
+    if (index < 0) {
+      index = static_cast<std::int32_t>(buckets.size());
+      buckets.emplace_back();
+      for (std::size_t p = 0; p < keyed; ++p) buckets.back().key.push_back(static_cast<std::uint32_t>(config[p]));
+    }
+    auto& b = buckets[static_cast<std::size_t>(index)];
+    b.rows.push_back(row);
+    for (std::size_t p = keyed; p < config.size(); ++p) b.codes.push_back(static_cast<std::uint32_t>(config[p]));
+  }
+
+  double key_sum(const bucket& b) const {
+    double sum = 0;
+    for (std::size_t p = 0; p < keyed; ++p) sum += tables[p][b.key[p]];
+    return sum;
+  }
+
+  // A bucket's rows: the key's sum plus the other parameters' terms, in
+  // parameter order. P > 0: exactly P other parameters, their tables in
+  // locals so that the loop is a few loads and adds; P = 0: any number, each
+  // row left once its partial sum exceeds the k-th distance.
+  template <std::size_t P>
+  void scan_bucket(const bucket& b, double first, nearest_rows& out) const {
+    const std::size_t others = tables.size() - keyed;
+    const double* t[P > 0 ? P : 1];
+    for (std::size_t p = 0; p < P; ++p) t[p] = tables[keyed + p].data();
+    const std::uint32_t* code = b.codes.data();
+    std::size_t n = b.rows.size();
+    for (std::size_t i = 0; i < n; ++i, code += others) {
+      double d = first;
+      if constexpr (P > 0) {
+        for (std::size_t p = 0; p < P; ++p) d += t[p][code[p]];
+      } else {
+        std::size_t p = 0;
+        for (; p < others && d <= out.worst; ++p) d += tables[keyed + p][code[p]];
+        if (p < others) continue;
+      }
+      if (d <= out.worst) [[unlikely]]
+        out.offer(d, b.rows[i]);
+    }
+  }
+
+  template <std::size_t... P>
+  static constexpr auto make_scanners(std::index_sequence<P...>) {
+    return std::array{&impl::scan_bucket<P>...};
+  }
+
+  void scan(const bucket& b, double first, nearest_rows& out) const {
+    // Called through a table: inlined into its caller the loop lost its
+    // registers and ran at half the speed.
+    static constexpr auto scanners = make_scanners(std::make_index_sequence<9>());
+    std::size_t others = tables.size() - keyed;
+    (this->*scanners[others < scanners.size() ? others : 0])(b, first, out);
   }
 
   // Exact k nearest by per-parameter value tables.
@@ -206,16 +251,18 @@ struct knn_surrogate::impl {
         for (std::size_t v = 0; v < count; ++v) sums[v] += term[fc[v * w]];
       }
     }
-    std::vector<const double*> lookup(params);
-    std::vector<const std::uint32_t*> index(params);
-    for (std::size_t p = 0; p < params; ++p) {
-      lookup[p] = tables[p].data();
-      index[p] = columns[p].data();
-    }
     std::vector<std::pair<double, std::size_t>> best;
     best.reserve(k + 1);
     nearest_rows out{std::min(k, size()), best};
-    scan_rows(params, lookup.data(), index.data(), size(), out);
+    bounds.resize(buckets.size());
+    std::size_t nearest_bucket = 0;
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      bounds[i] = key_sum(buckets[i]);
+      if (bounds[i] < bounds[nearest_bucket]) nearest_bucket = i;
+    }
+    if (!buckets.empty()) scan(buckets[nearest_bucket], bounds[nearest_bucket], out);
+    for (std::size_t i = 0; i < buckets.size(); ++i)
+      if (i != nearest_bucket && bounds[i] <= out.worst) scan(buckets[i], bounds[i], out);
     return best;
   }
 
@@ -290,8 +337,8 @@ void knn_surrogate::add(const configuration& config, double value) {
   auto features = s.space->features(config);
   for (double f : features) s.negative = s.negative || f < 0;
   s.data.insert(s.data.end(), features.begin(), features.end());
-  if (s.tables_possible)  // the value-table scan's columns; the k-d tree reads `data`
-    for (std::size_t p = 0; p < config.size(); ++p) s.columns[p].push_back(static_cast<std::uint32_t>(config[p]));
+  if (s.tables_possible)  // the value-table search's buckets; the k-d tree reads `data`
+    s.insert_row(config, static_cast<std::uint32_t>(s.values.size()));
   s.rows.emplace(config, s.values.size());
   s.values.push_back(value);
 }

@@ -72,21 +72,61 @@ TEST_CASE("k-d tree and value-table searches equal exhaustive search on random d
 
 TEST_CASE("value tables break ties like the exhaustive scan, with more parameters than the fixed loops",
           "[engine][surrogate]") {
-  // Ten parameters with three small values each: many observations lie at
-  // exactly the same distance, and ten is past the loops specialised for up
-  // to eight parameters.
-  std::vector<parameter_ptr> params;
-  for (int p = 0; p < 10; ++p) params.push_back(make_discrete_parameter("p" + std::to_string(p), {1, 2, 4}));
-  auto space = std::make_shared<search_space>(params);
-  for (std::size_t k : {1, 9}) {
-    knn_surrogate s(space, k);
-    rng_type draw(5);
-    std::uniform_real_distribution<double> u(0.0, 100.0);
-    for (int i = 0; i < 3000; ++i) s.add(space->draw(draw), u(draw));
-    for (int q = 0; q < 200; ++q) {
-      auto c = space->draw(draw);
-      // Exact equality: the same neighbours, ties resolved to the same rows.
-      CHECK(s.predict(c, knn_search::value_tables) == s.predict(c, knn_search::exhaustive));
+  // Ten and sixteen parameters with three small values each: many
+  // observations lie at exactly the same distance. Six parameters key the
+  // buckets (3^6 = 729 keys); the other four are scanned by a fixed loop,
+  // the other ten by the loop that leaves a row once it is too far.
+  for (int count : {10, 16}) {
+    std::vector<parameter_ptr> params;
+    for (int p = 0; p < count; ++p) params.push_back(make_discrete_parameter("p" + std::to_string(p), {1, 2, 4}));
+    auto space = std::make_shared<search_space>(params);
+    for (std::size_t k : {1, 9}) {
+      knn_surrogate s(space, k);
+      rng_type draw(5);
+      std::uniform_real_distribution<double> u(0.0, 100.0);
+      for (int i = 0; i < 3000; ++i) s.add(space->draw(draw), u(draw));
+      for (int q = 0; q < 200; ++q) {
+        auto c = space->draw(draw);
+        // Exact equality: the same neighbours, ties resolved to the same rows.
+        INFO("parameters " << count << ", k " << k);
+        CHECK(s.predict(c, knn_search::value_tables) == s.predict(c, knn_search::exhaustive));
+      }
+    }
+  }
+}
+
+TEST_CASE("value tables equal exhaustive search with one to five parameters, on clustered observations with ties",
+          "[engine][surrogate]") {
+  // One to five parameters of ten values: the buckets are keyed by the
+  // first one, two or three of them, and none, one or two are left to scan.
+  // Observations cluster around a few centres, as an evolving population's
+  // do, so most buckets are skipped and many neighbours lie at equal
+  // distances.
+  for (int count = 1; count <= 5; ++count) {
+    std::vector<parameter_ptr> params;
+    for (int p = 0; p < count; ++p)
+      params.push_back(make_discrete_parameter("p" + std::to_string(p), {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}));
+    auto space = std::make_shared<search_space>(params);
+    for (std::size_t k : {1, 4, 9}) {
+      knn_surrogate s(space, k);
+      rng_type draw(static_cast<std::uint64_t>(17 * count + k));
+      std::uniform_real_distribution<double> u(0.0, 100.0);
+      std::vector<configuration> centres;
+      for (int c = 0; c < 3; ++c) centres.push_back(space->draw(draw));
+      auto near = [&] {
+        auto c = centres[draw() % centres.size()];
+        for (auto& v : c)
+          if (draw() % 3 == 0) v = std::min<std::uint64_t>(9, v + draw() % 3);
+        return c;
+      };
+      for (int round = 0; round < 4; ++round) {
+        for (int i = 0; i < 150; ++i) s.add(near(), u(draw));
+        for (int q = 0; q < 60; ++q) {
+          auto c = q % 2 ? near() : space->draw(draw);
+          INFO("parameters " << count << ", k " << k);
+          CHECK(s.predict(c, knn_search::value_tables) == s.predict(c, knn_search::exhaustive));
+        }
+      }
     }
   }
 }
