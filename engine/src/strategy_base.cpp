@@ -100,23 +100,33 @@ void strategy_base::observe(const trial_result& result) {
 
 std::optional<configuration> strategy_base::random_unseen() {
   if (valid_count_ && *valid_count_ && seen_valid_ >= **valid_count_) return std::nullopt;
-  // Rejection is cheap while most of the space is unseen.
-  for (int attempt = 0; attempt < 64; ++attempt) {
-    auto config = space_->draw_valid(rng_, 1000);
-    if (!config) break;
-    if (!seen_.count(*config)) return config;
+  if (!unseen_listed_) {
+    // Rejection is cheap while most of the space is unseen.
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      auto config = space_->draw_valid(rng_, 1000);
+      if (!config) break;
+      if (!seen_.count(*config)) return config;
+    }
+    // Mostly seen (or valid points are rare): from now on, draw among the
+    // members of the enumerated valid set that were unseen at this point.
+    const auto* valid = space_->enumerate_valid();
+    if (!valid) return std::nullopt;
+    if (!valid_count_) valid_count_ = std::optional<std::uint64_t>(valid->size());
+    for (auto& config : *valid)
+      if (!seen_.count(config)) unseen_.push_back(&config);
+    unseen_listed_ = true;
   }
-  // Mostly seen (or valid points are rare): pick uniformly among the unseen
-  // members of the enumerated valid set.
-  const auto* valid = space_->enumerate_valid();
-  if (!valid) return std::nullopt;
-  if (!valid_count_) valid_count_ = std::optional<std::uint64_t>(valid->size());
-  std::vector<const configuration*> unseen;
-  for (auto& config : *valid)
-    if (!seen_.count(config)) unseen.push_back(&config);
-  if (unseen.empty()) return std::nullopt;
-  std::uniform_int_distribution<std::size_t> pick(0, unseen.size() - 1);
-  return *unseen[pick(rng_)];
+  // Uniform among the unseen: a draw that meets a member seen since it was
+  // listed drops it (swapped with the last) and draws again, so each call
+  // costs O(1) amortised instead of a pass over the valid set.
+  while (!unseen_.empty()) {
+    std::uniform_int_distribution<std::size_t> pick(0, unseen_.size() - 1);
+    auto at = pick(rng_);
+    if (!seen_.count(*unseen_[at])) return *unseen_[at];
+    unseen_[at] = unseen_.back();
+    unseen_.pop_back();
+  }
+  return std::nullopt;
 }
 
 void strategy_base::claim_best(std::vector<std::pair<double, configuration>> scored, std::size_t n,

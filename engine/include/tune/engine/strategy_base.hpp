@@ -103,6 +103,10 @@ class strategy_base : public strategy {
   std::size_t last_improvement_ = 0;  // observed_ at the last new best
   std::size_t seen_valid_ = 0;
   std::optional<std::optional<std::uint64_t>> valid_count_;  // computed lazily
+  // Once rejection sampling failed: the enumerated valid members that were
+  // unseen then; seen ones are dropped as draws meet them.
+  std::vector<const configuration*> unseen_;
+  bool unseen_listed_ = false;
 };
 
 }  // namespace tune
