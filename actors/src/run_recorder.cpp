@@ -177,8 +177,9 @@ std::size_t run_recorder::commit() {
     e.device = input.device;
     e.elapsed_s = trial.finished_s;
     e.cached = trial.reused_from_run >= 0;
-    // The database's own clock, so that a reader catching up from it and one
-    // reading these events see the same time for each trial.
+    // The time stored in the database (when the trial arrived), so that a
+    // reader catching up from it and one reading these events see the same
+    // time for each trial.
     e.wall_elapsed_s = wall_elapsed(outcome.finished_at);
     publisher_->publish(make_event(e));
     if (queue[i].new_best) {

@@ -1,9 +1,9 @@
 #pragma once
-// Time keeping shared by the pipeline's actors: request timeouts, wall-clock
-// busy intervals of a stage's workers (to compute busy fractions over any window after the
-// fact) and the CPU time an actor spends in its own handlers.
+// Time keeping shared by the pipeline's actors: the steady clock their
+// deadlines are checked against, wall-clock busy intervals of a stage's
+// workers (to compute busy fractions over any window after the fact) and the
+// CPU time an actor spends in its own handlers.
 
-#include <caf/duration.hpp>
 #include <chrono>
 #include <cstddef>
 #include <ctime>
@@ -20,11 +20,6 @@ inline double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-/// A request timeout of `seconds` wall-clock seconds (rounded up to a millisecond).
-inline caf::duration wall_timeout(double seconds) {
-  return caf::duration{std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0) + 1)};
 }
 
 /// Busy intervals of a fixed number of workers.

@@ -225,8 +225,8 @@ struct knn_surrogate::impl {
   }
 
   void scan(const bucket& b, double first, nearest_rows& out) const {
-    // Called through a table: inlined into its caller the loop lost its
-    // registers and ran at half the speed.
+    // The loop specialised for this count of remaining parameters (up to
+    // eight), else the general one.
     static constexpr auto scanners = make_scanners(std::make_index_sequence<9>());
     std::size_t others = tables.size() - keyed;
     (this->*scanners[others < scanners.size() ? others : 0])(b, first, out);

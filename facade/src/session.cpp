@@ -337,8 +337,9 @@ namespace {
 /// the callbacks hear of each trial as it arrives, so that one of them can
 /// stop a fast run at once. Other processes see only committed trials (the
 /// database, the event stream). A group that cannot be committed (disk full,
-/// file no longer writable) stops the run: its trials, told already, are not
-/// recorded, nothing after them is, and --resume measures them again. A
+/// file no longer writable) stops the run: its trials (told already, but for
+/// the one whose arrival made the commit) are not recorded, nothing after them
+/// is told or recorded, and --resume measures them again. A
 /// callback that throws stops the run; the exception is thrown again from
 /// run() once the run has drained.
 class session_listener final : public actors::trial_listener {
@@ -356,7 +357,7 @@ class session_listener final : public actors::trial_listener {
       return;
     }
     if (recorder_->commit_due()) commit();
-    tell(trial, new_best);
+    if (!record_failed_) tell(trial, new_best);
   }
 
   void on_progress(const actors::progress_report& report) override {
@@ -589,7 +590,13 @@ run_report session::run() {
     std::fprintf(stderr, "resuming run %lld: %zu trials recorded\n", static_cast<long long>(recorder->run_id()),
                  po.prior.size());
   recorder->started();
-  auto summary = actors::run_pipeline(s.be, std::move(s.search), po);
+  actors::run_summary summary;
+  try {
+    summary = actors::run_pipeline(s.be, std::move(s.search), po);
+  } catch (...) {
+    listener->drain();  // what was measured stays recorded
+    throw;
+  }
   listener->drain();
   auto record_error = listener->record_error();
   // A run that could not record a trial stays resumable, as an interrupted one.
