@@ -29,6 +29,9 @@ opevo_strategy::opevo_strategy(std::string name, search_space_ptr space, const s
         return extra_defaults;
       }()) {
   lambda_ = hyper_count("lambda", 1);
+  // Only the top λ are ever read (the parents, the best, whether λ exist):
+  // keeping no more makes an insertion O(λ) rather than O(results).
+  ranked_ = ranked_configurations(lambda_);
   hyper_count("rho", 1);
   q_ = hyper_in("q", 0.0, 0.999);
 }

@@ -22,7 +22,7 @@ class opevo_strategy : public strategy_base {
   /// A child of the current top-λ (Eq. 2 recombination, Eq. 3 mutation),
   /// re-mutated until fresh; nullopt when the valid space is exhausted.
   std::optional<configuration> child();
-  /// The results with positive fitness so far, best first.
+  /// The λ best results with positive fitness so far, best first.
   const ranked_configurations& ranked() const { return ranked_; }
   /// Every parameter q-random-walked on its topology (Eq. 3).
   void mutate(configuration& config);
@@ -30,7 +30,7 @@ class opevo_strategy : public strategy_base {
  private:
   std::size_t lambda_;
   double q_;
-  ranked_configurations ranked_;  // positive fitness, best first
+  ranked_configurations ranked_;  // the λ best of positive fitness, best first
 };
 
 }  // namespace tune::detail

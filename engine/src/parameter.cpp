@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace tune {
 
@@ -96,6 +96,14 @@ std::uint64_t q_random_walk(const parameter& param, std::uint64_t start, double 
 namespace {
 
 using tuple_type = std::vector<std::int64_t>;
+
+struct tuple_hash {
+  std::size_t operator()(const tuple_type& t) const noexcept {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (auto v : t) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
 
 const tuple_type& as_tuple(const parameter_value& value, const std::string& name) {
   auto* tuple = std::get_if<tuple_type>(&value);
@@ -270,7 +278,9 @@ class factorization_parameter final : public parameter {
   std::uint64_t cardinality_ = 0;
   std::vector<std::int64_t> primes_;
   std::vector<tuple_type> tuples_;  // in index order, when there are at most table_limit
-  std::map<tuple_type, std::uint64_t> index_;
+  // Hashed: q-random walks and neighbour lists look a tuple's index up for
+  // every step.
+  std::unordered_map<tuple_type, std::uint64_t, tuple_hash> index_;
 };
 
 // ---------------------------------------------------------------- permutation
