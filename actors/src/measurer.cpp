@@ -47,13 +47,12 @@ struct measurer_state {
   measurer_options options;
   device_runner_actor runner;
   std::deque<waiting_run> queue;
-  bool running = false;
-  /// The run in progress: its number (an answer for an earlier one, from a
-  /// runner replaced after its deadline, is dropped), the steady-clock
-  /// deadline, and what to deliver if it passes.
+  /// The run in progress (none while the device is idle): what to deliver,
+  /// its number (an answer for an earlier one, from a runner replaced after
+  /// its deadline, is dropped) and its steady-clock deadline.
+  std::optional<waiting_run> current;
   std::uint64_t run_number = 0;
   double deadline = 0.0;
-  std::optional<waiting_run> current;
   bool ticking = false;
   detail::busy_tracker tracker{1};
   double cpu_s = 0.0;
@@ -84,10 +83,16 @@ constexpr auto tick_interval = std::chrono::milliseconds(250);
 
 void start_next(measurer_pointer self);
 
+void schedule_tick(measurer_pointer self) {
+  auto& st = self->state;
+  if (st.ticking) return;
+  st.ticking = true;
+  self->delayed_send(self, tick_interval, tick_atom::value);
+}
+
 void finish_run(measurer_pointer self, const run_result& run) {
   auto& st = self->state;
   st.tracker.stop(0);
-  st.running = false;
   auto job = std::move(*st.current);
   st.current.reset();
   job.promise.deliver(make_trial(job.compiled, run, st.options.device));
@@ -113,28 +118,24 @@ void runner_failed(measurer_pointer self, status state, std::string message) {
 
 void start_next(measurer_pointer self) {
   auto& st = self->state;
-  if (st.running || st.queue.empty()) return;
+  if (st.current || st.queue.empty()) return;
   st.current = std::move(st.queue.front());
   st.queue.pop_front();
-  st.running = true;
   st.tracker.start(0);
   st.deadline =
       detail::steady_seconds() + st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
   auto number = ++st.run_number;
-  if (!st.ticking) {
-    st.ticking = true;
-    self->delayed_send(self, tick_interval, tick_atom::value);
-  }
+  schedule_tick(self);
   self->request(st.runner, caf::infinite, run_atom::value, st.current->compiled)
       .then(
           [self, number](run_result& run) {
             detail::cpu_scope cpu(self->state.cpu_s);
-            if (number != self->state.run_number || !self->state.running) return;
+            if (number != self->state.run_number || !self->state.current) return;
             finish_run(self, run);
           },
           [self, number](caf::error& err) {
             detail::cpu_scope cpu(self->state.cpu_s);
-            if (number != self->state.run_number || !self->state.running) return;
+            if (number != self->state.run_number || !self->state.current) return;
             runner_failed(self, status::unknown, "device runner gave no answer: " + self->system().render(err));
           });
 }
@@ -160,17 +161,14 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
         detail::cpu_scope cpu(self->state.cpu_s);
         auto& st = self->state;
         st.ticking = false;
-        if (st.running && detail::steady_seconds() >= st.deadline) {
+        if (st.current && detail::steady_seconds() >= st.deadline) {
           char message[128];
           std::snprintf(message, sizeof message,
                         "device runner gave no answer within the run timeout (%.3g s + %.3g s)",
                         st.options.run_timeout_s * st.options.time_scale, st.options.request_grace_s);
           runner_failed(self, status::run_timeout, message);
         }
-        if (st.running && !st.ticking) {
-          st.ticking = true;
-          self->delayed_send(self, tick_interval, tick_atom::value);
-        }
+        if (st.current) schedule_tick(self);
       },
   };
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "stage_clock.hpp"
 #include "tune/storage/export.hpp"
 
 namespace tune::actors {
@@ -126,14 +127,13 @@ void run_recorder::started() {
 }
 
 namespace {
-double steady_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 }  // namespace
 
 void run_recorder::add(const measured_trial& trial, bool new_best) {
-  queued_trial q;
-  auto& input = q.input;
+  trial_input input;
   input.config_json = options_.space->to_json(trial.config);
   input.state = trial.state;
   if (trial.ok()) input.time_ms = trial.time_ms;
@@ -142,31 +142,28 @@ void run_recorder::add(const measured_trial& trial, bool new_best) {
   input.device = device_name(trial.device);
   input.objectives = trial.objectives;
   if (trial.reused_from_run >= 0) input.reused_from_run = trial.reused_from_run;
-  input.finished_at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  if (publisher_) q.trial = trial;  // its event needs it after the commit
-  q.new_best = new_best;
-  queue_.push_back(std::move(q));
+  input.finished_at = unix_seconds();
+  queue_.push_back(std::move(input));
+  if (publisher_) queued_events_.emplace_back(trial, new_best);  // its events come after the commit
 }
 
 bool run_recorder::commit_due() const {
-  return !queue_.empty() && steady_now() - last_commit_ >= options_.commit_interval_s;
+  return !queue_.empty() && detail::steady_seconds() - last_commit_ >= options_.commit_interval_s;
 }
 
 std::size_t run_recorder::commit() {
   if (queue_.empty()) return 0;
-  auto queue = std::move(queue_);
+  auto inputs = std::move(queue_);
+  auto events = std::move(queued_events_);
   queue_.clear();
-  last_commit_ = steady_now();
-  std::vector<trial_input> inputs;
-  inputs.reserve(queue.size());
-  for (const auto& q : queue) inputs.push_back(q.input);
+  queued_events_.clear();
+  last_commit_ = detail::steady_seconds();
   auto outcomes = db_->record_trials(run_id_, inputs);
-  if (!publisher_) return queue.size();
-  for (std::size_t i = 0; i < queue.size(); ++i) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
     const auto& outcome = outcomes[i];
     if (!outcome.inserted) continue;
-    const auto& trial = queue[i].trial;
-    const auto& input = queue[i].input;
+    const auto& [trial, new_best] = events[i];
+    const auto& input = inputs[i];
     trial_finished_event e;
     e.seq = outcome.seq;
     e.config = nlohmann::json::parse(input.config_json);
@@ -182,7 +179,7 @@ std::size_t run_recorder::commit() {
     // time for each trial.
     e.wall_elapsed_s = wall_elapsed(outcome.finished_at);
     publisher_->publish(make_event(e));
-    if (queue[i].new_best) {
+    if (new_best) {
       new_best_event b;
       b.seq = outcome.seq;
       b.config = e.config;
@@ -192,7 +189,7 @@ std::size_t run_recorder::commit() {
       publisher_->publish(make_event(b));
     }
   }
-  return queue.size();
+  return inputs.size();
 }
 
 void run_recorder::on_progress(const progress_report& report) {
@@ -206,8 +203,7 @@ void run_recorder::on_progress(const progress_report& report) {
   e.compile_busy = report.compile_busy;
   e.best_time_ms = report.best_time_ms;
   e.in_flight = static_cast<std::int64_t>(report.in_flight);
-  e.wall_elapsed_s =
-      wall_elapsed(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  e.wall_elapsed_s = wall_elapsed(unix_seconds());
   publisher_->publish(make_event(e));
 }
 

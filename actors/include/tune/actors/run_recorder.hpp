@@ -101,13 +101,11 @@ class run_recorder {
   bool resumed_ = false;
   std::vector<measured_trial> prior_;
   std::shared_ptr<std::unordered_map<std::string, storage::trial_record>> cache_;
-  struct queued_trial {
-    storage::trial_input input;
-    measured_trial trial;
-    bool new_best = false;
-  };
-  std::vector<queued_trial> queue_;
-  double last_commit_ = -1e300;  ///< steady seconds
+  /// The trials waiting for commit(), as the database takes them; with a
+  /// publisher, beside each what its events need.
+  std::vector<storage::trial_input> queue_;
+  std::vector<std::pair<measured_trial, bool>> queued_events_;  ///< trial, new best
+  double last_commit_ = -1e300;                                 ///< steady seconds
 };
 
 }  // namespace tune::actors
