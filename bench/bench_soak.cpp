@@ -5,10 +5,12 @@
 //              small time scale, until the budget or the space is spent;
 //   objective  a synthetic objective over the OpEvo MatMul space (4,152,720
 //              configurations), so that a run reaches the full budget.
-// Sampled during each run, in the population's thread (every trial callback):
-// the process's resident memory and live heap (malloc's bytes in use), its CPU
-// time (all threads: actors, strategy, SQLite, CAF; less the sampling's own)
-// and the database's size on disk. Printed: process CPU per trial over the
+// Sampled during each run, in the population's thread (the trial callback):
+// the process's CPU time every 10th trial (all threads: actors, strategy,
+// SQLite, CAF; less the sampling's own; reading it sums every thread's clock,
+// about a microsecond with the run's twenty threads), its resident memory and
+// live heap (malloc's bytes in use) and the database's size on disk every
+// 250th. Printed: process CPU per trial over the
 // `--window` trials ending at 1k, 10k and 20k observations (or the last
 // trial), the engine CPU per trial the
 // run reports (the actors' handlers, whole run), resident memory and live heap
@@ -42,6 +44,9 @@ using namespace tune;
 namespace fs = std::filesystem;
 
 namespace {
+
+// Trials between two CPU samples; windows begin and end on multiples of it.
+constexpr std::uint64_t cpu_stride = 10;
 
 double process_cpu_seconds() {
   timespec ts{};
@@ -79,7 +84,7 @@ struct sample {
 };
 
 struct leg_result {
-  std::vector<sample> samples;  // one per trial
+  std::vector<sample> samples;  // trials 0, 10, 20, …
   run_report report;
   std::uintmax_t db_bytes_closed = 0;
 };
@@ -108,14 +113,14 @@ leg_result run_leg(const std::string& leg, const std::string& strategy, std::uin
   o.db_path = db.string();
 
   leg_result out;
-  out.samples.reserve(trials + 1);
+  out.samples.reserve(trials / cpu_stride + 1);
   out.samples.push_back({0, process_cpu_seconds(), resident_mib(), heap_in_use_mib(), db_bytes(db)});
   std::uint64_t seen = 0;
   // CPU spent reading /proc, malloc's statistics (a walk over the heap) and
   // the file sizes: taken out of the CPU samples, which count the run's work.
   double sampling_s = 0.0;
   o.on_trial = [&](const trial_info&) {
-    ++seen;
+    if (++seen % cpu_stride != 0) return;
     sample s{seen, process_cpu_seconds() - sampling_s, 0.0, 0.0, 0};
     // /proc and stat() every 250 trials: cheap, and enough for a curve.
     if (seen % 250 == 0) {
@@ -166,6 +171,8 @@ int main(int argc, char** argv) try {
     else
       throw std::invalid_argument("unknown option " + arg);
   }
+  if (window < cpu_stride || window % cpu_stride != 0)
+    throw std::invalid_argument("--window must be a positive multiple of " + std::to_string(cpu_stride));
   fs::create_directories(dir);
   fmt::print("soak: {} trials per run, seed {}, replay time scale {}, CPU windows of {} trials, databases in {}\n",
              trials, seed, time_scale, window, dir.string());
@@ -197,12 +204,13 @@ int main(int argc, char** argv) try {
     for (const auto& strategy : strategies) {
       auto r = run_leg(leg, strategy, trials, time_scale, seed, dir);
       const auto& s = r.samples;
-      std::uint64_t done = s.back().trials;
+      std::uint64_t done = r.report.trials;
+      // Over the `window` trials ending at `end` (or at the last sample).
       auto cpu_us = [&](std::uint64_t end) -> double {
-        end = std::min<std::uint64_t>(end, done);
-        std::uint64_t begin = end > window ? end - window : 0;
-        if (end <= begin) return NAN;
-        return (s[end].cpu_s - s[begin].cpu_s) * 1e6 / static_cast<double>(end - begin);
+        std::size_t to = std::min<std::size_t>(end / cpu_stride, s.size() - 1);
+        std::size_t from = to > window / cpu_stride ? to - window / cpu_stride : 0;
+        if (to <= from) return NAN;
+        return (s[to].cpu_s - s[from].cpu_s) * 1e6 / static_cast<double>(s[to].trials - s[from].trials);
       };
       fmt::print("{:<10} {:<10} {:>7} {:>8.1f} {:>9} {:>11.1f} {:>11.1f} {:>11.1f} {:>12.1f} {:>9.0f} {:>10.4f}\n", leg,
                  strategy, done, r.report.wall_s, std::string(to_string(r.report.reason)), cpu_us(1000), cpu_us(10000),
