@@ -11,7 +11,10 @@
 // distance found so far, and leaves a row as soon as its partial sum exceeds
 // it: the terms are non-negative and a row's distance adds them in parameter
 // order from the first, so a partial sum never exceeds the whole and the
-// answer is that of a scan of every row.
+// answer is that of a scan of every row. A parameter's table (each of its
+// values' term for the query) depends only on the query's value of that
+// parameter: tables are kept per (parameter, value) once computed, when all of
+// them together would take at most 32 MiB, and computed per query otherwise.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -110,9 +113,14 @@ struct knn_surrogate::impl {
   // each value's features as indices into those (few divisions per query).
   std::vector<std::vector<std::vector<double>>> distinct;
   std::vector<std::vector<std::uint32_t>> feature_codes;
-  std::vector<double> terms;                // per query scratch
-  std::vector<double> bounds;               // per query scratch: each bucket's key sum
-  std::vector<std::vector<double>> tables;  // per query scratch
+  std::vector<double> terms;                 // per query scratch
+  std::vector<double> bounds;                // per query scratch: each bucket's key sum
+  std::vector<std::vector<double>> scratch;  // per parameter: the query's table when not kept
+  // Per parameter and value: that value's table, once computed (kept only
+  // when `keep_tables`); per query, each parameter's table.
+  std::vector<std::vector<std::vector<double>>> kept;
+  bool keep_tables = false;
+  std::vector<const double*> tables;
   bool tables_possible = false;
   // Per key (the keyed parameters' value indices in mixed radix), the index
   // of its bucket or -1; per bucket, the key's value indices, its rows and
@@ -165,7 +173,13 @@ struct knn_surrogate::impl {
       feature_codes.push_back(std::move(codes_of_values));
     }
     tables.resize(params.size());
+    scratch.resize(params.size());
     if (!tables_possible) return;
+    std::uint64_t entries = 0;
+    for (auto& p : params) entries += p->cardinality() * p->cardinality();
+    keep_tables = entries <= (std::uint64_t{32} << 20) / sizeof(double);
+    if (keep_tables)
+      for (auto& p : params) kept.emplace_back(p->cardinality());
     std::uint64_t keys = params.front()->cardinality();
     keyed = 1;
     while (keyed + 1 < params.size() && keys * params[keyed]->cardinality() <= 1024)
@@ -202,7 +216,7 @@ struct knn_surrogate::impl {
   void scan_bucket(const bucket& b, double first, nearest_rows& out) const {
     const std::size_t others = tables.size() - keyed;
     const double* t[P > 0 ? P : 1];
-    for (std::size_t p = 0; p < P; ++p) t[p] = tables[keyed + p].data();
+    for (std::size_t p = 0; p < P; ++p) t[p] = tables[keyed + p];
     const std::uint32_t* code = b.codes.data();
     std::size_t n = b.rows.size();
     for (std::size_t i = 0; i < n; ++i, code += others) {
@@ -232,24 +246,32 @@ struct knn_surrogate::impl {
     (this->*scanners[others < scanners.size() ? others : 0])(b, first, out);
   }
 
+  // Parameter p's table for a query whose features are `query`: the term of
+  // each of p's values.
+  void fill_table(std::size_t p, const double* query, std::vector<double>& sums) {
+    std::size_t w = widths[p];
+    std::size_t count = feature_codes[p].size() / w;
+    sums.assign(count, 0.0);
+    // Feature by feature, so that the sums of different values do not wait
+    // on each other; each value's terms are still added in feature order.
+    for (std::size_t f = 0; f < w; ++f) {
+      double x = query[offsets[p] + f];
+      terms.clear();
+      for (double z : distinct[p][f]) terms.push_back(canberra_distance(&x, &z, 1));
+      const std::uint32_t* fc = feature_codes[p].data() + f;
+      const double* term = terms.data();
+      for (std::size_t v = 0; v < count; ++v) sums[v] += term[fc[v * w]];
+    }
+  }
+
   // Exact k nearest by per-parameter value tables.
-  std::vector<std::pair<double, std::size_t>> nearest_by_tables(const double* query) {
+  std::vector<std::pair<double, std::size_t>> nearest_by_tables(const configuration& config, const double* query) {
     std::size_t params = tables.size();
     for (std::size_t p = 0; p < params; ++p) {
-      std::size_t w = widths[p];
-      std::size_t count = feature_codes[p].size() / w;
-      auto& sums = tables[p];
-      sums.assign(count, 0.0);
-      // Feature by feature, so that the sums of different values do not wait
-      // on each other; each value's terms are still added in feature order.
-      for (std::size_t f = 0; f < w; ++f) {
-        double x = query[offsets[p] + f];
-        terms.clear();
-        for (double z : distinct[p][f]) terms.push_back(canberra_distance(&x, &z, 1));
-        const std::uint32_t* fc = feature_codes[p].data() + f;
-        const double* term = terms.data();
-        for (std::size_t v = 0; v < count; ++v) sums[v] += term[fc[v * w]];
-      }
+      bool keep = keep_tables && config[p] < kept[p].size();
+      auto& table = keep ? kept[p][config[p]] : scratch[p];
+      if (!keep || table.empty()) fill_table(p, query, table);
+      tables[p] = table.data();
     }
     std::vector<std::pair<double, std::size_t>> best;
     best.reserve(k + 1);
@@ -296,7 +318,7 @@ struct knn_surrogate::impl {
     if (search == knn_search::automatic) search = tables_possible ? knn_search::value_tables : knn_search::kd_tree;
     if (search == knn_search::value_tables && !tables_possible)
       throw std::invalid_argument("knn_surrogate: the space has too many values for value tables");
-    auto best = search == knn_search::value_tables ? nearest_by_tables(query.data())
+    auto best = search == knn_search::value_tables ? nearest_by_tables(config, query.data())
                                                    : nearest(query.data(), search == knn_search::exhaustive);
     double weighted = 0, total = 0, exact = 0;
     std::size_t exact_count = 0;

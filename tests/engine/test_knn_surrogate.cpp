@@ -130,3 +130,22 @@ TEST_CASE("value tables equal exhaustive search with one to five parameters, on 
     }
   }
 }
+
+TEST_CASE("value tables equal exhaustive search when a parameter has too many values to keep its tables",
+          "[engine][surrogate]") {
+  // 2,500 values: every value's table of that parameter would take 50 MB, so
+  // tables are computed per query instead of kept (the other path).
+  std::vector<double> many;
+  for (int i = 0; i < 2500; ++i) many.push_back(1.0 + i);
+  auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{make_discrete_parameter("a", {1, 2, 4, 8}),
+                                                                         make_discrete_parameter("wide", many),
+                                                                         make_discrete_parameter("b", {1, 3, 9})});
+  knn_surrogate s(space, 9);
+  rng_type draw(23);
+  std::uniform_real_distribution<double> u(0.0, 100.0);
+  for (int i = 0; i < 2000; ++i) s.add(space->draw(draw), u(draw));
+  for (int q = 0; q < 200; ++q) {
+    auto c = space->draw(draw);
+    CHECK(s.predict(c, knn_search::value_tables) == s.predict(c, knn_search::exhaustive));
+  }
+}
