@@ -75,9 +75,23 @@ std::string to_string(const parameter_value& value) {
   return out + "]";
 }
 
+namespace {
+/// The position among `count` neighbours that random_neighbour draws.
+std::size_t pick_neighbour(std::size_t count, rng_type& rng) {
+  std::uniform_int_distribution<std::size_t> pick(0, count - 1);
+  return pick(rng);
+}
+}  // namespace
+
 std::uint64_t parameter::draw(rng_type& rng) const {
   std::uniform_int_distribution<std::uint64_t> pick(0, cardinality() - 1);
   return pick(rng);
+}
+
+std::optional<std::uint64_t> parameter::random_neighbour(std::uint64_t index, rng_type& rng) const {
+  auto next = neighbours(index);
+  if (next.empty()) return std::nullopt;
+  return next[pick_neighbour(next.size(), rng)];
 }
 
 std::uint64_t q_random_walk(const parameter& param, std::uint64_t start, double q, rng_type& rng) {
@@ -85,10 +99,9 @@ std::uint64_t q_random_walk(const parameter& param, std::uint64_t start, double 
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   std::uint64_t current = start;
   while (coin(rng) < q) {
-    auto next = param.neighbours(current);
-    if (next.empty()) break;
-    std::uniform_int_distribution<std::size_t> pick(0, next.size() - 1);
-    current = next[pick(rng)];
+    auto next = param.random_neighbour(current, rng);
+    if (!next) break;
+    current = *next;
   }
   return current;
 }
@@ -171,6 +184,31 @@ class factorization_parameter final : public parameter {
       }
     }
     return out;
+  }
+
+  // The k-th of neighbours(index), in its order: blocks of parts - 1 per
+  // (position, prime dividing it).
+  std::optional<std::uint64_t> random_neighbour(std::uint64_t index, rng_type& rng) const override {
+    if (parts_ < 2) return std::nullopt;
+    tuple_type u = tuple(index);
+    std::size_t blocks = 0;
+    for (int from = 0; from < parts_; ++from)
+      for (std::int64_t z : primes_) blocks += u[from] % z == 0 ? 1 : 0;
+    if (blocks == 0) return std::nullopt;
+    std::size_t block_size = static_cast<std::size_t>(parts_ - 1);
+    std::size_t k = pick_neighbour(blocks * block_size, rng);
+    std::size_t block = k / block_size;
+    for (int from = 0; from < parts_; ++from)
+      for (std::int64_t z : primes_) {
+        if (u[from] % z != 0) continue;
+        if (block-- > 0) continue;
+        int to = static_cast<int>(k % block_size);
+        if (to >= from) ++to;
+        u[from] /= z;
+        u[to] *= z;
+        return *rank_of(u);
+      }
+    return std::nullopt;  // not reached: k < blocks * block_size
   }
 
   std::size_t feature_count() const override { return parts_; }
@@ -336,6 +374,18 @@ class permutation_parameter final : public parameter {
     return out;
   }
 
+  // The k-th transposition (i, j), i < j, in neighbours()' order.
+  std::optional<std::uint64_t> random_neighbour(std::uint64_t index, rng_type& rng) const override {
+    if (n_ < 2) return std::nullopt;
+    std::size_t n = static_cast<std::size_t>(n_);
+    std::size_t k = pick_neighbour(n * (n - 1) / 2, rng);
+    std::size_t i = 0;
+    while (k >= n - 1 - i) k -= n - 1 - i++;
+    tuple_type perm = unrank(index);
+    std::swap(perm[i], perm[i + 1 + k]);
+    return index_of(perm);
+  }
+
   std::size_t feature_count() const override { return n_; }
   void features(std::uint64_t index, std::vector<double>& out) const override {
     // Position of each element, shifted by one so that Canberra distances
@@ -401,6 +451,14 @@ class discrete_parameter final : public parameter {
     return out;
   }
 
+  std::optional<std::uint64_t> random_neighbour(std::uint64_t index, rng_type& rng) const override {
+    bool down = index > 0, up = index + 1 < values_.size();
+    if (!down && !up) return std::nullopt;
+    if (down && up) return pick_neighbour(2, rng) == 0 ? index - 1 : index + 1;
+    pick_neighbour(1, rng);  // the list's one-element draw
+    return down ? index - 1 : index + 1;
+  }
+
   std::size_t feature_count() const override { return 1; }
   void features(std::uint64_t index, std::vector<double>& out) const override { out.push_back(values_.at(index)); }
 
@@ -442,6 +500,13 @@ class categorical_parameter final : public parameter {
       if (i != index) out.push_back(i);
     }
     return out;
+  }
+
+  std::optional<std::uint64_t> random_neighbour(std::uint64_t index, rng_type& rng) const override {
+    std::size_t others = values_.size() - (index < values_.size() ? 1 : 0);
+    if (others == 0) return std::nullopt;
+    std::size_t k = pick_neighbour(others, rng);
+    return k < index ? k : k + 1;
   }
 
   std::size_t feature_count() const override { return 1; }

@@ -66,6 +66,12 @@ double strategy_base::hyper_in(const std::string& key, double low, double high) 
 }
 
 bool strategy_base::fresh(const configuration& config) const {
+  // Without constraints or a codec, validity is a bounds check and at most a
+  // member lookup: asked first, it spares the seen-set lookup for the many
+  // mutations that leave a measured dataset's members. Otherwise the seen set
+  // first, which spares evaluating constraints on what was measured.
+  if (!space_->codec() && space_->constraint_expressions().empty())
+    return space_->is_valid(config) && !seen_.count(config);
   return !seen_.count(config) && space_->is_valid(config);
 }
 

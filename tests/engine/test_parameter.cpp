@@ -236,6 +236,38 @@ TEST_CASE("q-random walk matches its closed form S = (1-q)(I-Q)^-1 p0", "[engine
   }
 }
 
+TEST_CASE("random_neighbour draws what picking from neighbours() draws, for every kind",
+          "[engine][parameter][property]") {
+  std::vector<parameter_ptr> params = {make_factorization_parameter("f", 8, 3),
+                                       make_factorization_parameter("g", 360, 4),
+                                       make_factorization_parameter("h", 7, 1),
+                                       make_factorization_parameter("one", 1, 3),
+                                       make_permutation_parameter("p", 4),
+                                       make_permutation_parameter("p1", 1),
+                                       make_discrete_parameter("d", {1, 2, 4, 8}),
+                                       make_discrete_parameter("d1", {3}),
+                                       make_categorical_parameter("c", {std::string("a"), 2.0, std::string("b")}),
+                                       make_categorical_parameter("c1", {std::string("only")})};
+  for (const auto& p : params) {
+    DYNAMIC_SECTION(p->name()) {
+      for (std::uint64_t i = 0; i < p->cardinality(); ++i) {
+        auto list = p->neighbours(i);
+        for (std::uint64_t seed = 0; seed < 8; ++seed) {
+          // The base implementation picks from the list; the kind's own must
+          // give the same index and leave the generator in the same state.
+          rng_type a(fork_seed(seed, i)), b(fork_seed(seed, i));
+          auto from_list = p->parameter::random_neighbour(i, a);
+          auto own = p->random_neighbour(i, b);
+          REQUIRE(own == from_list);
+          REQUIRE(a() == b());
+          if (list.empty()) CHECK(!own);
+          if (own) CHECK(std::find(list.begin(), list.end(), *own) != list.end());
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("q-random walk rejects q outside 0 to 1 and stays put at q = 0", "[engine][parameter]") {
   auto p = make_discrete_parameter("d", {1, 2, 3, 4});
   rng_type rng(1);

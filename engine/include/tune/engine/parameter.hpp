@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <variant>
@@ -51,6 +52,12 @@ class parameter {
 
   /// The indices adjacent to `index` in the kind's topology (never itself).
   virtual std::vector<std::uint64_t> neighbours(std::uint64_t index) const = 0;
+
+  /// One of neighbours(index), drawn uniformly: the element at a
+  /// std::uniform_int_distribution<std::size_t>(0, count - 1) draw, so the
+  /// same draw as picking from the list, without building it; nullopt (and no
+  /// draw) when there is none. Kinds override it to skip the list.
+  virtual std::optional<std::uint64_t> random_neighbour(std::uint64_t index, rng_type& rng) const;
 
   /// Number of numeric features of a value (for distances); at least 1.
   virtual std::size_t feature_count() const = 0;
