@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
+#include <vector>
 
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
@@ -63,6 +65,41 @@ void bench_db(const std::filesystem::path& file, bool full, int trials) {
   fmt::print("best: {:.3f} ms found in {:.4f} s\n", *best->best->time_ms, seconds_since(start));
 }
 
+// Trials in groups, as a run's recorder commits them (one transaction per
+// `group`), with configurations of GEMM's fifteen parameters: the database's
+// CPU per trial at the rates of a fast replay.
+void bench_groups(const std::filesystem::path& file, int trials, int group) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file.string() + suffix);
+  results_db db(file, results_db::open_mode::read_write, false);
+  auto run = db.create_run({"bench/task", "random", 1, "{}", "replay:bench"});
+  std::vector<trial_input> pending;
+  auto start = clock_type::now();
+  double cpu_start = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+  for (int i = 0; i < trials; ++i) {
+    trial_input t;
+    t.config_json = fmt::format(
+        "{{\"GEMMK\":{},\"KREG\":{},\"KWG\":{},\"KWI\":{},\"MDIMA\":{},\"MDIMC\":{},\"MWG\":{},"
+        "\"NDIMB\":{},\"NDIMC\":{},\"NWG\":{},\"SA\":{},\"SB\":{},\"STRM\":{},\"STRN\":{},\"VWM\":{}}}",
+        i % 2, 1 << (i % 3), 16 << (i % 2), 2, 8 << (i % 3), 8 << (i / 3 % 3), 16 << (i / 9 % 4), 8 << (i / 36 % 3),
+        8 << (i / 108 % 3), 16 << (i / 324 % 4), i / 1296 % 2, i / 2592 % 2, i / 5184 % 2, i / 10368 % 2,
+        1 << (i / 20736 % 3));
+    t.state = i % 5 ? tune::status::ok : tune::status::compile_error;
+    t.time_ms = 1.0 + (i * 7919 % 1000) / 100.0;
+    t.compile_s = 0.5;
+    t.run_s = 0.1;
+    t.device = "sim0";
+    pending.push_back(std::move(t));
+    if (static_cast<int>(pending.size()) == group || i + 1 == trials) {
+      db.record_trials(run, pending);
+      pending.clear();
+    }
+  }
+  double wall = seconds_since(start);
+  double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC - cpu_start;
+  fmt::print("record_trials in groups of {}: {} trials, {:.1f} us CPU and {:.1f} us wall per trial\n", group, trials,
+             cpu * 1e6 / trials, wall * 1e6 / trials);
+}
+
 void bench_events(int count) {
   event_publisher publisher("tcp://127.0.0.1:*");
   event_subscriber subscriber(publisher.endpoint());
@@ -93,6 +130,7 @@ int main() {
   auto file = std::filesystem::temp_directory_path() / fmt::format("tune-bench-{}.db", getpid());
   bench_db(file, false, 5000);
   bench_db(file, true, 1000);
+  bench_groups(file, 20000, 400);
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file.string() + suffix);
   bench_events(20000);
 }

@@ -12,14 +12,43 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <utility>
 
 namespace tune::storage {
 namespace {
 
-// Version 1. A newer file is refused; an older one would be migrated here.
-constexpr const char* schema_sql = R"sql(
+// The trials table of version 2 (created as `name`, so that a migration can
+// build it beside the old one). A configuration is found by its text's hash
+// (config_hash, indexed) and then compared as text: an index over the text
+// itself made every trial write two more keys of a few hundred bytes at random
+// places, which cost most of a commit (docs/pipeline-files.md).
+std::string trials_table_sql(const std::string& name) {
+  return "CREATE TABLE " + name + R"sql( (
+  id              INTEGER PRIMARY KEY,
+  run_id          INTEGER NOT NULL REFERENCES runs(id),
+  seq             INTEGER NOT NULL,  -- 0, 1, 2… in arrival order within the run
+  config          TEXT NOT NULL,     -- canonical JSON object (search_space::to_json)
+  config_hash     INTEGER NOT NULL,  -- 64-bit FNV-1a of config's bytes, as a signed integer
+  status          TEXT NOT NULL,     -- tune::to_string(status)
+  time_ms         REAL,              -- NULL unless status is ok
+  compile_s       REAL NOT NULL,
+  run_s           REAL NOT NULL,
+  device          TEXT NOT NULL,
+  finished_at     REAL NOT NULL,
+  objectives      TEXT,              -- JSON array of numbers, or NULL
+  reused_from_run INTEGER,           -- cache hit: the run that measured it
+  UNIQUE (run_id, seq)
+);
+)sql";
+}
+
+constexpr const char* trials_index_sql = "CREATE INDEX trials_by_config_hash ON trials(config_hash, run_id);\n";
+
+// Version 2 (version 1 indexed the configuration text; it is migrated when
+// opened for writing and read as it is otherwise). A newer file is refused.
+const std::string schema_sql = R"sql(
 CREATE TABLE schema_version (version INTEGER NOT NULL);
 CREATE TABLE runs (
   id          INTEGER PRIMARY KEY,
@@ -32,25 +61,9 @@ CREATE TABLE runs (
   finished_at REAL,
   status      TEXT NOT NULL       -- running | finished | failed
 );
-CREATE TABLE trials (
-  id              INTEGER PRIMARY KEY,
-  run_id          INTEGER NOT NULL REFERENCES runs(id),
-  seq             INTEGER NOT NULL,  -- 0, 1, 2… in arrival order within the run
-  config          TEXT NOT NULL,     -- canonical JSON object (search_space::to_json)
-  status          TEXT NOT NULL,     -- tune::to_string(status)
-  time_ms         REAL,              -- NULL unless status is ok
-  compile_s       REAL NOT NULL,
-  run_s           REAL NOT NULL,
-  device          TEXT NOT NULL,
-  finished_at     REAL NOT NULL,
-  objectives      TEXT,              -- JSON array of numbers, or NULL
-  reused_from_run INTEGER,           -- cache hit: the run that measured it
-  UNIQUE (run_id, config),
-  UNIQUE (run_id, seq)
-);
-CREATE INDEX trials_by_config ON trials(config);
 CREATE INDEX runs_by_task ON runs(task_key, device_kind);
-)sql";
+)sql" + trials_table_sql("trials") +
+                               trials_index_sql;
 
 // Statuses whose outcome a second measurement would repeat.
 constexpr const char* reusable_statuses =
@@ -61,6 +74,23 @@ constexpr const char* run_columns =
 constexpr const char* trial_columns =
     "t.id, t.run_id, t.seq, t.config, t.status, t.time_ms, t.compile_s, t.run_s, t.device, t.finished_at, "
     "t.objectives, t.reused_from_run";
+
+/// FNV-1a, 64 bits, over the text's bytes, as SQLite's signed integer: the
+/// trials' config_hash. Fixed by the file format: never change it.
+std::int64_t text_hash(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  std::int64_t out;
+  std::memcpy(&out, &h, sizeof out);
+  return out;
+}
+
+/// tune_config_hash(text) in SQL, for the migration of version 1 files.
+void sql_text_hash(sqlite3_context* context, int, sqlite3_value** args) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_value_text(args[0]));
+  auto size = static_cast<std::size_t>(sqlite3_value_bytes(args[0]));
+  sqlite3_result_int64(context, text_hash(text ? std::string_view(text, size) : std::string_view()));
+}
 
 double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
@@ -210,7 +240,8 @@ struct results_db::impl {
   std::string name;  // file as text, for messages
   sqlite3* db = nullptr;
   bool read_only = false;
-  int claim_fd = -1;  // holds the locks of claim_run()
+  int claim_fd = -1;                           // holds the locks of claim_run()
+  std::int64_t file_version = schema_version;  // as opened (1 only when read-only)
 
   /// The statements of record_trial(), prepared at its first call and kept:
   /// preparing them again for every trial was most of its cost. Each is
@@ -219,11 +250,11 @@ struct results_db::impl {
     statement run_exists, existing, next_seq, insert;
     trial_writer(sqlite3* db, const std::string& name)
         : run_exists(db, "SELECT count(*) FROM runs WHERE id = ?1", name, true),
-          existing(db, "SELECT seq FROM trials WHERE run_id = ?1 AND config = ?2", name, true),
+          existing(db, "SELECT seq FROM trials WHERE config_hash = ?3 AND run_id = ?1 AND config = ?2", name, true),
           next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", name, true),
           insert(db,
                  "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
-                 "objectives, reused_from_run) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 "objectives, reused_from_run, config_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                  name, true) {}
   };
   std::unique_ptr<trial_writer> writer;
@@ -352,6 +383,7 @@ struct results_db::impl {
 
   void open(open_mode mode, bool synchronous_full);
   void check_schema();
+  void migrate();
 };
 
 void results_db::impl::open(open_mode mode, bool synchronous_full) {
@@ -432,10 +464,13 @@ void results_db::impl::check_schema() {
     throw std::invalid_argument("results DB " + name +
                                 " is an SQLite database but not a tune-engine results DB (tables schema_version, "
                                 "runs, trials missing); choose another --db file");
-  statement version(db, "SELECT version FROM schema_version", name);
-  if (!version.step() || version.type(0) != SQLITE_INTEGER)
-    throw std::invalid_argument("results DB " + name + ": table schema_version holds no version number");
-  std::int64_t found = version.integer(0);
+  std::int64_t found = 0;
+  {
+    statement version(db, "SELECT version FROM schema_version", name);
+    if (!version.step() || version.type(0) != SQLITE_INTEGER)
+      throw std::invalid_argument("results DB " + name + ": table schema_version holds no version number");
+    found = version.integer(0);
+  }  // finalized: a migration drops a table, which no open statement may read
   if (found > schema_version)
     throw std::invalid_argument("results DB " + name + " has schema version " + std::to_string(found) +
                                 ", newer than this tune-engine understands (" + std::to_string(schema_version) +
@@ -443,6 +478,33 @@ void results_db::impl::check_schema() {
   if (found < 1)
     throw std::invalid_argument("results DB " + name + ": schema version " + std::to_string(found) +
                                 " is not valid; choose another --db file");
+  file_version = found;
+  if (file_version < schema_version && !read_only) migrate();
+}
+
+void results_db::impl::migrate() {
+  if (sqlite3_create_function_v2(db, "tune_config_hash", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, sql_text_hash,
+                                 nullptr, nullptr, nullptr) != SQLITE_OK)
+    throw db_error("results DB " + name + ": " + sqlite3_errmsg(db));
+  // Version 1 -> 2: the trials table again with each configuration's hash,
+  // without the unique key and the index over the text (a table's constraint
+  // cannot be dropped in SQLite, so the table is copied). One transaction:
+  // another process that opens the file meanwhile waits and then finds it done.
+  transaction([&] {
+    {
+      statement now(db, "SELECT version FROM schema_version", name);
+      if (!now.step() || now.integer(0) != 1) return 0;
+    }  // finalized: DROP TABLE waits for no statement of this connection
+    exec(trials_table_sql("trials_v2") +
+         "INSERT INTO trials_v2 (id, run_id, seq, config, config_hash, status, time_ms, compile_s, run_s, device, "
+         "finished_at, objectives, reused_from_run) SELECT id, run_id, seq, config, tune_config_hash(config), "
+         "status, time_ms, compile_s, run_s, device, finished_at, objectives, reused_from_run FROM trials;\n"
+         "DROP TABLE trials;\n"
+         "ALTER TABLE trials_v2 RENAME TO trials;\n" +
+         trials_index_sql + "UPDATE schema_version SET version = 2;\n");
+    return 0;
+  });
+  file_version = 2;
 }
 
 results_db::results_db(const std::filesystem::path& file, open_mode mode, bool synchronous_full)
@@ -585,9 +647,10 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
     double now = unix_now();
     out.reserve(trials.size());
     for (const auto& trial : trials) {
+      std::int64_t hash = text_hash(trial.config_json);
       {
         statement::reset_guard guard{w.existing};
-        w.existing.bind(1, run_id).bind(2, trial.config_json);
+        w.existing.bind(1, run_id).bind(2, trial.config_json).bind(3, hash);
         if (w.existing.step()) {
           out.push_back({false, w.existing.integer(0)});
           continue;
@@ -610,6 +673,7 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
         insert.bind(11, *trial.reused_from_run);
       else
         insert.bind_null(11);
+      insert.bind(12, hash);
       insert.step();
       out.push_back({true, seq++, finished_at});
     }
@@ -647,13 +711,15 @@ std::map<std::int64_t, run_totals> results_db::all_run_totals() const {
 
 std::optional<trial_record> results_db::find_cached(const std::string& task_key, const std::string& device_kind,
                                                     const std::string& config_json) const {
+  // A version 1 file opened read-only has no hashes: its text is indexed.
   statement s(impl_->db,
-              std::string("SELECT ") + trial_columns +
-                  " FROM trials t JOIN runs r ON r.id = t.run_id WHERE t.config = ?1 AND r.task_key = ?2 AND "
-                  "r.device_kind = ?3 AND t.status IN " +
-                  reusable_statuses + " ORDER BY t.finished_at DESC, t.id DESC LIMIT 1",
+              std::string("SELECT ") + trial_columns + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " +
+                  (impl_->file_version >= 2 ? "t.config_hash = ?4 AND " : "") +
+                  "t.config = ?1 AND r.task_key = ?2 AND r.device_kind = ?3 AND t.status IN " + reusable_statuses +
+                  " ORDER BY t.finished_at DESC, t.id DESC LIMIT 1",
               impl_->name);
   s.bind(1, config_json).bind(2, task_key).bind(3, device_kind);
+  if (impl_->file_version >= 2) s.bind(4, text_hash(config_json));
   if (!s.step()) return std::nullopt;
   return impl_->read_trial(s);
 }

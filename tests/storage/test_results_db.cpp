@@ -668,3 +668,97 @@ TEST_CASE("results db lets one holder at a time claim a run until it closes or d
   CHECK(e.claim_run(second));
   CHECK(results_db(":memory:").claim_run(1));
 }
+
+TEST_CASE("results db keeps each configuration's FNV-1a hash, fixed by the file format", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-hash");
+  results_db db(dir / "results.db");
+  auto run = db.create_run(spec());
+  db.record_trial(run, ok_trial("{\"x\":1}", 1.0));
+  db.record_trial(run, ok_trial("{}", 1.0));
+  // FNV-1a 64 of the bytes, as a signed integer: {"x":1} -> 0xbdd3d53c3a0b3fd6, {} -> 0x08f44b07b5901a25.
+  CHECK(raw_count(db.path(), "SELECT config_hash FROM trials WHERE config = '{\"x\":1}'") ==
+        static_cast<std::int64_t>(0xbdd3d53c3a0b3fd6ULL));
+  CHECK(raw_count(db.path(), "SELECT config_hash FROM trials WHERE config = '{}'") ==
+        static_cast<std::int64_t>(0x08f44b07b5901a25ULL));
+  // The hash finds, the text decides: a row whose hash collides with another
+  // configuration's is not taken for it.
+  raw_sql(db.path(),
+          "UPDATE trials SET config_hash = (SELECT config_hash FROM trials WHERE config = '{}') "
+          "WHERE config = '{\"x\":1}'");
+  CHECK(db.find_cached("gemm/1024", "replay:test", "{}")->config_json == "{}");
+  auto outcome = db.record_trial(run, ok_trial("{}", 2.0));
+  CHECK_FALSE(outcome.inserted);
+  CHECK(outcome.seq == 1);
+  CHECK(db.record_trial(run, ok_trial("{\"x\":2}", 2.0)).inserted);
+}
+
+TEST_CASE("results db reads a version 1 file as it is and migrates it when opened for writing", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-v1");
+  const auto file = dir / "v1.db";
+  // The version 1 schema, as tune-engine wrote it: a unique key and an index
+  // over the configuration text, no hash.
+  raw_sql(file, R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE runs (id INTEGER PRIMARY KEY, task_key TEXT NOT NULL, strategy TEXT NOT NULL, seed TEXT NOT NULL,
+  options TEXT NOT NULL, device_kind TEXT NOT NULL, started_at REAL NOT NULL, finished_at REAL, status TEXT NOT NULL);
+CREATE TABLE trials (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL,
+  config TEXT NOT NULL, status TEXT NOT NULL, time_ms REAL, compile_s REAL NOT NULL, run_s REAL NOT NULL,
+  device TEXT NOT NULL, finished_at REAL NOT NULL, objectives TEXT, reused_from_run INTEGER,
+  UNIQUE (run_id, config), UNIQUE (run_id, seq));
+CREATE INDEX trials_by_config ON trials(config);
+CREATE INDEX runs_by_task ON runs(task_key, device_kind);
+INSERT INTO schema_version VALUES (1);
+INSERT INTO runs VALUES (1, 'gemm/1024', 'random', '7', '{}', 'replay:test', 1000.0, 1001.0, 'finished');
+INSERT INTO trials VALUES (1, 1, 0, '{"tile_x":1,"tile_y":1}', 'ok', 2.5, 0.5, 0.25, 'sim0', 1000.5, NULL, NULL);
+INSERT INTO trials VALUES (2, 1, 1, '{"tile_x":2,"tile_y":1}', 'compile_error', NULL, 0.1, 0.0, 'sim1', 1000.6,
+  NULL, NULL);
+INSERT INTO trials VALUES (3, 1, 2, '{"tile_x":3,"tile_y":1}', 'ok', 1.5, 0.5, 0.25, 'sim0', 1000.7, '[1.5,0.9]',
+  NULL);
+)sql");
+  {
+    results_db reader(file, results_db::open_mode::read_only);
+    auto trials = reader.trials(1);
+    REQUIRE(trials.size() == 3);
+    CHECK(trials[2].objectives == std::vector<double>{1.5, 0.9});
+    CHECK(*reader.find_cached("gemm/1024", "replay:test", config(1))->time_ms == 2.5);
+    CHECK(reader.find_cached("gemm/1024", "replay:test", config(2))->state == status::compile_error);
+    CHECK_FALSE(reader.find_cached("gemm/1024", "replay:test", config(4)));
+  }
+  CHECK(raw_count(file, "SELECT version FROM schema_version") == 1);
+
+  std::vector<trial_record> before;
+  {
+    results_db reader(file, results_db::open_mode::read_only);
+    before = reader.trials(1);
+  }
+  {
+    results_db writer(file);
+    CHECK(raw_count(file, "SELECT version FROM schema_version") == 2);
+    auto after = writer.trials(1);
+    REQUIRE(after.size() == before.size());
+    for (std::size_t i = 0; i < after.size(); ++i) {
+      CHECK(after[i].seq == before[i].seq);
+      CHECK(after[i].config_json == before[i].config_json);
+      CHECK(after[i].state == before[i].state);
+      CHECK(after[i].time_ms == before[i].time_ms);
+      CHECK(after[i].finished_at == before[i].finished_at);
+      CHECK(after[i].objectives == before[i].objectives);
+    }
+    CHECK(*writer.find_cached("gemm/1024", "replay:test", config(3))->time_ms == 1.5);
+    // Recorded once per run still: the migrated rows are found by their hash.
+    auto again = writer.record_trial(1, ok_trial(config(2), 9.0));
+    CHECK_FALSE(again.inserted);
+    CHECK(again.seq == 1);
+    auto added = writer.record_trial(1, ok_trial(config(4), 3.0));
+    CHECK(added.inserted);
+    CHECK(added.seq == 3);
+  }
+  CHECK(raw_count(file, "SELECT count(*) FROM sqlite_master WHERE name = 'trials_by_config'") == 0);
+  CHECK(raw_count(file, "SELECT count(*) FROM sqlite_master WHERE name = 'trials_by_config_hash'") == 1);
+  CHECK(raw_count(file, "SELECT count(*) FROM sqlite_master WHERE name = 'trials_v2'") == 0);
+  CHECK(raw_count(file, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check != 'ok'") == 0);
+  CHECK(raw_count(file, "SELECT count(*) FROM trials WHERE config_hash = 0") == 0);
+  // Opened again: nothing left to migrate.
+  results_db again(file);
+  CHECK(again.trials(1).size() == 4);
+}

@@ -121,8 +121,9 @@ struct task_summary {
 
 class results_db {
  public:
-  /// Current schema version written to new files.
-  static constexpr int schema_version = 1;
+  /// Current schema version written to new files. A version 1 file is
+  /// migrated when opened read-write, and read as it is when read-only.
+  static constexpr int schema_version = 2;
 
   enum class open_mode { read_write, read_only };
 
