@@ -230,6 +230,8 @@ struct run_report {
   double compile_busy = 0.0;
   std::vector<std::pair<std::string, double>> device_busy;  ///< after warm-up
   double steady_trials_per_s = 0.0;
+  /// CPU time of the pipeline's actors per trial (their handlers, and the
+  /// dispatch between handlers that follow each other on a thread).
   double engine_cpu_us_per_trial = 0.0;
   struct trace_point {
     double at_s = 0.0;

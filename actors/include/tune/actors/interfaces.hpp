@@ -130,7 +130,9 @@ struct run_summary {
   std::vector<stage_stats> devices;  ///< one per measurer, after warm-up
   /// Trials finished per backend second between warm-up and the last hand-out.
   double steady_rate = 0.0;
-  /// CPU seconds of the generator, population, pool and measurer actors.
+  /// CPU seconds of the generator, population, pool and measurer actors'
+  /// handlers, with the framework's dispatch between two of them that follow
+  /// each other on a thread within a millisecond (detail::cpu_scope).
   double engine_cpu_s = 0.0;
   std::vector<best_point> trace;
 };
