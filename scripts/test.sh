@@ -43,12 +43,16 @@ case $sanitize in
 esac
 bash scripts/setup.sh
 jobs=${TUNE_JOBS:-$(nproc)}
+# shellcheck source=scripts/sanitizers/common.sh
+. scripts/sanitizers/common.sh
 if [ "$sanitize" = thread ]; then
   # CAF and ZeroMQ hand messages between threads through atomics of their own:
   # ThreadSanitizer sees them only in instrumented builds of those libraries,
   # which replace the packaged ones at run time (same sonames).
   deps=$PWD/build-tsan-deps/lib
-  if [ ! -e "$deps/libcaf_core.so.0.17.6" ] || [ ! -e "$deps/libzmq.so.5" ]; then
+  built=yes
+  for soname in "${tsan_sonames[@]}"; do [ -e "$deps/$soname" ] || built=no; done
+  if [ "$built" = no ]; then
     echo "test: building CAF and ZeroMQ with ThreadSanitizer (scripts/tsan_deps.sh)" >&2
     bash scripts/tsan_deps.sh
   fi
@@ -56,7 +60,7 @@ if [ "$sanitize" = thread ]; then
 fi
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-flags="-O1 -g -fno-omit-frame-pointer -fsanitize=$sanitize"
+flags=$(sanitizer_flags "$sanitize")
 if [[ $sanitize == *undefined* ]]; then flags="$flags -fno-sanitize-recover=undefined"; fi
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \

@@ -80,7 +80,9 @@ fetch() {
   echo "$dir"
 }
 
-flags="-O1 -g -fno-omit-frame-pointer -fsanitize=thread"
+# shellcheck source=scripts/sanitizers/common.sh
+. scripts/sanitizers/common.sh
+flags=$(sanitizer_flags thread)
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
 
@@ -118,7 +120,7 @@ cmake --build "$out/zmq" -j "$jobs" --target libzmq
 for f in "$out"/caf/lib/libcaf_core.so.* "$out"/caf/lib/libcaf_io.so.* "$out"/zmq/lib/libzmq.so.5*; do
   cp -P "$f" "$out/lib/"
 done
-for soname in libcaf_core.so.0.17.6 libcaf_io.so.0.17.6 libzmq.so.5; do
+for soname in "${tsan_sonames[@]}"; do
   [ -e "$out/lib/$soname" ] || {
     echo "tsan_deps: $soname was not built" >&2
     exit 1
