@@ -441,8 +441,28 @@ bool outstanding(const pool_state& st) {
   return false;
 }
 
+/// A backend whose builds return at once: each waiting candidate is built
+/// here, in order, and goes to the outbox (or back, failed) without a worker.
+void build_here(pool_pointer self) {
+  auto& st = self->state;
+  while (!st.to_build.empty()) {
+    auto job = std::move(st.to_build.front());
+    st.to_build.pop_front();
+    auto compiled = build_candidate(*st.backend, std::move(job.cand), st.options.compile_timeout_s);
+    if (compiled.build.state == status::ok)
+      st.to_measure.push_back({std::move(compiled), job.promise, job.requeues});
+    else
+      job.promise.deliver(failed_trial(compiled.cand, compiled.build.state, compiled.build.compile_s,
+                                       std::move(compiled.build.message)));
+  }
+}
+
 void pump_build(pool_pointer self) {
   auto& st = self->state;
+  if (st.backend->builds_instantly() && !st.options.remote_builds) {
+    build_here(self);
+    return;
+  }
   for (std::size_t w = 0; w < st.workers.size() && !st.to_build.empty(); ++w) {
     auto& worker = st.workers[w];
     if (worker.job || !worker.alive || !worker_useful(st, worker)) continue;

@@ -57,7 +57,11 @@ class grid_backend : public backend {
   /// runs until a test has seen what it waits for.
   std::function<void()> before_run;
 
+  /// builds_instantly(): the pool builds in its own actor, without workers.
+  bool instant = false;
+
   std::string name() const override { return "grid"; }
+  bool builds_instantly() const override { return instant; }
   std::string task_key() const override { return "grid-test"; }
   std::string device_kind() const override { return "grid-device"; }
   search_space_ptr space() const override { return space_; }

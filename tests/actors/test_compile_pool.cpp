@@ -95,6 +95,29 @@ TEST_CASE("compile pool builds with at most N workers and serialises each device
   CHECK_FALSE(f.backend->run_order(1).empty());
 }
 
+TEST_CASE("a backend that builds instantly is built by the pool itself, with no build worker", "[actors]") {
+  pool_fixture f(0, 2);  // no worker: only the pool can build
+  f.backend->instant = true;
+  f.backend->build_time = std::chrono::milliseconds(0);
+  f.backend->fail_build = {f.space->unflatten(4)};
+  f.start();
+  std::vector<std::uint64_t> flats;
+  for (std::uint64_t i = 0; i < 12; ++i) flats.push_back(i);
+  auto got = f.evaluate_all(flats);
+  REQUIRE(got.size() == 12);
+  for (auto& [id, trial] : got) {
+    CHECK(trial.config == f.space->unflatten(id));
+    if (id == 4) {
+      CHECK(trial.state == status::compile_error);
+      CHECK(trial.device == -1);
+    } else {
+      CHECK(trial.state == status::ok);
+    }
+  }
+  CHECK(f.backend->run_order(0).size() + f.backend->run_order(1).size() == 11);
+  CHECK_FALSE(f.backend->overlapping_runs());
+}
+
 TEST_CASE("compile failures skip the device and come back as statuses", "[actors]") {
   pool_fixture f(2, 1);
   f.backend->fail_build = {f.space->unflatten(2), f.space->unflatten(5)};

@@ -60,6 +60,12 @@ class backend {
   /// Builds one configuration. Thread-safe; may be called from many threads.
   virtual build_result build(const configuration& config, double timeout_s) = 0;
 
+  /// True when build() does no work worth a thread of its own and returns at
+  /// once (an in-process objective's): the compile pool then calls it itself,
+  /// in order, instead of handing it to a build worker, which would cost two
+  /// thread hand-offs per trial. Its compile timeout is not enforced then.
+  virtual bool builds_instantly() const { return false; }
+
   /// Measures one built configuration on `device`. The caller serialises calls
   /// per device; calls on different devices may overlap.
   virtual run_result run(const configuration& config, const build_result& build, int device, double timeout_s) = 0;
