@@ -12,8 +12,8 @@
 // live heap (malloc's bytes in use) and the database's size on disk every
 // 250th. Printed: process CPU per trial over the
 // `--window` trials ending at 1k, 10k and 20k observations (or the last
-// trial), the engine CPU per trial the
-// run reports (the actors' handlers, whole run), resident memory and live heap
+// trial), the engine CPU per trial the run reports (the actors' handlers and
+// the dispatch between them, whole run), resident memory and live heap
 // at fixed points and their growth per trial after warm-up, and the database's
 // bytes per trial.
 // Usage: bench_soak [--trials 20000] [--strategies default,opevo+knn]

@@ -53,6 +53,13 @@ struct pool_fixture {
   }
 };
 
+/// Candidate ids 0 … n-1 (each the flat index of its configuration).
+std::vector<std::uint64_t> first_flats(std::uint64_t n) {
+  std::vector<std::uint64_t> flats;
+  for (std::uint64_t i = 0; i < n; ++i) flats.push_back(i);
+  return flats;
+}
+
 /// A measurer that takes every candidate and never answers (a node that
 /// hangs without its connection dropping).
 struct silent_state {
@@ -79,9 +86,7 @@ TEST_CASE("compile pool builds with at most N workers and serialises each device
   pool_fixture f(3, 2);
   f.backend->build_time = std::chrono::milliseconds(3);
   f.start();
-  std::vector<std::uint64_t> flats;
-  for (std::uint64_t i = 0; i < 24; ++i) flats.push_back(i);
-  auto got = f.evaluate_all(flats);
+  auto got = f.evaluate_all(first_flats(24));
   REQUIRE(got.size() == 24);
   for (auto& [id, trial] : got) {
     CHECK(trial.state == status::ok);
@@ -101,9 +106,7 @@ TEST_CASE("a backend that builds instantly is built by the pool itself, with no 
   f.backend->build_time = std::chrono::milliseconds(0);
   f.backend->fail_build = {f.space->unflatten(4)};
   f.start();
-  std::vector<std::uint64_t> flats;
-  for (std::uint64_t i = 0; i < 12; ++i) flats.push_back(i);
-  auto got = f.evaluate_all(flats);
+  auto got = f.evaluate_all(first_flats(12));
   REQUIRE(got.size() == 12);
   for (auto& [id, trial] : got) {
     CHECK(trial.config == f.space->unflatten(id));
