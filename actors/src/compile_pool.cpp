@@ -441,19 +441,25 @@ bool outstanding(const pool_state& st) {
   return false;
 }
 
+/// A finished build of `job`: to the outbox for a measurer, or back as a
+/// failed trial.
+void take_build(pool_state& st, waiting_build& job, compiled_candidate& compiled) {
+  if (compiled.build.state == status::ok)
+    st.to_measure.push_back({std::move(compiled), job.promise, job.requeues});
+  else
+    job.promise.deliver(
+        failed_trial(compiled.cand, compiled.build.state, compiled.build.compile_s, std::move(compiled.build.message)));
+}
+
 /// A backend whose builds return at once: each waiting candidate is built
-/// here, in order, and goes to the outbox (or back, failed) without a worker.
+/// here, in order, without a worker.
 void build_here(pool_pointer self) {
   auto& st = self->state;
   while (!st.to_build.empty()) {
     auto job = std::move(st.to_build.front());
     st.to_build.pop_front();
     auto compiled = build_candidate(*st.backend, std::move(job.cand), st.options.compile_timeout_s);
-    if (compiled.build.state == status::ok)
-      st.to_measure.push_back({std::move(compiled), job.promise, job.requeues});
-    else
-      job.promise.deliver(failed_trial(compiled.cand, compiled.build.state, compiled.build.compile_s,
-                                       std::move(compiled.build.message)));
+    take_build(st, job, compiled);
   }
 }
 
@@ -485,12 +491,7 @@ void pump_build(pool_pointer self) {
               st.tracker.stop(worker.track);
               auto job = std::move(*worker.job);
               worker.job.reset();
-              if (compiled.build.state == status::ok) {
-                st.to_measure.push_back({std::move(compiled), job.promise, job.requeues});
-              } else {
-                job.promise.deliver(failed_trial(compiled.cand, compiled.build.state, compiled.build.compile_s,
-                                                 std::move(compiled.build.message)));
-              }
+              take_build(st, job, compiled);
               pump(self);
             },
             [self, w, generation](caf::error& err) {

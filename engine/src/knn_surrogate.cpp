@@ -116,10 +116,9 @@ struct knn_surrogate::impl {
   std::vector<double> terms;                 // per query scratch
   std::vector<double> bounds;                // per query scratch: each bucket's key sum
   std::vector<std::vector<double>> scratch;  // per parameter: the query's table when not kept
-  // Per parameter and value: that value's table, once computed (kept only
-  // when `keep_tables`); per query, each parameter's table.
+  // Per parameter and value: that value's table, once computed (empty when
+  // all of them would not fit in 32 MiB); per query, each parameter's table.
   std::vector<std::vector<std::vector<double>>> kept;
-  bool keep_tables = false;
   std::vector<const double*> tables;
   bool tables_possible = false;
   // Per key (the keyed parameters' value indices in mixed radix), the index
@@ -177,8 +176,7 @@ struct knn_surrogate::impl {
     if (!tables_possible) return;
     std::uint64_t entries = 0;
     for (auto& p : params) entries += p->cardinality() * p->cardinality();
-    keep_tables = entries <= (std::uint64_t{32} << 20) / sizeof(double);
-    if (keep_tables)
+    if (entries <= (std::uint64_t{32} << 20) / sizeof(double))
       for (auto& p : params) kept.emplace_back(p->cardinality());
     std::uint64_t keys = params.front()->cardinality();
     keyed = 1;
@@ -268,7 +266,7 @@ struct knn_surrogate::impl {
   std::vector<std::pair<double, std::size_t>> nearest_by_tables(const configuration& config, const double* query) {
     std::size_t params = tables.size();
     for (std::size_t p = 0; p < params; ++p) {
-      bool keep = keep_tables && config[p] < kept[p].size();
+      bool keep = !kept.empty() && config[p] < kept[p].size();
       auto& table = keep ? kept[p][config[p]] : scratch[p];
       if (!keep || table.empty()) fill_table(p, query, table);
       tables[p] = table.data();
