@@ -29,7 +29,9 @@ search_space::search_space(std::vector<parameter_ptr> parameters, std::string or
       }
     }
     feature_count_ += parameters_[i]->feature_count();
+    radix_.push_back(parameters_[i]->cardinality());
   }
+  keyed_ = !parameters_.empty() && cartesian_size().has_value();
 }
 
 std::optional<std::size_t> search_space::find(const std::string& name) const {
@@ -99,7 +101,9 @@ const std::vector<std::string>& search_space::constraint_expressions() const {
 }
 
 void search_space::restrict_to(std::vector<configuration> members) {
-  auto set = std::make_shared<configuration_set>();
+  // Members are found by key when the space has keys, else by value.
+  auto keys = keyed_ ? std::make_shared<key_set>() : nullptr;
+  auto set = keyed_ ? nullptr : std::make_shared<configuration_set>();
   std::vector<configuration> unique;
   unique.reserve(members.size());
   for (auto& m : members) {
@@ -113,10 +117,11 @@ void search_space::restrict_to(std::vector<configuration> members) {
                                     "'");
       }
     }
-    if (set->insert(m).second) unique.push_back(std::move(m));
+    if (keys ? keys->insert(*key(m)) : set->insert(m).second) unique.push_back(std::move(m));
   }
   members_ = std::make_shared<std::vector<configuration>>(std::move(unique));
   member_set_ = std::move(set);
+  member_keys_ = std::move(keys);
   std::lock_guard lock(*cache_mutex_);
   valid_cache_.reset();
 }
@@ -128,11 +133,16 @@ search_space::search_space(std::shared_ptr<const configuration_codec> codec, std
 
 bool search_space::is_valid(const configuration& config) const {
   if (codec_) return codec_->is_valid(config);
-  if (config.size() != parameters_.size()) return false;
-  for (std::size_t i = 0; i < config.size(); ++i) {
-    if (config[i] >= parameters_[i]->cardinality()) return false;
+  if (keyed_) {
+    auto flat = key(config);  // nullopt: the wrong shape or a value out of range
+    if (!flat || (member_keys_ && !member_keys_->contains(*flat))) return false;
+  } else {
+    if (config.size() != parameters_.size()) return false;
+    for (std::size_t i = 0; i < config.size(); ++i) {
+      if (config[i] >= radix_[i]) return false;
+    }
+    if (member_set_ && !member_set_->count(config)) return false;
   }
-  if (member_set_ && !member_set_->count(config)) return false;
   if (constraints_ && !constraints_->satisfied(config)) return false;
   return true;
 }

@@ -65,11 +65,23 @@ double strategy_base::hyper_in(const std::string& key, double low, double high) 
   return v;
 }
 
+bool strategy_base::seen(const configuration& config) const {
+  if (auto key = space_->key(config)) return seen_keys_.contains(*key);
+  return seen_.count(config) > 0;
+}
+
+bool strategy_base::mark_seen(const configuration& config) {
+  if (auto key = space_->key(config)) return seen_keys_.insert(*key);
+  return seen_.insert(config).second;
+}
+
 bool strategy_base::fresh(const configuration& config) const {
-  // Without constraints or a codec, validity is a bounds check and at most a
-  // member lookup: asked first, it spares the seen-set lookup for the many
-  // mutations that leave a measured dataset's members. Otherwise the seen set
-  // first, which spares evaluating constraints on what was measured.
+  // By key, the seen set costs a probe: asked first, it spares evaluating
+  // constraints (and a member lookup) on what was measured. By value it costs
+  // hashing the configuration: without constraints or a codec, validity (a
+  // bounds check and at most a member lookup) is asked first, which spares it
+  // for the many mutations that leave a measured dataset's members.
+  if (auto key = space_->key(config)) return !seen_keys_.contains(*key) && space_->is_valid(config);
   if (!space_->codec() && space_->constraint_expressions().empty())
     return space_->is_valid(config) && !seen_.count(config);
   return !seen_.count(config) && space_->is_valid(config);
@@ -77,7 +89,7 @@ bool strategy_base::fresh(const configuration& config) const {
 
 bool strategy_base::claim(std::vector<configuration>& out, const configuration& config) {
   if (!fresh(config)) return false;
-  seen_.insert(config);
+  mark_seen(config);
   ++seen_valid_;
   out.push_back(config);
   return true;
@@ -97,7 +109,7 @@ std::vector<configuration> strategy_base::propose(std::size_t n) {
 
 void strategy_base::observe(const trial_result& result) {
   // A result never proposed (resume) counts as measured from now on.
-  if (seen_.insert(result.config).second && space_->is_valid(result.config)) ++seen_valid_;
+  if (mark_seen(result.config) && space_->is_valid(result.config)) ++seen_valid_;
   ++observed_;
   double fit = fitness(result);
   if (fit > best_fitness_) best_fitness_ = fit, last_improvement_ = observed_;
@@ -111,7 +123,7 @@ std::optional<configuration> strategy_base::random_unseen() {
     for (int attempt = 0; attempt < 64; ++attempt) {
       auto config = space_->draw_valid(rng_, 1000);
       if (!config) break;
-      if (!seen_.count(*config)) return config;
+      if (!seen(*config)) return config;
     }
     // Mostly seen (or valid points are rare): from now on, draw among the
     // members of the enumerated valid set that were unseen at this point.
@@ -119,7 +131,7 @@ std::optional<configuration> strategy_base::random_unseen() {
     if (!valid) return std::nullopt;
     if (!valid_count_) valid_count_ = std::optional<std::uint64_t>(valid->size());
     for (auto& config : *valid)
-      if (!seen_.count(config)) unseen_.push_back(&config);
+      if (!seen(config)) unseen_.push_back(&config);
     unseen_listed_ = true;
   }
   // Uniform among the unseen: a draw that meets a member seen since it was
@@ -128,7 +140,7 @@ std::optional<configuration> strategy_base::random_unseen() {
   while (!unseen_.empty()) {
     std::uniform_int_distribution<std::size_t> pick(0, unseen_.size() - 1);
     auto at = pick(rng_);
-    if (!seen_.count(*unseen_[at])) return *unseen_[at];
+    if (!seen(*unseen_[at])) return *unseen_[at];
     unseen_[at] = unseen_.back();
     unseen_.pop_back();
   }

@@ -28,6 +28,40 @@ TEST_CASE("a space knows its Cartesian size and flattens both ways", "[engine][s
   CHECK(space.feature_count() == 3 + 1 + 1 + 3);
 }
 
+TEST_CASE("a configuration's key is its flat index, and none where flat indices cannot tell configurations apart",
+          "[engine][space]") {
+  auto space = small_space();
+  for (std::uint64_t flat = 0; flat < *space.cartesian_size(); ++flat) CHECK(space.key(space.unflatten(flat)) == flat);
+  // A value out of range would alias another configuration's index: no key.
+  CHECK_FALSE(space.key({0, 3, 0, 0}).has_value());  // unroll has 3 values
+  CHECK_FALSE(space.key({10, 0, 0, 0}).has_value());
+  CHECK_FALSE(space.key({0, 0, 0}).has_value());
+  CHECK_FALSE(space.key({0, 0, 0, 0, 0}).has_value());
+  // Beyond 64 bits: none at all.
+  std::vector<parameter_ptr> params;
+  for (int i = 0; i < 5; ++i) params.push_back(make_permutation_parameter("p" + std::to_string(i), 12));
+  search_space huge(params);
+  CHECK_FALSE(huge.key({0, 0, 0, 0, 0}).has_value());
+}
+
+TEST_CASE("a restricted space knows its members by key, and the rest by value beyond 64 bits", "[engine][space]") {
+  auto space = small_space();
+  std::vector<configuration> members;
+  for (std::uint64_t flat = 0; flat < 360; flat += 7) members.push_back(space.unflatten(flat));
+  members.push_back(members.front());  // a duplicate is kept once
+  space.restrict_to(members);
+  CHECK(space.members()->size() == members.size() - 1);
+  for (std::uint64_t flat = 0; flat < 360; ++flat) CHECK(space.is_valid(space.unflatten(flat)) == (flat % 7 == 0));
+  CHECK_FALSE(space.is_valid({0, 3, 0, 0}));  // out of range, though its flat index would be a member's
+  std::vector<parameter_ptr> params;
+  for (int i = 0; i < 5; ++i) params.push_back(make_permutation_parameter("p" + std::to_string(i), 12));
+  search_space huge(params);
+  huge.restrict_to({{1, 2, 3, 4, 5}, {5, 4, 3, 2, 1}});
+  CHECK(huge.is_valid({1, 2, 3, 4, 5}));
+  CHECK(huge.is_valid({5, 4, 3, 2, 1}));
+  CHECK_FALSE(huge.is_valid({1, 2, 3, 4, 6}));
+}
+
 TEST_CASE("a Cartesian size beyond 64 bits is reported as unknown", "[engine][space]") {
   std::vector<parameter_ptr> params;
   for (int i = 0; i < 5; ++i) params.push_back(make_permutation_parameter("p" + std::to_string(i), 12));

@@ -62,3 +62,35 @@ TEST_CASE("the random top-up draws only unseen configurations once most of the s
   for (const auto& c : unseen) s.observe(ok_result(c));
   CHECK_FALSE(s.draw());
 }
+
+TEST_CASE("an out-of-range configuration observed on resume hides no valid one", "[engine][strategy]") {
+  // 2 x 3 values: {0, 3} is out of range, and its mixed-radix index (3) is
+  // that of {1, 0}. Marking it seen must not mark {1, 0}.
+  auto space = std::make_shared<search_space>(
+      std::vector<parameter_ptr>{make_discrete_parameter("a", {1, 2}), make_discrete_parameter("b", {1, 2, 3})});
+  top_up_only s(space);
+  s.observe(ok_result({0, 3}));
+  s.observe(ok_result({0, 0}));
+  std::set<configuration> drawn;
+  for (auto& c : s.propose(10)) CHECK(drawn.insert(c).second);
+  CHECK(drawn == std::set<configuration>{{0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}});
+  CHECK(s.propose(1).empty());
+}
+
+TEST_CASE("a space too large for keys still proposes each configuration once", "[engine][strategy]") {
+  // Five permutations of 12: beyond 64 bits, seen configurations are kept by
+  // value. Restricted to 40 members, every one is proposed once.
+  std::vector<parameter_ptr> params;
+  for (int i = 0; i < 5; ++i) params.push_back(make_permutation_parameter("p" + std::to_string(i), 12));
+  auto space = std::make_shared<search_space>(params);
+  std::vector<configuration> members;
+  for (std::uint64_t i = 0; i < 40; ++i) members.push_back({i, i * 3, i * 7, i * 11, i * 13});
+  space->restrict_to(members);
+  REQUIRE_FALSE(space->key(members.front()).has_value());
+  top_up_only s(space);
+  s.observe(ok_result(members.front()));
+  std::set<configuration> drawn;
+  for (auto& c : s.propose(100)) CHECK(drawn.insert(c).second);
+  CHECK(drawn.size() == 39);
+  CHECK(drawn.count(members.front()) == 0);
+}

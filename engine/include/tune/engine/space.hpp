@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "tune/engine/key_set.hpp"
 #include "tune/engine/parameter.hpp"
 
 namespace tune {
@@ -81,6 +82,20 @@ class search_space {
   /// satisfies every constraint and (if restricted) is a member.
   bool is_valid(const configuration& config) const;
 
+  /// The configuration's flatten() index when the space has parameters, its
+  /// Cartesian product fits in 64 bits and the configuration has one
+  /// in-range value index per parameter; nullopt otherwise. Equal keys mean
+  /// equal configurations: sets of them stand in for sets of configurations.
+  std::optional<std::uint64_t> key(const configuration& config) const {
+    if (!keyed_ || config.size() != radix_.size()) return std::nullopt;
+    std::uint64_t flat = 0;
+    for (std::size_t i = 0; i < radix_.size(); ++i) {
+      if (config[i] >= radix_[i]) return std::nullopt;
+      flat = flat * radix_[i] + config[i];
+    }
+    return flat;
+  }
+
   /// Mixed-radix index of a configuration and back (parameter 0 varies
   /// slowest). Needs cartesian_size().
   std::uint64_t flatten(const configuration& config) const;
@@ -141,6 +156,9 @@ class search_space {
   std::shared_ptr<constraint_set> constraints_;
   std::shared_ptr<std::vector<configuration>> members_;
   std::shared_ptr<configuration_set> member_set_;
+  std::shared_ptr<key_set> member_keys_;  // the members' keys, when key() exists
+  std::vector<std::uint64_t> radix_;      // every parameter's cardinality
+  bool keyed_ = false;                    // key() exists: parameters whose product fits 64 bits
   // Filled on first use by enumerate_valid(); the mutex makes that safe when
   // strategies in several threads share one space (copies share the mutex).
   mutable std::shared_ptr<const std::vector<configuration>> valid_cache_;

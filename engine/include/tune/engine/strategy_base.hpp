@@ -97,7 +97,16 @@ class strategy_base : public strategy {
  private:
   std::string name_;
   std::map<std::string, double> hyper_;
-  configuration_set seen_;  // measured or in flight
+  /// Whether the configuration was measured or is in flight; marking it
+  /// says whether it was new.
+  bool seen(const configuration& config) const;
+  bool mark_seen(const configuration& config);
+
+  // Measured or in flight: by key where the space gives one (search_space::
+  // key), the rest (a space too large for keys, out-of-range configurations
+  // from a resumed file) by value.
+  key_set seen_keys_;
+  configuration_set seen_;
   std::size_t observed_ = 0;
   double best_fitness_ = 0;
   std::size_t last_improvement_ = 0;  // observed_ at the last new best
