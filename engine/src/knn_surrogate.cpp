@@ -15,6 +15,18 @@
 // values' term for the query) depends only on the query's value of that
 // parameter: tables are kept per (parameter, value) once computed, when all of
 // them together would take at most 32 MiB, and computed per query otherwise.
+//
+// Remembered answers (value tables only): a strategy asks about the same
+// unobserved configurations again and again (opevo+knn's candidates around
+// its best: five of six of its queries on GEMM's dataset repeat one), and
+// rows are only ever appended. A query's k nearest (distance, row) pairs are
+// kept with the count of rows they cover; asked again, only the rows added
+// since are offered, each summed in the same order as the full search, so the
+// pairs are those a full search would find, and the prediction is computed
+// afresh from them (a row's value may have been replaced). Two generations of
+// at most 4,096 answers each bound the memory: a full generation becomes the
+// old one, the old one is dropped, and an answer found in the old one moves
+// to the new. An answer is forgotten when its configuration is observed.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -132,6 +144,15 @@ struct knn_surrogate::impl {
   std::size_t keyed = 0;
   std::vector<std::int32_t> bucket_of;
   std::vector<bucket> buckets;
+  std::vector<std::uint32_t> row_codes;  // per row, every parameter's value index
+  // Remembered answers: a query's k nearest pairs and the rows they cover.
+  struct answer {
+    std::vector<std::pair<double, std::size_t>> best;
+    std::size_t covered = 0;
+  };
+  using answers = std::unordered_map<configuration, answer, configuration_hash>;
+  static constexpr std::size_t generation = 4096;
+  answers recent, older;
   rows_view view;
   std::unique_ptr<kd_tree> tree;
 
@@ -198,6 +219,9 @@ struct knn_surrogate::impl {
     auto& b = buckets[static_cast<std::size_t>(index)];
     b.rows.push_back(row);
     for (std::size_t p = keyed; p < config.size(); ++p) b.codes.push_back(static_cast<std::uint32_t>(config[p]));
+    for (auto v : config) row_codes.push_back(static_cast<std::uint32_t>(v));
+    recent.erase(config);
+    older.erase(config);
   }
 
   double key_sum(const bucket& b) const {
@@ -211,13 +235,13 @@ struct knn_surrogate::impl {
   // locals so that the loop is a few loads and adds; P = 0: any number, each
   // row left once its partial sum exceeds the k-th distance.
   template <std::size_t P>
-  void scan_bucket(const bucket& b, double first, nearest_rows& out) const {
+  void scan_bucket(const bucket& b, std::size_t from, double first, nearest_rows& out) const {
     const std::size_t others = tables.size() - keyed;
     const double* t[P > 0 ? P : 1];
     for (std::size_t p = 0; p < P; ++p) t[p] = tables[keyed + p];
-    const std::uint32_t* code = b.codes.data();
+    const std::uint32_t* code = b.codes.data() + from * others;
     std::size_t n = b.rows.size();
-    for (std::size_t i = 0; i < n; ++i, code += others) {
+    for (std::size_t i = from; i < n; ++i, code += others) {
       double d = first;
       if constexpr (P > 0) {
         for (std::size_t p = 0; p < P; ++p) d += t[p][code[p]];
@@ -236,12 +260,13 @@ struct knn_surrogate::impl {
     return std::array{&impl::scan_bucket<P>...};
   }
 
-  void scan(const bucket& b, double first, nearest_rows& out) const {
+  // The bucket's rows from its `from`-th on.
+  void scan(const bucket& b, std::size_t from, double first, nearest_rows& out) const {
     // The loop specialised for this count of remaining parameters (up to
     // eight), else the general one.
     static constexpr auto scanners = make_scanners(std::make_index_sequence<9>());
     std::size_t others = tables.size() - keyed;
-    (this->*scanners[others < scanners.size() ? others : 0])(b, first, out);
+    (this->*scanners[others < scanners.size() ? others : 0])(b, from, first, out);
   }
 
   // Parameter p's table for a query whose features are `query`: the term of
@@ -262,28 +287,94 @@ struct knn_surrogate::impl {
     }
   }
 
-  // Exact k nearest by per-parameter value tables.
-  std::vector<std::pair<double, std::size_t>> nearest_by_tables(const configuration& config, const double* query) {
-    std::size_t params = tables.size();
-    for (std::size_t p = 0; p < params; ++p) {
+  // Points `tables` at the query's table of every parameter; the query's
+  // features are computed only when a table has to be.
+  void load_tables(const configuration& config) {
+    std::vector<double> query;
+    for (std::size_t p = 0; p < tables.size(); ++p) {
       bool keep = !kept.empty() && config[p] < kept[p].size();
       auto& table = keep ? kept[p][config[p]] : scratch[p];
-      if (!keep || table.empty()) fill_table(p, query, table);
+      if (!keep || table.empty()) {
+        if (query.empty()) query = space->features(config);
+        fill_table(p, query.data(), table);
+      }
       tables[p] = table.data();
     }
-    std::vector<std::pair<double, std::size_t>> best;
+  }
+
+  // Offers rows [from, size()) to `best` (the k nearest of the rows before
+  // `from`), each one's distance summed as the full search sums it: the keyed
+  // parameters' terms from zero, then the others in order, left once the sum
+  // exceeds the k-th distance. For a few rows: it visits every one.
+  void offer_rows_since(std::size_t from, std::vector<std::pair<double, std::size_t>>& best) const {
+    nearest_rows out{k, best};
+    if (best.size() == k) out.worst = best.back().first;
+    std::size_t params = tables.size();
+    const std::uint32_t* code = row_codes.data() + from * params;
+    for (std::size_t row = from; row < size(); ++row, code += params) {
+      double d = 0;
+      std::size_t p = 0;
+      for (; p < keyed; ++p) d += tables[p][code[p]];
+      for (; p < params && d <= out.worst; ++p) d += tables[p][code[p]];
+      if (p == params && d <= out.worst) out.offer(d, row);
+    }
+  }
+
+  // The k nearest by value tables, from a remembered answer when there is one
+  // (else in `scratch`).
+  const std::vector<std::pair<double, std::size_t>>& nearest_remembered(
+      const configuration& config, std::vector<std::pair<double, std::size_t>>& scratch) {
+    load_tables(config);
+    if (size() < k) {  // k grows with the rows until there are k: nothing to remember
+      nearest_by_tables(scratch, 0);
+      return scratch;
+    }
+    auto it = recent.find(config);
+    if (it == recent.end()) {
+      if (recent.size() >= generation) {
+        older = std::move(recent);
+        recent = answers();
+      }
+      answer remembered;
+      if (auto old = older.find(config); old != older.end()) {
+        remembered = std::move(old->second);
+        older.erase(old);
+      }
+      it = recent.emplace(config, std::move(remembered)).first;
+    }
+    auto& [best, covered] = it->second;
+    // Rows since: one by one while they are fewer than the buckets, else by
+    // bucket (a bucket's rows are in row order), its key sum bounding them.
+    if (size() - covered < buckets.size())
+      offer_rows_since(covered, best);
+    else
+      nearest_by_tables(best, covered);
+    covered = size();
+    return best;
+  }
+
+  // The k nearest by the per-parameter value tables load_tables() set, of
+  // `best` (the k nearest of the rows before `from`; empty when from is 0)
+  // and the rows from `from` on.
+  void nearest_by_tables(std::vector<std::pair<double, std::size_t>>& best, std::size_t from) {
     best.reserve(k + 1);
     nearest_rows out{std::min(k, size()), best};
+    if (!best.empty() && best.size() == out.want) out.worst = best.back().first;
     bounds.resize(buckets.size());
     std::size_t nearest_bucket = 0;
     for (std::size_t i = 0; i < buckets.size(); ++i) {
       bounds[i] = key_sum(buckets[i]);
       if (bounds[i] < bounds[nearest_bucket]) nearest_bucket = i;
     }
-    if (!buckets.empty()) scan(buckets[nearest_bucket], bounds[nearest_bucket], out);
+    auto scan_from = [&](std::size_t i) {
+      if (bounds[i] > out.worst) return;
+      auto& rows_of = buckets[i].rows;
+      auto start = from == 0 ? rows_of.begin() : std::lower_bound(rows_of.begin(), rows_of.end(), from);
+      scan(buckets[i], static_cast<std::size_t>(start - rows_of.begin()), bounds[i], out);
+    };
+    if (!buckets.empty()) scan_from(nearest_bucket);
     for (std::size_t i = 0; i < buckets.size(); ++i)
-      if (i != nearest_bucket && bounds[i] <= out.worst) scan(buckets[i], bounds[i], out);
-    return best;
+      if (i != nearest_bucket) scan_from(i);
   }
 
   // The k nearest (distance, row), nearest first.
@@ -312,12 +403,13 @@ struct knn_surrogate::impl {
   double predict(const configuration& config, knn_search search) {
     if (values.empty()) return 0.0;
     if (auto it = rows.find(config); it != rows.end()) return values[it->second];
-    auto query = space->features(config);
     if (search == knn_search::automatic) search = tables_possible ? knn_search::value_tables : knn_search::kd_tree;
     if (search == knn_search::value_tables && !tables_possible)
       throw std::invalid_argument("knn_surrogate: the space has too many values for value tables");
-    auto best = search == knn_search::value_tables ? nearest_by_tables(config, query.data())
-                                                   : nearest(query.data(), search == knn_search::exhaustive);
+    std::vector<std::pair<double, std::size_t>> found;
+    if (search != knn_search::value_tables)
+      found = nearest(space->features(config).data(), search == knn_search::exhaustive);
+    const auto& best = search == knn_search::value_tables ? nearest_remembered(config, found) : found;
     double weighted = 0, total = 0, exact = 0;
     std::size_t exact_count = 0;
     for (auto& [d, row] : best) {
