@@ -8,6 +8,7 @@
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/kernels/vendor_reference.hpp"
+#include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
 
 namespace tune {
@@ -123,6 +124,7 @@ nlohmann::json run_report::to_json() const {
       {"engine_cpu_us_per_trial", engine_cpu_us_per_trial},
       {"trace", points},
       {"prior", {{"sources", prior_sources}, {"configurations", prior_configurations}}},
+      {"db_migrated_from", db_migrated_from ? nlohmann::json(*db_migrated_from) : nlohmann::json(nullptr)},
   };
   if (!throughput.is_null()) out["throughput"] = throughput;
   return out;
@@ -133,6 +135,10 @@ std::string run_report::to_text() const {
       fmt::format("run {}{}: {} trials ({} new) in {:.2f} s wall, {:.2f} s simulated; ended by {}\n", run_id,
                   resumed ? " (resumed)" : "", trials, new_trials, wall_s, sim_s, tune::to_string(reason));
   for (const auto& source : prior_sources) out += "prior " + source + "\n";
+  if (db_migrated_from)
+    out += fmt::format(
+        "results database: migrated from schema version {} to {} (tune-engine versions before that cannot open it)\n",
+        *db_migrated_from, storage::results_db::schema_version);
   if (best)
     out += fmt::format("best {:.6g} ms: {}\n", best->time_ms, best->config_json);
   else

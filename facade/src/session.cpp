@@ -226,6 +226,8 @@ struct session::impl {
   }
 
   std::vector<std::string> prior_sources;
+  std::unique_ptr<storage::results_db> start_db;  // from open_existing_db() to the end of make_search()
+  std::optional<int> db_migrated_from;
   std::size_t prior_configurations = 0;
 
   /// Datasets and earlier runs of the same task measured elsewhere, merged
@@ -251,12 +253,8 @@ struct session::impl {
       sources.push_back(runs_as_dataset(db, runs, space, path));
       prior_sources.push_back(describe_runs(path, runs));
     }
-    if (o.auto_prior && !o.db_path.empty() && std::filesystem::is_regular_file(o.db_path) &&
-        is_sqlite_file(o.db_path)) {
-      // Opened as the run will open it, to write: another process may have
-      // made the file and not yet its tables (two runs starting on one new
-      // file), which a read-only open refuses as "empty" and a writer completes.
-      storage::results_db db(o.db_path);
+    if (o.auto_prior && start_db) {
+      auto& db = *start_db;
       std::vector<storage::run_record> runs;
       for (const auto& run : db.runs())
         if (run.task_key == be->task_key() && run.device_kind != be->device_kind()) runs.push_back(run);
@@ -278,6 +276,18 @@ struct session::impl {
     } catch (const std::invalid_argument& e) {
       throw input_error(std::string("prior: ") + e.what());
     }
+  }
+
+  /// The run's database when it exists already, opened as the run will open
+  /// it, to write: another process may have made the file and not yet its
+  /// tables (two runs starting on one new file), which a read-only open
+  /// refuses as "empty" and a writer completes; and a file of an older schema
+  /// is migrated here, which the report tells.
+  void open_existing_db() {
+    const auto& o = options;
+    if (o.db_path.empty() || !std::filesystem::is_regular_file(o.db_path) || !is_sqlite_file(o.db_path)) return;
+    start_db = std::make_unique<storage::results_db>(o.db_path);
+    db_migrated_from = start_db->migrated_from();
   }
 
   void make_search() {
@@ -318,7 +328,9 @@ session::session(session_options options) : impl_(std::make_unique<impl>()) {
   impl_->check_numbers();
   impl_->choose_topology();
   impl_->make_backend();
+  impl_->open_existing_db();
   impl_->make_search();
+  impl_->start_db.reset();
   impl_->board = detail::make_session_dashboard(o);
 }
 
@@ -617,6 +629,7 @@ run_report session::run() {
   report.seed = o.seed;
   report.prior_sources = s.prior_sources;
   report.prior_configurations = s.prior_configurations;
+  report.db_migrated_from = s.db_migrated_from;
   if (!o.task.empty()) report.throughput = detail::task_throughput(o.task, report, o.compare_vendor, o.threads);
   if (!o.workload.empty()) {
     auto evolved = listener->evolved();

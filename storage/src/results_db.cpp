@@ -384,6 +384,7 @@ struct results_db::impl {
   void open(open_mode mode, bool synchronous_full);
   void check_schema();
   void migrate();
+  std::optional<int> migrated_from;  // set by the migration this open made
 };
 
 void results_db::impl::open(open_mode mode, bool synchronous_full) {
@@ -495,6 +496,7 @@ void results_db::impl::migrate() {
       statement now(db, "SELECT version FROM schema_version", name);
       if (!now.step() || now.integer(0) != 1) return 0;
     }  // finalized: DROP TABLE waits for no statement of this connection
+    migrated_from = 1;
     exec(trials_table_sql("trials_v2") +
          "INSERT INTO trials_v2 (id, run_id, seq, config, config_hash, status, time_ms, compile_s, run_s, device, "
          "finished_at, objectives, reused_from_run) SELECT id, run_id, seq, config, tune_config_hash(config), "
@@ -515,6 +517,7 @@ results_db::results_db(const std::filesystem::path& file, open_mode mode, bool s
 }
 
 results_db::~results_db() = default;
+std::optional<int> results_db::migrated_from() const { return impl_->migrated_from; }
 results_db::results_db(results_db&&) noexcept = default;
 results_db& results_db::operator=(results_db&&) noexcept = default;
 

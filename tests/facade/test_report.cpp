@@ -83,6 +83,11 @@ TEST_CASE("run_report: JSON and text carry the run", "[facade]") {
   CHECK_THAT(text, Catch::Matchers::Contains("ended by stopped"));
   CHECK_THAT(text, Catch::Matchers::Contains(R"(best 0.25 ms: {"x":2,"y":3})"));
   CHECK_THAT(text, Catch::Matchers::Contains("cpu0 50.0%"));
+  CHECK(j["db_migrated_from"].is_null());
+  CHECK_THAT(text, !Catch::Matchers::Contains("migrated"));
+  r.db_migrated_from = 1;
+  CHECK(r.to_json()["db_migrated_from"] == 1);
+  CHECK_THAT(r.to_text(), Catch::Matchers::Contains("results database: migrated from schema version 1 to 2"));
 
   r.best.reset();
   CHECK(r.to_json()["best"]["time_ms"].is_null());

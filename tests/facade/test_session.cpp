@@ -423,6 +423,42 @@ TEST_CASE("session: a database file another process has made but not yet filled 
   CHECK(read.trials(report.run_id).size() == 5);
 }
 
+TEST_CASE("session: a database of the former schema is migrated by the next run, which says so", "[facade]") {
+  tune::test::scratch_dir dir("facade-migrate");
+  auto db = (dir / "runs.db").string();
+  auto run = [&](bool auto_prior) {
+    auto o = objective_options(6);
+    o.db_path = db;
+    o.task_name = "bowl";
+    o.auto_prior = auto_prior;
+    return tune_once(o);
+  };
+  auto first = run(true);
+  CHECK_FALSE(first.db_migrated_from.has_value());
+  auto downgrade = [&](const char* sql) {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+    CHECK(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  };
+  // Back to version 1's table, without the configuration hash; migrated by a
+  // run with the automatic prior (which opens the file first) and without.
+  downgrade(
+      "CREATE TABLE old AS SELECT id, run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
+      "objectives, reused_from_run FROM trials; DROP TABLE trials; ALTER TABLE old RENAME TO trials; "
+      "UPDATE schema_version SET version = 1;");
+  auto second = run(true);
+  CHECK(second.db_migrated_from == 1);
+  CHECK_THAT(second.to_text(), Catch::Matchers::Contains("migrated from schema version 1 to 2"));
+  downgrade("UPDATE schema_version SET version = 1");
+  CHECK(run(false).db_migrated_from == 1);
+  // Told once: the next run finds it current.
+  auto last = run(true);
+  CHECK_FALSE(last.db_migrated_from.has_value());
+  storage::results_db read(db, storage::results_db::open_mode::read_only);
+  for (auto id : {first.run_id, second.run_id, last.run_id}) CHECK(read.trials(id).size() == 6);
+}
+
 TEST_CASE("session: a prior that is not of this task is refused", "[facade]") {
   tune::test::scratch_dir dir("facade-bad-prior");
   auto db = (dir / "other.db").string();

@@ -717,6 +717,7 @@ INSERT INTO trials VALUES (3, 1, 2, '{"tile_x":3,"tile_y":1}', 'ok', 1.5, 0.5, 0
 )sql");
   {
     results_db reader(file, results_db::open_mode::read_only);
+    CHECK_FALSE(reader.migrated_from().has_value());
     auto trials = reader.trials(1);
     REQUIRE(trials.size() == 3);
     CHECK(trials[2].objectives == std::vector<double>{1.5, 0.9});
@@ -734,6 +735,7 @@ INSERT INTO trials VALUES (3, 1, 2, '{"tile_x":3,"tile_y":1}', 'ok', 1.5, 0.5, 0
   {
     results_db writer(file);
     CHECK(raw_count(file, "SELECT version FROM schema_version") == 2);
+    CHECK(writer.migrated_from() == 1);
     auto after = writer.trials(1);
     REQUIRE(after.size() == before.size());
     for (std::size_t i = 0; i < after.size(); ++i) {
@@ -761,4 +763,5 @@ INSERT INTO trials VALUES (3, 1, 2, '{"tile_x":3,"tile_y":1}', 'ok', 1.5, 0.5, 0
   // Opened again: nothing left to migrate.
   results_db again(file);
   CHECK(again.trials(1).size() == 4);
+  CHECK_FALSE(again.migrated_from().has_value());
 }

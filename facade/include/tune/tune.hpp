@@ -225,6 +225,10 @@ struct run_report {
   /// many configurations it gave; empty and 0 without one.
   std::vector<std::string> prior_sources;
   std::size_t prior_configurations = 0;
+  /// The schema version the results database had when this run opened it and
+  /// migrated it to the current one (older tune-engines cannot open it since);
+  /// empty when nothing was migrated.
+  std::optional<int> db_migrated_from;
   double wall_s = 0.0;
   double sim_s = 0.0;  ///< wall seconds divided by the time scale
   double compile_busy = 0.0;

@@ -139,6 +139,11 @@ class results_db {
   results_db(results_db&&) noexcept;
   results_db& operator=(results_db&&) noexcept;
 
+  /// The schema version the file had when this open migrated it to
+  /// schema_version; nullopt when this open migrated nothing (a new file, a
+  /// current one, a read-only open, or another process migrated it first).
+  std::optional<int> migrated_from() const;
+
   const std::filesystem::path& path() const;
 
   // ---- runs -------------------------------------------------------------
