@@ -178,9 +178,18 @@ TEST_CASE("remembered answers equal a fresh search as rows are added, values rep
   std::vector<configuration> queries;
   for (int q = 0; q < 20; ++q) queries.push_back(space->draw(draw));
   for (int round = 0; round < 12; ++round) {
-    // 1, 7, then 800 rows (more than the 729 possible buckets), in turn.
+    // 1, 7, then 800 rows (more than the 729 possible buckets), in turn; the
+    // first of them a query with its last parameter changed, so that it is
+    // among that query's nearest (each row since must be offered).
     int added = round % 3 == 0 ? 1 : round % 3 == 1 ? 7 : 800;
-    for (int i = 0; i < added; ++i) add(space->draw(draw), u(draw));
+    for (int i = 0; i < added; ++i) {
+      auto c = space->draw(draw);
+      if (i == 0) {
+        c = queries[static_cast<std::size_t>(round) % queries.size()];
+        c.back() = (c.back() + 1) % 3;
+      }
+      add(c, u(draw));
+    }
     // A row observed again with a new value: its neighbours' predictions move.
     if (round == 5) {
       rows.emplace_back(rows[60].first, 1e6);

@@ -155,10 +155,10 @@ class search_space {
   std::size_t feature_count_ = 0;
   std::shared_ptr<constraint_set> constraints_;
   std::shared_ptr<std::vector<configuration>> members_;
-  std::shared_ptr<configuration_set> member_set_;
-  std::shared_ptr<key_set> member_keys_;  // the members' keys, when key() exists
-  std::vector<std::uint64_t> radix_;      // every parameter's cardinality
-  bool keyed_ = false;                    // key() exists: parameters whose product fits 64 bits
+  std::shared_ptr<configuration_set> member_set_;  // the members, when key() does not exist
+  std::shared_ptr<key_set> member_keys_;           // the members' keys, when key() exists
+  std::vector<std::uint64_t> radix_;               // every parameter's cardinality
+  bool keyed_ = false;                             // key() exists: parameters whose product fits 64 bits
   // Filled on first use by enumerate_valid(); the mutex makes that safe when
   // strategies in several threads share one space (copies share the mutex).
   mutable std::shared_ptr<const std::vector<configuration>> valid_cache_;
