@@ -112,7 +112,7 @@ void search_space::restrict_to(std::vector<configuration> members) {
                                   " values, the space has " + std::to_string(parameters_.size()) + " parameters");
     }
     for (std::size_t i = 0; i < m.size(); ++i) {
-      if (m[i] >= parameters_[i]->cardinality()) {
+      if (m[i] >= radix_[i]) {
         throw std::invalid_argument("search space: a member has an out-of-range value for '" + parameters_[i]->name() +
                                     "'");
       }
@@ -150,14 +150,14 @@ bool search_space::is_valid(const configuration& config) const {
 std::uint64_t search_space::flatten(const configuration& config) const {
   if (!cartesian_size()) throw std::logic_error("search space too large to flatten");
   std::uint64_t flat = 0;
-  for (std::size_t i = 0; i < parameters_.size(); ++i) flat = flat * parameters_[i]->cardinality() + config.at(i);
+  for (std::size_t i = 0; i < radix_.size(); ++i) flat = flat * radix_[i] + config.at(i);
   return flat;
 }
 
 configuration search_space::unflatten(std::uint64_t flat) const {
   configuration config(parameters_.size());
   for (std::size_t i = parameters_.size(); i-- > 0;) {
-    auto c = parameters_[i]->cardinality();
+    auto c = radix_[i];
     config[i] = flat % c;
     flat /= c;
   }
