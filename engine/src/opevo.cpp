@@ -33,14 +33,14 @@ opevo_strategy::opevo_strategy(std::string name, search_space_ptr space, const s
   // keeping no more makes an insertion O(λ) rather than O(results).
   ranked_ = ranked_configurations(lambda_);
   hyper_count("rho", 1);
-  q_ = hyper_in("q", 0.0, 0.999);
+  double q = hyper_in("q", 0.0, 0.999);
+  for (const auto& param : space_->parameters()) walks_.emplace_back(param, q);
 }
 
 void opevo_strategy::on_result(const trial_result& result, double fit) { ranked_.insert(fit, result.config); }
 
 void opevo_strategy::mutate(configuration& config) {
-  const auto& params = space_->parameters();
-  for (std::size_t i = 0; i < config.size(); ++i) config[i] = q_random_walk(*params[i], config[i], q_, rng_);
+  for (std::size_t i = 0; i < config.size(); ++i) config[i] = walks_[i](config[i], rng_);
 }
 
 std::optional<configuration> opevo_strategy::child() {

@@ -29,7 +29,7 @@ class opevo_strategy : public strategy_base {
 
  private:
   std::size_t lambda_;
-  double q_;
+  std::vector<q_walk> walks_;     // per parameter, its q-random walk
   ranked_configurations ranked_;  // the λ best of positive fitness, best first
 };
 

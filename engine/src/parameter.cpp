@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -104,6 +105,75 @@ std::uint64_t q_random_walk(const parameter& param, std::uint64_t start, double 
     current = *next;
   }
   return current;
+}
+
+q_walk::q_walk(parameter_ptr param, double q) : param_(std::move(param)), q_(q) {
+  if (!param_) throw std::invalid_argument("q_walk: no parameter");
+  if (!(q >= 0.0 && q < 1.0)) throw std::invalid_argument("q_walk: q must lie in [0, 1)");
+  if (param_->cardinality() > max_tabled) return;
+  const std::size_t n = n_ = param_->cardinality();
+  // Gauss-Jordan on [A | I] with A = I - Q^T (row u: the walk's step from
+  // u), so that the right half becomes (I - Q^T)^-1, whose row `from` times
+  // (1 - q) is the stop distribution from `from`. A is strictly diagonally
+  // dominant by rows (its off-diagonal row sums are q < 1): no pivoting.
+  std::vector<double> a(n * 2 * n, 0.0);
+  auto at = [&](std::size_t r, std::size_t c) -> double& { return a[r * 2 * n + c]; };
+  for (std::size_t u = 0; u < n; ++u) {
+    at(u, u) = 1.0;
+    at(u, n + u) = 1.0;
+    auto next = param_->neighbours(u);
+    if (next.empty()) next.push_back(u);  // no neighbour: the walk stays
+    for (auto v : next) at(u, v) -= q / static_cast<double>(next.size());
+  }
+  for (std::size_t c = 0; c < n; ++c) {
+    double pivot = at(c, c);
+    for (std::size_t k = c; k < 2 * n; ++k) at(c, k) /= pivot;
+    for (std::size_t r = 0; r < n; ++r) {
+      double f = r == c ? 0.0 : at(r, c);
+      if (f == 0.0) continue;
+      for (std::size_t k = c; k < 2 * n; ++k) at(r, k) -= f * at(c, k);
+    }
+  }
+  cdf_.resize(n * n);
+  for (std::size_t from = 0; from < n; ++from) {
+    double* row = &cdf_[from * n];
+    double sum = 0;
+    std::size_t last = 0;
+    for (std::size_t to = 0; to < n; ++to) {
+      double p = std::max(0.0, (1.0 - q) * at(from, n + to));
+      if (p > 0) last = to;
+      row[to] = sum += p;
+    }
+    for (std::size_t to = 0; to < n; ++to) row[to] = to >= last ? 1.0 : row[to] / sum;
+    last_.push_back(last);
+    for (std::size_t to = 0; to < n; ++to)
+      thresholds_.push_back(to >= last ? std::numeric_limits<std::uint64_t>::max()
+                                       : static_cast<std::uint64_t>(std::ldexp(row[to], 64)));
+  }
+}
+
+std::uint64_t q_walk::operator()(std::uint64_t start, rng_type& rng) const {
+  // An index out of range (from a resumed file) is walked step by step, as
+  // q_random_walk would.
+  if (cdf_.empty() || start >= n_) return q_random_walk(*param_, start, q_, rng);
+  if (n_ == 1) return start;
+  // The first value whose threshold exceeds the draw: the count of those at
+  // or below it, branch-free for a few values.
+  std::uint64_t r = rng();
+  const std::uint64_t* row = &thresholds_[start * n_];
+  std::uint64_t at = 0;
+  if (n_ <= 8)
+    for (std::size_t to = 0; to < n_; ++to) at += row[to] <= r ? 1 : 0;
+  else
+    at = static_cast<std::uint64_t>(std::upper_bound(row, row + n_, r) - row);
+  return std::min(at, last_[start]);  // a draw of the largest value: the last positive
+}
+
+double q_walk::probability(std::uint64_t from, std::uint64_t to) const {
+  if (cdf_.empty()) throw std::logic_error("q_walk: '" + param_->name() + "' is walked step by step");
+  if (from >= n_ || to >= n_) throw std::out_of_range("q_walk: value index out of range");
+  const double* row = &cdf_[from * n_];
+  return row[to] - (to == 0 ? 0.0 : row[to - 1]);
 }
 
 namespace {

@@ -278,6 +278,87 @@ TEST_CASE("q-random walk rejects q outside 0 to 1 and stays put at q = 0", "[eng
   CHECK(q_random_walk(*single, 0, 0.9, rng) == 0);
 }
 
+TEST_CASE("q_walk's stop distribution is the closed form's from every start", "[engine][parameter][property]") {
+  std::vector<parameter_ptr> params = {make_factorization_parameter("f", 8, 3), make_permutation_parameter("p", 3),
+                                       make_discrete_parameter("d", {1, 2, 4, 8}),
+                                       make_categorical_parameter("c", {std::string("a"), 2.0, std::string("b")}),
+                                       make_discrete_parameter("two", {1, 2})};
+  for (const auto& p : params) {
+    for (double q : {0.0, 0.3, 0.5, 0.8}) {
+      DYNAMIC_SECTION(p->name() << ", q = " << q) {
+        q_walk walk(p, q);
+        REQUIRE(walk.tabled());
+        for (std::uint64_t from = 0; from < p->cardinality(); ++from) {
+          auto s = q_walk_closed_form(*p, from, q);
+          for (std::uint64_t to = 0; to < p->cardinality(); ++to)
+            CHECK(walk.probability(from, to) == Approx(s[to]).margin(1e-12));
+        }
+      }
+    }
+  }
+  // Two values: from either, the walk stops where it started after an even
+  // number of steps, (1 - q) / (1 - q^2) = 1 / (1 + q).
+  q_walk two(params.back(), 0.5);
+  CHECK(two.probability(0, 0) == Approx(2.0 / 3.0).epsilon(1e-14));
+  CHECK(two.probability(1, 0) == Approx(1.0 / 3.0).epsilon(1e-14));
+}
+
+TEST_CASE("q_walk draws its stop distribution, by count and by search", "[engine][parameter][property]") {
+  // Four values take the branch-free count, ten (the factorizations of 8
+  // into three parts) the binary search.
+  std::vector<parameter_ptr> params = {make_discrete_parameter("d", {1, 2, 4, 8}),
+                                       make_factorization_parameter("f", 8, 3)};
+  for (const auto& p : params) {
+    DYNAMIC_SECTION(p->name()) {
+      const double q = 0.5;
+      q_walk walk(p, q);
+      for (std::uint64_t start : {std::uint64_t{0}, p->cardinality() - 1}) {
+        auto s = q_walk_closed_form(*p, start, q);
+        rng_type rng(fork_seed(7, start));
+        const int samples = 100000;
+        std::vector<int> counts(p->cardinality(), 0);
+        for (int i = 0; i < samples; ++i) ++counts[walk(start, rng)];
+        // Pearson chi-square; 27.88 and 16.27 are the 0.999 quantiles for 9
+        // and 3 degrees of freedom.
+        double chi2 = 0;
+        for (std::size_t v = 0; v < s.size(); ++v) {
+          double expected = samples * s[v];
+          chi2 += (counts[v] - expected) * (counts[v] - expected) / expected;
+        }
+        CHECK(chi2 < (p->cardinality() == 10 ? 27.88 : 16.27));
+      }
+    }
+  }
+}
+
+TEST_CASE("q_walk steps like q_random_walk where it keeps no table, and refuses a bad q", "[engine][parameter]") {
+  // 2^12 into four parts: 455 values, more than a table holds.
+  auto large = make_factorization_parameter("large", 4096, 4);
+  REQUIRE(large->cardinality() > q_walk::max_tabled);
+  q_walk walk(large, 0.5);
+  CHECK_FALSE(walk.tabled());
+  CHECK_THROWS_AS(walk.probability(0, 0), std::logic_error);
+  rng_type a(3), b(3);
+  for (std::uint64_t start = 0; start < 50; ++start) REQUIRE(walk(start, a) == q_random_walk(*large, start, 0.5, b));
+
+  auto d = make_discrete_parameter("d", {1, 2, 3, 4});
+  CHECK_THROWS_AS(q_walk(d, 1.0), std::invalid_argument);
+  CHECK_THROWS_AS(q_walk(d, -0.1), std::invalid_argument);
+  CHECK_THROWS_AS(q_walk(nullptr, 0.5), std::invalid_argument);
+  rng_type rng(1);
+  q_walk still(d, 0.0);
+  for (std::uint64_t v = 0; v < 4; ++v) CHECK(still(v, rng) == v);
+  CHECK_THROWS_AS(still.probability(4, 0), std::out_of_range);
+  // One value: no draw at all.
+  q_walk single(make_discrete_parameter("one", {3}), 0.9);
+  rng_type c(5), untouched(5);
+  CHECK(single(0, c) == 0);
+  CHECK(c() == untouched());
+  // A start out of range (from a resumed file) is walked step by step.
+  rng_type e(9), f(9);
+  CHECK(q_walk(d, 0.5)(7, e) == q_random_walk(*d, 7, 0.5, f));
+}
+
 TEST_CASE("fork_seed gives distinct reproducible streams", "[engine][parameter]") {
   CHECK(fork_seed(1, 0) == fork_seed(1, 0));
   CHECK(fork_seed(1, 0) != fork_seed(1, 1));
