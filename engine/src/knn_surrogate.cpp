@@ -3,18 +3,23 @@
 // once the tail outgrows a sixteenth of it, so interleaved add/predict stays
 // cheap and every answer is exact.
 //
-// Value tables: the rows sit in buckets by the values of the first `keyed`
-// parameters (as many as keep the possible keys at most 1024; one at least),
-// each bucket holding its rows' other value indices row by row, in the order
-// the rows were added. A query takes the bucket whose key terms sum smallest
-// first, then every other bucket whose key sum does not exceed the k-th
-// distance found so far, and leaves a row as soon as its partial sum exceeds
-// it: the terms are non-negative and a row's distance adds them in parameter
-// order from the first, so a partial sum never exceeds the whole and the
-// answer is that of a scan of every row. A parameter's table (each of its
-// values' term for the query) depends only on the query's value of that
-// parameter: tables are kept per (parameter, value) once computed, when all of
-// them together would take at most 32 MiB, and computed per query otherwise.
+// Value tables: a parameter with one value adds 0 to every distance and is
+// left out (adding 0 changes no sum). The rows sit in buckets by the values
+// of the first `keyed` other parameters (as many as keep the possible keys at
+// most 1024; one at least), each bucket holding its rows' other value indices
+// row by row, in the order the rows were added. A query takes the bucket of
+// its own key first (its key sum is 0, the least; else the bucket of the
+// least key sum), then every other bucket whose key sum does not exceed the
+// k-th distance found so far, and leaves a row as soon as its partial sum
+// exceeds it: the terms are non-negative and a row's distance adds them in
+// parameter order from the first, so a partial sum never exceeds the whole
+// and the answer is that of a scan of every row. The buckets' key sums are
+// added one by one, or, when there are more buckets than that takes, read
+// from a table of every key's sum built level by level (the same additions in
+// the same order). A parameter's table (each of its values' term for the
+// query) depends only on the query's value of that parameter: tables are kept
+// per (parameter, value) once computed, when all of them together would take
+// at most 32 MiB, and computed per query otherwise.
 //
 // Remembered answers (value tables only): a strategy asks about the same
 // unobserved configurations again and again (opevo+knn's candidates around
@@ -27,11 +32,14 @@
 // at most 4,096 answers each bound the memory: a full generation becomes the
 // old one, the old one is dropped, and an answer found in the old one moves
 // to the new. An answer is forgotten when its configuration is observed.
+// Rows and answers are found by the configuration's search_space::key()
+// where it has one, else by value.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
 #include <nanoflann.hpp>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
@@ -108,6 +116,35 @@ struct nearest_rows {
 
 using kd_tree = nanoflann::KDTreeSingleIndexAdaptor<canberra_metric, rows_view, -1, std::size_t>;
 
+// A map from configurations: by their search_space::key() where they have
+// one (an integer: the configuration is neither hashed whole nor copied),
+// else by value.
+template <class T>
+struct configuration_map {
+  std::unordered_map<std::uint64_t, T> by_key;
+  std::unordered_map<configuration, T, configuration_hash> by_value;
+
+  T* find(const configuration& config, std::optional<std::uint64_t> key) {
+    if (key) {
+      auto it = by_key.find(*key);
+      return it == by_key.end() ? nullptr : &it->second;
+    }
+    auto it = by_value.find(config);
+    return it == by_value.end() ? nullptr : &it->second;
+  }
+  T& insert(const configuration& config, std::optional<std::uint64_t> key, T value) {
+    if (key) return by_key.insert_or_assign(*key, std::move(value)).first->second;
+    return by_value.insert_or_assign(config, std::move(value)).first->second;
+  }
+  void erase(const configuration& config, std::optional<std::uint64_t> key) {
+    if (key)
+      by_key.erase(*key);
+    else
+      by_value.erase(config);
+  }
+  std::size_t size() const { return by_key.size() + by_value.size(); }
+};
+
 }  // namespace
 
 struct knn_surrogate::impl {
@@ -116,7 +153,7 @@ struct knn_surrogate::impl {
   std::size_t dim;
   std::vector<double> data;
   std::vector<double> values;
-  std::unordered_map<configuration, std::size_t, configuration_hash> rows;
+  configuration_map<std::size_t> rows;
   bool negative = false;  // any negative feature: the tree would not be exact
   // Per parameter: its features offset and count, and every value's features
   // (empty unless the space is small enough for value tables).
@@ -131,26 +168,39 @@ struct knn_surrogate::impl {
   // Per parameter and value: that value's table, once computed (empty when
   // all of them would not fit in 32 MiB); per query, each parameter's table.
   std::vector<std::vector<std::vector<double>>> kept;
-  std::vector<const double*> tables;
+  std::vector<const double*> tables;  // per active parameter
   bool tables_possible = false;
+  // The parameters with more than one value, in order (the first parameter
+  // when none has): the value-table search's; the rest add 0 to a distance.
+  std::vector<std::size_t> active, single;  // `single`: the other parameters
   // Per key (the keyed parameters' value indices in mixed radix), the index
-  // of its bucket or -1; per bucket, the key's value indices, its rows and
-  // their other parameters' value indices (row-major).
+  // of its bucket or -1; per bucket, its rows and their other active
+  // parameters' value indices (row-major).
   struct bucket {
-    std::vector<std::uint32_t> key;
     std::vector<std::uint32_t> rows;
     std::vector<std::uint32_t> codes;
   };
   std::size_t keyed = 0;
   std::vector<std::int32_t> bucket_of;
   std::vector<bucket> buckets;
-  std::vector<std::uint32_t> row_codes;  // per row, every parameter's value index
+  // Per bucket, side by side for the pass over all of them: its key's value
+  // indices (`keyed` each), its key and its last row.
+  std::vector<std::uint32_t> bucket_keys;
+  std::vector<std::uint32_t> bucket_flat;
+  std::vector<std::uint32_t> last_rows;
+  // The keyed parameters' cardinalities; the count of partial key sums a
+  // table of every key's sum takes to build (see key_sums below).
+  std::vector<std::uint64_t> keyed_radix;
+  std::size_t key_partials = 0;
+  std::vector<double> key_sums, key_sums_next;  // per query scratch
+  std::int32_t query_bucket = -1;               // the query's own key's bucket, or -1
+  std::vector<std::uint32_t> row_codes;         // per row, every active parameter's value index
   // Remembered answers: a query's k nearest pairs and the rows they cover.
   struct answer {
     std::vector<std::pair<double, std::size_t>> best;
     std::size_t covered = 0;
   };
-  using answers = std::unordered_map<configuration, answer, configuration_hash>;
+  using answers = configuration_map<answer>;
   static constexpr std::size_t generation = 4096;
   answers recent, older;
   rows_view view;
@@ -192,41 +242,66 @@ struct knn_surrogate::impl {
       distinct.push_back(std::move(per_feature));
       feature_codes.push_back(std::move(codes_of_values));
     }
-    tables.resize(params.size());
     scratch.resize(params.size());
     if (!tables_possible) return;
+    for (std::size_t p = 0; p < params.size(); ++p) (params[p]->cardinality() > 1 ? active : single).push_back(p);
+    if (active.empty()) active.push_back(0), single.erase(single.begin());
+    tables.resize(active.size());
     std::uint64_t entries = 0;
     for (auto& p : params) entries += p->cardinality() * p->cardinality();
     if (entries <= (std::uint64_t{32} << 20) / sizeof(double))
       for (auto& p : params) kept.emplace_back(p->cardinality());
-    std::uint64_t keys = params.front()->cardinality();
+    std::uint64_t keys = params[active.front()]->cardinality();
     keyed = 1;
-    while (keyed + 1 < params.size() && keys * params[keyed]->cardinality() <= 1024)
-      keys *= params[keyed++]->cardinality();
+    while (keyed + 1 < active.size() && keys * params[active[keyed]]->cardinality() <= 1024)
+      keys *= params[active[keyed++]]->cardinality();
     bucket_of.assign(keys, -1);
+    std::uint64_t level = 1;
+    for (std::size_t j = 0; j < keyed; ++j) {
+      keyed_radix.push_back(params[active[j]]->cardinality());
+      key_partials += level *= keyed_radix.back();
+    }
   }
 
-  void insert_row(const configuration& config, std::uint32_t row) {
-    const auto& params = space->parameters();
+  void insert_row(const configuration& config, std::optional<std::uint64_t> config_key, std::uint32_t row) {
     std::uint64_t key = 0;
-    for (std::size_t p = 0; p < keyed; ++p) key = key * params[p]->cardinality() + config[p];
+    for (std::size_t j = 0; j < keyed; ++j) key = key * keyed_radix[j] + config[active[j]];
     auto& index = bucket_of[key];
     if (index < 0) {
       index = static_cast<std::int32_t>(buckets.size());
       buckets.emplace_back();
-      for (std::size_t p = 0; p < keyed; ++p) buckets.back().key.push_back(static_cast<std::uint32_t>(config[p]));
+      last_rows.push_back(row);
+      bucket_flat.push_back(static_cast<std::uint32_t>(key));
+      for (std::size_t j = 0; j < keyed; ++j) bucket_keys.push_back(static_cast<std::uint32_t>(config[active[j]]));
     }
+    last_rows[static_cast<std::size_t>(index)] = row;
     auto& b = buckets[static_cast<std::size_t>(index)];
     b.rows.push_back(row);
-    for (std::size_t p = keyed; p < config.size(); ++p) b.codes.push_back(static_cast<std::uint32_t>(config[p]));
-    for (auto v : config) row_codes.push_back(static_cast<std::uint32_t>(v));
-    recent.erase(config);
-    older.erase(config);
+    for (std::size_t j = keyed; j < active.size(); ++j)
+      b.codes.push_back(static_cast<std::uint32_t>(config[active[j]]));
+    for (auto p : active) row_codes.push_back(static_cast<std::uint32_t>(config[p]));
+    recent.erase(config, config_key);
+    older.erase(config, config_key);
   }
 
-  double key_sum(const bucket& b) const {
+  // Every key's sum in key_sums, level by level: the sums over the first j
+  // keyed parameters, each extended by the next one's terms; the additions
+  // are key_sum()'s, in its order.
+  void fill_key_sums() {
+    key_sums.assign(1, 0.0);
+    for (std::size_t j = 0; j < keyed; ++j) {
+      std::size_t radix = keyed_radix[j];
+      key_sums_next.resize(key_sums.size() * radix);
+      for (std::size_t a = 0; a < key_sums.size(); ++a)
+        for (std::size_t v = 0; v < radix; ++v) key_sums_next[a * radix + v] = key_sums[a] + tables[j][v];
+      key_sums.swap(key_sums_next);
+    }
+  }
+
+  double key_sum(std::size_t i) const {
+    const std::uint32_t* key = &bucket_keys[i * keyed];
     double sum = 0;
-    for (std::size_t p = 0; p < keyed; ++p) sum += tables[p][b.key[p]];
+    for (std::size_t p = 0; p < keyed; ++p) sum += tables[p][key[p]];
     return sum;
   }
 
@@ -287,18 +362,32 @@ struct knn_surrogate::impl {
     }
   }
 
-  // Points `tables` at the query's table of every parameter; the query's
+  // Points `tables` at the query's table of every active parameter; the query's
   // features are computed only when a table has to be.
   void load_tables(const configuration& config) {
+    std::uint64_t key = 0;
+    for (std::size_t j = 0; j < keyed; ++j) {
+      if (config[active[j]] >= keyed_radix[j]) {  // out of range: no bucket (and refused below)
+        key = bucket_of.size();
+        break;
+      }
+      key = key * keyed_radix[j] + config[active[j]];
+    }
+    query_bucket = key < bucket_of.size() ? bucket_of[key] : -1;
     std::vector<double> query;
-    for (std::size_t p = 0; p < tables.size(); ++p) {
+    // A single-value parameter's value out of range is refused by the
+    // features' own check, as any other parameter's is.
+    for (auto p : single)
+      if (config[p] != 0) space->features(config);
+    for (std::size_t j = 0; j < active.size(); ++j) {
+      std::size_t p = active[j];
       bool keep = !kept.empty() && config[p] < kept[p].size();
       auto& table = keep ? kept[p][config[p]] : scratch[p];
       if (!keep || table.empty()) {
         if (query.empty()) query = space->features(config);
         fill_table(p, query.data(), table);
       }
-      tables[p] = table.data();
+      tables[j] = table.data();
     }
   }
 
@@ -323,26 +412,27 @@ struct knn_surrogate::impl {
   // The k nearest by value tables, from a remembered answer when there is one
   // (else in `scratch`).
   const std::vector<std::pair<double, std::size_t>>& nearest_remembered(
-      const configuration& config, std::vector<std::pair<double, std::size_t>>& scratch) {
+      const configuration& config, std::optional<std::uint64_t> config_key,
+      std::vector<std::pair<double, std::size_t>>& scratch) {
     load_tables(config);
     if (size() < k) {  // k grows with the rows until there are k: nothing to remember
       nearest_by_tables(scratch, 0);
       return scratch;
     }
-    auto it = recent.find(config);
-    if (it == recent.end()) {
+    answer* it = recent.find(config, config_key);
+    if (!it) {
       if (recent.size() >= generation) {
         older = std::move(recent);
         recent = answers();
       }
       answer remembered;
-      if (auto old = older.find(config); old != older.end()) {
-        remembered = std::move(old->second);
-        older.erase(old);
+      if (auto* old = older.find(config, config_key)) {
+        remembered = std::move(*old);
+        older.erase(config, config_key);
       }
-      it = recent.emplace(config, std::move(remembered)).first;
+      it = &recent.insert(config, config_key, std::move(remembered));
     }
-    auto& [best, covered] = it->second;
+    auto& [best, covered] = *it;
     // Rows since: one by one while they are fewer than the buckets, else by
     // bucket (a bucket's rows are in row order), its key sum bounding them.
     if (size() - covered < buckets.size())
@@ -360,20 +450,38 @@ struct knn_surrogate::impl {
     best.reserve(k + 1);
     nearest_rows out{std::min(k, size()), best};
     if (!best.empty() && best.size() == out.want) out.worst = best.back().first;
-    bounds.resize(buckets.size());
+    const std::size_t count = buckets.size();
+    if (count == 0) return;
+    // Each bucket's key sum: one by one, or from the table of every key's
+    // when that takes fewer additions. A bucket without rows from `from` on
+    // has nothing to offer: it is passed over.
+    bool by_table = count * keyed > key_partials;
+    if (by_table) fill_key_sums();
+    bounds.resize(count);
+    for (std::size_t i = 0; i < count; ++i)
+      bounds[i] = last_rows[i] < from ? std::numeric_limits<double>::infinity()
+                  : by_table          ? key_sums[bucket_flat[i]]
+                                      : key_sum(i);
+    // The nearest bucket first, so that the k-th distance is small early:
+    // the query's own key's (its key sum is 0, the least) when it has rows to
+    // offer, else the one of the least key sum.
     std::size_t nearest_bucket = 0;
-    for (std::size_t i = 0; i < buckets.size(); ++i) {
-      bounds[i] = key_sum(buckets[i]);
-      if (bounds[i] < bounds[nearest_bucket]) nearest_bucket = i;
+    if (query_bucket >= 0 && last_rows[static_cast<std::size_t>(query_bucket)] >= from) {
+      nearest_bucket = static_cast<std::size_t>(query_bucket);
+    } else {
+      for (std::size_t i = 1; i < count; ++i) nearest_bucket = bounds[i] < bounds[nearest_bucket] ? i : nearest_bucket;
     }
     auto scan_from = [&](std::size_t i) {
-      if (bounds[i] > out.worst) return;
-      auto& rows_of = buckets[i].rows;
-      auto start = from == 0 ? rows_of.begin() : std::lower_bound(rows_of.begin(), rows_of.end(), from);
-      scan(buckets[i], static_cast<std::size_t>(start - rows_of.begin()), bounds[i], out);
+      if (last_rows[i] < from || bounds[i] > out.worst) return;
+      // The bucket's rows from `from` on: a catch-up's are few and last.
+      const auto& rows_of = buckets[i].rows;
+      std::size_t start = 0;
+      if (from > 0)
+        for (start = rows_of.size(); start > 0 && rows_of[start - 1] >= from;) --start;
+      scan(buckets[i], start, bounds[i], out);
     };
-    if (!buckets.empty()) scan_from(nearest_bucket);
-    for (std::size_t i = 0; i < buckets.size(); ++i)
+    scan_from(nearest_bucket);
+    for (std::size_t i = 0; i < count; ++i)
       if (i != nearest_bucket) scan_from(i);
   }
 
@@ -402,14 +510,15 @@ struct knn_surrogate::impl {
 
   double predict(const configuration& config, knn_search search) {
     if (values.empty()) return 0.0;
-    if (auto it = rows.find(config); it != rows.end()) return values[it->second];
+    auto config_key = space->key(config);
+    if (auto* row = rows.find(config, config_key)) return values[*row];
     if (search == knn_search::automatic) search = tables_possible ? knn_search::value_tables : knn_search::kd_tree;
     if (search == knn_search::value_tables && !tables_possible)
       throw std::invalid_argument("knn_surrogate: the space has too many values for value tables");
     std::vector<std::pair<double, std::size_t>> found;
     if (search != knn_search::value_tables)
       found = nearest(space->features(config).data(), search == knn_search::exhaustive);
-    const auto& best = search == knn_search::value_tables ? nearest_remembered(config, found) : found;
+    const auto& best = search == knn_search::value_tables ? nearest_remembered(config, config_key, found) : found;
     double weighted = 0, total = 0, exact = 0;
     std::size_t exact_count = 0;
     for (auto& [d, row] : best) {
@@ -442,16 +551,17 @@ knn_surrogate& knn_surrogate::operator=(knn_surrogate&&) noexcept = default;
 
 void knn_surrogate::add(const configuration& config, double value) {
   auto& s = *impl_;
-  if (auto it = s.rows.find(config); it != s.rows.end()) {
-    s.values[it->second] = value;
+  auto key = s.space->key(config);
+  if (auto* row = s.rows.find(config, key)) {
+    s.values[*row] = value;
     return;
   }
   auto features = s.space->features(config);
   for (double f : features) s.negative = s.negative || f < 0;
   s.data.insert(s.data.end(), features.begin(), features.end());
   if (s.tables_possible)  // the value-table search's buckets; the k-d tree reads `data`
-    s.insert_row(config, static_cast<std::uint32_t>(s.values.size()));
-  s.rows.emplace(config, s.values.size());
+    s.insert_row(config, key, static_cast<std::uint32_t>(s.values.size()));
+  s.rows.insert(config, key, s.values.size());
   s.values.push_back(value);
 }
 

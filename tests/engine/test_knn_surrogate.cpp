@@ -29,6 +29,35 @@ TEST_CASE("k-NN returns the measured value on an exact match", "[engine][surroga
   CHECK(s.predict({1, 0}) == 12);
 }
 
+TEST_CASE("k-NN knows its rows and remembers answers by value where the space has no keys", "[engine][surrogate]") {
+  // 20 parameters of 16 values: 2^80 configurations, beyond the 64-bit keys,
+  // few enough values for the value tables.
+  std::vector<parameter_ptr> params;
+  for (int p = 0; p < 20; ++p) {
+    std::vector<double> values;
+    for (int v = 0; v < 16; ++v) values.push_back(1.0 + v);
+    params.push_back(make_discrete_parameter("p" + std::to_string(p), values));
+  }
+  auto space = std::make_shared<search_space>(params);
+  REQUIRE_FALSE(space->cartesian_size());
+  knn_surrogate s(space, 3);
+  rng_type draw(43);
+  std::uniform_real_distribution<double> u(0.0, 100.0);
+  auto first = space->draw(draw);
+  s.add(first, 5);
+  s.add(first, 6);  // observed again: replaced
+  CHECK(s.size() == 1);
+  CHECK(s.predict(first) == 6);
+  std::vector<configuration> queries;
+  for (int q = 0; q < 10; ++q) queries.push_back(space->draw(draw));
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 30; ++i) s.add(space->draw(draw), u(draw));
+    for (const auto& c : queries)
+      REQUIRE(s.predict(c, knn_search::value_tables) == s.predict(c, knn_search::exhaustive));
+  }
+  CHECK(s.predict(first) == 6);
+}
+
 TEST_CASE("k-NN averages neighbours weighted by 1 / Canberra distance", "[engine][surrogate]") {
   knn_surrogate s(line_space(), 2);
   s.add({1, 0}, 10);  // features (1, 0)
@@ -127,6 +156,75 @@ TEST_CASE("value tables equal exhaustive search with one to five parameters, on 
           CHECK(s.predict(c, knn_search::value_tables) == s.predict(c, knn_search::exhaustive));
         }
       }
+    }
+  }
+}
+
+TEST_CASE("value tables equal exhaustive search with single-value parameters first, among and after the others",
+          "[engine][surrogate]") {
+  // A parameter with one value adds 0 to every distance and is left out of
+  // the value-table search: the answers must not change. The layouts put it
+  // where the buckets' key is taken, among the scanned parameters, last, and
+  // make every parameter single-valued.
+  auto one = [](const std::string& name) { return make_discrete_parameter(name, {32}); };
+  auto many = [](const std::string& name) { return make_discrete_parameter(name, {1, 2, 4, 8, 16}); };
+  std::vector<std::vector<parameter_ptr>> layouts = {
+      {one("a"), many("b"), many("c")},
+      {many("a"), one("b"), many("c"), one("d"), many("e"), many("f"), many("g"), one("h"), many("i")},
+      {many("a"), many("b"), one("c")},
+      {one("a"), one("b")}};
+  for (std::size_t l = 0; l < layouts.size(); ++l) {
+    auto space = std::make_shared<search_space>(layouts[l]);
+    knn_surrogate s(space, 3);
+    rng_type draw(l + 5);
+    std::uniform_real_distribution<double> u(0.0, 10.0);
+    for (int round = 0; round < 3; ++round) {
+      for (int i = 0; i < 40; ++i) s.add(space->draw(draw), u(draw));
+      for (int q = 0; q < 40; ++q) {
+        auto c = space->draw(draw);
+        INFO("layout " << l << ", round " << round);
+        CHECK(s.predict(c, knn_search::value_tables) == s.predict(c, knn_search::exhaustive));
+      }
+    }
+    // Out of range in a single-value parameter: refused, as for any other.
+    configuration bad(space->dimension(), 0);
+    for (std::size_t p = 0; p < bad.size(); ++p)
+      if (layouts[l][p]->cardinality() == 1) bad[p] = 1;
+    CHECK_THROWS_AS(s.predict(bad, knn_search::value_tables), std::out_of_range);
+  }
+}
+
+TEST_CASE("value tables equal exhaustive search with few buckets and with most keys taken, asked again as rows come",
+          "[engine][surrogate]") {
+  // Two keyed parameters of 32 values and three scanned: 1,024 keys. Few
+  // buckets take their key sums one by one; once most keys have rows, from a
+  // table of every key's sum. The same queries are asked again as rows come
+  // (the catch-ups), a third of them with a key that has no rows yet, and
+  // each answer must be the exhaustive scan's.
+  std::vector<double> wide;
+  for (int i = 0; i < 32; ++i) wide.push_back(1.0 + 3 * i);
+  auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{
+      make_discrete_parameter("a", wide), make_discrete_parameter("b", wide), make_discrete_parameter("c", {1, 2, 4}),
+      make_discrete_parameter("d", {1, 5}), make_discrete_parameter("e", {2, 3, 4, 5})});
+  knn_surrogate s(space, 5);
+  rng_type draw(41);
+  std::uniform_real_distribution<double> u(0.0, 100.0);
+  std::vector<configuration> queries;
+  for (int q = 0; q < 30; ++q) {
+    auto c = space->draw(draw);
+    if (q % 3 == 0) c[0] = 31, c[1] = static_cast<std::uint64_t>(q % 32);  // rows avoid a = 31 until the end
+    queries.push_back(c);
+  }
+  auto draw_row = [&](bool last_column) {
+    auto c = space->draw(draw);
+    if (!last_column && c[0] == 31) c[0] = 30;
+    return c;
+  };
+  for (int added : {20, 5, 300, 2000, 1, 40}) {
+    for (int i = 0; i < added; ++i) s.add(draw_row(added == 40), u(draw));
+    for (const auto& c : queries) {
+      INFO(s.size() << " rows");
+      REQUIRE(s.predict(c, knn_search::value_tables) == s.predict(c, knn_search::exhaustive));
     }
   }
 }
