@@ -147,6 +147,13 @@ bool search_space::is_valid(const configuration& config) const {
   return true;
 }
 
+bool search_space::is_valid(const configuration& config, std::uint64_t key) const {
+  if (codec_) return codec_->is_valid(config);
+  if (member_keys_ && !member_keys_->contains(key)) return false;
+  if (constraints_ && !constraints_->satisfied(config)) return false;
+  return true;
+}
+
 std::uint64_t search_space::flatten(const configuration& config) const {
   if (!cartesian_size()) throw std::logic_error("search space too large to flatten");
   std::uint64_t flat = 0;

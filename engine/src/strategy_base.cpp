@@ -81,15 +81,20 @@ bool strategy_base::fresh(const configuration& config) const {
   // hashing the configuration: without constraints or a codec, validity (a
   // bounds check and at most a member lookup) is asked first, which spares it
   // for the many mutations that leave a measured dataset's members.
-  if (auto key = space_->key(config)) return !seen_keys_.contains(*key) && space_->is_valid(config);
+  if (auto key = space_->key(config)) return !seen_keys_.contains(*key) && space_->is_valid(config, *key);
   if (!space_->codec() && space_->constraint_expressions().empty())
     return space_->is_valid(config) && !seen_.count(config);
   return !seen_.count(config) && space_->is_valid(config);
 }
 
 bool strategy_base::claim(std::vector<configuration>& out, const configuration& config) {
-  if (!fresh(config)) return false;
-  mark_seen(config);
+  if (auto key = space_->key(config)) {  // fresh() and mark_seen() on one key
+    if (seen_keys_.contains(*key) || !space_->is_valid(config, *key)) return false;
+    seen_keys_.insert(*key);
+  } else {
+    if (!fresh(config)) return false;
+    seen_.insert(config);
+  }
   ++seen_valid_;
   out.push_back(config);
   return true;
@@ -158,9 +163,11 @@ void strategy_base::claim_best(std::vector<std::pair<double, configuration>> sco
 
 std::optional<configuration> strategy_base::refresh(configuration config,
                                                     const std::function<void(configuration&)>& mutate, int tries) {
-  for (int attempt = 0; attempt < tries && !fresh(config); ++attempt) mutate(config);
-  if (fresh(config)) return config;
-  return random_unseen();
+  for (int attempt = 0;; ++attempt) {
+    if (fresh(config)) return config;
+    if (attempt >= tries) return random_unseen();
+    mutate(config);
+  }
 }
 
 void strategy_base::uniform_mutation(configuration& config, double rate) {

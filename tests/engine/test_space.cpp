@@ -62,6 +62,28 @@ TEST_CASE("a restricted space knows its members by key, and the rest by value be
   CHECK_FALSE(huge.is_valid({1, 2, 3, 4, 6}));
 }
 
+TEST_CASE("validity given a key is validity: members and constraints both apply", "[engine][space]") {
+  auto space = small_space();
+  auto check_all = [&](const char* what) {
+    for (std::uint64_t flat = 0; flat < *space.cartesian_size(); ++flat) {
+      auto config = space.unflatten(flat);
+      INFO(what << ", flat index " << flat);
+      REQUIRE(space.is_valid(config, *space.key(config)) == space.is_valid(config));
+    }
+  };
+  check_all("plain");
+  space.add_constraints({"unroll != 125"});
+  check_all("constrained");
+  std::vector<configuration> members;
+  for (std::uint64_t flat = 0; flat < 360; flat += 5) members.push_back(space.unflatten(flat));
+  space.restrict_to(members);
+  check_all("constrained and restricted");
+  // The key given decides membership: a non-member's refuses.
+  auto member = space.unflatten(0);
+  CHECK(space.is_valid(member, 0));
+  CHECK_FALSE(space.is_valid(member, 1));
+}
+
 TEST_CASE("a Cartesian size beyond 64 bits is reported as unknown", "[engine][space]") {
   std::vector<parameter_ptr> params;
   for (int i = 0; i < 5; ++i) params.push_back(make_permutation_parameter("p" + std::to_string(i), 12));

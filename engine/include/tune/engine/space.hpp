@@ -81,6 +81,9 @@ class search_space {
   /// True when the configuration has the right shape and index ranges,
   /// satisfies every constraint and (if restricted) is a member.
   bool is_valid(const configuration& config) const;
+  /// is_valid() for a configuration whose key() is `key` (not checked): the
+  /// member lookup takes the key rather than computing it again.
+  bool is_valid(const configuration& config, std::uint64_t key) const;
 
   /// The configuration's flatten() index when the space has parameters, its
   /// Cartesian product fits in 64 bits and the configuration has one
