@@ -8,7 +8,7 @@
 // survive by construction and each requested child is bred from the current
 // population. Until `population` results with positive fitness exist the
 // strategy proposes random configurations (the initial population). A child
-// that is invalid, measured or in flight is mutated again (at most 100 times),
+// that is invalid, measured or in flight is mutated again (at most 20 times),
 // then replaced by a random unseen one. Hyperparameters: "population" (20),
 // "mutation" (0.1).
 #include <algorithm>

@@ -10,7 +10,7 @@
 // crowding distance) down to `population`, then breeds every requested child
 // from that population. Until `population` ok results exist, proposals are
 // random (the initial population). A child that is invalid, measured or in
-// flight is mutated again (at most 100 times), then replaced by a random
+// flight is mutated again (at most 20 times), then replaced by a random
 // unseen one. Hyperparameters: "population" (32), "mutation" (0.1).
 #include "strategies.hpp"
 #include "tune/engine/pareto.hpp"

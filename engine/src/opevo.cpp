@@ -8,7 +8,7 @@
 // from the current top-λ: for each parameter, the parent is chosen with
 // probability proportional to its fitness (Eq. 2), then each parameter is
 // mutated by the q-random walk on its topology (Eq. 3). A child that is
-// invalid, measured or in flight is re-mutated (at most 100 times), then
+// invalid, measured or in flight is re-mutated (at most 20 times), then
 // replaced by a fresh random valid configuration. Without a generation
 // barrier ρ (children per generation in Algorithm 1) has no effect: each child
 // is drawn from the top-λ at the moment it is requested. It is still accepted

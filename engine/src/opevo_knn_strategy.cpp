@@ -91,7 +91,7 @@ class opevo_knn_strategy final : public opevo_strategy {
   }
 
   /// The best configuration with every parameter q-random-walked, re-walked
-  /// until fresh (at most 100 times), then a random unseen one.
+  /// until fresh (at most 20 times), then a random unseen one.
   std::optional<configuration> around_best() {
     auto config = ranked().config(0);
     mutate(config);
