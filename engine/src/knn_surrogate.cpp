@@ -7,19 +7,21 @@
 // left out (adding 0 changes no sum). The rows sit in buckets by the values
 // of the first `keyed` other parameters (as many as keep the possible keys at
 // most 1024; one at least), each bucket holding its rows' other value indices
-// row by row, in the order the rows were added. A query takes the bucket of
-// its own key first (its key sum is 0, the least; else the bucket of the
-// least key sum), then every other bucket whose key sum does not exceed the
-// k-th distance found so far, and leaves a row as soon as its partial sum
-// exceeds it: the terms are non-negative and a row's distance adds them in
-// parameter order from the first, so a partial sum never exceeds the whole
-// and the answer is that of a scan of every row. The buckets' key sums are
-// added one by one, or, when there are more buckets than that takes, read
-// from a table of every key's sum built level by level (the same additions in
-// the same order). A parameter's table (each of its values' term for the
-// query) depends only on the query's value of that parameter: tables are kept
-// per (parameter, value) once computed, when all of them together would take
-// at most 32 MiB, and computed per query otherwise.
+// row by row, in the order the rows were added. A bucket's key sum (its key
+// values' terms) bounds its rows' distances: the terms are non-negative and a
+// row's distance adds them in parameter order from the first, so a partial
+// sum never exceeds the whole. A query takes the bucket of its own key first
+// (its key sum is 0, the least; else the bucket of the least key sum), then
+// every other bucket whose key sum does not exceed the k-th distance found so
+// far, and leaves a row as soon as its partial sum exceeds it: the answer is
+// that of a scan of every row. With more buckets than the tree of keys has
+// nodes, the buckets are reached through that tree instead, depth first, the
+// query's own value first at each level, and a subtree whose partial key sum
+// exceeds the k-th distance is passed over whole. A parameter's table (each
+// of its values' term for the query) depends only on the query's value of
+// that parameter: tables are kept per (parameter, value) once computed, when
+// all of them together would take at most 32 MiB, and computed per query
+// otherwise.
 //
 // Remembered answers (value tables only): a strategy asks about the same
 // unobserved configurations again and again (opevo+knn's candidates around
@@ -184,17 +186,17 @@ struct knn_surrogate::impl {
   std::vector<std::int32_t> bucket_of;
   std::vector<bucket> buckets;
   // Per bucket, side by side for the pass over all of them: its key's value
-  // indices (`keyed` each), its key and its last row.
+  // indices (`keyed` each) and its last row.
   std::vector<std::uint32_t> bucket_keys;
-  std::vector<std::uint32_t> bucket_flat;
   std::vector<std::uint32_t> last_rows;
-  // The keyed parameters' cardinalities; the count of partial key sums a
-  // table of every key's sum takes to build (see key_sums below).
+  // The keyed parameters' cardinalities; the count of nodes of the tree of
+  // keys below its root (see visit_keys).
   std::vector<std::uint64_t> keyed_radix;
   std::size_t key_partials = 0;
-  std::vector<double> key_sums, key_sums_next;  // per query scratch
-  std::int32_t query_bucket = -1;               // the query's own key's bucket, or -1
-  std::vector<std::uint32_t> row_codes;         // per row, every active parameter's value index
+  // Per query: its own key's bucket (or -1) and its keyed values.
+  std::int32_t query_bucket = -1;
+  std::vector<std::uint32_t> query_key;
+  std::vector<std::uint32_t> row_codes;  // per row, every active parameter's value index
   // Remembered answers: a query's k nearest pairs and the rows they cover.
   struct answer {
     std::vector<std::pair<double, std::size_t>> best;
@@ -271,7 +273,6 @@ struct knn_surrogate::impl {
       index = static_cast<std::int32_t>(buckets.size());
       buckets.emplace_back();
       last_rows.push_back(row);
-      bucket_flat.push_back(static_cast<std::uint32_t>(key));
       for (std::size_t j = 0; j < keyed; ++j) bucket_keys.push_back(static_cast<std::uint32_t>(config[active[j]]));
     }
     last_rows[static_cast<std::size_t>(index)] = row;
@@ -282,20 +283,6 @@ struct knn_surrogate::impl {
     for (auto p : active) row_codes.push_back(static_cast<std::uint32_t>(config[p]));
     recent.erase(config, config_key);
     older.erase(config, config_key);
-  }
-
-  // Every key's sum in key_sums, level by level: the sums over the first j
-  // keyed parameters, each extended by the next one's terms; the additions
-  // are key_sum()'s, in its order.
-  void fill_key_sums() {
-    key_sums.assign(1, 0.0);
-    for (std::size_t j = 0; j < keyed; ++j) {
-      std::size_t radix = keyed_radix[j];
-      key_sums_next.resize(key_sums.size() * radix);
-      for (std::size_t a = 0; a < key_sums.size(); ++a)
-        for (std::size_t v = 0; v < radix; ++v) key_sums_next[a * radix + v] = key_sums[a] + tables[j][v];
-      key_sums.swap(key_sums_next);
-    }
   }
 
   double key_sum(std::size_t i) const {
@@ -374,6 +361,8 @@ struct knn_surrogate::impl {
       key = key * keyed_radix[j] + config[active[j]];
     }
     query_bucket = key < bucket_of.size() ? bucket_of[key] : -1;
+    query_key.clear();
+    for (std::size_t j = 0; j < keyed; ++j) query_key.push_back(static_cast<std::uint32_t>(config[active[j]]));
     std::vector<double> query;
     // A single-value parameter's value out of range is refused by the
     // features' own check, as any other parameter's is.
@@ -452,16 +441,17 @@ struct knn_surrogate::impl {
     if (!best.empty() && best.size() == out.want) out.worst = best.back().first;
     const std::size_t count = buckets.size();
     if (count == 0) return;
-    // Each bucket's key sum: one by one, or from the table of every key's
-    // when that takes fewer additions. A bucket without rows from `from` on
-    // has nothing to offer: it is passed over.
-    bool by_table = count * keyed > key_partials;
-    if (by_table) fill_key_sums();
+    // With more buckets than keys' partial sums, by the tree of keys;
+    // otherwise bucket by bucket, each one's key sum added one by one. A
+    // bucket without rows from `from` on has nothing to offer: it is passed
+    // over.
+    if (count * keyed > key_partials) {
+      visit_keys(0, 0, 0.0, from, out);
+      return;
+    }
     bounds.resize(count);
     for (std::size_t i = 0; i < count; ++i)
-      bounds[i] = last_rows[i] < from ? std::numeric_limits<double>::infinity()
-                  : by_table          ? key_sums[bucket_flat[i]]
-                                      : key_sum(i);
+      bounds[i] = last_rows[i] < from ? std::numeric_limits<double>::infinity() : key_sum(i);
     // The nearest bucket first, so that the k-th distance is small early:
     // the query's own key's (its key sum is 0, the least) when it has rows to
     // offer, else the one of the least key sum.
@@ -483,6 +473,36 @@ struct knn_surrogate::impl {
     scan_from(nearest_bucket);
     for (std::size_t i = 0; i < count; ++i)
       if (i != nearest_bucket) scan_from(i);
+  }
+
+  // The buckets by the tree of keys, depth first: a node at depth j is a
+  // value of each of the first j keyed parameters, `partial` the sum of their
+  // terms (added in key_sum's order), and a subtree whose partial sum exceeds
+  // the k-th distance is passed over whole (terms are non-negative). Each
+  // node's children are taken the query's own value first, so the query's
+  // own key is the first leaf, then the others in order.
+  void visit_keys(std::size_t j, std::uint64_t key, double partial, std::size_t from, nearest_rows& out) {
+    if (j == keyed) {
+      auto b = bucket_of[key];
+      if (b < 0) return;
+      auto i = static_cast<std::size_t>(b);
+      if (last_rows[i] < from) return;
+      const auto& rows_of = buckets[i].rows;
+      std::size_t start = 0;
+      if (from > 0)
+        for (start = rows_of.size(); start > 0 && rows_of[start - 1] >= from;) --start;
+      scan(buckets[i], start, partial, out);
+      return;
+    }
+    const std::size_t radix = keyed_radix[j];
+    const std::size_t own = query_key[j];
+    const double* t = tables[j];
+    for (std::size_t n = 0; n < radix; ++n) {
+      std::size_t v = n == 0 ? own : (n <= own ? n - 1 : n);
+      double sum = partial + t[v];
+      if (sum > out.worst) continue;
+      visit_keys(j + 1, key * radix + v, sum, from, out);
+    }
   }
 
   // The k nearest (distance, row), nearest first.
