@@ -463,16 +463,21 @@ struct knn_surrogate::impl {
     }
     auto scan_from = [&](std::size_t i) {
       if (last_rows[i] < from || bounds[i] > out.worst) return;
-      // The bucket's rows from `from` on: a catch-up's are few and last.
-      const auto& rows_of = buckets[i].rows;
-      std::size_t start = 0;
-      if (from > 0)
-        for (start = rows_of.size(); start > 0 && rows_of[start - 1] >= from;) --start;
-      scan(buckets[i], start, bounds[i], out);
+      scan(buckets[i], first_row_from(i, from), bounds[i], out);
     };
     scan_from(nearest_bucket);
     for (std::size_t i = 0; i < count; ++i)
       if (i != nearest_bucket) scan_from(i);
+  }
+
+  // The position in bucket i of its first row from `from` on (its size when
+  // none), counted from its end: a catch-up's rows are few and last.
+  std::size_t first_row_from(std::size_t i, std::size_t from) const {
+    if (from == 0) return 0;
+    const auto& rows_of = buckets[i].rows;
+    std::size_t start = rows_of.size();
+    while (start > 0 && rows_of[start - 1] >= from) --start;
+    return start;
   }
 
   // The buckets by the tree of keys, depth first: a node at depth j is a
@@ -487,11 +492,7 @@ struct knn_surrogate::impl {
       if (b < 0) return;
       auto i = static_cast<std::size_t>(b);
       if (last_rows[i] < from) return;
-      const auto& rows_of = buckets[i].rows;
-      std::size_t start = 0;
-      if (from > 0)
-        for (start = rows_of.size(); start > 0 && rows_of[start - 1] >= from;) --start;
-      scan(buckets[i], start, partial, out);
+      scan(buckets[i], first_row_from(i, from), partial, out);
       return;
     }
     const std::size_t radix = keyed_radix[j];
