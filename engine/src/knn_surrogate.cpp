@@ -352,17 +352,16 @@ struct knn_surrogate::impl {
   // Points `tables` at the query's table of every active parameter; the query's
   // features are computed only when a table has to be.
   void load_tables(const configuration& config) {
-    std::uint64_t key = 0;
-    for (std::size_t j = 0; j < keyed; ++j) {
-      if (config[active[j]] >= keyed_radix[j]) {  // out of range: no bucket (and refused below)
-        key = bucket_of.size();
-        break;
-      }
-      key = key * keyed_radix[j] + config[active[j]];
-    }
-    query_bucket = key < bucket_of.size() ? bucket_of[key] : -1;
     query_key.clear();
-    for (std::size_t j = 0; j < keyed; ++j) query_key.push_back(static_cast<std::uint32_t>(config[active[j]]));
+    std::uint64_t key = 0;
+    bool in_range = true;  // else no bucket (and the query is refused below)
+    for (std::size_t j = 0; j < keyed; ++j) {
+      auto v = config[active[j]];
+      in_range = in_range && v < keyed_radix[j];
+      key = key * keyed_radix[j] + v;
+      query_key.push_back(static_cast<std::uint32_t>(v));
+    }
+    query_bucket = in_range ? bucket_of[key] : -1;
     std::vector<double> query;
     // A single-value parameter's value out of range is refused by the
     // features' own check, as any other parameter's is.

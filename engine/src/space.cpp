@@ -135,14 +135,13 @@ bool search_space::is_valid(const configuration& config) const {
   if (codec_) return codec_->is_valid(config);
   if (keyed_) {
     auto flat = key(config);  // nullopt: the wrong shape or a value out of range
-    if (!flat || (member_keys_ && !member_keys_->contains(*flat))) return false;
-  } else {
-    if (config.size() != parameters_.size()) return false;
-    for (std::size_t i = 0; i < config.size(); ++i) {
-      if (config[i] >= radix_[i]) return false;
-    }
-    if (member_set_ && !member_set_->count(config)) return false;
+    return flat && is_valid(config, *flat);
   }
+  if (config.size() != parameters_.size()) return false;
+  for (std::size_t i = 0; i < config.size(); ++i) {
+    if (config[i] >= radix_[i]) return false;
+  }
+  if (member_set_ && !member_set_->count(config)) return false;
   if (constraints_ && !constraints_->satisfied(config)) return false;
   return true;
 }
