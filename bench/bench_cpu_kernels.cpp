@@ -80,15 +80,15 @@ tuning_outcome tune_backend(tune::backend_ptr backend, double flops, const bench
   tune::session_options so;
   so.custom_backend = std::move(backend);
   so.strategy = o.strategy;
-  so.budget = static_cast<std::uint64_t>(o.trials);
+  so.budget.trials = static_cast<std::uint64_t>(o.trials);
   so.seed = o.seed;
   so.mode = tune::run_mode::generational;
   so.batch = 1;
   tune::storage::topology topo;
   topo.origin = "<bench_cpu_kernels>";
   topo.compile_workers = 1;
-  topo.compile_timeout_s = 120.0;
-  topo.run_timeout_s = o.run_timeout;
+  topo.timeouts.compile_s = 120.0;
+  topo.timeouts.run_s = o.run_timeout;
   topo.devices.push_back({"cpu", 0, "cpu0", 0});
   so.topology = topo;
   double best_ms = INFINITY;

@@ -110,19 +110,20 @@ void forwarding_rate(int events) {
   publisher.wait_for_subscribers(1, 10s);
   clients.start();
   storage::trial_finished_event t;
-  t.config = {{"MWG", 64}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 16}, {"NDIMC", 8}, {"VWM", 4}, {"VWN", 2}};
-  t.status = "ok";
-  t.device = "sim0";
+  t.trial.config_json =
+      nlohmann::json{{"MWG", 64}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 16}, {"NDIMC", 8}, {"VWM", 4}, {"VWN", 2}}.dump();
+  t.trial.state = status::ok;
+  t.trial.device = "sim0";
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < events; ++i) {
-    t.seq = i;
-    t.time_ms = 1.0 + i % 7;
+    t.trial.seq = i;
+    t.trial.time_ms = 1.0 + i % 7;
     t.elapsed_s = 1e-3 * i;
     publisher.publish(storage::make_event(t));
   }
   storage::run_finished_event f;
   f.trials = events;
-  f.reason = "budget";
+  f.reason = end_reason::budget;
   publisher.publish(storage::make_event(f));
   clients.join();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -147,7 +148,7 @@ run_cost replay_run(int trials, setup how) {
   session_options o;
   o.dataset = std::string(TUNE_DATA_DIR) + "/datasets/gemm_clblast/RTX_3090.json.gz";
   o.time_scale = 0.001;
-  o.budget = static_cast<std::uint64_t>(trials);
+  o.budget.trials = static_cast<std::uint64_t>(trials);
   o.seed = 1;
   o.strategy = "opevo";
   o.publish_endpoint = "tcp://127.0.0.1:*";  // events published in both cases

@@ -64,7 +64,7 @@ outcome evolve(const std::string& workload, std::uint64_t seed, std::uint64_t bu
   o.workload = workload;
   o.db_path = db;       // where a matmul finds its configuration
   o.use_cache = false;  // every run measures its own variants, the original included
-  o.budget = budget;
+  o.budget.trials = budget;
   o.seed = seed;
   if (random_lists) o.hyper["population"] = static_cast<double>(budget + 1);
   o.on_trial = [&trials](const tune::trial_info& t) { trials.push_back(t); };
@@ -96,12 +96,12 @@ outcome evolve(const std::string& workload, std::uint64_t seed, std::uint64_t bu
     std::string edits = std::to_string(tune::edit_count(t.config)) + " edits";
     if (error <= allowed_error(workload, out.original_error) && 1.0 / ratio > out.best_speedup) {
       out.best_speedup = 1.0 / ratio;
-      out.speedup_edits = "trial " + std::to_string(t.id) + ", " + edits + ", error " + std::to_string(error);
+      out.speedup_edits = "trial " + std::to_string(t.seq) + ", " + edits + ", error " + std::to_string(error);
       out.fastest = t.config;
     }
     if (ratio <= 1.0 && out.original_error - error > out.best_error_gain) {
       out.best_error_gain = out.original_error - error;
-      out.gain_edits = "trial " + std::to_string(t.id) + ", " + edits + ", " + std::to_string(ratio) + "x time";
+      out.gain_edits = "trial " + std::to_string(t.seq) + ", " + edits + ", " + std::to_string(ratio) + "x time";
       out.most_accurate = t.config;
     }
   }

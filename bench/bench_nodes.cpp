@@ -18,7 +18,6 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -131,10 +130,10 @@ pipeline_options node_run(const setup& s, const std::vector<node_child>& nodes, 
   pipeline_options o;
   o.compile_workers = 8;
   o.devices.clear();
-  o.compile_timeout_s = 600;
-  o.run_timeout_s = 600;
-  o.time_scale = s.scale > 0 ? s.scale : 1.0;
-  o.budget = trials;
+  o.timing.timeouts.compile_s = 600;
+  o.timing.timeouts.run_s = 600;
+  o.timing.time_scale = s.scale > 0 ? s.scale : 1.0;
+  o.budget.trials = trials;
   o.network.heartbeat_s = 0.25;
   o.network.connection_timeout_s = 1.0;
   for (const auto& n : nodes) {
@@ -144,13 +143,13 @@ pipeline_options node_run(const setup& s, const std::vector<node_child>& nodes, 
     r.prefetch = 2;
     o.nodes.push_back(std::move(r));
   }
-  o.node_task = nlohmann::json{
-      {"kind", "replay"},
-      {"dataset_name", "RTX_3090.json.gz"},
-      {"seed", 1},
-      {"time_scale", s.scale},
-      {"run_timeout_s",
-       600}}.dump();
+  o.node_task.kind = actors::node_task::kind_t::replay;
+  o.node_task.dataset_name = "RTX_3090.json.gz";
+  o.node_task.seed = 1;
+  o.node_task.time_scale = s.scale;
+  tune::timeouts node_timeouts;  // compile_s keeps its default, 60 s: the nodes' own
+  node_timeouts.run_s = 600;
+  o.node_task.timeouts = node_timeouts;
   o.node_payload = s.payload;
   return o;
 }
@@ -198,7 +197,8 @@ void throughput(const setup& s, std::vector<node_child>& nodes, std::uint64_t tr
   std::printf("%s: %zu nodes x 2 devices, 8 compile workers, prefetch 2, time scale %g\n",
               kill_one ? "one node SIGKILLed at half time" : "all nodes up", nodes.size(), s.scale);
   std::printf("  trials %llu in %.2f s wall = %.1f s simulated; ended by %s\n",
-              static_cast<unsigned long long>(summary.trials), summary.wall_s, summary.sim_s, summary.reason.c_str());
+              static_cast<unsigned long long>(summary.trials), summary.wall_s, summary.sim_s,
+              std::string(to_string(summary.reason)).c_str());
   for (std::size_t d = 0; d < summary.devices.size(); ++d)
     std::printf("  device %zu (node %zu) busy %6.1f%%\n", d, d / 2, 100.0 * summary.devices[d].busy_fraction());
   std::printf("  compile pool busy      %6.1f%%\n", 100.0 * summary.compile.busy_fraction());
@@ -242,13 +242,11 @@ double round_trip_us(const setup& s, const std::vector<node_child>& nodes, std::
     o.devices.clear();
     o.nodes.front().devices = 1;
     o.nodes.front().prefetch = 0;
-    auto task = nlohmann::json::parse(o.node_task);
-    task["time_scale"] = 0.0;
-    o.node_task = task.dump();
+    o.node_task.time_scale = 0.0;
   }
   o.compile_workers = 1;
-  o.budget = trials;
-  o.time_scale = 1.0;
+  o.budget.trials = trials;
+  o.timing.time_scale = 1.0;
   strategy_options so;
   so.seed = 2;
   auto summary = run_pipeline(replay(s, 0.0), make_strategy("random", s.data->space, so), o);

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
       return x / 1000.0 + y;
     };
     o.strategy = "random";
-    o.budget = trials;
+    o.budget.trials = trials;
     o.seed = seed + r / 2;
     auto report = tune::tune_once(std::move(o));
     if (timing_calls) {

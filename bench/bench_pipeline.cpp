@@ -110,10 +110,10 @@ pipeline_options topology_8x4(double time_scale, std::uint64_t budget) {
   o.compile_workers = 8;
   o.devices.clear();
   for (int d = 0; d < 4; ++d) o.devices.push_back({d, 2});
-  o.compile_timeout_s = 600;
-  o.run_timeout_s = 600;
-  o.time_scale = time_scale;
-  o.budget = budget;
+  o.timing.timeouts.compile_s = 600;
+  o.timing.timeouts.run_s = 600;
+  o.timing.time_scale = time_scale;
+  o.budget.trials = budget;
   return o;
 }
 

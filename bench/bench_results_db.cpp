@@ -31,7 +31,7 @@ void bench_db(const std::filesystem::path& file, bool full, int trials) {
   auto run = db.create_run({"bench/task", "random", 1, "{}", "replay:bench"});
   auto start = clock_type::now();
   for (int i = 0; i < trials; ++i) {
-    trial_input t;
+    trial_record t;
     t.config_json = config(i);
     t.state = i % 5 ? tune::status::ok : tune::status::compile_error;
     t.time_ms = 1.0 + (i * 7919 % 1000) / 100.0;
@@ -62,7 +62,7 @@ void bench_db(const std::filesystem::path& file, bool full, int trials) {
 
   start = clock_type::now();
   auto best = db.best("bench/task");
-  fmt::print("best: {:.3f} ms found in {:.4f} s\n", *best->best->time_ms, seconds_since(start));
+  fmt::print("best: {:.3f} ms found in {:.4f} s\n", best->best->time_ms, seconds_since(start));
 }
 
 // Trials in groups, as a run's recorder commits them (one transaction per
@@ -72,11 +72,11 @@ void bench_groups(const std::filesystem::path& file, int trials, int group) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file.string() + suffix);
   results_db db(file, results_db::open_mode::read_write, false);
   auto run = db.create_run({"bench/task", "random", 1, "{}", "replay:bench"});
-  std::vector<trial_input> pending;
+  std::vector<trial_record> pending;
   auto start = clock_type::now();
   double cpu_start = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
   for (int i = 0; i < trials; ++i) {
-    trial_input t;
+    trial_record t;
     t.config_json = fmt::format(
         "{{\"GEMMK\":{},\"KREG\":{},\"KWG\":{},\"KWI\":{},\"MDIMA\":{},\"MDIMC\":{},\"MWG\":{},"
         "\"NDIMB\":{},\"NDIMC\":{},\"NWG\":{},\"SA\":{},\"SB\":{},\"STRM\":{},\"STRN\":{},\"VWM\":{}}}",
@@ -108,11 +108,11 @@ void bench_events(int count) {
   int received = 0;
   for (int i = 0; i < count; ++i) {
     trial_finished_event e;
-    e.seq = i;
-    e.config = nlohmann::json::parse(config(i));
-    e.status = "ok";
-    e.time_ms = 1.0;
-    e.device = "sim0";
+    e.trial.seq = i;
+    e.trial.config_json = config(i);
+    e.trial.state = tune::status::ok;
+    e.trial.time_ms = 1.0;
+    e.trial.device = "sim0";
     publisher.publish(make_event(e));
     // Read as we go, like a live viewer, so nothing reaches the high-water mark.
     while (subscriber.receive(std::chrono::milliseconds(0))) ++received;

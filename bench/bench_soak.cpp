@@ -106,7 +106,7 @@ leg_result run_leg(const std::string& leg, const std::string& strategy, std::uin
     throw std::invalid_argument("unknown leg " + leg + " (replay or objective)");
   }
   o.strategy = strategy == "default" ? "" : strategy;
-  o.budget = trials;
+  o.budget.trials = trials;
   o.seed = seed;
   fs::path db = dir / ("soak_" + leg + "_" + (strategy == "opevo+knn" ? "opevo_knn" : strategy) + ".db");
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);

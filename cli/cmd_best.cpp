@@ -48,7 +48,7 @@ nlohmann::json summary_json(const storage::task_summary& summary) {
     const auto& trial = *summary.best;
     const auto& run = *summary.best_run;
     out["best"] = {{"config", nlohmann::json::parse(trial.config_json)},
-                   {"time_ms", *trial.time_ms},
+                   {"time_ms", trial.time_ms},
                    {"run_id", trial.run_id},
                    {"seq", trial.seq},
                    {"device", trial.device},
@@ -78,7 +78,7 @@ int run_best(const best_options& options) {
     if (summary->best && summary->best_run) {
       const auto& trial = *summary->best;
       const auto& run = *summary->best_run;
-      fmt::print("best     {:.6g} ms\n", *trial.time_ms);
+      fmt::print("best     {:.6g} ms\n", trial.time_ms);
       fmt::print("config   {}\n", trial.config_json);
       fmt::print("found    run {} (strategy {}, seed {}), trial {}, device {} ({})\n", run.id, run.strategy, run.seed,
                  trial.seq, trial.device, run.device_kind);

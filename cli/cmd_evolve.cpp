@@ -13,15 +13,13 @@ namespace tune::cli {
 namespace {
 
 struct evolve_args {
-  std::string workload;
-  std::uint64_t budget = 0;
+  session_options o;
   std::uint64_t seed = 0;
-  std::string db;
-  std::string topology;
   double max_error = -1;  // < 0: the original's error + 0.02
   std::string plot;       // SVG of the front
   std::vector<std::string> hyper;
   bool quiet = false;
+  std::map<std::string, std::string> names;
 };
 
 std::string workload_help() {
@@ -35,11 +33,11 @@ void print_front(const run_report& report, double max_error, const std::string& 
     std::printf("base configuration (%s): %s\n", report.base_origin.c_str(), report.base_configuration.c_str());
   if (report.original)
     std::printf("original: %.3f ms, error %.4f (trial %llu)\n", report.original->time_ms,
-                report.original->objectives[1], static_cast<unsigned long long>(report.original->id));
+                report.original->objectives[1], static_cast<unsigned long long>(report.original->seq));
   std::printf("Pareto front (%zu variants):\n  %6s %10s %9s %8s %6s\n", report.front.size(), "trial", "time ms",
               "speedup", "error", "edits");
   for (const auto& t : report.front)
-    std::printf("  %6llu %10.3f %8.2fx %8.4f %6zu\n", static_cast<unsigned long long>(t.id), t.time_ms,
+    std::printf("  %6llu %10.3f %8.2fx %8.4f %6zu\n", static_cast<unsigned long long>(t.seq), t.time_ms,
                 base > 0 ? base / t.time_ms : 0.0, t.objectives[1], decode(t.config).size());
   const auto* chosen = choose_variant(report.front, max_error);
   if (!chosen) {
@@ -47,13 +45,13 @@ void print_front(const run_report& report, double max_error, const std::string& 
     return;
   }
   std::printf("chosen (fastest with error <= %.4f): trial %llu, %.3f ms (%.2fx), error %.4f\n", max_error,
-              static_cast<unsigned long long>(chosen->id), chosen->time_ms, base > 0 ? base / chosen->time_ms : 0.0,
+              static_cast<unsigned long long>(chosen->seq), chosen->time_ms, base > 0 ? base / chosen->time_ms : 0.0,
               chosen->objectives[1]);
   for (const auto& e : decode(chosen->config)) std::printf("  %s\n", describe(e).c_str());
   if (!chosen->message.empty()) std::printf("  (%s)\n", chosen->message.substr(0, chosen->message.find('\n')).c_str());
   if (!db.empty())
     std::printf("its IR against the original: tune-engine edits --db %s --trial %llu\n", db.c_str(),
-                static_cast<unsigned long long>(chosen->id));
+                static_cast<unsigned long long>(chosen->seq));
 }
 
 void write_plot(const std::string& path, const evolution_plot& plot) {
@@ -70,27 +68,26 @@ double default_max_error(const std::string& workload, const std::optional<trial_
   return original ? original->objectives[1] + 0.02 : 1.0;
 }
 
-int run_evolve(const evolve_args& a) {
-  session_options o;
-  o.option_names = session_option_names();  // the library checks the values
-  o.workload = a.workload;
-  o.budget = a.budget;
-  o.seed = a.seed;
-  o.db_path = a.db;
-  o.topology_file = a.topology;
-  o.hyper = parse_hyper(a.hyper);
+int run_evolve(const evolve_args& a, bool seed_given) {
+  auto o = a.o;
+  o.option_names = a.names;  // the library checks the values
+  if (seed_given) o.seed = a.seed;
+  o.hyper = parse_hyper(a.hyper, a.names.at("hyper"));
   o.progress_line = !a.quiet;
   stop_source stop = o.stop;  // shares its flag with the session's copy
   session s(std::move(o));
+  if (!seed_given)
+    std::fprintf(stderr, "seed %llu (drawn; --seed %llu repeats this run)\n", static_cast<unsigned long long>(s.seed()),
+                 static_cast<unsigned long long>(s.seed()));
   auto report = run_until_signal(s, stop);
   std::printf("%llu trials in %.1f s (%.2f per second)\n", static_cast<unsigned long long>(report.trials),
               report.wall_s, report.wall_s > 0 ? report.new_trials / report.wall_s : 0.0);
   double max_error = a.max_error;
-  if (max_error < 0) max_error = default_max_error(a.workload, report.original);
-  print_front(report, max_error, a.db);
+  if (max_error < 0) max_error = default_max_error(a.o.workload, report.original);
+  print_front(report, max_error, a.o.db_path);
   if (!a.plot.empty()) {
     evolution_plot plot;
-    plot.title = a.workload + ": program-edit evolution, seed " + std::to_string(a.seed) + ", " +
+    plot.title = a.o.workload + ": program-edit evolution, seed " + std::to_string(report.seed) + ", " +
                  std::to_string(report.trials) + " trials";
     plot.variants = report.evolved;
     plot.front = report.front;
@@ -108,18 +105,26 @@ void add_evolve_command(CLI::App& app, command_list& commands) {
       "evolve",
       "Evolve edits to a workload's LLVM IR (GEVO-ML): NSGA-II over run time and error through the pipeline;\n"
       "prints the Pareto front and the fastest variant within --max-error.");
-  sub->add_option("--workload", args->workload, workload_help())->required();
-  sub->add_option("--budget", args->budget, "trials in all")->required();
-  sub->add_option("--seed", args->seed, "the run's seed: every random choice flows from it")->required();
-  sub->add_option("--db", args->db, "SQLite results database (created if missing); without it nothing is recorded");
-  sub->add_option("--topology", args->topology, "YAML file: compile workers, cpu devices, timeouts")
+  auto& o = args->o;
+  field_options f(sub);
+  f.option("workload", "--workload", o.workload, workload_help())->required();
+  f.option("budget", "--budget", o.budget.trials,
+           "trials in all (default " + std::to_string(default_budget("workload")) + ")")
+      ->check(at_least_one("trial"));
+  auto* seed =
+      f.option("seed", "--seed", args->seed, "the run's seed: every random choice flows from it (default: drawn)");
+  f.option("db_path", "--db", o.db_path,
+           "SQLite results database (created if missing); without it nothing is recorded");
+  f.option("topology_file", "--topology", o.topology_file, "YAML file: compile workers, cpu devices, timeouts")
       ->check(CLI::ExistingFile);
   sub->add_option("--max-error", args->max_error,
                   "the chosen variant's largest error (default: the original's error + 0.02; matmul: 1e-4)");
-  sub->add_option("--hyper", args->hyper, "gevo hyperparameter name=value (repeatable)");
+  f.option("hyper", "--hyper", args->hyper, "gevo hyperparameter name=value (repeatable)");
   sub->add_option("--plot", args->plot, "write an SVG plot of the front, the variants and the original to this file");
-  sub->add_flag("--quiet", args->quiet, "no progress line on stderr");
-  commands.emplace_back(sub, [args] { return run_evolve(*args); });
+  f.flag("progress_line", "--quiet", args->quiet, "no progress line on stderr");
+  args->names = f.names();
+  declare_option_names("evolve", args->names);
+  commands.emplace_back(sub, [args, seed] { return run_evolve(*args, seed->count() > 0); });
 }
 
 void add_edits_command(CLI::App& app, command_list& commands) {

@@ -24,7 +24,7 @@ std::string run_list(const std::vector<storage::run_record>& runs) {
   std::string out;
   for (const auto& run : runs)
     out += fmt::format("\n  {}  {} ({}, seed {}, {})", run.id, run.task_key, run.strategy, run.seed,
-                       storage::to_string(run.state));
+                       storage::run_status_text(run));
   return out;
 }
 

@@ -24,6 +24,7 @@ struct replay_args {
   std::string kinds;
   unsigned threads = 2;
   std::vector<std::string> priors;
+  std::map<std::string, std::string> names;  ///< replay_options field -> flag (declared with the options)
 };
 
 void print_text(const nlohmann::json& s) {
@@ -56,7 +57,7 @@ int run_replay(const replay_args& a) {
   o.dataset = a.dataset;
   o.kinds_file = a.kinds;
   o.strategy = a.strategy;
-  o.hyper = parse_hyper(a.hyper);
+  o.hyper = parse_hyper(a.hyper, a.names.at("hyper"));
   o.budget = a.budget;
   o.runs = a.runs;
   o.seed = a.seed;
@@ -64,11 +65,7 @@ int run_replay(const replay_args& a) {
   o.threads = a.threads;
   o.trajectories_file = a.trajectories;
   o.priors = a.priors;
-  o.option_names = {{"dataset", "--dataset"},
-                    {"budget", "--budget"},
-                    {"runs", "--runs"},
-                    {"priors", "--prior"},
-                    {"trajectories_file", "--trajectories"}};
+  o.option_names = a.names;
   auto summary = replay_statistics(o);
   if (a.json)
     fmt::print("{}\n", summary.dump(2));
@@ -82,23 +79,26 @@ int run_replay(const replay_args& a) {
 void add_replay_command(CLI::App& app, command_list& commands) {
   auto a = std::make_shared<replay_args>();
   auto* sub = app.add_subcommand("replay", "Replay runs of a strategy on a measured dataset and compare with random");
-  sub->add_option("--dataset", a->dataset, "Kernel Tuner cache, T4 results or KTT TuningOutput (.json or .json.gz)")
+  field_options f(sub);
+  f.option("dataset", "--dataset", a->dataset, "Kernel Tuner cache, T4 results or KTT TuningOutput (.json or .json.gz)")
       ->required();
-  sub->add_option("--strategy", a->strategy, strategy_help())->default_val(default_strategy_name());
-  sub->add_option("--budget", a->budget, "evaluations per run (distinct configurations measured)")->required();
-  sub->add_option("--runs", a->runs, "independent runs (seeds seed, seed+1, ...)")->required();
-  sub->add_option("--seed", a->seed, "seed of the first run")->required();
-  sub->add_flag("--noise", a->noise, "draw each time from the recorded runs instead of their mean");
-  sub->add_option("--trajectories", a->trajectories, "write one JSON line per evaluation to this file");
+  f.option("strategy", "--strategy", a->strategy, strategy_help())->default_val(default_strategy_name());
+  f.option("budget", "--budget", a->budget, "evaluations per run (distinct configurations measured)")->required();
+  f.option("runs", "--runs", a->runs, "independent runs (seeds seed, seed+1, ...)")->required();
+  f.option("seed", "--seed", a->seed, "seed of the first run")->required();
+  f.flag("noise", "--noise", a->noise, "draw each time from the recorded runs instead of their mean");
+  f.option("trajectories_file", "--trajectories", a->trajectories, "write one JSON line per evaluation to this file");
   sub->add_flag("--json", a->json, "print the summary as JSON");
-  sub->add_option("--hyper", a->hyper, "strategy hyperparameter name=value (repeatable)");
-  sub->add_option("--kinds", a->kinds,
-                  "JSON file {\"parameter\": \"discrete\"|\"categorical\"} overriding guessed kinds");
-  sub->add_option("--threads", a->threads, "threads running runs (1 or 2)");
-  sub->add_option("--prior", a->priors,
-                  "dataset of the same kernel measured elsewhere (another device, an earlier run) to transfer "
-                  "from (repeatable; several are merged by geometric mean); used by bo")
+  f.option("hyper", "--hyper", a->hyper, "strategy hyperparameter name=value (repeatable)");
+  f.option("kinds_file", "--kinds", a->kinds,
+           "JSON file {\"parameter\": \"discrete\"|\"categorical\"} overriding guessed kinds");
+  f.option("threads", "--threads", a->threads, "threads running runs (1 or 2)");
+  f.option("priors", "--prior", a->priors,
+           "dataset of the same kernel measured elsewhere (another device, an earlier run) to transfer "
+           "from (repeatable; several are merged by geometric mean); used by bo")
       ->check(CLI::ExistingFile);
+  a->names = f.names();
+  declare_option_names("replay", a->names);
   commands.emplace_back(sub, [a] { return run_replay(*a); });
 }
 

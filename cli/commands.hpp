@@ -32,26 +32,51 @@ void with_stop_signals(const stop_source& stop, const std::function<void()>& bod
 /// of the options it was made from (copies share one flag).
 run_report run_until_signal(session& s, const stop_source& stop);
 
-/// The session_options fields named as the commands' options (tune, evolve):
-/// the library checks the values, and its messages name them as typed.
-inline std::map<std::string, std::string> session_option_names() {
-  return {{"budget", "--budget"},
-          {"time_budget_s", "--time-budget"},
-          {"time_scale", "--time-scale"},
-          {"dataset", "--dataset"},
-          {"batch", "--batch"},
-          {"threads", "--threads"},
-          {"resume", "--resume"},
-          {"db_path", "--db"},
-          {"topology_file", "--topology"},
-          {"kinds_file", "--kinds"},
-          {"compare_vendor", "--compare-vendor"},
-          {"task", "--task"},
-          {"workload", "--workload"},
-          {"dashboard_listen", "--dashboard"},
-          {"dashboard_token", "--dashboard-token"},
-          {"publish_endpoint", "--publish"}};
+/// A command's options that set fields of a library options struct
+/// (session_options, …): each is declared once, through this, and the map
+/// of field -> flag that the library's messages use is what was declared, so
+/// a message names every option as the user typed it.
+class field_options {
+ public:
+  explicit field_options(CLI::App* command) : command_(command) {}
+
+  template <class T>
+  CLI::Option* option(const std::string& field, const std::string& flags, T& value, const std::string& help) {
+    return remember(field, command_->add_option(flags, value, help));
+  }
+  CLI::Option* flag(const std::string& field, const std::string& flags, bool& value, const std::string& help) {
+    return remember(field, command_->add_flag(flags, value, help));
+  }
+  /// field -> "--flag", for session_options::option_names and the like.
+  const std::map<std::string, std::string>& names() const { return names_; }
+
+ private:
+  CLI::Option* remember(const std::string& field, CLI::Option* option) {
+    names_[field] = "--" + option->get_lnames().front();
+    return option;
+  }
+  CLI::App* command_;
+  std::map<std::string, std::string> names_;
+};
+
+/// A count of at least 1 ("trials", …): CLI11's own range message would print
+/// the largest double.
+inline CLI::Validator at_least_one(const std::string& unit) {
+  return CLI::Validator(
+      [unit](std::string& value) -> std::string {
+        if (value.find_first_not_of("0123456789") == std::string::npos &&
+            value.find_first_not_of('0') == std::string::npos)
+          return "must be at least 1 " + unit;
+        return {};
+      },
+      "", "at least 1");
 }
+
+/// The field -> flag map a command declared with field_options (empty for
+/// a command that declared none); for the tests that check it is complete.
+const std::map<std::string, std::string>& declared_option_names(const std::string& command);
+/// Records a command's map (called by the command's add_*_command).
+void declare_option_names(const std::string& command, const std::map<std::string, std::string>& names);
 
 /// A finished run's exit code: 1 when it failed, 130 when stopped, else 0.
 inline int exit_code_of(const run_report& report) {

@@ -6,10 +6,6 @@
 #include <exception>
 
 #include "commands.hpp"
-#include "tune/engine/strategy.hpp"
-#include "tune/engine/text.hpp"
-
-std::string tune::cli::strategy_help() { return join(strategy_names()); }
 
 int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) reached by the results database makes the

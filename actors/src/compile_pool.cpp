@@ -36,7 +36,7 @@ build_worker_actor::behavior_type build_worker(build_worker_actor::pointer, back
 
 measured_trial failed_trial(const candidate& cand, status state, double compile_s, std::string message) {
   measured_trial trial;
-  trial.id = cand.id;
+  trial.candidate_id = cand.id;
   trial.config = cand.config;
   trial.state = state;
   trial.compile_s = compile_s;
@@ -201,7 +201,7 @@ void requeue_held(pool_pointer self, std::size_t index) {
     if (++job.requeues > st.options.max_requeues) {
       auto trial = failed_trial(job.compiled.cand, status::unknown, job.compiled.build.compile_s,
                                 "lost its measurer " + std::to_string(job.requeues) + " times");
-      trial.device = slot.device;
+      trial.device_id = slot.device;
       job.promise.deliver(std::move(trial));
       continue;
     }
@@ -233,7 +233,7 @@ void measure_failed(pool_pointer self, std::size_t best, std::uint64_t id, const
   auto job = std::move(it->second);
   slot.held.erase(it);
   auto trial = failed_trial(job.compiled.cand, state, job.compiled.build.compile_s, message);
-  trial.device = slot.device >= 0 ? slot.device : static_cast<std::int32_t>(best);
+  trial.device_id = slot.device >= 0 ? slot.device : static_cast<std::int32_t>(best);
   job.promise.deliver(std::move(trial));
   pump(self);
 }
@@ -249,9 +249,10 @@ void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
       return;
     }
   }
-  double per_run = st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
+  const auto& timing = st.options.timing;
+  double per_run = timing.timeouts.run_s * timing.time_scale + timing.request_grace_s;
   // The node builds an unbuilt candidate (and those ahead of it) before running it.
-  if (builds_itself(st, slot)) per_run += st.options.compile_timeout_s * st.options.time_scale;
+  if (builds_itself(st, slot)) per_run += timing.timeouts.compile_s * timing.time_scale;
   job.deadline = detail::steady_seconds() + per_run * (2.0 + slot.prefetch);
   auto id = job.compiled.cand.id;
   auto compiled = job.compiled;
@@ -270,7 +271,7 @@ void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
             if (slot.handle != handle || it == slot.held.end()) return;
             auto promise = it->second.promise;
             slot.held.erase(it);
-            if (slot.device >= 0) trial.device = slot.device;
+            if (slot.device >= 0) trial.device_id = slot.device;
             promise.deliver(std::move(trial));
             pump(self);
           },
@@ -353,7 +354,8 @@ void replace_worker(pool_pointer self, std::size_t index) {
   auto& worker = st.workers[index];
   self->unlink_from(worker.handle);
   self->send_exit(worker.handle, caf::exit_reason::kill);
-  worker.handle = self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.compile_timeout_s);
+  worker.handle =
+      self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.timing.timeouts.compile_s);
   ++worker.generation;
 }
 
@@ -406,7 +408,7 @@ void build_failed(pool_pointer self, std::size_t w, std::uint64_t generation, bo
     ++worker.generation;  // its late answer must not be taken for its next job's
   else
     replace_worker(self, w);
-  job.promise.deliver(failed_trial(job.cand, status::build_timeout, st.options.compile_timeout_s, message));
+  job.promise.deliver(failed_trial(job.cand, status::build_timeout, st.options.timing.timeouts.compile_s, message));
   pump(self);
 }
 
@@ -419,7 +421,8 @@ void expire_overdue(pool_pointer self) {
     if (!worker.job || worker.deadline > now) continue;
     char message[128];
     std::snprintf(message, sizeof message, "build worker gave no answer within the compile timeout (%.3g s + %.3g s)",
-                  st.options.compile_timeout_s * st.options.time_scale, st.options.request_grace_s);
+                  st.options.timing.timeouts.compile_s * st.options.timing.time_scale,
+                  st.options.timing.request_grace_s);
     build_failed(self, w, worker.generation, false, message);
   }
   for (std::size_t d = 0; d < st.slots.size(); ++d) {
@@ -458,7 +461,7 @@ void build_here(pool_pointer self) {
   while (!st.to_build.empty()) {
     auto job = std::move(st.to_build.front());
     st.to_build.pop_front();
-    auto compiled = build_candidate(*st.backend, std::move(job.cand), st.options.compile_timeout_s);
+    auto compiled = build_candidate(*st.backend, std::move(job.cand), st.options.timing.timeouts.compile_s);
     take_build(st, job, compiled);
   }
 }
@@ -475,8 +478,8 @@ void pump_build(pool_pointer self) {
     worker.job = std::move(st.to_build.front());
     st.to_build.pop_front();
     st.tracker.start(worker.track);
-    worker.deadline =
-        detail::steady_seconds() + st.options.compile_timeout_s * st.options.time_scale + st.options.request_grace_s;
+    worker.deadline = detail::steady_seconds() + st.options.timing.timeouts.compile_s * st.options.timing.time_scale +
+                      st.options.timing.request_grace_s;
     auto generation = worker.generation;
     schedule_tick(self);
     // No request timeout: the deadline is checked on the tick (expire_overdue);
@@ -531,7 +534,8 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
     pump(self);
   });
   for (std::uint32_t w = 0; w < st.options.workers; ++w)
-    add_worker(self, self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.compile_timeout_s),
+    add_worker(self,
+               self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.timing.timeouts.compile_s),
                false);
   for (const auto& remote : st.options.remote_workers) add_worker(self, remote, true);
   return {

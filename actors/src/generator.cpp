@@ -4,6 +4,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 
@@ -53,10 +54,12 @@ std::vector<candidate> fresh_candidates(generator_state& st, std::uint32_t n) {
 
 void observe(generator_state& st, const measured_trial& trial) {
   try {
-    st.search->observe(trial.to_result());
+    trial_result result = trial;  // the strategy's view; a time counts only when ok
+    if (!result.ok()) result.time_ms = std::nan("");
+    st.search->observe(result);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "generator: strategy %s failed to observe trial %llu: %s\n", st.search->name().c_str(),
-                 static_cast<unsigned long long>(trial.id), e.what());
+                 static_cast<unsigned long long>(trial.candidate_id), e.what());
   }
 }
 
@@ -71,7 +74,7 @@ generator_actor::behavior_type generator(generator_actor::stateful_pointer<gener
     for (const auto& trial : prior) {
       observe(st, trial);
       st.handed_out.insert(trial.config);
-      if (trial.id >= st.next_id) st.next_id = trial.id + 1;
+      if (trial.candidate_id >= st.next_id) st.next_id = trial.candidate_id + 1;
     }
   }
   return {

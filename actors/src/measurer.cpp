@@ -63,14 +63,14 @@ using measurer_pointer = measurer_actor::stateful_pointer<measurer_state>;
 
 measured_trial make_trial(const compiled_candidate& compiled, const run_result& run, int device) {
   measured_trial trial;
-  trial.id = compiled.cand.id;
+  trial.candidate_id = compiled.cand.id;
   trial.config = compiled.cand.config;
   trial.state = run.state;
   trial.time_ms = run.state == status::ok ? run.time_ms : std::nan("");
   trial.objectives = run.objectives;
   trial.compile_s = compiled.build.compile_s;
   trial.run_s = run.run_s;
-  trial.device = device;
+  trial.device_id = device;
   trial.message = run.message;
   return trial;
 }
@@ -107,11 +107,11 @@ void runner_failed(measurer_pointer self, status state, std::string message) {
   ++st.run_number;  // a late answer of the stale runner is dropped
   self->unlink_from(st.runner);
   self->send_exit(st.runner, caf::exit_reason::kill);
-  st.runner =
-      self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device, st.options.run_timeout_s);
+  st.runner = self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device,
+                                                       st.options.timing.timeouts.run_s);
   run_result run;
   run.state = state;
-  run.run_s = st.options.run_timeout_s;
+  run.run_s = st.options.timing.timeouts.run_s;
   run.message = std::move(message);
   finish_run(self, run);
 }
@@ -122,8 +122,8 @@ void start_next(measurer_pointer self) {
   st.current = std::move(st.queue.front());
   st.queue.pop_front();
   st.tracker.start(0);
-  st.deadline =
-      detail::steady_seconds() + st.options.run_timeout_s * st.options.time_scale + st.options.request_grace_s;
+  st.deadline = detail::steady_seconds() + st.options.timing.timeouts.run_s * st.options.timing.time_scale +
+                st.options.timing.request_grace_s;
   auto number = ++st.run_number;
   schedule_tick(self);
   self->request(st.runner, caf::infinite, run_atom::value, st.current->compiled)
@@ -144,8 +144,8 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
   auto& st = self->state;
   st.backend = std::move(backend);
   st.options = options;
-  st.runner =
-      self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device, st.options.run_timeout_s);
+  st.runner = self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device,
+                                                       st.options.timing.timeouts.run_s);
   return {
       [self](measure_atom, compiled_candidate& compiled) {
         detail::cpu_scope cpu(self->state.cpu_s);
@@ -163,9 +163,9 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
         st.ticking = false;
         if (st.current && detail::steady_seconds() >= st.deadline) {
           char message[128];
-          std::snprintf(message, sizeof message,
-                        "device runner gave no answer within the run timeout (%.3g s + %.3g s)",
-                        st.options.run_timeout_s * st.options.time_scale, st.options.request_grace_s);
+          std::snprintf(
+              message, sizeof message, "device runner gave no answer within the run timeout (%.3g s + %.3g s)",
+              st.options.timing.timeouts.run_s * st.options.timing.time_scale, st.options.timing.request_grace_s);
           runner_failed(self, status::run_timeout, message);
         }
         if (st.current) schedule_tick(self);

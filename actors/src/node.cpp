@@ -47,11 +47,12 @@ std::string engine_version() {
 
 std::string message_set_signature() {
   // Bump the leading number when a type below changes its fields.
-  return "nodes-2 caf-" + std::to_string(CAF_VERSION) +
+  return "nodes-3 caf-" + std::to_string(CAF_VERSION) +
          " candidate(id,config) compiled_candidate(cand,build,unbuilt,artifact_bytes) "
          "build_result(state,artifact,compile_s,message)"
-         " run_result(state,time_ms,run_s,message,objectives) measured_trial(id,config,state,time_ms,objectives,"
-         "compile_s,run_s,device,message,finished_s,reused_from_run,abandoned) stage_stats(workers,busy_s,window_s,"
+         " run_result(state,time_ms,run_s,message,objectives) measured_trial(candidate_id,config,state,time_ms,"
+         "objectives,compile_s,run_s,device_id,message,finished_s,reused_from_run,abandoned) "
+         "stage_stats(workers,busy_s,window_s,"
          "cpu_s) measurer(measure,stats) build_worker(build) open(json,measurers,builders)";
 }
 
@@ -73,35 +74,20 @@ void configure_network(caf::actor_system_config& config, const network_options& 
   }
 }
 
-backend_ptr make_node_backend(const std::string& task_json, const std::string& payload,
-                              const std::string& node_backend) {
-  auto task = nlohmann::json::parse(task_json, nullptr, false);
-  if (!task.is_object() || !task.contains("kind") || !task["kind"].is_string())
-    throw std::invalid_argument("the task is not a JSON object with a 'kind'");
-  auto kind = task["kind"].get<std::string>();
-  if (kind == "task") {
+backend_ptr make_node_backend(const node_task& task, const std::string& payload, const std::string& node_backend) {
+  if (task.kind == node_task::kind_t::task) {
     if (node_backend == "replay")
       throw std::invalid_argument("this node offers replay devices; a built-in task needs cpu, cuda or hip devices");
-    if (!task.contains("task") || !task["task"].is_string())
-      throw std::invalid_argument("the task has no 'task' string (e.g. matmul:64x64x64)");
     task_backend_options ko;
     ko.first_core = 0;
-    ko.threads = task.value("threads", 1);
-    if (ko.threads < 1 || ko.threads > 1024) throw std::invalid_argument("threads must be from 1 to 1024");
-    return make_task_backend(task["task"].get<std::string>(), node_backend, ko);
+    ko.threads = task.threads;
+    return make_task_backend(task.task, node_backend, ko);
   }
-  if (kind != "replay")
-    throw std::invalid_argument("task kind '" + kind + "': a node builds 'task' (a built-in kernel) or 'replay'");
   if (node_backend != "replay")
     throw std::invalid_argument("this node offers " + node_backend +
                                 " devices; a replayed dataset needs replay devices");
-  auto name = task.value("dataset_name", std::string("dataset.json"));
-  if (name.empty() || name.find('/') != std::string::npos || name.find("..") != std::string::npos)
-    throw std::invalid_argument("dataset_name '" + name + "' is not a plain file name");
-  kind_overrides overrides;
-  if (task.contains("kinds") && task["kinds"].is_object())
-    for (const auto& [k, v] : task["kinds"].items())
-      if (v.is_string()) overrides[k] = v.get<std::string>();
+  const auto& name = task.dataset_name;
+  kind_overrides overrides(task.kinds.begin(), task.kinds.end());
   // The reader picks the format from the name and content: keep the name.
   auto dir = std::filesystem::temp_directory_path() /
              ("tune-node-" + std::to_string(::getpid()) + "-" +
@@ -122,9 +108,8 @@ backend_ptr make_node_backend(const std::string& task_json, const std::string& p
   }
   std::filesystem::remove_all(dir);
   replay_backend_options ro;
-  ro.time_scale = task.value("time_scale", 1.0);
-  ro.seed = task.value("seed", std::uint64_t{0});
-  if (!(ro.time_scale >= 0)) throw std::invalid_argument("time_scale must be >= 0");
+  ro.time_scale = task.time_scale;
+  ro.seed = task.seed;
   return make_replay_backend(dataset, ro);
 }
 
@@ -172,11 +157,11 @@ using trial_promise = caf::typed_response_promise<measured_trial>;
 
 measured_trial failed(const compiled_candidate& compiled, status state, std::string message, std::int32_t device) {
   measured_trial trial;
-  trial.id = compiled.cand.id;
+  trial.candidate_id = compiled.cand.id;
   trial.config = compiled.cand.config;
   trial.state = state;
   trial.compile_s = compiled.build.compile_s;
-  trial.device = device;
+  trial.device_id = device;
   trial.message = std::move(message);
   return trial;
 }
@@ -346,31 +331,31 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
           return refusal("the task's data is " + std::to_string(payload.size()) + " bytes; a node takes at most " +
                          std::to_string(max_payload_bytes));
         end_session(self, "the coordinator opened a new session");
+        node_task job;
         backend_ptr backend;
         try {
-          backend = make_node_backend(task, payload, st.options.backend);
+          job = node_task::from_json(task);
+          backend = make_node_backend(job, payload, st.options.backend);
         } catch (const std::exception& e) {
           return refusal(std::string("cannot build the task here: ") + e.what());
         }
-        auto task_doc = nlohmann::json::parse(task);  // valid: the backend was made from it
         std::vector<std::size_t> chosen;
-        if (task_doc.contains("devices") && task_doc["devices"].is_array()) {
-          for (const auto& index : task_doc["devices"]) {
-            if (!index.is_number_unsigned() || index.get<std::size_t>() >= st.options.devices.size())
-              return refusal("devices: " + index.dump() + " is not one of this node's " +
-                             std::to_string(st.options.devices.size()) + " devices (indices from 0)");
-            chosen.push_back(index.get<std::size_t>());
-          }
-        } else {
-          for (std::size_t d = 0; d < st.options.devices.size(); ++d) chosen.push_back(d);
+        for (auto index : job.devices) {
+          if (index >= st.options.devices.size())
+            return refusal("devices: " + std::to_string(index) + " is not one of this node's " +
+                           std::to_string(st.options.devices.size()) + " devices (indices from 0)");
+          chosen.push_back(index);
         }
-        bool real = task_doc.value("kind", std::string()) == "task";
-        double compile_timeout_s = task_doc.value("compile_timeout_s", st.options.compile_timeout_s);
+        if (job.devices.empty())
+          for (std::size_t d = 0; d < st.options.devices.size(); ++d) chosen.push_back(d);
+        bool real = job.kind == node_task::kind_t::task;
+        auto limits = job.timeouts.value_or(st.options.timeouts);
+        double compile_timeout_s = limits.compile_s;
         for (auto index : chosen) {
           measurer_options m;
           m.device = st.options.devices[index].id;
-          m.run_timeout_s = task_doc.value("run_timeout_s", st.options.run_timeout_s);
-          m.time_scale = task_doc.value("time_scale", 1.0) > 0 ? task_doc.value("time_scale", 1.0) : 1.0;
+          m.timing.timeouts = limits;
+          m.timing.time_scale = job.time_scale > 0 ? job.time_scale : 1.0;
           auto measurer = real ? self->system().spawn(node_measurer, backend, m, compile_timeout_s)
                                : spawn_measurer(self->system(), backend, m);
           st.measurers.push_back(caf::actor_cast<caf::actor>(measurer));

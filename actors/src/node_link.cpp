@@ -208,7 +208,7 @@ caf::behavior keeper(keeper_pointer self, std::shared_ptr<keeper_setup> setup) {
 }  // namespace
 
 std::vector<node_link> connect_nodes(caf::actor_system& system, const std::vector<remote_node>& nodes, bool tls,
-                                     const std::string& task, const std::string& payload, std::int32_t first_id,
+                                     const node_task& task, const std::string& payload, std::int32_t first_id,
                                      const caf::actor& owner) {
   std::vector<node_link> links;
   caf::scoped_actor self{system};
@@ -218,8 +218,8 @@ std::vector<node_link> connect_nodes(caf::actor_system& system, const std::vecto
                       : system.middleman().remote_actor(spec.host, spec.port);
     if (!handle)
       throw std::invalid_argument("node " + label(spec) + ": cannot connect (" + system.render(handle.error()) +
-                                  "); is 'tune-engine node --listen " + label(spec) +
-                                  "' running there, the host and port in the topology right, and do both use TLS "
+                                  "); is a node (tune-engine node) listening on " + label(spec) +
+                                  " there, the host and port in the topology right, and do both use TLS "
                                   "with certificates of one CA or both not?");
     std::string problem;
     nlohmann::json offer;
@@ -235,13 +235,9 @@ std::vector<node_link> connect_nodes(caf::actor_system& system, const std::vecto
       link.device_ids.push_back(next_id++);
       link.device_names.push_back(label(spec) + "/" + offer["devices"][d].get<std::string>());
     }
-    auto task_doc = nlohmann::json::parse(task, nullptr, false);
-    if (task_doc.is_object()) {
-      task_doc["devices"] = indices;
-      link.task = task_doc.dump();
-    } else {
-      link.task = task;
-    }
+    auto own = task;
+    own.devices.assign(indices.begin(), indices.end());
+    link.task = own.to_json();
     link.handle = *handle;
     links.push_back(std::move(link));
   }

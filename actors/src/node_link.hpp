@@ -18,7 +18,7 @@ struct node_link {
   std::vector<caf::actor> builders;  ///< the node's compile workers (real kernels)
   std::vector<std::int32_t> device_ids;
   std::vector<std::string> device_names;
-  std::string task;  ///< the run's task with this node's "devices" (indices)
+  std::string task;  ///< the run's node_task as JSON, with this node's devices (indices)
 };
 
 /// What the keeper starts with, filled in after it was spawned (the nodes'
@@ -33,7 +33,7 @@ struct keeper_setup {
 /// Connects to every node, checks its version and opens the run's session
 /// for `owner`. Throws std::invalid_argument naming the node and the problem.
 std::vector<node_link> connect_nodes(caf::actor_system& system, const std::vector<remote_node>& nodes, bool tls,
-                                     const std::string& task, const std::string& payload, std::int32_t first_id,
+                                     const node_task& task, const std::string& payload, std::int32_t first_id,
                                      const caf::actor& owner);
 
 /// Monitors the nodes and reconnects a lost one with backoff (0.5 s doubling

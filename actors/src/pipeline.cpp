@@ -28,7 +28,7 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
     throw std::invalid_argument("pipeline: compile_workers is 0; at least one compile worker is needed");
   if (options.devices.empty() && options.nodes.empty())
     throw std::invalid_argument("pipeline: no device; at least one measurer is needed");
-  if (!(options.time_scale > 0)) throw std::invalid_argument("pipeline: time scale must be > 0");
+  if (!(options.timing.time_scale > 0)) throw std::invalid_argument("pipeline: time scale must be > 0");
 
   caf::actor_system_config config;
   register_message_types(config);
@@ -67,16 +67,11 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
 
   compile_pool_options pool_options;
   pool_options.workers = options.compile_workers;
-  pool_options.compile_timeout_s = options.compile_timeout_s;
-  pool_options.run_timeout_s = options.run_timeout_s;
-  pool_options.time_scale = options.time_scale;
-  pool_options.request_grace_s = options.request_grace_s;
+  pool_options.timing = options.timing;
   for (const auto& slot : options.devices) {
     measurer_options m;
     m.device = slot.device;
-    m.run_timeout_s = options.run_timeout_s;
-    m.time_scale = options.time_scale;
-    m.request_grace_s = options.request_grace_s;
+    m.timing = options.timing;
     pool_options.measurers.push_back(spawn_measurer(system, backend, m));
     pool_options.prefetch.push_back(slot.prefetch);
   }
@@ -112,8 +107,7 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
 
   population_options pop;
   pop.budget = options.budget;
-  pop.time_budget_s = options.time_budget_s;
-  pop.time_scale = options.time_scale;
+  pop.timing = options.timing;
   pop.capacity = capacity;
   pop.mode = options.mode;
   pop.batch = options.batch;
@@ -126,8 +120,9 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   pop.demand_notice_s = options.demand_notice_s;
   // A candidate may wait behind every other one in flight, each taking up to
   // both timeouts: the bound is finite and never hit by a working backend.
-  pop.evaluate_timeout_s =
-      (options.compile_timeout_s + options.run_timeout_s) * options.time_scale * (pop.capacity + 2) + 30.0;
+  pop.evaluate_timeout_s = (options.timing.timeouts.compile_s + options.timing.timeouts.run_s) *
+                               options.timing.time_scale * (pop.capacity + 2) +
+                           30.0;
   // With nodes, a candidate may also wait out lost nodes: each time its
   // measurer is lost (at most max_requeues + 1 times) up to the lost timeout.
   if (!links.empty())

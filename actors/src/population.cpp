@@ -52,7 +52,8 @@ struct population_state {
   double demand_noticed_at = 0.0;  // steady seconds of the last notice of a silent generator
   bool handing_out = true;
   bool finished = false;
-  std::string reason;
+  /// Set when hand-out closes; a run always closes it before it finishes.
+  std::optional<end_reason> reason;
 
   measured_trial best;
   bool has_best = false;
@@ -77,15 +78,15 @@ struct population_state {
 using population_pointer = population_actor::stateful_pointer<population_state>;
 
 double backend_seconds(const population_state& st, double steady) {
-  return (steady - st.start) / st.options.time_scale;
+  return (steady - st.start) / st.options.timing.time_scale;
 }
 
 std::uint64_t left_to_hand_out(const population_state& st) {
   std::uint64_t done = st.options.prior.size() + st.issued;
-  return st.options.budget > done ? st.options.budget - done : 0;
+  return st.options.budget.trials > done ? st.options.budget.trials - done : 0;
 }
 
-void close_hand_out(population_state& st, const char* reason) {
+void close_hand_out(population_state& st, end_reason reason) {
   if (!st.handing_out) return;
   st.handing_out = false;
   st.hand_out_end_at = detail::steady_seconds();
@@ -107,7 +108,7 @@ void print_progress(const population_state& st, bool final_line) {
   if (st.has_best) std::snprintf(best, sizeof best, "%.4g ms", st.best.time_ms);
   std::fprintf(stderr,
                "\rtrials %llu/%llu  best %s  %.2f trials/s  compile %3.0f%%  devices %3.0f%%  in flight %llu   %s",
-               static_cast<unsigned long long>(trials), static_cast<unsigned long long>(st.options.budget), best,
+               static_cast<unsigned long long>(trials), static_cast<unsigned long long>(st.options.budget.trials), best,
                at > 0 ? static_cast<double>(st.completed) / at : 0.0, 100.0 * st.compile_busy,
                100.0 * mean(st.device_busy), static_cast<unsigned long long>(st.in_flight), final_line ? "\n" : "");
   std::fflush(stderr);
@@ -121,12 +122,12 @@ void send_summary(population_pointer self) {
   sum.trials = st.completed;
   sum.prior_trials = st.options.prior.size();
   sum.wall_s = now - st.start;
-  sum.sim_s = sum.wall_s / st.options.time_scale;
-  sum.reason = st.reason;
+  sum.sim_s = sum.wall_s / st.options.timing.time_scale;
+  sum.reason = st.reason.value_or(end_reason::failed);
   sum.trace = st.trace;
   if (st.first_result_at >= 0 && st.hand_out_end_at > st.first_result_at)
-    sum.steady_rate =
-        static_cast<double>(st.steady_trials) / ((st.hand_out_end_at - st.first_result_at) / st.options.time_scale);
+    sum.steady_rate = static_cast<double>(st.steady_trials) /
+                      ((st.hand_out_end_at - st.first_result_at) / st.options.timing.time_scale);
   sum.engine_cpu_s += st.cpu_s;
   print_progress(st, true);
   caf::anon_send(st.done_to, done_atom::value, sum);
@@ -186,7 +187,7 @@ void on_trial(population_pointer self, measured_trial trial);
 /// A trial for a candidate the compile pool did not answer for.
 measured_trial unanswered(std::uint64_t id, configuration config, std::string message) {
   measured_trial trial;
-  trial.id = id;
+  trial.candidate_id = id;
   trial.config = std::move(config);
   trial.state = status::unknown;
   trial.message = std::move(message);
@@ -200,7 +201,7 @@ void hand_out(population_pointer self, std::vector<candidate>& batch) {
     ++st.issued;
     if (st.options.cache) {
       if (auto hit = st.options.cache(cand.config)) {
-        hit->id = cand.id;
+        hit->candidate_id = cand.id;
         hit->config = cand.config;
         // Delivered as a message, like a measured trial, so that the
         // population's bookkeeping sees one path.
@@ -254,7 +255,7 @@ void maybe_demand(population_pointer self) {
   if (!st.handing_out || st.demand_pending) return;
   std::uint64_t left = left_to_hand_out(st);
   if (left == 0) {
-    close_hand_out(st, "budget");
+    close_hand_out(st, end_reason::budget);
     return;
   }
   std::uint64_t want = 0;
@@ -276,8 +277,8 @@ void maybe_demand(population_pointer self) {
             st.demand_pending = false;
             bool got_some = !batch.empty();
             hand_out(self, batch);
-            if (!got_some && st.in_flight == 0) close_hand_out(st, "exhausted");
-            if (left_to_hand_out(st) == 0) close_hand_out(st, "budget");
+            if (!got_some && st.in_flight == 0) close_hand_out(st, end_reason::exhausted);
+            if (left_to_hand_out(st) == 0) close_hand_out(st, end_reason::budget);
             // In steady mode a partial answer is topped up at once; an empty
             // one waits for the next result (the strategy may learn from it).
             if (got_some && st.options.mode == pipeline_mode::steady) maybe_demand(self);
@@ -288,7 +289,7 @@ void maybe_demand(population_pointer self) {
             st.demand_pending = false;
             std::fprintf(stderr, "\npopulation: the generator ended without answering: %s\n",
                          self->system().render(err).c_str());
-            if (st.in_flight == 0) close_hand_out(st, "failed");
+            if (st.in_flight == 0) close_hand_out(st, end_reason::failed);
             maybe_finish(self);
           });
 }
@@ -313,7 +314,7 @@ void on_trial(population_pointer self, measured_trial trial) {
   --st.in_flight;
   if (trial.abandoned) {
     // Not a trial: the candidate stays unmeasured and a resume hands it out again.
-    close_hand_out(st, "stopped");
+    close_hand_out(st, end_reason::stopped);
     maybe_finish(self);
     return;
   }
@@ -334,13 +335,14 @@ void on_trial(population_pointer self, measured_trial trial) {
     try {
       st.options.listener->on_trial(trial, new_best);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "\npopulation: could not record trial %llu: %s\n", static_cast<unsigned long long>(trial.id),
-                   e.what());
-      close_hand_out(st, "failed");
+      std::fprintf(stderr, "\npopulation: could not record trial %llu: %s\n",
+                   static_cast<unsigned long long>(trial.candidate_id), e.what());
+      close_hand_out(st, end_reason::failed);
     }
   }
-  if (st.options.time_budget_s > 0 && trial.finished_s >= st.options.time_budget_s) close_hand_out(st, "time");
-  if (st.options.stop_requested && st.options.stop_requested()) close_hand_out(st, "stopped");
+  if (st.options.budget.seconds > 0 && trial.finished_s >= st.options.budget.seconds)
+    close_hand_out(st, end_reason::time);
+  if (st.options.stop_requested && st.options.stop_requested()) close_hand_out(st, end_reason::stopped);
   maybe_demand(self);
   maybe_finish(self);
 }
@@ -363,7 +365,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
                                            population_options options, caf::actor done_to) {
   auto& st = self->state;
   st.options = std::move(options);
-  if (st.options.time_scale <= 0) st.options.time_scale = 1.0;
+  if (st.options.timing.time_scale <= 0) st.options.timing.time_scale = 1.0;
   st.generator = std::move(generator);
   st.pool = std::move(pool);
   st.done_to = std::move(done_to);
@@ -391,15 +393,15 @@ population_actor::behavior_type population(population_pointer self, generator_ac
       },
       [self](cached_atom, measured_trial& trial) { on_trial(self, std::move(trial)); },
       [self](stop_atom) {
-        close_hand_out(self->state, "stopped");
+        close_hand_out(self->state, end_reason::stopped);
         maybe_finish(self);
       },
       [self](tick_atom) {
         auto& st = self->state;
         if (st.finished) return;
         double at = backend_seconds(st, detail::steady_seconds());
-        if (st.options.time_budget_s > 0 && at >= st.options.time_budget_s) {
-          close_hand_out(st, "time");
+        if (st.options.budget.seconds > 0 && at >= st.options.budget.seconds) {
+          close_hand_out(st, end_reason::time);
           maybe_finish(self);
         }
         expire_overdue(self);

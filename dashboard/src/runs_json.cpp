@@ -23,7 +23,7 @@ nlohmann::json run_summary(std::size_t db, const storage::run_record& run, const
           {"device_kind", run.device_kind},
           {"started_at", run.started_at},
           {"finished_at", optional_number(run.finished_at)},
-          {"state", std::string(storage::to_string(run.state))},
+          {"state", storage::run_status_text(run)},
           {"trials", totals.trials},
           {"ok_trials", totals.ok_trials},
           {"best_time_ms", optional_number(totals.best_time_ms)}};
@@ -58,9 +58,9 @@ std::optional<nlohmann::json> run_details(const std::vector<std::string>& databa
   storage::run_totals totals;
   for (const auto& t : trials) {
     ++totals.trials;
-    if (!t.time_ms) continue;
+    if (!t.ok()) continue;
     ++totals.ok_trials;
-    if (!totals.best_time_ms || *t.time_ms < *totals.best_time_ms) totals.best_time_ms = t.time_ms;
+    if (!totals.best_time_ms || t.time_ms < *totals.best_time_ms) totals.best_time_ms = t.time_ms;
   }
   auto details = run_summary(db, *run, totals);
   details["database"] = databases[db];
@@ -74,12 +74,12 @@ std::optional<nlohmann::json> run_details(const std::vector<std::string>& databa
     rows.push_back({{"seq", t.seq},
                     {"config", config.is_discarded() ? nlohmann::json(t.config_json) : config},
                     {"status", std::string(to_string(t.state))},
-                    {"time_ms", optional_number(t.time_ms)},
+                    {"time_ms", t.ok() ? nlohmann::json(t.time_ms) : nlohmann::json()},
                     {"compile_s", t.compile_s},
                     {"run_s", t.run_s},
                     {"device", t.device},
                     {"wall_elapsed_s", std::max(0.0, t.finished_at - run->started_at)},
-                    {"cached", t.reused_from_run.has_value()}});
+                    {"reused_from_run", t.reused() ? nlohmann::json(*t.reused_from_run) : nlohmann::json()}});
   }
   details["status_counts"] = counts;
   details["trials"] = std::move(rows);

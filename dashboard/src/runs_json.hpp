@@ -20,7 +20,7 @@ nlohmann::json list_runs(const std::vector<std::string>& databases);
 
 /// One run with its options and every trial in recorded order ("trials":
 /// [{"seq", "config", "status", "time_ms", "compile_s", "run_s", "device",
-/// "wall_elapsed_s", "cached"}…]) and "status_counts"; nullopt when database
+/// "wall_elapsed_s", "reused_from_run"}…]) and "status_counts"; nullopt when database
 /// `db` has no run `run_id`. "wall_elapsed_s" is trials.finished_at -
 /// runs.started_at: the same number as the run's live events carry.
 std::optional<nlohmann::json> run_details(const std::vector<std::string>& databases, std::size_t db,

@@ -49,11 +49,12 @@ storage::run_record evolution_run(const storage::results_db& db, const std::stri
   std::optional<storage::run_record> run;
   if (run_id) {
     run = db.find_run(*run_id);
-    if (!run) throw input_error(db_path + ": no run " + std::to_string(*run_id) + " (--run)");
+    if (!run) throw input_error(db_path + ": no run " + std::to_string(*run_id));
   } else {
     for (auto& r : db.runs())
       if (r.task_key.rfind(task_prefix, 0) == 0 && (!run || r.id > run->id)) run = r;
-    if (!run) throw input_error(db_path + ": holds no run of program-edit evolution (tune-engine evolve --db)");
+    if (!run)
+      throw input_error(db_path + ": holds no run of program-edit evolution; record one with tune-engine evolve");
   }
   if (run->task_key.rfind(task_prefix, 0) != 0)
     throw input_error(db_path + ": run " + std::to_string(run->id) + " tunes " + run->task_key +
@@ -73,9 +74,9 @@ evolution_plot load_evolution_plot(const std::string& db_path, std::optional<std
   evolution_plot plot;
   plot.title = workload_of(run) + ": program-edit evolution, run " + std::to_string(run.id);
   for (auto& t : db.trials(run.id)) {
-    if (t.state != status::ok || t.objectives.size() < 2 || !t.time_ms) continue;
+    if (!t.ok() || t.objectives.size() < 2) continue;
     trial_info info;
-    info.id = static_cast<std::uint64_t>(t.seq);
+    info.seq = static_cast<std::uint64_t>(t.seq);
     info.state = t.state;
     info.config_json = t.config_json;
     try {
@@ -83,7 +84,7 @@ evolution_plot load_evolution_plot(const std::string& db_path, std::optional<std
     } catch (const std::invalid_argument& e) {
       throw input_error(db_path + ": trial " + std::to_string(t.seq) + ": " + e.what());
     }
-    info.time_ms = *t.time_ms;
+    info.time_ms = t.time_ms;
     info.objectives = t.objectives;
     if (info.config.empty() && !plot.original) plot.original = info;
     plot.variants.push_back(std::move(info));
@@ -108,7 +109,7 @@ recorded_variant load_variant(const std::string& db_path, std::int64_t trial, st
     if (t.seq == trial) found = t;
   if (!found)
     throw input_error(db_path + ": run " + std::to_string(run->id) + " has no trial " + std::to_string(trial) +
-                      " (--trial: a number from evolve's front)");
+                      " (trials are numbered as evolve's front lists them)");
   out.state = found->state;
   out.objectives = found->objectives;
   edit_list edits;
@@ -143,7 +144,7 @@ backend_ptr make_evolution_backend(const std::string& workload, const task_backe
         base.configuration_json = summary->best->config_json;
         base.origin = db_path + ": run " + std::to_string(summary->best->run_id) + ", trial " +
                       std::to_string(summary->best->seq) + " of " + key + " (" +
-                      std::to_string(summary->best->time_ms.value_or(0.0)) + " ms)";
+                      std::to_string(summary->best->time_ms) + " ms)";
       }
     }
     return make_program_backend(workload, options, base);

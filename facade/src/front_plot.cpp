@@ -45,7 +45,7 @@ struct axis {
 };
 
 std::string point_title(const trial_info& t, const std::string& what) {
-  return what + " trial " + std::to_string(t.id) + ": " + number(t.time_ms) + " ms, error " + number(t.objectives[1]) +
+  return what + " trial " + std::to_string(t.seq) + ": " + number(t.time_ms) + " ms, error " + number(t.objectives[1]) +
          ", " + std::to_string(edit_count(t.config)) + " edits";
 }
 

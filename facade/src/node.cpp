@@ -48,11 +48,9 @@ void serve_node(const node_options& o) {
                         "' but devices[0].backend is '" + so.backend + "'; a node offers one backend");
     so.devices.push_back({topo.devices[d].id, topo.devices[d].name});
   }
-  so.run_timeout_s = topo.run_timeout_s;
-  so.compile_timeout_s = topo.compile_timeout_s;
+  so.timeouts = topo.timeouts;
   so.compile_workers = topo.compile_workers_given ? static_cast<std::uint32_t>(topo.compile_workers) : 0;
-  so.network.heartbeat_s = topo.network.heartbeat_s;
-  so.network.connection_timeout_s = topo.network.connection_timeout_s;
+  static_cast<storage::network_spec&>(so.network) = topo.network;
   so.network.certificate = topo.tls.certificate;
   so.network.key = topo.tls.key;
   so.network.cafile = topo.tls.cafile;

@@ -1,5 +1,5 @@
-// The facade's small pieces: version, hyperparameters, end reasons, and the
-// run report as JSON and as text.
+// The facade's small pieces: version, hyperparameters, the trial as each
+// layer knows it, and the run report as JSON and as text.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -52,38 +52,14 @@ void validate_strategy(const std::string& name, const std::map<std::string, doub
   }
 }
 
-std::string_view to_string(end_reason reason) {
-  switch (reason) {
-    case end_reason::budget:
-      return "budget";
-    case end_reason::time:
-      return "time";
-    case end_reason::exhausted:
-      return "exhausted";
-    case end_reason::stopped:
-      return "stopped";
-    case end_reason::failed:
-      return "failed";
-  }
-  return "failed";
-}
-
 namespace {
-
-end_reason reason_from(const std::string& text) {
-  if (text == "budget") return end_reason::budget;
-  if (text == "time") return end_reason::time;
-  if (text == "exhausted") return end_reason::exhausted;
-  if (text == "stopped") return end_reason::stopped;
-  return end_reason::failed;
-}
 
 nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
 
 }  // namespace
 
 nlohmann::json trial_info::to_json() const {
-  return {{"id", id},
+  return {{"seq", seq},
           {"config", nlohmann::json::parse(config_json)},
           {"status", std::string(tune::to_string(state))},
           {"time_ms", number_or_null(time_ms)},
@@ -93,7 +69,7 @@ nlohmann::json trial_info::to_json() const {
           {"device", device},
           {"message", message},
           {"finished_s", finished_s},
-          {"reused", reused},
+          {"reused_from_run", reused() ? nlohmann::json(*reused_from_run) : nlohmann::json(nullptr)},
           {"new_best", new_best}};
 }
 
@@ -111,6 +87,7 @@ nlohmann::json run_report::to_json() const {
       {"task", task_key},
       {"strategy", strategy},
       {"seed", seed},
+      {"seed_drawn", seed_drawn},
       {"best", b},
       {"trials", trials},
       {"new_trials", new_trials},
@@ -131,9 +108,10 @@ nlohmann::json run_report::to_json() const {
 }
 
 std::string run_report::to_text() const {
-  std::string out =
-      fmt::format("run {}{}: {} trials ({} new) in {:.2f} s wall, {:.2f} s simulated; ended by {}\n", run_id,
-                  resumed ? " (resumed)" : "", trials, new_trials, wall_s, sim_s, tune::to_string(reason));
+  std::string out = fmt::format("run {}{}: {} trials ({} new) in {:.2f} s wall{}; ended by {}; seed {}{}\n", run_id,
+                                resumed ? " (resumed)" : "", trials, new_trials, wall_s,
+                                sim_s != wall_s ? fmt::format(", {:.2f} s simulated", sim_s) : std::string(),
+                                tune::to_string(reason), seed, seed_drawn ? " (drawn)" : "");
   for (const auto& source : prior_sources) out += "prior " + source + "\n";
   if (db_migrated_from)
     out += fmt::format(
@@ -145,8 +123,16 @@ std::string run_report::to_text() const {
     out += "best: none (no trial succeeded)\n";
   out += fmt::format("busy after warm-up: compile {:.1f}%", 100.0 * compile_busy);
   for (const auto& [name, busy] : device_busy) out += fmt::format(", {} {:.1f}%", name, 100.0 * busy);
-  out += fmt::format("\nsteady state: {:.3f} trials per simulated second; engine CPU {:.1f} us per trial\n",
-                     steady_trials_per_s, engine_cpu_us_per_trial);
+  // The steady window runs from the first result to the last hand-out: a run
+  // shorter than the pipeline's capacity has none.
+  if (steady_trials_per_s > 0)
+    out += fmt::format("\nsteady state: {:.3f} trials per {}second; engine CPU {:.1f} us per trial\n",
+                       steady_trials_per_s, sim_s != wall_s ? "simulated " : "", engine_cpu_us_per_trial);
+  else
+    out += fmt::format(
+        "\nsteady state: not reached (too few trials to fill the pipeline); engine CPU {:.1f} us per "
+        "trial\n",
+        engine_cpu_us_per_trial);
   if (!throughput.is_null()) {
     out +=
         fmt::format("best throughput: {:.1f} GFLOP/s ({}, {:.4g} GFLOP per run)\n", throughput["gflops"].get<double>(),
@@ -183,20 +169,42 @@ std::string device_name(const storage::topology& topo, std::int32_t device) {
 trial_info to_trial_info(const actors::measured_trial& trial, bool new_best, const search_space& space,
                          const storage::topology& topo) {
   trial_info info;
-  info.id = trial.id;
-  info.config = trial.config;
+  static_cast<tune::trial&>(info) = trial;
+  if (!info.ok()) info.time_ms = std::nan("");
   info.config_json = space.to_json(trial.config);
-  info.state = trial.state;
-  info.time_ms = trial.ok() ? trial.time_ms : std::nan("");
-  info.objectives = trial.objectives;
-  info.compile_s = trial.compile_s;
-  info.run_s = trial.run_s;
-  info.device = device_name(topo, trial.device);
-  info.message = trial.message;
+  info.device = device_name(topo, trial.device_id);
   info.finished_s = trial.finished_s;
-  info.reused = trial.reused_from_run >= 0;
   info.new_best = new_best;
   return info;
+}
+
+storage::trial_record to_record(const actors::measured_trial& trial, const search_space& space,
+                                const storage::topology& topo) {
+  storage::trial_record record;
+  static_cast<tune::trial&>(record) = trial;
+  record.config.clear();  // the database keeps its text
+  record.config_json = space.to_json(trial.config);
+  record.device = device_name(topo, trial.device_id);
+  return record;
+}
+
+actors::measured_trial to_measured(const storage::trial_record& row, const search_space& space,
+                                   const storage::topology& topo, const std::string& db_path, std::int64_t run_id,
+                                   const session_options& options) {
+  actors::measured_trial trial;
+  static_cast<tune::trial&>(trial) = row;
+  trial.candidate_id = static_cast<std::uint64_t>(row.seq);
+  try {
+    trial.config = space.from_json(row.config_json);
+  } catch (const std::exception& e) {
+    throw input_error(db_path + ": run " + std::to_string(run_id) + ", trial " + std::to_string(row.seq) +
+                      " does not fit the search space (" + e.what() + "); resume with the same " +
+                      option_name(options, "task") + " or " + option_name(options, "dataset") +
+                      ", or start a new run without " + option_name(options, "resume"));
+  }
+  for (const auto& device : topo.devices)
+    if (device.name == row.device) trial.device_id = device.id;
+  return trial;
 }
 
 run_report make_report(const actors::run_summary& s, const search_space& space, const storage::topology& topo) {
@@ -204,7 +212,7 @@ run_report make_report(const actors::run_summary& s, const search_space& space, 
   if (s.best.ok()) r.best = to_trial_info(s.best, true, space, topo);
   r.trials = s.prior_trials + s.trials;
   r.new_trials = s.trials;
-  r.reason = reason_from(s.reason);
+  r.reason = s.reason;
   r.wall_s = s.wall_s;
   r.sim_s = s.sim_s;
   r.compile_busy = s.compile.busy_fraction();

@@ -1,10 +1,12 @@
 #pragma once
-// From the pipeline's types to the facade's: trial_info and run_report.
+// From the pipeline's types to the facade's (trial_info, run_report) and to
+// the results database's (trial_record), and back for a resumed run.
 
 #include <string>
 
 #include "tune/actors/interfaces.hpp"
 #include "tune/kernels/vendor_reference.hpp"
+#include "tune/storage/results_db.hpp"
 #include "tune/storage/topology.hpp"
 #include "tune/tune.hpp"
 
@@ -20,8 +22,21 @@ inline std::string option_name(const session_options& options, const std::string
 /// The topology's name of a device id ("" when none, e.g. a reused trial).
 std::string device_name(const storage::topology& topo, std::int32_t device);
 
+/// The pipeline's trial as callbacks see it (seq left at 0: the caller numbers it).
 trial_info to_trial_info(const actors::measured_trial& trial, bool new_best, const search_space& space,
                          const storage::topology& topo);
+
+/// The pipeline's trial as the results database records it (run_id, seq and
+/// finished_at left for the recorder).
+storage::trial_record to_record(const actors::measured_trial& trial, const search_space& space,
+                                const storage::topology& topo);
+
+/// A recorded trial of the run being resumed, for the pipeline; throws
+/// input_error naming the database, the run and the trial when its
+/// configuration does not fit the space.
+actors::measured_trial to_measured(const storage::trial_record& row, const search_space& space,
+                                   const storage::topology& topo, const std::string& db_path, std::int64_t run_id,
+                                   const session_options& options);
 
 /// Everything but run_id, resumed, task_key, strategy, seed and throughput.
 run_report make_report(const actors::run_summary& summary, const search_space& space, const storage::topology& topo);

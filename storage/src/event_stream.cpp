@@ -31,7 +31,17 @@ nlohmann::json optional_number(const std::optional<double>& value) {
 nlohmann::json header(const char* type) { return {{"type", type}, {"schema", event_schema_version}}; }
 
 /// JSON kinds a field may have.
-enum class kind { integer, unsigned_integer, number, number_or_null, string, boolean, object, object_or_null };
+enum class kind {
+  integer,
+  integer_or_null,
+  unsigned_integer,
+  number,
+  number_or_null,
+  string,
+  boolean,
+  object,
+  object_or_null
+};
 
 struct field {
   const char* name;
@@ -42,6 +52,8 @@ bool has_kind(const nlohmann::json& value, kind expected) {
   switch (expected) {
     case kind::integer:
       return value.is_number_integer();
+    case kind::integer_or_null:
+      return value.is_number_integer() || value.is_null();
     case kind::unsigned_integer:
       return value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
     case kind::number:
@@ -60,8 +72,8 @@ bool has_kind(const nlohmann::json& value, kind expected) {
   return false;
 }
 
-/// Fields added within schema 1: checked when present, so that events of an
-/// older publisher without them are still read.
+/// Fields that may be absent (a publisher that does not know them): checked
+/// when present.
 const std::map<std::string, std::vector<field>>& optional_event_fields() {
   static const std::map<std::string, std::vector<field>> fields{
       {"trial_finished", {{"wall_elapsed_s", kind::number}}},
@@ -91,7 +103,7 @@ const std::map<std::string, std::vector<field>>& event_fields() {
         {"run_s", kind::number},
         {"device", kind::string},
         {"elapsed_s", kind::number},
-        {"cached", kind::boolean}}},
+        {"reused_from_run", kind::integer_or_null}}},
       {"new_best",
        {{"seq", kind::integer}, {"config", kind::object}, {"time_ms", kind::number}, {"elapsed_s", kind::number}}},
       {"progress",
@@ -118,6 +130,8 @@ std::string check_nested(const std::string& type, const nlohmann::json& event) {
     if ((*state == status::ok) != event["time_ms"].is_number())
       return "field 'time_ms' must be a number exactly when status is ok";
   }
+  if (type == "run_finished" && !end_reason_from_string(event["reason"].get<std::string>()))
+    return "field 'reason' is not an end reason (" + std::string(end_reason_names()) + ")";
   if (type == "progress") {
     const auto& busy = event["busy"];
     if (!busy.contains("compile_pool") || !busy["compile_pool"].is_number())
@@ -152,25 +166,26 @@ nlohmann::json make_event(const run_started_event& e) {
 }
 
 nlohmann::json make_event(const trial_finished_event& e) {
+  const auto& t = e.trial;
   auto event = header("trial_finished");
-  event["seq"] = e.seq;
-  event["config"] = e.config;
-  event["status"] = e.status;
-  event["time_ms"] = optional_number(e.time_ms);
-  event["compile_s"] = e.compile_s;
-  event["run_s"] = e.run_s;
-  event["device"] = e.device;
+  event["seq"] = t.seq;
+  event["config"] = nlohmann::json::parse(t.config_json);
+  event["status"] = std::string(to_string(t.state));
+  event["time_ms"] = t.ok() ? nlohmann::json(t.time_ms) : nlohmann::json(nullptr);
+  event["compile_s"] = t.compile_s;
+  event["run_s"] = t.run_s;
+  event["device"] = t.device;
   event["elapsed_s"] = e.elapsed_s;
-  event["cached"] = e.cached;
+  event["reused_from_run"] = t.reused() ? nlohmann::json(*t.reused_from_run) : nlohmann::json(nullptr);
   if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
   return event;
 }
 
 nlohmann::json make_event(const new_best_event& e) {
   auto event = header("new_best");
-  event["seq"] = e.seq;
-  event["config"] = e.config;
-  event["time_ms"] = e.time_ms;
+  event["seq"] = e.trial.seq;
+  event["config"] = nlohmann::json::parse(e.trial.config_json);
+  event["time_ms"] = e.trial.time_ms;
   event["elapsed_s"] = e.elapsed_s;
   if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
   return event;
@@ -194,7 +209,7 @@ nlohmann::json make_event(const run_finished_event& e) {
   event["best_time_ms"] = optional_number(e.best_time_ms);
   event["best_config"] = e.best_config.is_object() ? e.best_config : nlohmann::json(nullptr);
   event["wall_s"] = e.wall_s;
-  event["reason"] = e.reason;
+  event["reason"] = std::string(to_string(e.reason));
   return event;
 }
 
@@ -312,18 +327,20 @@ std::string read_curve_key(const std::string& text_or_file, const std::string& w
   std::error_code ec;
   if (!std::filesystem::is_regular_file(text_or_file, ec)) {
     if (is_z85_key(text_or_file)) return text_or_file;
-    throw std::invalid_argument(what + " '" + text_or_file +
-                                "' is neither a key file nor a CURVE key (40 characters of Z85 text); make keys with "
-                                "'tune-engine keys --out DIR'");
+    throw std::invalid_argument(
+        what + " '" + text_or_file +
+        "' is neither a key file nor a CURVE key (40 characters of Z85 text); make a key pair with "
+        "make_curve_keypair() (the command: tune-engine keys)");
   }
   std::ifstream in(text_or_file);
   std::string text;
   std::getline(in, text);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   if (!is_z85_key(text))
-    throw std::invalid_argument(what + " " + text_or_file +
-                                ": the first line is not a CURVE key (40 characters of Z85 text); use a file written "
-                                "by 'tune-engine keys --out DIR'");
+    throw std::invalid_argument(
+        what + " " + text_or_file +
+        ": the first line is not a CURVE key (40 characters of Z85 text); use a file of a key pair made "
+        "by make_curve_keypair() (the command: tune-engine keys)");
   return text;
 }
 
@@ -372,9 +389,9 @@ event_publisher::event_publisher(const std::string& endpoint, const std::string&
   check_endpoint(endpoint);
   if (curve_secret_key.empty() && !is_loopback_endpoint(endpoint))
     throw std::invalid_argument("event endpoint " + endpoint +
-                                " is not on loopback: off loopback the stream needs CURVE keys; make them with "
-                                "'tune-engine keys --out DIR', publish with '--publish-key DIR/events.key' and give "
-                                "readers DIR/events.pub ('tune-engine watch ENDPOINT --server-key DIR/events.pub')");
+                                " is not on loopback: off loopback the stream needs CURVE keys; make a key pair with "
+                                "make_curve_keypair() (the command: tune-engine keys), publish with its secret key "
+                                "and give readers its public key");
   if (!curve_secret_key.empty()) {
     if (!curve_available())
       throw std::invalid_argument("event endpoint " + endpoint +

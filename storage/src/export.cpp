@@ -96,7 +96,7 @@ class run_exporter {
         entry[name] = value;
       }
       if (trial.state == status::ok)
-        entry["time"] = *trial.time_ms;
+        entry["time"] = trial.time_ms;
       else
         entry["time"] = kernel_tuner_failure(trial.state);
       entry["compile_time"] = trial.compile_s * 1000.0;
@@ -131,10 +131,10 @@ class run_exporter {
                          {"framework", 0},
                          {"search_algorithm", 0},
                          {"validation", 0},
-                         {"runtimes", ok ? ordered_json::array({*trial.time_ms}) : ordered_json::array()}};
+                         {"runtimes", ok ? ordered_json::array({trial.time_ms}) : ordered_json::array()}};
       result["invalidity"] = t4_invalidity(trial.state);
       result["correctness"] = ok ? 1 : 0;
-      result["measurements"] = ok ? ordered_json::array({{{"name", "time"}, {"value", *trial.time_ms}, {"unit", "ms"}}})
+      result["measurements"] = ok ? ordered_json::array({{{"name", "time"}, {"value", trial.time_ms}, {"unit", "ms"}}})
                                   : ordered_json::array();
       result["objectives"] = ordered_json::array({"time"});
       results.push_back(std::move(result));
@@ -248,7 +248,7 @@ class run_exporter {
 
   ordered_json provenance() const {
     return {{"run_id", run_.id}, {"task", run_.task_key},           {"strategy", run_.strategy},
-            {"seed", run_.seed}, {"device_kind", run_.device_kind}, {"state", std::string(to_string(run_.state))}};
+            {"seed", run_.seed}, {"device_kind", run_.device_kind}, {"state", run_status_text(run_)}};
   }
 
   static std::string kernel_tuner_failure(status state) {

@@ -19,7 +19,7 @@
 namespace tune::storage {
 namespace {
 
-// The trials table of version 2 (created as `name`, so that a migration can
+// The trials table of version 3 (created as `name`, so that a migration can
 // build it beside the old one). A configuration is found by its text's hash
 // (config_hash, indexed) and then compared as text: an index over the text
 // itself made every trial write two more keys of a few hundred bytes at random
@@ -39,6 +39,7 @@ std::string trials_table_sql(const std::string& name) {
   finished_at     REAL NOT NULL,
   objectives      TEXT,              -- JSON array of numbers, or NULL
   reused_from_run INTEGER,           -- cache hit: the run that measured it
+  message         TEXT,              -- compiler output or why it failed (at most max_message_bytes); NULL: none
   UNIQUE (run_id, seq)
 );
 )sql";
@@ -46,8 +47,10 @@ std::string trials_table_sql(const std::string& name) {
 
 constexpr const char* trials_index_sql = "CREATE INDEX trials_by_config_hash ON trials(config_hash, run_id);\n";
 
-// Version 2 (version 1 indexed the configuration text; it is migrated when
-// opened for writing and read as it is otherwise). A newer file is refused.
+// Version 3 (version 1 indexed the configuration text, version 2 wrote
+// "finished" for every way a run ended and kept no messages; both are migrated
+// when opened for writing and read as they are otherwise). A newer file is
+// refused.
 const std::string schema_sql = R"sql(
 CREATE TABLE schema_version (version INTEGER NOT NULL);
 CREATE TABLE runs (
@@ -59,7 +62,7 @@ CREATE TABLE runs (
   device_kind TEXT NOT NULL,
   started_at  REAL NOT NULL,      -- Unix seconds
   finished_at REAL,
-  status      TEXT NOT NULL       -- running | finished | failed
+  status      TEXT NOT NULL       -- running, or why it ended: tune::to_string(end_reason)
 );
 CREATE INDEX runs_by_task ON runs(task_key, device_kind);
 )sql" + trials_table_sql("trials") +
@@ -69,11 +72,24 @@ CREATE INDEX runs_by_task ON runs(task_key, device_kind);
 constexpr const char* reusable_statuses =
     "('ok', 'instantiation_error', 'compile_error', 'compile_error_device', 'wrong_answer')";
 
-constexpr const char* run_columns =
-    "id, task_key, strategy, seed, options, device_kind, started_at, finished_at, status";
-constexpr const char* trial_columns =
-    "t.id, t.run_id, t.seq, t.config, t.status, t.time_ms, t.compile_s, t.run_s, t.device, t.finished_at, "
-    "t.objectives, t.reused_from_run";
+/// The end reason of a run that a file before version 3 recorded as
+/// "finished" (it kept no reason): budget when its trials reached the
+/// budget, else time when it had a time budget, else exhausted. In SQL over
+/// a row of runs; the migration writes it and a read-only open reads it.
+constexpr const char* legacy_finished_reason_sql =
+    "CASE WHEN (SELECT count(*) FROM trials x WHERE x.run_id = runs.id) >= "
+    "COALESCE(json_extract(runs.options, '$.budget'), 9.0e18) THEN 'budget' "
+    "WHEN COALESCE(json_extract(runs.options, '$.time_budget_s'), 0) > 0 THEN 'time' ELSE 'exhausted' END";
+
+/// Compiler output longer than this is cut (at a character boundary) when recorded.
+constexpr std::size_t max_message_bytes = 2048;
+
+std::string clipped_message(const std::string& text) {
+  if (text.size() <= max_message_bytes) return text;
+  std::size_t end = max_message_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // not inside a UTF-8 sequence
+  return text.substr(0, end);
+}
 
 /// FNV-1a, 64 bits, over the text's bytes, as SQLite's signed integer: the
 /// trials' config_hash. Fixed by the file format: never change it.
@@ -217,31 +233,13 @@ std::string seed_text(std::uint64_t seed) { return std::to_string(seed); }
 
 }  // namespace
 
-std::string_view to_string(run_state s) {
-  switch (s) {
-    case run_state::running:
-      return "running";
-    case run_state::finished:
-      return "finished";
-    case run_state::failed:
-      return "failed";
-  }
-  return "failed";
-}
-
-std::optional<run_state> run_state_from_string(std::string_view text) {
-  for (auto s : {run_state::running, run_state::finished, run_state::failed})
-    if (to_string(s) == text) return s;
-  return std::nullopt;
-}
-
 struct results_db::impl {
   std::filesystem::path file;
   std::string name;  // file as text, for messages
   sqlite3* db = nullptr;
   bool read_only = false;
   int claim_fd = -1;                           // holds the locks of claim_run()
-  std::int64_t file_version = schema_version;  // as opened (1 only when read-only)
+  std::int64_t file_version = schema_version;  // as opened (older only when read-only)
 
   /// The statements of record_trial(), prepared at its first call and kept:
   /// preparing them again for every trial was most of its cost. Each is
@@ -254,7 +252,9 @@ struct results_db::impl {
           next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", name, true),
           insert(db,
                  "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
-                 "objectives, reused_from_run, config_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 "objectives, reused_from_run, config_hash, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                 "?11, "
+                 "?12, ?13)",
                  name, true) {}
   };
   std::unique_ptr<trial_writer> writer;
@@ -318,6 +318,21 @@ struct results_db::impl {
     }
   }
 
+  /// The columns read_run() reads, for this file's version.
+  std::string run_columns() const {
+    return std::string("id, task_key, strategy, seed, options, device_kind, started_at, finished_at, ") +
+           (file_version >= 3
+                ? "status"
+                : std::string("CASE status WHEN 'finished' THEN ") + legacy_finished_reason_sql + " ELSE status END");
+  }
+  /// The columns read_trial() reads (of trials as t), for this file's version.
+  std::string trial_columns() const {
+    return std::string(
+               "t.id, t.run_id, t.seq, t.config, t.status, t.time_ms, t.compile_s, t.run_s, t.device, t.finished_at, "
+               "t.objectives, t.reused_from_run, ") +
+           (file_version >= 3 ? "t.message" : "NULL");
+  }
+
   run_record read_run(const statement& s) const {
     std::int64_t id = s.type(0) == SQLITE_INTEGER ? s.integer(0) : -1;
     row_checker row(s, name, "runs", id);
@@ -339,9 +354,12 @@ struct results_db::impl {
     run.started_at = row.real(6, "started_at");
     run.finished_at = row.optional_real(7, "finished_at");
     std::string state = row.text(8, "status");
-    auto parsed = run_state_from_string(state);
-    if (!parsed) row.fail("status", "'" + state + "' is not running, finished or failed");
-    run.state = *parsed;
+    if (state != "running") {
+      run.reason = end_reason_from_string(state);
+      if (!run.reason)
+        row.fail("status",
+                 "'" + state + "' is neither running nor an end reason (" + std::string(end_reason_names()) + ")");
+    }
     return run;
   }
 
@@ -357,9 +375,10 @@ struct results_db::impl {
     auto parsed = status_from_string(state);
     if (!parsed) row.fail("status", "'" + state + "' is not a known status");
     trial.state = *parsed;
-    trial.time_ms = row.optional_real(5, "time_ms");
-    if (trial.state == status::ok && !trial.time_ms) row.fail("time_ms", "is NULL but the status is ok");
-    if (trial.state != status::ok && trial.time_ms) row.fail("time_ms", "is set but the status is " + state);
+    auto time_ms = row.optional_real(5, "time_ms");
+    if (trial.state == status::ok && !time_ms) row.fail("time_ms", "is NULL but the status is ok");
+    if (trial.state != status::ok && time_ms) row.fail("time_ms", "is set but the status is " + state);
+    if (time_ms) trial.time_ms = *time_ms;
     trial.compile_s = row.real(6, "compile_s");
     trial.run_s = row.real(7, "run_s");
     trial.device = row.text(8, "device", true);
@@ -372,6 +391,7 @@ struct results_db::impl {
       }
     }
     if (s.type(11) != SQLITE_NULL) trial.reused_from_run = row.integer(11, "reused_from_run", 1);
+    if (s.type(12) != SQLITE_NULL) trial.message = row.text(12, "message", true);
     return trial;
   }
 
@@ -399,8 +419,7 @@ void results_db::impl::open(open_mode mode, bool synchronous_full) {
   } else if (fs::is_directory(file, ec))
     throw std::invalid_argument("results DB " + name + " is a directory; give a file path, e.g. results.db");
   bool exists = in_memory || fs::exists(file, ec);
-  if (read_only && !exists)
-    throw std::invalid_argument("results DB " + name + " does not exist; check the path given with --db");
+  if (read_only && !exists) throw std::invalid_argument("results DB " + name + " does not exist; check its path");
   if (!exists) {
     auto parent = fs::absolute(file, ec).parent_path();
     if (!fs::is_directory(parent, ec))
@@ -433,7 +452,7 @@ void results_db::impl::open(open_mode mode, bool synchronous_full) {
     if (code == SQLITE_NOTADB) why = "the file is not an SQLite database";
     if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM)
       why = "the file cannot be written (" + std::string(sqlite3_errmsg(db)) + ")";
-    throw std::invalid_argument("cannot use results DB " + name + ": " + why + "; choose another --db file");
+    throw std::invalid_argument("cannot use results DB " + name + ": " + why + "; choose another file");
   }
   check_schema();
 }
@@ -464,7 +483,7 @@ void results_db::impl::check_schema() {
   if (!has_table("schema_version") || !has_table("runs") || !has_table("trials"))
     throw std::invalid_argument("results DB " + name +
                                 " is an SQLite database but not a tune-engine results DB (tables schema_version, "
-                                "runs, trials missing); choose another --db file");
+                                "runs, trials missing); choose another file");
   std::int64_t found = 0;
   {
     statement version(db, "SELECT version FROM schema_version", name);
@@ -475,10 +494,10 @@ void results_db::impl::check_schema() {
   if (found > schema_version)
     throw std::invalid_argument("results DB " + name + " has schema version " + std::to_string(found) +
                                 ", newer than this tune-engine understands (" + std::to_string(schema_version) +
-                                "); use a newer tune-engine or another --db file");
+                                "); use a newer tune-engine or another file");
   if (found < 1)
     throw std::invalid_argument("results DB " + name + ": schema version " + std::to_string(found) +
-                                " is not valid; choose another --db file");
+                                " is not valid; choose another file");
   file_version = found;
   if (file_version < schema_version && !read_only) migrate();
 }
@@ -487,26 +506,36 @@ void results_db::impl::migrate() {
   if (sqlite3_create_function_v2(db, "tune_config_hash", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, sql_text_hash,
                                  nullptr, nullptr, nullptr) != SQLITE_OK)
     throw db_error("results DB " + name + ": " + sqlite3_errmsg(db));
-  // Version 1 -> 2: the trials table again with each configuration's hash,
-  // without the unique key and the index over the text (a table's constraint
-  // cannot be dropped in SQLite, so the table is copied). One transaction:
-  // another process that opens the file meanwhile waits and then finds it done.
+  // One transaction: another process that opens the file meanwhile waits and
+  // then finds it done.
   transaction([&] {
+    std::int64_t version = 0;
     {
       statement now(db, "SELECT version FROM schema_version", name);
-      if (!now.step() || now.integer(0) != 1) return 0;
+      if (!now.step() || now.integer(0) >= schema_version) return 0;
+      version = now.integer(0);
     }  // finalized: DROP TABLE waits for no statement of this connection
-    migrated_from = 1;
-    exec(trials_table_sql("trials_v2") +
-         "INSERT INTO trials_v2 (id, run_id, seq, config, config_hash, status, time_ms, compile_s, run_s, device, "
-         "finished_at, objectives, reused_from_run) SELECT id, run_id, seq, config, tune_config_hash(config), "
-         "status, time_ms, compile_s, run_s, device, finished_at, objectives, reused_from_run FROM trials;\n"
-         "DROP TABLE trials;\n"
-         "ALTER TABLE trials_v2 RENAME TO trials;\n" +
-         trials_index_sql + "UPDATE schema_version SET version = 2;\n");
+    migrated_from = static_cast<int>(version);
+    if (version == 1) {
+      // 1 -> 3: the trials table again with each configuration's hash,
+      // without the unique key and the index over the text (a table's
+      // constraint cannot be dropped in SQLite, so the table is copied).
+      exec(trials_table_sql("trials_v3") +
+           "INSERT INTO trials_v3 (id, run_id, seq, config, config_hash, status, time_ms, compile_s, run_s, device, "
+           "finished_at, objectives, reused_from_run) SELECT id, run_id, seq, config, tune_config_hash(config), "
+           "status, time_ms, compile_s, run_s, device, finished_at, objectives, reused_from_run FROM trials;\n"
+           "DROP TABLE trials;\n"
+           "ALTER TABLE trials_v3 RENAME TO trials;\n" +
+           trials_index_sql);
+    } else {
+      exec("ALTER TABLE trials ADD COLUMN message TEXT;\n");  // 2 -> 3
+    }
+    // Why each finished run ended, as far as its trials and budget tell.
+    exec(std::string("UPDATE runs SET status = ") + legacy_finished_reason_sql + " WHERE status = 'finished';\n" +
+         "UPDATE schema_version SET version = " + std::to_string(schema_version) + ";\n");
     return 0;
   });
-  file_version = 2;
+  file_version = schema_version;
 }
 
 results_db::results_db(const std::filesystem::path& file, open_mode mode, bool synchronous_full)
@@ -542,17 +571,17 @@ std::int64_t results_db::create_run(const run_spec& spec) {
 }
 
 std::optional<run_record> results_db::find_run(std::int64_t run_id) const {
-  statement s(impl_->db, std::string("SELECT ") + run_columns + " FROM runs WHERE id = ?1", impl_->name);
+  statement s(impl_->db, "SELECT " + impl_->run_columns() + " FROM runs WHERE id = ?1", impl_->name);
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
   return impl_->read_run(s);
 }
 
-std::optional<run_record> results_db::latest_unfinished_run(const std::string& task_key, const std::string& strategy,
-                                                            std::uint64_t seed) const {
+std::optional<run_record> results_db::latest_resumable_run(const std::string& task_key, const std::string& strategy,
+                                                           std::uint64_t seed) const {
   statement s(impl_->db,
-              std::string("SELECT ") + run_columns +
-                  " FROM runs WHERE task_key = ?1 AND strategy = ?2 AND seed = ?3 AND status = 'running' "
+              "SELECT " + impl_->run_columns() +
+                  " FROM runs WHERE task_key = ?1 AND strategy = ?2 AND seed = ?3 AND status IN ('running', 'stopped') "
                   "ORDER BY started_at DESC, id DESC LIMIT 1",
               impl_->name);
   s.bind(1, task_key).bind(2, strategy).bind(3, seed_text(seed));
@@ -561,16 +590,31 @@ std::optional<run_record> results_db::latest_unfinished_run(const std::string& t
 }
 
 std::vector<run_record> results_db::runs() const {
-  statement s(impl_->db, std::string("SELECT ") + run_columns + " FROM runs ORDER BY id", impl_->name);
+  statement s(impl_->db, "SELECT " + impl_->run_columns() + " FROM runs ORDER BY id", impl_->name);
   std::vector<run_record> out;
   while (s.step()) out.push_back(impl_->read_run(s));
   return out;
 }
 
-void results_db::finish_run(std::int64_t run_id, run_state state) {
+std::string run_status_text(const run_record& run) {
+  return run.reason ? std::string(to_string(*run.reason)) : std::string("running");
+}
+
+void results_db::finish_run(std::int64_t run_id, end_reason reason) {
   impl_->transaction([&] {
     statement s(impl_->db, "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3", impl_->name);
-    s.bind(1, std::string(to_string(state))).bind(2, unix_now()).bind(3, run_id);
+    s.bind(1, std::string(to_string(reason))).bind(2, unix_now()).bind(3, run_id);
+    s.step();
+    if (sqlite3_changes(impl_->db) == 0)
+      throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
+    return 0;
+  });
+}
+
+void results_db::reopen_run(std::int64_t run_id) {
+  impl_->transaction([&] {
+    statement s(impl_->db, "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1", impl_->name);
+    s.bind(1, run_id);
     s.step();
     if (sqlite3_changes(impl_->db) == 0)
       throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
@@ -603,7 +647,7 @@ bool results_db::claim_run(std::int64_t run_id) {
 
 namespace {
 
-void check_trial(const trial_input& trial) {
+void check_trial(const trial_record& trial) {
   // Validated without building a document: a valid JSON text is an object
   // exactly when its first character after white space is '{'.
   auto first = trial.config_json.find_first_not_of(" \t\n\r");
@@ -617,17 +661,17 @@ void check_trial(const trial_input& trial) {
     throw std::invalid_argument("record_trial: compile_s and run_s must be finite and >= 0");
   for (double value : trial.objectives)
     if (!std::isfinite(value)) throw std::invalid_argument("record_trial: objectives must be finite numbers");
-  if (trial.finished_at && !(std::isfinite(*trial.finished_at) && *trial.finished_at >= 0))
+  if (!(std::isfinite(trial.finished_at) && trial.finished_at >= 0))
     throw std::invalid_argument("record_trial: finished_at must be a finite time >= 0 (Unix seconds)");
 }
 
 }  // namespace
 
-record_outcome results_db::record_trial(std::int64_t run_id, const trial_input& trial) {
+record_outcome results_db::record_trial(std::int64_t run_id, const trial_record& trial) {
   return record_trials(run_id, {trial}).front();
 }
 
-std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const std::vector<trial_input>& trials) {
+std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const std::vector<trial_record>& trials) {
   for (const auto& trial : trials) check_trial(trial);
   std::vector<record_outcome> out;
   if (trials.empty()) return out;
@@ -666,7 +710,7 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
         insert.bind(5, trial.time_ms);
       else
         insert.bind_null(5);
-      double finished_at = trial.finished_at.value_or(now);
+      double finished_at = trial.finished_at > 0 ? trial.finished_at : now;
       insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, finished_at);
       if (trial.objectives.empty())
         insert.bind_null(10);
@@ -677,6 +721,10 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
       else
         insert.bind_null(11);
       insert.bind(12, hash);
+      if (trial.message.empty())
+        insert.bind_null(13);
+      else
+        insert.bind(13, clipped_message(trial.message));
       insert.step();
       out.push_back({true, seq++, finished_at});
     }
@@ -685,7 +733,7 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
 }
 
 std::vector<trial_record> results_db::trials(std::int64_t run_id) const {
-  statement s(impl_->db, std::string("SELECT ") + trial_columns + " FROM trials t WHERE t.run_id = ?1 ORDER BY t.seq",
+  statement s(impl_->db, "SELECT " + impl_->trial_columns() + " FROM trials t WHERE t.run_id = ?1 ORDER BY t.seq",
               impl_->name);
   s.bind(1, run_id);
   return impl_->read_trials(s);
@@ -716,7 +764,7 @@ std::optional<trial_record> results_db::find_cached(const std::string& task_key,
                                                     const std::string& config_json) const {
   // A version 1 file opened read-only has no hashes: its text is indexed.
   statement s(impl_->db,
-              std::string("SELECT ") + trial_columns + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " +
+              "SELECT " + impl_->trial_columns() + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " +
                   (impl_->file_version >= 2 ? "t.config_hash = ?4 AND " : "") +
                   "t.config = ?1 AND r.task_key = ?2 AND r.device_kind = ?3 AND t.status IN " + reusable_statuses +
                   " ORDER BY t.finished_at DESC, t.id DESC LIMIT 1",
@@ -730,7 +778,7 @@ std::optional<trial_record> results_db::find_cached(const std::string& task_key,
 std::unordered_map<std::string, trial_record> results_db::load_cache(const std::string& task_key,
                                                                      const std::string& device_kind) const {
   statement s(impl_->db,
-              std::string("SELECT ") + trial_columns +
+              "SELECT " + impl_->trial_columns() +
                   " FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.task_key = ?1 AND r.device_kind = ?2 AND "
                   "t.status IN " +
                   reusable_statuses + " ORDER BY t.finished_at, t.id",
@@ -768,8 +816,8 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
   if (summary.runs == 0) return std::nullopt;
 
   statement best(impl_->db,
-                 std::string("SELECT ") + trial_columns + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " +
-                     filter + " AND t.status = 'ok' ORDER BY t.time_ms ASC, t.finished_at ASC, t.id ASC LIMIT 1",
+                 "SELECT " + impl_->trial_columns() + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " + filter +
+                     " AND t.status = 'ok' ORDER BY t.time_ms ASC, t.finished_at ASC, t.id ASC LIMIT 1",
                  impl_->name);
   best.bind(1, task_key);
   if (device_kind) best.bind(2, *device_kind);

@@ -264,8 +264,8 @@ nlohmann::json topology::summary() const {
   for (const auto& d : devices)
     devices_json.push_back({{"backend", d.backend}, {"id", d.id}, {"name", d.name}, {"prefetch", d.prefetch}});
   nlohmann::json out = {{"compile_workers", compile_workers},
-                        {"compile_timeout_s", compile_timeout_s},
-                        {"run_timeout_s", run_timeout_s},
+                        {"compile_timeout_s", timeouts.compile_s},
+                        {"run_timeout_s", timeouts.run_s},
                         {"devices", devices_json}};
   if (!nodes.empty()) {
     nlohmann::json nodes_json = nlohmann::json::array();
@@ -309,8 +309,8 @@ topology parse_topology(std::string_view yaml_text, const std::string& origin) {
           ? static_cast<std::size_t>(in.integer("compile_workers", root["compile_workers"], 1, max_compile_workers))
           : default_compile_workers();
   result.compile_workers_given = static_cast<bool>(root["compile_workers"]);
-  if (root["compile_timeout_s"]) result.compile_timeout_s = in.seconds("compile_timeout_s", root["compile_timeout_s"]);
-  if (root["run_timeout_s"]) result.run_timeout_s = in.seconds("run_timeout_s", root["run_timeout_s"]);
+  if (root["compile_timeout_s"]) result.timeouts.compile_s = in.seconds("compile_timeout_s", root["compile_timeout_s"]);
+  if (root["run_timeout_s"]) result.timeouts.run_s = in.seconds("run_timeout_s", root["run_timeout_s"]);
 
   if (const auto hosts = root["hosts"]) {
     if (!hosts.IsNull() && !hosts.IsSequence()) in.fail("hosts", hosts, "expected a list (use 'hosts: []')");

@@ -192,7 +192,7 @@ inline std::vector<actors::measured_trial> recorded_trials(const search_space& s
   std::vector<actors::measured_trial> out;
   for (auto flat : flats) {
     actors::measured_trial trial;
-    trial.id = flat;
+    trial.candidate_id = flat;
     trial.config = space.unflatten(flat);
     trial.state = status::ok;
     trial.time_ms = time_ms;

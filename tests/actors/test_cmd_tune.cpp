@@ -184,13 +184,13 @@ std::string integrity(const std::string& file) {
 
 /// The recorded trials of the run with this seed, by seq.
 std::map<std::int64_t, std::string> recorded_trials(const std::string& db_file, std::uint64_t seed,
-                                                    tune::storage::run_state* state = nullptr) {
+                                                    tune::storage::run_record* found = nullptr) {
   std::map<std::int64_t, std::string> out;
   try {
     tune::storage::results_db db(db_file, tune::storage::results_db::open_mode::read_only);
     for (const auto& run : db.runs()) {
       if (run.seed != seed) continue;
-      if (state) *state = run.state;
+      if (found) *found = run;
       for (const auto& t : db.trials(run.id)) out[t.seq] = t.config_json;
     }
   } catch (const std::exception&) {
@@ -233,17 +233,17 @@ void check_stopped_then_resumed(int rc, const std::filesystem::path& log, const 
   CHECK(text.find(db_file) != std::string::npos);
   CHECK(text.find("--resume") != std::string::npos);
 
-  tune::storage::run_state state = tune::storage::run_state::finished;
-  auto before = recorded_trials(db_file, seed, &state);
-  CHECK(state == tune::storage::run_state::running);  // resumable
+  tune::storage::run_record run;
+  auto before = recorded_trials(db_file, seed, &run);
+  CHECK(run.resumable());
   CHECK(before.size() >= at_least);
   CHECK(before.size() < budget);
   CHECK(complete_and_distinct(before, before.size()));
   CHECK(integrity(db_file) == "ok");
 
   REQUIRE(run_cli(args, log) == 0);
-  auto after = recorded_trials(db_file, seed, &state);
-  CHECK(state == tune::storage::run_state::finished);
+  auto after = recorded_trials(db_file, seed, &run);
+  CHECK(run.reason == tune::end_reason::budget);
   CHECK(complete_and_distinct(after, budget));
   for (const auto& [seq, config] : before) CHECK(after[seq] == config);
   CHECK(integrity(db_file) == "ok");
@@ -302,8 +302,8 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
     if (runs.empty()) continue;  // killed before the run was created
     REQUIRE(runs.size() == 1);
     INFO(read_text(log));
-    finished = runs[0].state == tune::storage::run_state::finished;  // between two kills
-    if (!finished) REQUIRE(runs[0].state == tune::storage::run_state::running);
+    finished = runs[0].reason == tune::end_reason::budget;  // between two kills
+    if (!finished) REQUIRE(runs[0].running());
     auto trials = db.trials(runs[0].id);
     REQUIRE(trials.size() <= budget);
     std::map<std::int64_t, std::string> now;
@@ -326,7 +326,7 @@ TEST_CASE("tune: killed at random moments and resumed, every finished trial is r
   tune::storage::results_db db(dir / "results.db", tune::storage::results_db::open_mode::read_only);
   auto runs = db.runs();
   REQUIRE(runs.size() == 1);
-  CHECK(runs[0].state == tune::storage::run_state::finished);
+  CHECK(runs[0].reason == tune::end_reason::budget);
   auto trials = db.trials(runs[0].id);
   REQUIRE(trials.size() == budget);
   std::set<std::string> configs;
@@ -499,7 +499,7 @@ TEST_CASE("tune --dataset: a replayed run records every trial and writes its sum
   tune::storage::results_db db(db_file, tune::storage::results_db::open_mode::read_only);
   auto runs = db.runs();
   REQUIRE(runs.size() == 1);
-  CHECK(runs[0].state == tune::storage::run_state::finished);
+  CHECK(runs[0].reason == tune::end_reason::budget);
   CHECK(runs[0].task_key.find("convolution_kernel") != std::string::npos);
   auto trials = db.trials(runs[0].id);
   CHECK(trials.size() == 30);
@@ -513,7 +513,7 @@ TEST_CASE("tune --dataset: a replayed run records every trial and writes its sum
   CHECK(summary["reason"] == "budget");
   CHECK(summary["run_id"] == runs[0].id);
   CHECK(summary["resumed"] == false);
-  CHECK(summary["best"]["time_ms"].get<double>() == Approx(*best->best->time_ms));
+  CHECK(summary["best"]["time_ms"].get<double>() == Approx(best->best->time_ms));
   CHECK(summary["best"]["config"] == nlohmann::json::parse(best->best->config_json));
   for (const auto& device : {"sim0", "sim1", "sim2", "sim3"}) CHECK(summary["busy"]["devices"].contains(device));
   // The run's options carry its search space, for `tune-engine export`.
@@ -689,9 +689,9 @@ TEST_CASE("tune: two processes on one database record two runs but never continu
   CHECK(rc_a == 0);
   CHECK(rc_b == 0);
   for (std::uint64_t seed : {1, 2}) {
-    tune::storage::run_state state = tune::storage::run_state::running;
-    CHECK(complete_and_distinct(recorded_trials(db_file, seed, &state), 60));
-    CHECK(state == tune::storage::run_state::finished);
+    tune::storage::run_record run;
+    CHECK(complete_and_distinct(recorded_trials(db_file, seed, &run), 60));
+    CHECK(run.reason == tune::end_reason::budget);
   }
 
   // One run continued by a second process while the first holds it (stopped
@@ -712,9 +712,9 @@ TEST_CASE("tune: two processes on one database record two runs but never continu
   CHECK(second == 2);
   CHECK(read_text(second_log).find("is being continued by another tune-engine process") != std::string::npos);
   CHECK(wait_up_to_a_minute(first) == 0);
-  tune::storage::run_state state = tune::storage::run_state::running;
-  CHECK(complete_and_distinct(recorded_trials(db_file, 3, &state), 100));
-  CHECK(state == tune::storage::run_state::finished);
+  tune::storage::run_record run;
+  CHECK(complete_and_distinct(recorded_trials(db_file, 3, &run), 100));
+  CHECK(run.reason == tune::end_reason::budget);
 }
 
 TEST_CASE("tune: a stopped event reader does not hold up a fast run", "[actors][cli]") {
@@ -742,9 +742,9 @@ TEST_CASE("tune: a stopped event reader does not hold up a fast run", "[actors][
   INFO(read_text(dir / "run.txt"));
   REQUIRE(seen.find("run_started") != std::string::npos);
   CHECK(rc == 0);
-  tune::storage::run_state state = tune::storage::run_state::running;
-  CHECK(complete_and_distinct(recorded_trials(db_file, 4, &state), budget));
-  CHECK(state == tune::storage::run_state::finished);
+  tune::storage::run_record recorded;
+  CHECK(complete_and_distinct(recorded_trials(db_file, 4, &recorded), budget));
+  CHECK(recorded.reason == tune::end_reason::budget);
   // The reader saw only the start of the run before it was stopped.
   std::size_t finished_events = 0;
   for (std::size_t at = seen.find("trial_finished"); at != std::string::npos; at = seen.find("trial_finished", at + 1))

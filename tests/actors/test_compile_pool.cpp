@@ -23,8 +23,8 @@ struct pool_fixture {
   explicit pool_fixture(std::uint32_t workers, int devices, std::uint32_t prefetch = 1, double timeout_s = 10.0) {
     backend = std::make_shared<tune::testing::grid_backend>(space, devices);
     options.workers = workers;
-    options.compile_timeout_s = timeout_s;
-    options.request_grace_s = 0.05;
+    options.timing.timeouts.compile_s = timeout_s;
+    options.timing.request_grace_s = 0.05;
     for (int d = 0; d < devices; ++d) {
       measurer_options m;
       m.device = d;
@@ -40,8 +40,8 @@ struct pool_fixture {
     for (std::size_t i = 0; i < flats.size(); ++i)
       t.self->receive(
           [&](measured_trial& trial) {
-            CHECK(got.count(trial.id) == 0);  // every trial arrives once
-            got[trial.id] = std::move(trial);
+            CHECK(got.count(trial.candidate_id) == 0);  // every trial arrives once
+            got[trial.candidate_id] = std::move(trial);
           },
           caf::after(reply_timeout) >> [&] { FAIL("no trial from the pool"); });
     return got;
@@ -91,7 +91,7 @@ TEST_CASE("compile pool builds with at most N workers and serialises each device
   for (auto& [id, trial] : got) {
     CHECK(trial.state == status::ok);
     CHECK(trial.config == f.space->unflatten(id));
-    CHECK((trial.device == 0 || trial.device == 1));
+    CHECK((trial.device_id == 0 || trial.device_id == 1));
   }
   CHECK(f.backend->max_building() <= 3);
   CHECK_FALSE(f.backend->overlapping_runs());
@@ -112,7 +112,7 @@ TEST_CASE("a backend that builds instantly is built by the pool itself, with no 
     CHECK(trial.config == f.space->unflatten(id));
     if (id == 4) {
       CHECK(trial.state == status::compile_error);
-      CHECK(trial.device == -1);
+      CHECK(trial.device_id == -1);
     } else {
       CHECK(trial.state == status::ok);
     }
@@ -129,7 +129,7 @@ TEST_CASE("compile failures skip the device and come back as statuses", "[actors
   REQUIRE(got.size() == 6);
   CHECK(got[2].state == status::compile_error);
   CHECK(got[5].state == status::compile_error);
-  CHECK(got[2].device == -1);
+  CHECK(got[2].device_id == -1);
   CHECK(got[1].state == status::ok);
   CHECK(f.backend->run_order(0).size() == 4);
 }
@@ -138,7 +138,7 @@ TEST_CASE("a build that hangs past its timeout becomes build_timeout and the wor
   // Timeouts far above a 1 ms build, so a loaded machine (ctest -j next to
   // compiler jobs) does not time out the builds that should succeed.
   pool_fixture f(1, 1, 1, 0.5);
-  f.options.request_grace_s = 0.25;
+  f.options.timing.request_grace_s = 0.25;
   f.backend->hang_build = {f.space->unflatten(3)};
   f.backend->hang_time = std::chrono::milliseconds(2000);
   f.start();
@@ -155,8 +155,8 @@ TEST_CASE("a measurer that never answers makes its candidates run_timeout after 
   auto backend = std::make_shared<tune::testing::grid_backend>(space, 1);
   compile_pool_options options;
   options.workers = 1;
-  options.run_timeout_s = 0.2;
-  options.request_grace_s = 0.05;
+  options.timing.timeouts.run_s = 0.2;
+  options.timing.request_grace_s = 0.05;
   options.measurers.push_back(t.system.spawn(silent_measurer));
   options.prefetch.push_back(1);
   auto pool = spawn_compile_pool(t.system, backend, options);
@@ -172,7 +172,7 @@ TEST_CASE("a measurer that never answers makes its candidates run_timeout after 
   for (std::uint64_t flat : {1u, 2u}) t.self->send(pool, evaluate_atom::value, candidate{flat, space->unflatten(flat)});
   std::map<std::uint64_t, measured_trial> got;
   for (int i = 0; i < 2; ++i)
-    t.self->receive([&](measured_trial& trial) { got[trial.id] = std::move(trial); },
+    t.self->receive([&](measured_trial& trial) { got[trial.candidate_id] = std::move(trial); },
                     caf::after(reply_timeout) >> [&] { FAIL("no trial from the pool"); });
   // Each held candidate's deadline: (run timeout + grace) x (2 + prefetch).
   CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(700));
@@ -180,7 +180,7 @@ TEST_CASE("a measurer that never answers makes its candidates run_timeout after 
   for (auto& [id, trial] : got) {
     CHECK(trial.state == status::run_timeout);
     CHECK(trial.message.find("measurer gave no answer") != std::string::npos);
-    CHECK(trial.device == 0);
+    CHECK(trial.device_id == 0);
   }
 }
 

@@ -39,9 +39,9 @@ TEST_CASE("measurer runs one candidate at a time, in the order they arrive", "[a
   REQUIRE(order.size() == sent.size());
   for (std::size_t i = 0; i < sent.size(); ++i) {
     CHECK(order[i] == space->unflatten(sent[i]));
-    CHECK(got[i].id == sent[i]);
+    CHECK(got[i].candidate_id == sent[i]);
     CHECK(got[i].state == status::ok);
-    CHECK(got[i].device == 1);
+    CHECK(got[i].device_id == 1);
     CHECK(got[i].time_ms == tune::testing::grid_time_ms(got[i].config));
     CHECK(got[i].compile_s == 0.5);
   }
@@ -60,7 +60,7 @@ TEST_CASE("a failing device gives statuses, and the measurer goes on", "[actors]
   std::map<std::uint64_t, measured_trial> got;
   for (std::uint64_t flat : {1u, 2u, 3u}) {
     t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
-        .receive([&](measured_trial& trial) { got[trial.id] = trial; },
+        .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
                  [&](caf::error& err) { FAIL("error crossed the mailbox: " << t.system.render(err)); });
   }
   REQUIRE(got.size() == 3);
@@ -82,14 +82,14 @@ TEST_CASE("a run that hangs past its timeout becomes run_timeout and the device 
   // compiler jobs) does not time out the run that should succeed.
   backend->hang_time = std::chrono::milliseconds(2000);
   measurer_options options;
-  options.run_timeout_s = 0.5;
-  options.request_grace_s = 0.25;
+  options.timing.timeouts.run_s = 0.5;
+  options.timing.request_grace_s = 0.25;
   auto m = spawn_measurer(t.system, backend, options);
 
   std::map<std::uint64_t, measured_trial> got;
   for (std::uint64_t flat : {4u, 5u}) t.self->send(m, measure_atom::value, built(*space, flat));
   for (int i = 0; i < 2; ++i)
-    t.self->receive([&](measured_trial& trial) { got[trial.id] = trial; },
+    t.self->receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
                     caf::after(reply_timeout) >> [&] { FAIL("no trial from the measurer"); });
   REQUIRE(got.size() == 2);
   CHECK(got[4].state == status::run_timeout);

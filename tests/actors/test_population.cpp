@@ -49,16 +49,16 @@ struct session {
 
 TEST_CASE("population spends the trial budget, each trial reported once, never over capacity", "[actors]") {
   session s;
-  s.options.budget = 20;
+  s.options.budget.trials = 20;
   auto summary = s.run();
-  CHECK(summary.reason == "budget");
+  CHECK(summary.reason == end_reason::budget);
   CHECK(summary.trials == 20);
   REQUIRE(s.listener->trials.size() == 20);
   configuration_set configs;
   std::set<std::uint64_t> ids;
   for (auto& trial : s.listener->trials) {
     CHECK(configs.insert(trial.config).second);
-    CHECK(ids.insert(trial.id).second);
+    CHECK(ids.insert(trial.candidate_id).second);
   }
   // Backpressure: never more candidates alive than the pipeline holds.
   CHECK(s.backend->max_in_pipeline() <= static_cast<int>(pipeline_capacity(s.options)));
@@ -100,20 +100,20 @@ class slow_first_proposal : public tune::testing::sweep_strategy {
 
 TEST_CASE("a generator slower than the notice interval delays the run but does not fail it", "[actors]") {
   session s;
-  s.options.budget = 12;
+  s.options.budget.trials = 12;
   s.options.demand_notice_s = 0.1;
   auto summary = run_pipeline(
       s.backend, std::make_unique<slow_first_proposal>(s.space, s.log, std::chrono::milliseconds(800)), s.options);
-  CHECK(summary.reason == "budget");
+  CHECK(summary.reason == end_reason::budget);
   CHECK(summary.trials == 12);
   CHECK(s.listener->trials.size() == 12);
 }
 
 TEST_CASE("population stops when the strategy has nothing left", "[actors]") {
   session s(3, 3);
-  s.options.budget = 100;
+  s.options.budget.trials = 100;
   auto summary = s.run();
-  CHECK(summary.reason == "exhausted");
+  CHECK(summary.reason == end_reason::exhausted);
   CHECK(summary.trials == 9);
   CHECK(summary.best.time_ms == 2.0);  // a = 3 is not in this space: (2, 1) is the best
 }
@@ -122,7 +122,7 @@ TEST_CASE("failed builds and runs are trials with statuses, and the best ignores
   session s(4, 4);
   s.backend->fail_build = {s.space->from_values({{"a", 3.0}, {"b", 1.0}})};
   s.backend->throw_run = {s.space->from_values({{"a", 2.0}, {"b", 1.0}})};
-  s.options.budget = 16;
+  s.options.budget.trials = 16;
   auto summary = s.run();
   REQUIRE(s.listener->trials.size() == 16);
   std::map<status, int> counts;
@@ -138,19 +138,19 @@ TEST_CASE("generational mode measures a whole batch before proposing the next", 
   session s;
   s.options.mode = pipeline_mode::generational;
   s.options.batch = 4;
-  s.options.budget = 12;
+  s.options.budget.trials = 12;
   auto summary = s.run();
   CHECK(summary.trials == 12);
   CHECK(s.backend->max_in_pipeline() <= 4);
   // The ids of each batch of four finish before the next batch's first.
-  for (std::size_t i = 0; i < s.listener->trials.size(); ++i) CHECK(s.listener->trials[i].id / 4 == i / 4);
+  for (std::size_t i = 0; i < s.listener->trials.size(); ++i) CHECK(s.listener->trials[i].candidate_id / 4 == i / 4);
 }
 
 TEST_CASE("resume: recorded trials count toward the budget and are not measured again", "[actors]") {
   session s;
   // Better than any grid time: stays the best.
   s.options.prior = tune::testing::recorded_trials(*s.space, {0, 1, 2, 3, 4}, 0.5);
-  s.options.budget = 12;
+  s.options.budget.trials = 12;
   auto summary = s.run();
   CHECK(summary.prior_trials == 5);
   CHECK(summary.trials == 7);
@@ -162,7 +162,7 @@ TEST_CASE("resume: recorded trials count toward the budget and are not measured 
 
 TEST_CASE("a stop request drains the work in flight and reports every trial", "[actors]") {
   session s;
-  s.options.budget = 32;
+  s.options.budget.trials = 32;
   // Runs after the fourth wait until the stop has been requested: the stop
   // surely comes before the budget is spent, however fast or loaded the
   // machine. Handed out by then: at most 4 finished + the capacity (7).
@@ -178,7 +178,7 @@ TEST_CASE("a stop request drains the work in flight and reports every trial", "[
   };
   s.options.stop_requested = [&] { return stop = stop || runs >= 4; };
   auto summary = s.run();
-  REQUIRE(summary.reason == "stopped");
+  REQUIRE(summary.reason == end_reason::stopped);
   CHECK(summary.trials >= 4);
   CHECK(summary.trials <= 4 + pipeline_capacity(s.options));
   // Everything handed out finished and was reported; nothing was lost.
@@ -197,7 +197,7 @@ TEST_CASE("cached measurements are trials without building or running", "[actors
     trial.reused_from_run = 7;
     return trial;
   };
-  s.options.budget = 8;
+  s.options.budget.trials = 8;
   auto summary = s.run();
   REQUIRE(s.listener->trials.size() == 8);
   CHECK(s.backend->run_order(0).size() + s.backend->run_order(1).size() == 7);
@@ -211,10 +211,10 @@ TEST_CASE("a time budget ends the hand-out, and the work in flight is still repo
   s.backend->run_time = std::chrono::milliseconds(20);
   // 2.5 s of runs on two devices, far more than the time budget even when the
   // population's first time check (a 250 ms tick) comes late on a busy machine.
-  s.options.budget = 256;
-  s.options.time_budget_s = 0.05;
+  s.options.budget.trials = 256;
+  s.options.budget.seconds = 0.05;
   auto summary = s.run();
-  CHECK(summary.reason == "time");
+  CHECK(summary.reason == end_reason::time);
   CHECK(summary.trials < 256);
   CHECK(s.listener->trials.size() == summary.trials);
   CHECK(s.log->observed.size() == summary.trials);
@@ -225,7 +225,7 @@ TEST_CASE("progress reports count the candidates in flight", "[actors]") {
   session s(16, 16);
   s.backend->run_time = std::chrono::milliseconds(15);
   // About 0.5 s of runs on two devices: several progress ticks (every 250 ms).
-  s.options.budget = 64;
+  s.options.budget.trials = 64;
   auto summary = s.run();
   CHECK(summary.trials == 64);
   REQUIRE_FALSE(s.listener->progress.empty());
@@ -234,7 +234,7 @@ TEST_CASE("progress reports count the candidates in flight", "[actors]") {
     // Handed out and unanswered: within the pipeline's capacity and the
     // budget left after the trials already reported.
     CHECK(report.in_flight <= pipeline_capacity(s.options));
-    CHECK(report.trials + report.in_flight <= s.options.budget);
+    CHECK(report.trials + report.in_flight <= s.options.budget.trials);
     most = std::max(most, report.in_flight);
   }
   // The devices were busy throughout: the ticks saw work in flight.
@@ -258,7 +258,7 @@ compile_pool_actor::behavior_type late_pool(compile_pool_actor::stateful_pointer
   return {
       [self, late_by](evaluate_atom, candidate& cand) -> caf::result<measured_trial> {
         measured_trial trial;
-        trial.id = cand.id;
+        trial.candidate_id = cand.id;
         trial.config = cand.config;
         trial.state = status::ok;
         trial.time_ms = 1.0 + static_cast<double>(cand.id);
@@ -294,7 +294,7 @@ TEST_CASE("a candidate not answered within the evaluation timeout is one unknown
   // even in turn, so the run outlives the first late answers).
   auto pool = sys.system.spawn(late_pool, std::chrono::milliseconds(1500));
   population_options options;
-  options.budget = 12;
+  options.budget.trials = 12;
   options.capacity = 2;
   options.evaluate_timeout_s = 0.5;
   options.listener = listener;
@@ -305,25 +305,25 @@ TEST_CASE("a candidate not answered within the evaluation timeout is one unknown
   sys.self->receive([&](done_atom, run_summary& s) { summary = s, done = true; },
                     caf::after(std::chrono::seconds(60)) >> [] {});
   REQUIRE(done);
-  CHECK(summary.reason == "budget");
+  CHECK(summary.reason == end_reason::budget);
   CHECK(summary.trials == 12);
   REQUIRE(listener->trials.size() == 12);
   std::set<std::uint64_t> ids;
   std::size_t unknown = 0;
   for (const auto& trial : listener->trials) {
-    CHECK(ids.insert(trial.id).second);
-    if (trial.id % 2 == 0) {
+    CHECK(ids.insert(trial.candidate_id).second);
+    if (trial.candidate_id % 2 == 0) {
       CHECK(trial.ok());
-      CHECK(trial.time_ms == 1.0 + static_cast<double>(trial.id));
+      CHECK(trial.time_ms == 1.0 + static_cast<double>(trial.candidate_id));
     } else {
       ++unknown;
       CHECK(trial.state == status::unknown);
       CHECK(trial.message == "no trial within the evaluation timeout (0.5 s)");
-      CHECK(trial.config == space->unflatten(trial.id));
+      CHECK(trial.config == space->unflatten(trial.candidate_id));
     }
   }
   CHECK(unknown == 6);
-  CHECK(summary.best.id == 0);
+  CHECK(summary.best.candidate_id == 0);
   sys.self->send_exit(pool, caf::exit_reason::user_shutdown);
   sys.self->send_exit(generator, caf::exit_reason::user_shutdown);
 }

@@ -1,6 +1,7 @@
 /* The C API from C11: a space from JSON text, ask/tell with a seed, and a
  * session that tunes a C objective through the actor pipeline, with a failing
- * configuration; a trial callback and another thread stop runs. */
+ * configuration; a session without a seed tells the one drawn, which repeats
+ * its trials; a trial callback and another thread stop runs. */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <pthread.h>
@@ -72,12 +73,15 @@ typedef struct trial_log {
   int new_bests;
   int stop_after; /* 0: never */
   char failure_message[256];
+  char configs[4096]; /* the configurations, in arrival order */
 } trial_log;
 
 static int on_trial(const tune_trial* trial, void* user_data) {
   trial_log* log = user_data;
+  CHECK(trial->seq == (uint64_t)log->trials); /* 0, 1, 2... in arrival order */
   ++log->trials;
   CHECK(trial->config_json && trial->config_json[0] == '{');
+  strncat(log->configs, trial->config_json, sizeof log->configs - strlen(log->configs) - 1);
   if (trial->status != TUNE_TRIAL_OK) {
     ++log->failures;
     CHECK(isnan(trial->time_ms));
@@ -159,8 +163,9 @@ static void test_ask_tell(const tune_space* space) {
   CHECK(strcmp(first, other) != 0);
 }
 
-static tune_options* session_options(const tune_space* space, objective_state* state, trial_log* log,
-                                     const char* budget) {
+/* `seed` NULL: none set (one is drawn). */
+static tune_options* seeded_options(const tune_space* space, objective_state* state, trial_log* log, const char* budget,
+                                    const char* seed) {
   tune_options* options = NULL;
   CHECK_OK(tune_options_create(&options));
   CHECK_OK(tune_options_set_space(options, space));
@@ -168,18 +173,30 @@ static tune_options* session_options(const tune_space* space, objective_state* s
   CHECK_OK(tune_options_set_trial_callback(options, on_trial, log));
   CHECK_OK(tune_options_set(options, "strategy", "random"));
   CHECK_OK(tune_options_set(options, "budget", budget));
-  CHECK_OK(tune_options_set(options, "seed", "3"));
+  if (seed) CHECK_OK(tune_options_set(options, "seed", seed));
   return options;
 }
 
-/* A session over `space` with the random strategy, run to its end. */
-static tune_session* run_session(const tune_space* space, objective_state* state, trial_log* log, const char* budget) {
-  tune_options* options = session_options(space, state, log, budget);
+static tune_options* session_options(const tune_space* space, objective_state* state, trial_log* log,
+                                     const char* budget) {
+  return seeded_options(space, state, log, budget, "3");
+}
+
+/* A session over `space` with the random strategy and `seed` (NULL: drawn),
+ * run to its end. */
+static tune_session* run_seeded_session(const tune_space* space, objective_state* state, trial_log* log,
+                                        const char* budget, const char* seed) {
+  tune_options* options = seeded_options(space, state, log, budget, seed);
   tune_session* session = NULL;
   CHECK_OK(tune_session_create(options, &session));
   tune_options_free(options);
   CHECK_OK(tune_session_run(session));
   return session;
+}
+
+/* The same with seed 3. */
+static tune_session* run_session(const tune_space* space, objective_state* state, trial_log* log, const char* budget) {
+  return run_seeded_session(space, state, log, budget, "3");
 }
 
 static void test_session_tunes_the_objective(const tune_space* space) {
@@ -206,8 +223,44 @@ static void test_session_tunes_the_objective(const tune_space* space) {
   const char* report = NULL;
   CHECK_OK(tune_session_report_json(session, &report));
   CHECK(strstr(report, "\"budget\"") != NULL);
+  CHECK(strstr(report, "\"seed\":3") != NULL);
+  uint64_t seed = 0;
+  CHECK_OK(tune_session_seed(session, &seed));
+  CHECK(seed == 3);
   CHECK(tune_session_run(session) == TUNE_ERROR_STATE);
   tune_session_free(session);
+}
+
+/* A session without a seed draws one: tune_session_seed and the report tell
+ * it, and a session given it tries the same configurations in the same order. */
+static void test_a_drawn_seed_repeats_the_run(const tune_space* space) {
+  objective_state state = {space, 0, 0};
+  static trial_log drawn_log, again_log, other_log;
+  tune_session* drawn = run_seeded_session(space, &state, &drawn_log, "12", NULL);
+  uint64_t seed = 0;
+  CHECK_OK(tune_session_seed(drawn, &seed));
+  const char* report = NULL;
+  CHECK_OK(tune_session_report_json(drawn, &report));
+  char seed_text[32], seed_json[48];
+  snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)seed);
+  snprintf(seed_json, sizeof seed_json, "\"seed\":%s,", seed_text);
+  CHECK(strstr(report, seed_json) != NULL);
+  CHECK(drawn_log.trials == 12);
+
+  tune_session* again = run_seeded_session(space, &state, &again_log, "12", seed_text);
+  uint64_t again_seed = 0;
+  CHECK_OK(tune_session_seed(again, &again_seed));
+  CHECK(again_seed == seed);
+  CHECK(again_log.trials == 12);
+  CHECK(strcmp(drawn_log.configs, again_log.configs) == 0);
+
+  tune_session* other = run_seeded_session(space, &state, &other_log, "12", NULL);
+  uint64_t other_seed = 0;
+  CHECK_OK(tune_session_seed(other, &other_seed));
+  CHECK(other_seed != seed);
+  tune_session_free(drawn);
+  tune_session_free(again);
+  tune_session_free(other);
 }
 
 /* x and y in 1..8, z in 0..999: 64,000 configurations, far more than are
@@ -297,6 +350,7 @@ int main(void) {
   test_space_queries(space);
   test_ask_tell(space);
   test_session_tunes_the_objective(space);
+  test_a_drawn_seed_repeats_the_run(space);
   test_trial_callback_stops_the_run();
   test_request_stop_from_another_thread();
   tune_space_free(space);

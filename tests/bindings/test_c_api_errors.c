@@ -131,6 +131,9 @@ int main(void) {
          "unknown key 'colour' (accepted: strategy, hyper, budget");
   EXPECT(tune_options_set(options, "budget", "many"), TUNE_ERROR_INVALID_ARGUMENT, "budget: 'many' is not");
   EXPECT(tune_options_set(options, "budget", "-3"), TUNE_ERROR_INVALID_ARGUMENT, "budget: '-3' is not");
+  EXPECT(tune_options_set(options, "budget", "0"), TUNE_ERROR_INVALID_ARGUMENT,
+         "budget: '0' is not a budget; give at least 1 trial, or leave budget unset");
+  EXPECT(tune_options_set(options, "seed", "-1"), TUNE_ERROR_INVALID_ARGUMENT, "seed: '-1' is not");
   EXPECT(tune_options_set(options, "time_scale", "-1"), TUNE_ERROR_INVALID_ARGUMENT, "time_scale");
   EXPECT(tune_options_set(options, "mode", "fast"), TUNE_ERROR_INVALID_ARGUMENT, "mode: 'fast'");
   EXPECT(tune_options_set(options, "seed", NULL), TUNE_ERROR_NULL_ARGUMENT, "`value` is NULL");
@@ -169,6 +172,10 @@ int main(void) {
   EXPECT(tune_session_end_reason(session, &reason), TUNE_ERROR_STATE, "has not run");
   EXPECT(tune_session_report_json(session, NULL), TUNE_ERROR_NULL_ARGUMENT, "`json` is NULL");
   EXPECT(tune_session_run(NULL), TUNE_ERROR_NULL_ARGUMENT, "`session` is NULL");
+  uint64_t seed = 0;
+  EXPECT(tune_session_seed(NULL, &seed), TUNE_ERROR_NULL_ARGUMENT, "`session` is NULL");
+  EXPECT(tune_session_seed(session, NULL), TUNE_ERROR_NULL_ARGUMENT, "`out` is NULL");
+  EXPECT(tune_session_seed(session, &seed), TUNE_OK, "");
   EXPECT(tune_session_request_stop(NULL), TUNE_ERROR_NULL_ARGUMENT, "`session` is NULL");
   tune_session_free(session);
   tune_session_free(NULL);

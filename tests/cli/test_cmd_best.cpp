@@ -1,6 +1,7 @@
 #include <sqlite3.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "actors/scratch_dir.hpp"
@@ -13,8 +14,8 @@ using tune::test::cli_process;
 
 namespace {
 
-trial_input trial(int tile, tune::status state, double time_ms = 0, const std::string& device = "sim0") {
-  trial_input t;
+trial_record trial_of(int tile, tune::status state, double time_ms = std::nan(""), const std::string& device = "sim0") {
+  trial_record t;
   t.config_json = "{\"tile\":" + std::to_string(tile) + "}";
   t.state = state;
   t.time_ms = time_ms;
@@ -29,13 +30,13 @@ trial_input trial(int tile, tune::status state, double time_ms = 0, const std::s
 void fill(const std::filesystem::path& file) {
   results_db db(file);
   auto a = db.create_run({"gemm/512", "random", 1, "{}", "replay:t4"});
-  db.record_trial(a, trial(1, tune::status::ok, 4.0));
-  db.record_trial(a, trial(2, tune::status::compile_error));
+  db.record_trial(a, trial_of(1, tune::status::ok, 4.0));
+  db.record_trial(a, trial_of(2, tune::status::compile_error));
   auto b = db.create_run({"gemm/512", "opevo", 9, "{}", "replay:t4"});
-  db.record_trial(b, trial(3, tune::status::ok, 2.5));
-  db.record_trial(b, trial(4, tune::status::ok, 1.5, "sim2"));
+  db.record_trial(b, trial_of(3, tune::status::ok, 2.5));
+  db.record_trial(b, trial_of(4, tune::status::ok, 1.5, "sim2"));
   auto c = db.create_run({"conv/3x3", "random", 1, "{}", "cpu"});
-  db.record_trial(c, trial(1, tune::status::runtime_error));
+  db.record_trial(c, trial_of(1, tune::status::runtime_error));
 }
 
 }  // namespace
@@ -89,7 +90,7 @@ TEST_CASE("best picks the only task and lists the tasks when ambiguous", "[cli]"
   {
     results_db db(single);
     auto run = db.create_run({"gemm/64", "random", 3, "{}", "cpu"});
-    db.record_trial(run, trial(8, tune::status::ok, 0.25));
+    db.record_trial(run, trial_of(8, tune::status::ok, 0.25));
   }
   cli_process only({"best", "--db", single, "--json"});
   REQUIRE(only.wait() == 0);

@@ -31,7 +31,7 @@ std::string fill(const std::filesystem::path& file) {
   auto fast = program->space->to_json(*program->space->draw_valid(rng));
   tune::storage::results_db db(file);
   auto run = db.create_run({program->key, "random", 4, "{}", "cpu:test"});
-  tune::storage::trial_input trial;
+  tune::storage::trial_record trial;
   trial.state = tune::status::ok;
   trial.config_json = slow;
   trial.time_ms = 0.5;

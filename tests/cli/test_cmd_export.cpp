@@ -58,7 +58,7 @@ TEST_CASE("export: a replayed tune run exported as T4 and as a Kernel Tuner cach
     auto dataset = tune::read_replay_dataset(file);
     CHECK(dataset.configs.size() == trials.size());
     CHECK(ok_count(dataset) == ok);
-    CHECK(dataset.best_time_ms() == Approx(*best->best->time_ms));
+    CHECK(dataset.best_time_ms() == Approx(best->best->time_ms));
     CHECK(best_config(dataset) == nlohmann::json::parse(best->best->config_json));
     // The whole space of the replayed dataset travels with the run, not only
     // the 30 configurations measured.
@@ -80,7 +80,7 @@ TEST_CASE("export: the latest run by default, and an unknown run or format exits
     tune::storage::results_db db(db_file);
     for (std::uint64_t seed : {1, 2}) {
       auto run = db.create_run({"gemm/64", "random", seed, "{}", "replay:sim"});
-      tune::storage::trial_input trial;
+      tune::storage::trial_record trial;
       trial.config_json = R"({"tile": 4})";
       trial.state = tune::status::ok;
       trial.time_ms = 1.5;

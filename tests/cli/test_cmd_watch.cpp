@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -25,11 +26,22 @@ std::vector<nlohmann::json> small_run() {
   started.budget_trials = 3;
   started.topology = {{"devices", nlohmann::json::array({{{"name", "sim0"}}, {{"name", "sim1"}}})}};
   events.push_back(make_event(started));
+  auto record = [](std::int64_t seq, int tile, tune::status state, double time_ms, const std::string& device) {
+    trial_record t;
+    t.seq = seq;
+    t.config_json = "{\"tile\":" + std::to_string(tile) + "}";
+    t.state = state;
+    t.time_ms = time_ms;
+    t.compile_s = 0.2;
+    t.run_s = state == tune::status::ok ? 0.1 : 0.0;
+    t.device = device;
+    return t;
+  };
+  auto first = record(0, 2, tune::status::ok, 3.0, "sim0");
+  events.push_back(make_event(trial_finished_event{first, 0.4, std::nullopt}));
+  events.push_back(make_event(new_best_event{first, 0.4, std::nullopt}));
   events.push_back(
-      make_event(trial_finished_event{0, {{"tile", 2}}, "ok", 3.0, 0.2, 0.1, "sim0", 0.4, false, std::nullopt}));
-  events.push_back(make_event(new_best_event{0, {{"tile", 2}}, 3.0, 0.4, std::nullopt}));
-  events.push_back(make_event(
-      trial_finished_event{1, {{"tile", 4}}, "compile_error", std::nullopt, 0.2, 0, "", 0.5, false, std::nullopt}));
+      make_event(trial_finished_event{record(1, 4, tune::status::compile_error, std::nan(""), ""), 0.5, std::nullopt}));
   progress_event progress;
   progress.trials = 2;
   progress.trials_per_s = 4.0;
@@ -38,10 +50,10 @@ std::vector<nlohmann::json> small_run() {
   progress.compile_busy = 0.75;
   progress.best_time_ms = 3.0;
   events.push_back(make_event(progress));
-  events.push_back(
-      make_event(trial_finished_event{2, {{"tile", 8}}, "ok", 1.25, 0.2, 0.1, "sim1", 0.7, false, std::nullopt}));
-  events.push_back(make_event(new_best_event{2, {{"tile", 8}}, 1.25, 0.7, std::nullopt}));
-  events.push_back(make_event(run_finished_event{3, 1.25, {{"tile", 8}}, 0.8, "budget"}));
+  auto third = record(2, 8, tune::status::ok, 1.25, "sim1");
+  events.push_back(make_event(trial_finished_event{third, 0.7, std::nullopt}));
+  events.push_back(make_event(new_best_event{third, 0.7, std::nullopt}));
+  events.push_back(make_event(run_finished_event{3, 1.25, {{"tile", 8}}, 0.8, tune::end_reason::budget}));
   return events;
 }
 
@@ -60,7 +72,7 @@ TEST_CASE("watch --json prints every valid event and ends on run_finished", "[cl
   REQUIRE(publisher.wait_for_subscribers(1, 60s) == 1);
 
   auto events = small_run();
-  publisher.publish({{"type", "mystery"}, {"schema", 1}});  // skipped with a warning
+  publisher.publish({{"type", "mystery"}, {"schema", event_schema_version}});  // skipped with a warning
   for (const auto& e : events) publisher.publish(e);
   REQUIRE(watch.wait() == 0);
 

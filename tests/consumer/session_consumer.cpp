@@ -23,7 +23,7 @@ int main() {
     lowest = std::min(lowest, value);
     return value;
   };
-  options.budget = 24;
+  options.budget.trials = 24;
   options.seed = 5;
   auto report = tune::tune_once(options);
   std::printf("session_consumer: tune-engine %s, %llu trials, ended by %s, best %s = %g\n",

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "outbox.hpp"
+#include "tune/storage/event_stream.hpp"
 
 using namespace tune::dashboard;
 
@@ -72,7 +73,8 @@ TEST_CASE("event types map to outbox kinds") {
   CHECK(kind_of("progress") == message_kind::progress);
   CHECK(kind_of("new_best") == message_kind::other);
   CHECK(kind_of("run_finished") == message_kind::other);
-  CHECK(nlohmann::json::parse(dropped_notice(7)) == nlohmann::json{{"type", "dropped"}, {"schema", 1}, {"dropped", 7}});
+  CHECK(nlohmann::json::parse(dropped_notice(7)) ==
+        nlohmann::json{{"type", "dropped"}, {"schema", tune::storage::event_schema_version}, {"dropped", 7}});
 }
 
 TEST_CASE("an outbox is ready while a message or a drop notice is due and says how long the next message is") {

@@ -28,7 +28,7 @@ std::int64_t write_run(const std::string& path) {
   spec.seed = 18446744073709551615ull;
   spec.device_kind = "sim";
   auto run = db.create_run(spec);
-  storage::trial_input t;
+  storage::trial_record t;
   t.config_json = R"({"variant":"plain"})";
   t.state = status::ok;
   t.time_ms = 2.0;
@@ -41,7 +41,7 @@ std::int64_t write_run(const std::string& path) {
   t.state = status::ok;
   t.time_ms = 1.5;
   db.record_trial(run, t);
-  db.finish_run(run);
+  db.finish_run(run, end_reason::budget);
   return run;
 }
 
@@ -53,11 +53,11 @@ dashboard::server_options loopback_options() {
 
 nlohmann::json trial_event(std::int64_t seq, std::size_t padding = 0) {
   storage::trial_finished_event e;
-  e.seq = seq;
-  e.config = {{"x", seq}, {"pad", std::string(padding, 'p')}};
-  e.status = "ok";
-  e.time_ms = 1.0 + static_cast<double>(seq);
-  e.device = "sim0";
+  e.trial.seq = seq;
+  e.trial.config_json = nlohmann::json{{"x", seq}, {"pad", std::string(padding, 'p')}}.dump();
+  e.trial.state = status::ok;
+  e.trial.time_ms = 1.0 + static_cast<double>(seq);
+  e.trial.device = "sim0";
   return storage::make_event(e);
 }
 
@@ -116,7 +116,7 @@ TEST_CASE("the dashboard lists runs and one run's trials from its databases") {
   CHECK(runs[0]["trials"] == 3);
   CHECK(runs[0]["ok_trials"] == 2);
   CHECK(runs[0]["best_time_ms"] == 1.5);
-  CHECK(runs[0]["state"] == "finished");
+  CHECK(runs[0]["state"] == "budget");
 
   auto one = http_request(board.port(), "/api/runs/0/" + std::to_string(run));
   REQUIRE(one.status == 200);
@@ -145,14 +145,14 @@ TEST_CASE("the run list's counts and bests equal what each run's trials give") {
       spec.device_kind = "sim";
       auto run = db.create_run(spec);
       for (int i = 0; i < 40 * r; ++i) {
-        storage::trial_input t;
+        storage::trial_record t;
         t.config_json = R"({"x":)" + std::to_string(i) + "}";
         t.state = (i + r) % 3 == 0 ? status::runtime_error : status::ok;
         t.time_ms = 5.0 + ((i * 17 + r) % 23) * 0.25;
         t.device = "sim0";
         db.record_trial(run, t);
       }
-      if (r == 2) db.finish_run(run);
+      if (r == 2) db.finish_run(run, end_reason::budget);
     }
   }
   auto o = loopback_options();
@@ -172,9 +172,9 @@ TEST_CASE("the run list's counts and bests equal what each run's trials give") {
     std::int64_t ok = 0;
     double best = 1e300;
     for (const auto& t : trials)
-      if (t.time_ms) {
+      if (t.ok()) {
         ++ok;
-        best = std::min(best, *t.time_ms);
+        best = std::min(best, t.time_ms);
       }
     INFO(r.dump());
     CHECK(r["trials"] == trials.size());
@@ -184,7 +184,7 @@ TEST_CASE("the run list's counts and bests equal what each run's trials give") {
     else
       CHECK(r["best_time_ms"].get<double>() == best);
     CHECK(r["task"] == db.find_run(id)->task_key);
-    CHECK(r["state"] == std::string(storage::to_string(db.find_run(id)->state)));
+    CHECK(r["state"] == storage::run_status_text(*db.find_run(id)));
     seen.insert({r["db"].get<int>(), id});
   }
   CHECK(seen.size() == 5);
@@ -200,7 +200,7 @@ TEST_CASE("catch-up from the database and the live events give a scaled replay's
   session_options o;
   o.dataset = std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice.json.gz";
   o.time_scale = 0.02;  // 50 simulated seconds per wall second
-  o.budget = 30;
+  o.budget.trials = 30;
   o.seed = 3;
   o.strategy = "random";
   o.db_path = db_path;
@@ -367,7 +367,7 @@ TEST_CASE("WebSocket clients receive a run's events in order after a hello") {
   for (int i = 0; i < trials; ++i) publisher.publish(trial_event(i));
   storage::run_finished_event finished;
   finished.trials = trials;
-  finished.reason = "budget";
+  finished.reason = end_reason::budget;
   publisher.publish(storage::make_event(finished));
 
   for (auto* client : {&first, &second}) {
@@ -483,7 +483,7 @@ TEST_CASE("a stalled client loses events and is told how many while a fast one g
   }
   storage::run_finished_event finished;
   finished.trials = total;
-  finished.reason = "budget";
+  finished.reason = end_reason::budget;
   board.forward(storage::make_event(finished));
   reader.join();
   CHECK(fast_trials == total);

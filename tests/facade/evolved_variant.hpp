@@ -7,7 +7,7 @@
 namespace tune::test {
 inline trial_info evolved_variant(std::uint64_t id, double time_ms, double error, std::size_t edits) {
   trial_info t;
-  t.id = id;
+  t.seq = id;
   t.state = status::ok;
   t.time_ms = time_ms;
   t.objectives = {time_ms, error};

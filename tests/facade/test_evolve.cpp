@@ -15,19 +15,19 @@ TEST_CASE("the front keeps non-dominated variants once per program and fastest f
                                     evolved_variant(4, 12, 0.04, 4)};
   auto front = detail::front_of(trials);
   REQUIRE(front.size() == 3);
-  CHECK(front[0].id == 3);  // (8, 0.06) twice: the one with one edit
-  CHECK(front[1].id == 0);
-  CHECK(front[2].id == 4);
+  CHECK(front[0].seq == 3);  // (8, 0.06) twice: the one with one edit
+  CHECK(front[1].seq == 0);
+  CHECK(front[2].seq == 4);
   CHECK(detail::front_of({}).empty());
-  CHECK(choose_variant(front, 0.05)->id == 0);
-  CHECK(choose_variant(front, 0.06)->id == 3);
+  CHECK(choose_variant(front, 0.05)->seq == 0);
+  CHECK(choose_variant(front, 0.06)->seq == 3);
   CHECK(choose_variant(front, 0.01) == nullptr);
 }
 
 TEST_CASE("a workload is evolved by gevo and needs LLVM 14", "[facade][gevo]") {
   session_options o;
   o.workload = "2fcnet:nothing";
-  o.budget = 2;
+  o.budget.trials = 2;
   CHECK_THROWS_AS(session(o), input_error);
   o.task = "matmul:64x64x64";
   CHECK_THROWS_WITH(session(o), Catch::Contains("give exactly one of"));
@@ -35,7 +35,7 @@ TEST_CASE("a workload is evolved by gevo and needs LLVM 14", "[facade][gevo]") {
   CHECK(evolution_workloads() == std::vector<std::string>{"2fcnet:predict", "2fcnet:train", "matmul:NxKxM"});
   session_options bad_shape;
   bad_shape.workload = "matmul:64x64";
-  bad_shape.budget = 2;
+  bad_shape.budget.trials = 2;
   CHECK_THROWS_WITH(session(bad_shape), Catch::Contains("workload: ") && Catch::Contains("matmul:NxKxM"));
   session_options g;
   g.workload = "2fcnet:train";

@@ -39,7 +39,7 @@ session_options objective_options(std::uint64_t budget, const std::string& strat
   o.objective = bowl;
   o.space = grid_space();
   o.strategy = strategy;
-  o.budget = budget;
+  o.budget.trials = budget;
   o.seed = 7;
   return o;
 }
@@ -223,7 +223,7 @@ TEST_CASE("session: a replayed dataset through the pipeline", "[facade]") {
   session_options o;
   o.dataset = std::string(TUNE_DATA_DIR) + "/datasets/ktt/coulomb3d_RTX_2080_Ti_KTT_profiling.json.gz";
   o.time_scale = 0.0001;
-  o.budget = 25;
+  o.budget.trials = 25;
   o.seed = 2;
   o.strategy = "random";
   std::vector<double> times;
@@ -268,8 +268,9 @@ TEST_CASE("session: bad options are refused before anything runs and name the op
   two.task = "matmul:64x64x64";
   CHECK_THAT(message_of(two), Catch::Matchers::Contains("exactly one"));
 
-  auto zero = objective_options(0);
-  CHECK_THAT(message_of(zero), Catch::Matchers::Contains("budget"));
+  auto negative = objective_options(10);
+  negative.budget.seconds = -1;
+  CHECK_THAT(message_of(negative), Catch::Matchers::Contains("time_budget"));
 
   auto unknown = objective_options(10, "no-such-strategy");
   CHECK_THAT(message_of(unknown), Catch::Matchers::Contains("no-such-strategy"));
@@ -323,10 +324,11 @@ TEST_CASE("session: bad options are refused before anything runs and name the op
 }
 
 TEST_CASE("session: option_names name the fields as the caller's users know them", "[facade]") {
-  auto zero = objective_options(0);
-  CHECK(message_of(zero) == "budget: must be at least 1 trial");
-  zero.option_names = {{"budget", "--budget"}};
-  CHECK(message_of(zero) == "--budget: must be at least 1 trial");
+  auto negative = objective_options(10);
+  negative.budget.seconds = -2;
+  CHECK(message_of(negative) == "time_budget: must be >= 0 seconds (0: no time budget)");
+  negative.option_names = {{"time_budget", "--time-budget"}};
+  CHECK(message_of(negative) == "--time-budget: must be >= 0 seconds (0: no time budget)");
 
   auto resume = objective_options(10);
   resume.resume = true;
@@ -352,7 +354,7 @@ session_options dedispersion_run(const std::string& device, std::uint64_t budget
   session_options o;
   o.dataset = dedisp + device + ".json.gz";
   o.time_scale = 0.00001;
-  o.budget = budget;
+  o.budget.trials = budget;
   o.seed = 4;
   o.strategy = "random";
   return o;
@@ -449,7 +451,7 @@ TEST_CASE("session: a database of the former schema is migrated by the next run,
       "UPDATE schema_version SET version = 1;");
   auto second = run(true);
   CHECK(second.db_migrated_from == 1);
-  CHECK_THAT(second.to_text(), Catch::Matchers::Contains("migrated from schema version 1 to 2"));
+  CHECK_THAT(second.to_text(), Catch::Matchers::Contains("migrated from schema version 1 to 3"));
   downgrade("UPDATE schema_version SET version = 1");
   CHECK(run(false).db_migrated_from == 1);
   // Told once: the next run finds it current.

@@ -16,6 +16,30 @@ namespace {
 // Only loopback, on a port the OS picks, so parallel tests never collide.
 constexpr const char* loopback_any_port = "tcp://127.0.0.1:*";
 
+/// A recorded trial as the events carry it.
+trial_record recorded(std::int64_t seq, const std::string& config_json, tune::status state, double time_ms,
+                      const std::string& device = "sim0") {
+  trial_record t;
+  t.seq = seq;
+  t.config_json = config_json;
+  t.state = state;
+  t.time_ms = time_ms;
+  t.compile_s = 0.5;
+  t.run_s = 0.1;
+  t.device = device;
+  return t;
+}
+
+trial_finished_event finished(trial_record trial, double elapsed_s,
+                              std::optional<double> wall_elapsed_s = std::nullopt) {
+  return {std::move(trial), elapsed_s, wall_elapsed_s};
+}
+
+new_best_event best(std::int64_t seq, double time_ms, double elapsed_s,
+                    std::optional<double> wall_elapsed_s = std::nullopt) {
+  return {recorded(seq, R"({"tile":4})", tune::status::ok, time_ms), elapsed_s, wall_elapsed_s};
+}
+
 std::vector<nlohmann::json> sample_run(int trials) {
   std::vector<nlohmann::json> events;
   run_started_event started;
@@ -27,17 +51,14 @@ std::vector<nlohmann::json> sample_run(int trials) {
   started.topology = {{"compile_workers", 8}};
   events.push_back(make_event(started));
   for (int i = 0; i < trials; ++i) {
-    trial_finished_event t;
-    t.seq = i;
-    t.config = {{"tile", i}};
-    t.status = i % 5 == 4 ? "compile_error" : "ok";
-    if (t.status == "ok") t.time_ms = 100.0 / (i + 1);
-    t.compile_s = 0.5;
-    t.run_s = 0.1;
-    t.device = "sim" + std::to_string(i % 4);
-    t.elapsed_s = 0.01 * i;
+    bool ok = i % 5 != 4;
+    auto t = finished(
+        recorded(i, "{\"tile\":" + std::to_string(i) + "}", ok ? tune::status::ok : tune::status::compile_error,
+                 ok ? 100.0 / (i + 1) : std::nan(""), "sim" + std::to_string(i % 4)),
+        0.01 * i);
+    if (i == 3) t.trial.reused_from_run = 2;
     events.push_back(make_event(t));
-    if (t.time_ms) events.push_back(make_event(new_best_event{i, t.config, *t.time_ms, t.elapsed_s, std::nullopt}));
+    if (ok) events.push_back(make_event(new_best_event{t.trial, t.elapsed_s, std::nullopt}));
     if (i % 10 == 9) {
       progress_event p;
       p.trials = i + 1;
@@ -56,7 +77,7 @@ std::vector<nlohmann::json> sample_run(int trials) {
   done.best_time_ms = 1.0;
   done.best_config = {{"tile", 99}};
   done.wall_s = 1.5;
-  done.reason = "budget";
+  done.reason = tune::end_reason::budget;
   events.push_back(make_event(done));
   return events;
 }
@@ -80,12 +101,26 @@ TEST_CASE("event builders produce events that validate", "[storage]") {
   CHECK(events.front()["seed"].get<std::uint64_t>() == 18446744073709551615ull);
   CHECK(events.front()["budget"]["seconds"].is_null());
   CHECK(events[1]["time_ms"].get<double>() == Approx(100.0));
-  auto failed = make_event(
-      trial_finished_event{4, {{"tile", 4}}, "compile_error", std::nullopt, 0.5, 0, "sim0", 1, false, std::nullopt});
+  CHECK(events[1]["reused_from_run"].is_null());
+  bool reused_seen = false;
+  for (const auto& e : events)
+    if (e["type"] == "trial_finished" && e["seq"] == 3) {
+      CHECK(e["reused_from_run"] == 2);
+      reused_seen = true;
+    }
+  CHECK(reused_seen);
+  auto failed = make_event(finished(recorded(4, R"({"tile":4})", tune::status::compile_error, std::nan("")), 1.0));
   CHECK(failed["time_ms"].is_null());
-  auto no_best = make_event(run_finished_event{0, std::nullopt, nullptr, 0.0, "exhausted"});
+  CHECK(failed["status"] == "compile_error");
+  auto no_best = make_event(run_finished_event{0, std::nullopt, nullptr, 0.0, tune::end_reason::exhausted});
   CHECK(no_best["best_config"].is_null());
   CHECK(no_best["best_time_ms"].is_null());
+  CHECK(no_best["reason"] == "exhausted");
+  // Every end reason is a reason a reader accepts, and nothing else is.
+  for (auto reason : tune::all_end_reasons) {
+    std::string problem;
+    CHECK(parse_event(make_event(run_finished_event{0, std::nullopt, nullptr, 0.0, reason}).dump(), problem));
+  }
 }
 
 TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
@@ -94,7 +129,7 @@ TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
     auto parsed = parse_event(text, problem);
     return parsed ? std::string("accepted") : problem;
   };
-  auto valid = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 0.5, std::nullopt});
+  auto valid = make_event(best(1, 2.0, 0.5));
   CHECK(problem_of(valid.dump()) == "accepted");
   CHECK_THAT(problem_of("not json at all"), Contains("not JSON"));
   CHECK_THAT(problem_of("[1, 2]"), Contains("not a JSON object"));
@@ -102,9 +137,12 @@ TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
   CHECK_THAT(problem_of(R"({"type": 5, "schema": 1})"), Contains("type"));
   CHECK_THAT(problem_of(R"({"type": "new_best"})"), Contains("schema"));
   auto future = valid;
-  future["schema"] = 2;
-  CHECK_THAT(problem_of(future.dump()), Contains("schema 2"));
-  CHECK_THAT(problem_of(R"({"type": "coffee_break", "schema": 1})"), Contains("unknown event type 'coffee_break'"));
+  future["schema"] = event_schema_version + 1;
+  CHECK_THAT(problem_of(future.dump()), Contains("schema " + std::to_string(event_schema_version + 1)));
+  auto past = valid;
+  past["schema"] = 1;  // "interrupted" and "cached" were words of schema 1
+  CHECK_THAT(problem_of(past.dump()), Contains("schema 1"));
+  CHECK_THAT(problem_of(R"({"type": "coffee_break", "schema": 2})"), Contains("unknown event type 'coffee_break'"));
   // Deep nesting is refused before it is parsed (a reader prints events).
   auto deep = valid;
   deep["config"]["tile"] = nlohmann::json::parse(std::string(100, '[') + std::string(100, ']'));
@@ -115,13 +153,18 @@ TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
   auto wrong_type = valid;
   wrong_type["config"] = "tile=4";
   CHECK_THAT(problem_of(wrong_type.dump()), Contains("'config'"));
-  auto trial =
-      make_event(trial_finished_event{1, {{"tile", 4}}, "ok", 2.0, 0.5, 0.1, "sim0", 1.0, false, std::nullopt});
+  auto trial = make_event(finished(recorded(1, R"({"tile":4})", tune::status::ok, 2.0), 1.0));
   trial["status"] = "fine";
   CHECK_THAT(problem_of(trial.dump()), Contains("not a known status"));
   trial["status"] = "ok";
   trial["time_ms"] = nullptr;
   CHECK_THAT(problem_of(trial.dump()), Contains("time_ms"));
+  trial["time_ms"] = 2.0;
+  trial["reused_from_run"] = "yes";
+  CHECK_THAT(problem_of(trial.dump()), Contains("'reused_from_run'"));
+  auto ended = make_event(run_finished_event{});
+  ended["reason"] = "interrupted";  // schema 1's word for stopped
+  CHECK_THAT(problem_of(ended.dump()), Contains("'reason' is not an end reason"));
   auto progress = make_event(progress_event{});
   progress["busy"]["devices"]["sim0"] = "busy";
   CHECK_THAT(problem_of(progress.dump()), Contains("busy.devices.sim0"));
@@ -142,14 +185,13 @@ TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
   CHECK(problem_of(flying.dump()) == "accepted");
   flying["wall_elapsed_s"] = "soon";
   CHECK_THAT(problem_of(flying.dump()), Contains("'wall_elapsed_s'"));
-  trial_finished_event walled{1, {{"tile", 4}}, "ok", 2.0, 0.5, 0.1, "sim0", 100.0, false, 1.0};
-  auto walled_event = make_event(walled);
+  auto walled_event = make_event(finished(recorded(1, R"({"tile":4})", tune::status::ok, 2.0), 100.0, 1.0));
   CHECK(walled_event["wall_elapsed_s"] == 1.0);
   CHECK(walled_event["elapsed_s"] == 100.0);
   CHECK(problem_of(walled_event.dump()) == "accepted");
   walled_event["wall_elapsed_s"] = nullptr;
   CHECK_THAT(problem_of(walled_event.dump()), Contains("'wall_elapsed_s'"));
-  auto best_walled = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 100.0, 1.0});
+  auto best_walled = make_event(best(1, 2.0, 100.0, 1.0));
   CHECK(best_walled["wall_elapsed_s"] == 1.0);
   best_walled["wall_elapsed_s"] = true;
   CHECK_THAT(problem_of(best_walled.dump()), Contains("'wall_elapsed_s'"));
@@ -213,7 +255,7 @@ TEST_CASE("malformed messages on the wire are skipped with a warning", "[storage
   zmq::message_t subscription;
   REQUIRE(raw.recv(subscription));  // the subscription: no slow joiner from here on
 
-  const auto good = make_event(new_best_event{1, {{"tile", 4}}, 2.0, 0.5, std::nullopt});
+  const auto good = make_event(best(1, 2.0, 0.5));
   for (const std::string& text : {std::string("garbage{"), std::string(R"({"no_type": 1})"),
                                   std::string(R"({"type": "new_best", "schema": 99})"), good.dump()})
     raw.send(zmq::buffer(text));

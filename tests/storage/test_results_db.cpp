@@ -17,6 +17,7 @@
 
 using namespace tune::storage;
 using Catch::Matchers::Contains;
+using tune::end_reason;
 using tune::status;
 
 namespace {
@@ -36,8 +37,8 @@ std::string config(int x, int y = 1) {
   return "{\"tile_x\":" + std::to_string(x) + ",\"tile_y\":" + std::to_string(y) + "}";
 }
 
-trial_input ok_trial(const std::string& config_json, double time_ms, const std::string& device = "sim0") {
-  trial_input t;
+trial_record ok_trial(const std::string& config_json, double time_ms, const std::string& device = "sim0") {
+  trial_record t;
   t.config_json = config_json;
   t.state = status::ok;
   t.time_ms = time_ms;
@@ -47,8 +48,8 @@ trial_input ok_trial(const std::string& config_json, double time_ms, const std::
   return t;
 }
 
-trial_input failed_trial(const std::string& config_json, status state) {
-  trial_input t;
+trial_record failed_trial(const std::string& config_json, status state) {
+  trial_record t;
   t.config_json = config_json;
   t.state = state;
   t.compile_s = 0.1;
@@ -127,7 +128,7 @@ TEST_CASE("results db writes each trial of a run exactly once", "[storage]") {
   CHECK(trials[0].device == "sim0");
   CHECK(trials[0].finished_at > 1.6e9);
   CHECK(trials[1].state == status::compile_error);
-  CHECK_FALSE(trials[1].time_ms.has_value());
+  CHECK(std::isnan(trials[1].time_ms));
   CHECK(raw_count(db.path(), "SELECT count(*) FROM trials WHERE time_ms IS NULL") == 1);
 
   // Objectives and cache provenance round-trip too.
@@ -160,7 +161,8 @@ TEST_CASE("results db rejects invalid trials", "[storage]") {
   auto bad_options = spec();
   bad_options.options_json = "[]";
   CHECK_THROWS_WITH(db.create_run(bad_options), Contains("JSON object"));
-  CHECK_THROWS_WITH(db.finish_run(run + 5), Contains("no run with id"));
+  CHECK_THROWS_WITH(db.finish_run(run + 5, end_reason::budget), Contains("no run with id"));
+  CHECK_THROWS_WITH(db.reopen_run(run + 5), Contains("no run with id"));
   CHECK(db.trial_count(run) == 0);
 }
 
@@ -218,16 +220,17 @@ TEST_CASE("results db resume finds the run and returns trials in recorded order"
   }  // closed as a crash would leave it: still "running"
 
   results_db db(dir / "results.db");
-  auto found = db.latest_unfinished_run("gemm/1024", "random", big_seed);
+  auto found = db.latest_resumable_run("gemm/1024", "random", big_seed);
   REQUIRE(found);
   CHECK(found->id == run);
   CHECK(found->seed == big_seed);
-  CHECK(found->state == run_state::running);
+  CHECK(found->running());
+  CHECK_FALSE(found->reason);
   CHECK_FALSE(found->finished_at);
   CHECK(found->options_json == R"({"budget": 100})");
   CHECK(found->device_kind == "replay:test");
-  CHECK_FALSE(db.latest_unfinished_run("gemm/1024", "random", 2));
-  CHECK_FALSE(db.latest_unfinished_run("conv/1", "random", big_seed));
+  CHECK_FALSE(db.latest_resumable_run("gemm/1024", "random", 2));
+  CHECK_FALSE(db.latest_resumable_run("conv/1", "random", big_seed));
 
   auto trials = db.trials(run);
   REQUIRE(trials.size() == order.size());
@@ -238,14 +241,15 @@ TEST_CASE("results db resume finds the run and returns trials in recorded order"
   // Continuing the run appends after the recorded trials.
   CHECK(db.record_trial(run, ok_trial(config(100), 0.1)).seq == static_cast<std::int64_t>(order.size()));
 
-  db.finish_run(run);
+  db.finish_run(run, end_reason::budget);
   auto finished = db.find_run(run);
   REQUIRE(finished);
-  CHECK(finished->state == run_state::finished);
+  CHECK(finished->reason == end_reason::budget);
+  CHECK_FALSE(finished->resumable());
   REQUIRE(finished->finished_at);
   CHECK(*finished->finished_at >= finished->started_at);
   // The older unfinished run is what remains to resume.
-  auto older = db.latest_unfinished_run("gemm/1024", "random", big_seed);
+  auto older = db.latest_resumable_run("gemm/1024", "random", big_seed);
   REQUIRE(older);
   CHECK(older->id == run - 1);
   CHECK_FALSE(db.find_run(999));
@@ -264,7 +268,7 @@ TEST_CASE("results db reuses measurements across runs of the same task and devic
   auto hit = db.find_cached("gemm/1024", "cuda:sm90", config(1));
   REQUIRE(hit);
   CHECK(hit->run_id == first);
-  CHECK(*hit->time_ms == Approx(5.0));
+  CHECK(hit->time_ms == Approx(5.0));
   auto failure = db.find_cached("gemm/1024", "cuda:sm90", config(2));
   REQUIRE(failure);
   CHECK(failure->state == status::compile_error);
@@ -315,7 +319,7 @@ TEST_CASE("results db best trial of a task", "[storage]") {
   CHECK(best->ok_trials == 4);
   REQUIRE(best->best);
   CHECK(best->best->config_json == config(4));
-  CHECK(*best->best->time_ms == Approx(2.0));
+  CHECK(best->best->time_ms == Approx(2.0));
   CHECK(best->best->device == "gpu1");
   REQUIRE(best->best_run);
   CHECK(best->best_run->id == b);
@@ -324,7 +328,7 @@ TEST_CASE("results db best trial of a task", "[storage]") {
   auto sm90 = db.best("gemm/1024", std::string("cuda:sm90"));
   REQUIRE(sm90);
   CHECK(sm90->runs == 1);
-  CHECK(*sm90->best->time_ms == Approx(3.0));
+  CHECK(sm90->best->time_ms == Approx(3.0));
 
   auto no_ok = db.best("conv/3x3");
   REQUIRE(no_ok);
@@ -357,9 +361,9 @@ TEST_CASE("results db totals of every run equal what its trials give", "[storage
     std::int64_t ok = 0;
     std::optional<double> best;
     for (const auto& t : trials)
-      if (t.time_ms) {
+      if (t.ok()) {
         ++ok;
-        if (!best || *t.time_ms < *best) best = t.time_ms;
+        if (!best || t.time_ms < *best) best = t.time_ms;
       }
     INFO("run " << run);
     CHECK(totals[run].trials == static_cast<std::int64_t>(trials.size()));
@@ -390,8 +394,8 @@ TEST_CASE("results db tells the recorder when a new trial finished, as stored", 
   waited.finished_at = first.finished_at - 0.25;
   auto outcome = db.record_trial(run, waited);
   REQUIRE(outcome.inserted);
-  CHECK(outcome.finished_at == *waited.finished_at);
-  CHECK(db.trials(run)[1].finished_at == *waited.finished_at);
+  CHECK(outcome.finished_at == waited.finished_at);
+  CHECK(db.trials(run)[1].finished_at == waited.finished_at);
 }
 
 TEST_CASE("results db reports corrupt rows by file, table and row", "[storage]") {
@@ -443,9 +447,10 @@ TEST_CASE("results db reports corrupt rows by file, table and row", "[storage]")
   results_db db(file);
   CHECK_THROWS_WITH(db.find_run(run), Contains("table runs") && Contains("row id 1") && Contains("column seed"));
   raw_sql(file, "UPDATE runs SET seed = '7', status = 'paused'");
-  CHECK_THROWS_WITH(db.runs(), Contains("column status: 'paused'"));
+  CHECK_THROWS_WITH(db.runs(), Contains("column status: 'paused' is neither running nor an end reason (budget, time, "
+                                        "exhausted, stopped, failed)"));
   raw_sql(file, "UPDATE runs SET status = 'running', options = 'x'");
-  CHECK_THROWS_WITH(db.latest_unfinished_run("gemm/1024", "random", 7), Contains("column options"));
+  CHECK_THROWS_WITH(db.latest_resumable_run("gemm/1024", "random", 7), Contains("column options"));
   // best() validates the row it returns.
   raw_sql(file, "UPDATE runs SET options = '{}'; UPDATE trials SET time_ms = -1 WHERE seq = 0");
   CHECK_THROWS_AS(db.best("gemm/1024"), db_error);
@@ -514,7 +519,7 @@ TEST_CASE("results db survives kill -9 at random moments", "[storage]") {
       try {
         // What a resumed population does: find the run, replay it, continue.
         results_db db(file);
-        auto run = db.latest_unfinished_run("crash/task", "random", 42);
+        auto run = db.latest_resumable_run("crash/task", "random", 42);
         if (!run) _exit(3);
         std::int64_t next = static_cast<std::int64_t>(db.trials(run->id).size());
         for (std::int64_t k = next;; ++k) {
@@ -543,7 +548,7 @@ TEST_CASE("results db survives kill -9 at random moments", "[storage]") {
     close(fds[0]);
 
     results_db db(file);
-    auto run = db.latest_unfinished_run("crash/task", "random", 42);
+    auto run = db.latest_resumable_run("crash/task", "random", 42);
     REQUIRE(run);
     auto trials = db.trials(run->id);
     std::set<std::string> configs;
@@ -721,7 +726,9 @@ INSERT INTO trials VALUES (3, 1, 2, '{"tile_x":3,"tile_y":1}', 'ok', 1.5, 0.5, 0
     auto trials = reader.trials(1);
     REQUIRE(trials.size() == 3);
     CHECK(trials[2].objectives == std::vector<double>{1.5, 0.9});
-    CHECK(*reader.find_cached("gemm/1024", "replay:test", config(1))->time_ms == 2.5);
+    CHECK(reader.find_cached("gemm/1024", "replay:test", config(1))->time_ms == 2.5);
+    // Version 1 kept no reason: a finished run is read as its trials and budget tell.
+    CHECK(reader.find_run(1)->reason == end_reason::exhausted);
     CHECK(reader.find_cached("gemm/1024", "replay:test", config(2))->state == status::compile_error);
     CHECK_FALSE(reader.find_cached("gemm/1024", "replay:test", config(4)));
   }
@@ -734,19 +741,20 @@ INSERT INTO trials VALUES (3, 1, 2, '{"tile_x":3,"tile_y":1}', 'ok', 1.5, 0.5, 0
   }
   {
     results_db writer(file);
-    CHECK(raw_count(file, "SELECT version FROM schema_version") == 2);
+    CHECK(raw_count(file, "SELECT version FROM schema_version") == results_db::schema_version);
     CHECK(writer.migrated_from() == 1);
+    CHECK(writer.find_run(1)->reason == end_reason::exhausted);
     auto after = writer.trials(1);
     REQUIRE(after.size() == before.size());
     for (std::size_t i = 0; i < after.size(); ++i) {
       CHECK(after[i].seq == before[i].seq);
       CHECK(after[i].config_json == before[i].config_json);
       CHECK(after[i].state == before[i].state);
-      CHECK(after[i].time_ms == before[i].time_ms);
+      CHECK((after[i].time_ms == before[i].time_ms || (std::isnan(after[i].time_ms) && std::isnan(before[i].time_ms))));
       CHECK(after[i].finished_at == before[i].finished_at);
       CHECK(after[i].objectives == before[i].objectives);
     }
-    CHECK(*writer.find_cached("gemm/1024", "replay:test", config(3))->time_ms == 1.5);
+    CHECK(writer.find_cached("gemm/1024", "replay:test", config(3))->time_ms == 1.5);
     // Recorded once per run still: the migrated rows are found by their hash.
     auto again = writer.record_trial(1, ok_trial(config(2), 9.0));
     CHECK_FALSE(again.inserted);
@@ -757,11 +765,105 @@ INSERT INTO trials VALUES (3, 1, 2, '{"tile_x":3,"tile_y":1}', 'ok', 1.5, 0.5, 0
   }
   CHECK(raw_count(file, "SELECT count(*) FROM sqlite_master WHERE name = 'trials_by_config'") == 0);
   CHECK(raw_count(file, "SELECT count(*) FROM sqlite_master WHERE name = 'trials_by_config_hash'") == 1);
-  CHECK(raw_count(file, "SELECT count(*) FROM sqlite_master WHERE name = 'trials_v2'") == 0);
+  CHECK(raw_count(file, "SELECT count(*) FROM sqlite_master WHERE name = 'trials_v3'") == 0);
   CHECK(raw_count(file, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check != 'ok'") == 0);
   CHECK(raw_count(file, "SELECT count(*) FROM trials WHERE config_hash = 0") == 0);
   // Opened again: nothing left to migrate.
   results_db again(file);
   CHECK(again.trials(1).size() == 4);
   CHECK_FALSE(again.migrated_from().has_value());
+}
+
+TEST_CASE("results db records why each run ended, and a stopped run stays resumable", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-reasons");
+  results_db db(dir / "results.db");
+  for (auto reason : tune::all_end_reasons) {
+    INFO(tune::to_string(reason));
+    auto run = db.create_run(spec("gemm/1024", "random", 3));
+    db.finish_run(run, reason);
+    auto found = db.find_run(run);
+    REQUIRE(found);
+    CHECK(found->reason == reason);
+    CHECK(run_status_text(*found) == tune::to_string(reason));
+    CHECK(raw_count(db.path(), "SELECT count(*) FROM runs WHERE id = " + std::to_string(run) + " AND status = '" +
+                                   std::string(tune::to_string(reason)) + "'") == 1);
+    CHECK(found->resumable() == (reason == end_reason::stopped));
+    auto latest = db.latest_resumable_run("gemm/1024", "random", 3);
+    CHECK((reason == end_reason::stopped) == (latest && latest->id == run));
+    if (reason == end_reason::stopped) {
+      // Resumed: running again until it ends once more.
+      db.reopen_run(run);
+      CHECK(db.find_run(run)->running());
+      CHECK_FALSE(db.find_run(run)->finished_at);
+      db.finish_run(run, end_reason::budget);
+    }
+  }
+  CHECK(run_status_text(*db.find_run(db.create_run(spec()))) == "running");
+}
+
+TEST_CASE("results db keeps a trial's message, cut at a character boundary past its limit", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-message");
+  results_db db(dir / "results.db");
+  auto run = db.create_run(spec());
+  auto failed = failed_trial(config(1), status::compile_error);
+  failed.message = "error: 'x' was not declared";
+  db.record_trial(run, failed);
+  db.record_trial(run, ok_trial(config(2), 1.0));  // no message: NULL
+  // 2047 bytes of 'a' and then two-byte characters: the cut may not split one.
+  auto flood = failed_trial(config(3), status::runtime_error);
+  flood.message = std::string(2047, 'a');
+  for (int i = 0; i < 100; ++i) flood.message += "\xc3\xa9";  // é
+  db.record_trial(run, flood);
+  auto trials = db.trials(run);
+  REQUIRE(trials.size() == 3);
+  CHECK(trials[0].message == failed.message);
+  CHECK(trials[1].message.empty());
+  CHECK(raw_count(db.path(), "SELECT count(*) FROM trials WHERE message IS NULL") == 1);
+  CHECK(trials[2].message == std::string(2047, 'a'));
+}
+
+TEST_CASE("results db migrates a version 2 file: each finished run gets the reason its trials and budget give",
+          "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-v2");
+  const auto file = dir / "v2.db";
+  {
+    results_db db(file);                   // today's schema, turned back into version 2 below
+    auto reached = db.create_run(spec());  // {"budget": 100}
+    for (int i = 0; i < 100; ++i) db.record_trial(reached, ok_trial(config(i), 1.0 + i));
+    auto short_run = db.create_run(spec());
+    db.record_trial(short_run, ok_trial(config(1), 1.0));
+    auto timed = spec();
+    timed.options_json = R"({"budget": 100, "time_budget_s": 30})";
+    auto timed_run = db.create_run(timed);
+    db.record_trial(timed_run, ok_trial(config(1), 1.0));
+    db.create_run(spec());  // killed: running
+    auto broken = db.create_run(spec());
+    db.finish_run(broken, end_reason::failed);
+  }
+  raw_sql(file,
+          "UPDATE runs SET status = 'finished' WHERE id IN (1, 2, 3); UPDATE schema_version SET version = 2; "
+          "ALTER TABLE trials DROP COLUMN message;");
+  {
+    results_db reader(file, results_db::open_mode::read_only);  // read as it is
+    CHECK(reader.find_run(1)->reason == end_reason::budget);
+    CHECK(reader.find_run(2)->reason == end_reason::exhausted);
+    CHECK(reader.find_run(3)->reason == end_reason::time);
+    CHECK(reader.find_run(4)->running());
+    CHECK(reader.find_run(5)->reason == end_reason::failed);
+    CHECK(reader.trials(1).front().message.empty());
+  }
+  CHECK(raw_count(file, "SELECT version FROM schema_version") == 2);
+  results_db writer(file);
+  CHECK(writer.migrated_from() == 2);
+  CHECK(raw_count(file, "SELECT version FROM schema_version") == results_db::schema_version);
+  CHECK(raw_count(file, "SELECT count(*) FROM runs WHERE status = 'finished'") == 0);
+  CHECK(writer.find_run(1)->reason == end_reason::budget);
+  CHECK(writer.find_run(2)->reason == end_reason::exhausted);
+  CHECK(writer.find_run(3)->reason == end_reason::time);
+  CHECK(writer.find_run(4)->running());
+  CHECK(writer.latest_resumable_run("gemm/1024", "random", 7)->id == 4);
+  auto failed = failed_trial(config(7), status::compile_error);
+  failed.message = "kept now";
+  writer.record_trial(2, failed);
+  CHECK(writer.trials(2).back().message == "kept now");
 }

@@ -47,8 +47,8 @@ TEST_CASE("every example topology file parses", "[storage]") {
   CHECK(replay.devices[0].name == "sim0");
   CHECK(replay.devices[3].name == "sim3");
   CHECK(replay.devices[2].prefetch == 2);
-  CHECK(replay.compile_timeout_s == 60.0);
-  CHECK(replay.run_timeout_s == 10.0);
+  CHECK(replay.timeouts.compile_s == 60.0);
+  CHECK(replay.timeouts.run_s == 10.0);
   CHECK(replay.origin == (examples / "topology-replay.yaml").string());
   // 8 workers + 4 devices × (2 prefetched + 1 running)
   CHECK(replay.capacity() == 20);
@@ -62,8 +62,8 @@ TEST_CASE("topology defaults", "[storage]") {
   auto t = parse_topology(good_devices);
   CHECK(t.compile_workers == tune::storage::default_compile_workers());
   CHECK(t.compile_workers >= 1);
-  CHECK(t.compile_timeout_s == 60.0);
-  CHECK(t.run_timeout_s == 10.0);
+  CHECK(t.timeouts.compile_s == 60.0);
+  CHECK(t.timeouts.run_s == 10.0);
   REQUIRE(t.devices.size() == 1);
   CHECK(t.devices[0].name == "replay0");
   CHECK(t.devices[0].prefetch == 2);

@@ -42,10 +42,15 @@ void set_option(tune_options& o, const std::string& key, const std::string& valu
     s.strategy = value;
   else if (key == "hyper")
     o.hyper_items.push_back(value);
-  else if (key == "budget")
-    s.budget = parse_unsigned(key, value);
-  else if (key == "time_budget_s")
-    s.time_budget_s = parse_non_negative(key, value);
+  else if (key == "budget") {
+    auto trials = parse_unsigned(key, value);
+    if (trials == 0)
+      throw std::invalid_argument(
+          "budget: '0' is not a budget; give at least 1 trial, or leave budget unset for "
+          "the target's default");
+    s.budget.trials = trials;
+  } else if (key == "time_budget_s")
+    s.budget.seconds = parse_non_negative(key, value);
   else if (key == "seed")
     s.seed = parse_unsigned(key, value);
   else if (key == "db")
@@ -99,7 +104,7 @@ std::function<void(const tune::trial_info&)> wrap_trial_callback(tune_trial_fn c
                                                                  tune::stop_source stop) {
   return [callback, user, stop](const tune::trial_info& info) {
     tune_trial trial{};
-    trial.id = info.id;
+    trial.seq = info.seq;
     trial.config_json = info.config_json.c_str();
     trial.status = static_cast<tune_trial_status>(info.state);
     trial.time_ms = info.time_ms;
@@ -171,6 +176,8 @@ tune_status tune_session_create(const tune_options* options, tune_session** out)
     *out = nullptr;
     tune::session_options o = options->options;
     o.hyper = tune::parse_hyper(options->hyper_items, "tune_options_set(\"hyper\")");
+    // The facade calls budget.seconds "time_budget"; this API's key is time_budget_s.
+    o.option_names.emplace("time_budget", "time_budget_s");
     // The objective sees the space the session reads (space or space_file),
     // known only once the session is built and before it runs.
     auto space = std::make_shared<tune::search_space_ptr>();
@@ -200,6 +207,14 @@ tune_status tune_session_request_stop(tune_session* session) {
   return guarded(__func__, [&] {
     require(session, "session");
     session->session->request_stop();
+  });
+}
+
+tune_status tune_session_seed(const tune_session* session, uint64_t* out) {
+  return guarded(__func__, [&] {
+    require(session, "session");
+    require(out, "out");
+    *out = session->session->seed();
   });
 }
 

@@ -184,9 +184,15 @@ class session_handle {
     }
     o.strategy = strategy.value_or("");
     o.hyper = hyper_from_python(hyper, "Session");
-    o.budget = unsigned_from_python(budget, "Session: budget");
-    o.time_budget_s = time_budget_s;
-    o.seed = unsigned_from_python(seed, "Session: seed");
+    if (!budget.is_none()) {
+      o.budget.trials = unsigned_from_python(budget, "Session: budget");
+      if (o.budget.trials == 0)
+        throw py::value_error("Session: budget is 0; give at least 1 trial, or None for the target's default");
+    }
+    o.budget.seconds = time_budget_s;
+    if (!seed.is_none()) o.seed = unsigned_from_python(seed, "Session: seed");
+    // The facade calls budget.seconds "time_budget"; the keyword is time_budget_s.
+    o.option_names.emplace("time_budget", "time_budget_s");
     o.topology_file = path_from_python(topology, "Session: topology");
     o.db_path = path_from_python(db, "Session: db");
     o.resume = resume;
@@ -268,6 +274,8 @@ class session_handle {
 
   void stop() { session_->request_stop(); }
   space_handle space() const { return {session_->space()}; }
+  std::uint64_t seed() const { return session_->seed(); }
+  std::uint64_t budget() const { return session_->budget_trials(); }
 
  private:
   std::shared_ptr<python_callbacks> callbacks_;
@@ -307,7 +315,17 @@ a built-in `task` ("matmul:512x1024x1024"); a measured `dataset` to replay.
 
     s = Session(objective=cost, space={"x": [1, 2, 4, 8]}, strategy="opevo",
                 budget=50, seed=1, on_trial=print)
-    report = s.run()          # a dict: best, trials, reason, ...
+    report = s.run()          # a dict: best, trials, reason, seed, ...
+
+budget=None gives the target's default (s.budget tells it); seed=None draws
+one, which s.seed and the report's "seed" tell, so that the run can be
+repeated with seed=report["seed"]. resume=True continues the latest unfinished
+run in db of the same task, strategy and seed: give the seed that run used.
+
+on_trial and on_new_best get each trial as a dict: "seq" (its number in the
+run), "config", "status", "time_ms" (None unless ok), "objectives",
+"compile_s", "run_s", "device", "message", "finished_s", "reused_from_run"
+(the earlier run whose measurement was reused, else None) and "new_best".
 
 An exception raised by the objective makes a failed trial carrying its
 message; the run goes on. s.stop() (from any thread or a callback), a
@@ -319,7 +337,7 @@ in a callback stops the run and is raised again by run().
                     py::object, py::object, py::object, std::optional<std::string>, py::object, py::object, double,
                     py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool>(),
            py::arg("objective") = py::none(), py::kw_only(), py::arg("space") = py::none(),
-           py::arg("strategy") = py::none(), py::arg("budget") = 100, py::arg("seed") = 0,
+           py::arg("strategy") = py::none(), py::arg("budget") = py::none(), py::arg("seed") = py::none(),
            py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("on_trial") = py::none(),
            py::arg("on_new_best") = py::none(), py::arg("on_progress") = py::none(), py::arg("task") = py::none(),
            py::arg("dataset") = py::none(), py::arg("kinds") = py::none(), py::arg("time_scale") = 1.0,
@@ -328,17 +346,21 @@ in a callback stops the run and is raised again by run().
            py::arg("progress") = false)
       .def("run", &session_handle::run, "Runs to the end and returns the report as a dict. Once per session.")
       .def("stop", &session_handle::stop, "Ends the run once the trials in flight have finished. Thread-safe.")
-      .def_property_readonly("space", &session_handle::space, "The Space being searched.");
+      .def_property_readonly("space", &session_handle::space, "The Space being searched.")
+      .def_property_readonly("seed", &session_handle::seed, "The run's seed: the one given, or the one drawn for it.")
+      .def_property_readonly("budget", &session_handle::budget,
+                             "The run's trial budget: the one given, or the target's default.");
 
   m.def(
       "tune",
       [](py::args args, py::kwargs kwargs) {
         return py::module_::import("tune_engine").attr("Session")(*args, **kwargs).attr("run")();
       },
-      R"doc(tune(objective=None, *, space=None, strategy=None, budget=100, seed=0, topology=None, db=None,
+      R"doc(tune(objective=None, *, space=None, strategy=None, budget=None, seed=None, topology=None, db=None,
      on_trial=None, on_new_best=None, on_progress=None, task=None, dataset=None, ...)
 
-Session(...).run(): tunes and returns the report as a dict. See Session.)doc");
+Session(...).run(): tunes and returns the report as a dict (its "seed" is the
+one drawn when seed is None). See Session.)doc");
 
   m.def("replay", &replay, py::arg("dataset"), py::arg("strategy") = py::none(), py::arg("budget") = 100,
         py::arg("runs") = 10, py::arg("seed") = 0, py::arg("kinds") = py::none(), py::arg("noise") = false,

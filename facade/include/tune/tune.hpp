@@ -6,8 +6,8 @@
 //
 //   tune::session_options o;
 //   o.task = "matmul:512x1024x1024";          // or dataset, kernel, objective, backend
-//   o.budget = 150;
-//   o.seed = 1;
+//   o.budget.trials = 150;                     // else the target's default
+//   o.seed = 1;                                // else drawn, and reported
 //   o.on_new_best = [](const tune::trial_info& t) { ... };
 //   tune::session s(o);                          // validates: throws tune::input_error
 //   tune::run_report r = s.run();                // blocks; s.request_stop() from any thread
@@ -22,7 +22,8 @@
 //   `space_file` (lower is better; throwing or returning a non-finite value
 //   makes a failed trial, the run goes on);
 // - `backend`: a user-written tune::backend.
-// Every random choice flows from `seed`, which is recorded with the results.
+// Every random choice flows from `seed` (drawn when not given), which is
+// recorded with the results and reported.
 
 #include <atomic>
 #include <cstdint>
@@ -36,6 +37,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tune/engine/end_reason.hpp"
+#include "tune/engine/limits.hpp"
 #include "tune/engine/result.hpp"
 #include "tune/engine/space.hpp"
 #include "tune/kernels/backend.hpp"
@@ -55,7 +58,7 @@ struct input_error : std::invalid_argument {
 /// Parses "name=value" items (the command's repeated --hyper) into numbers.
 /// Throws input_error naming `field` (where the items came from, as the
 /// caller's user knows it) and the item.
-std::map<std::string, double> parse_hyper(const std::vector<std::string>& items, std::string_view field = "--hyper");
+std::map<std::string, double> parse_hyper(const std::vector<std::string>& items, std::string_view field = "hyper");
 
 /// Checks a strategy name and its hyperparameters by building the strategy
 /// once on `space`; throws input_error listing the known names or saying
@@ -70,32 +73,18 @@ enum class run_mode {
   generational,  ///< propose `batch`, build and measure all of it, wait, repeat
 };
 
-/// Why a run ended.
-enum class end_reason {
-  budget,     ///< `budget` trials recorded
-  time,       ///< `time_budget_s` passed
-  exhausted,  ///< the strategy had nothing left to propose
-  stopped,    ///< request_stop() or SIGINT: resumable with `resume`
-  failed,     ///< the pipeline itself broke down
-};
-std::string_view to_string(end_reason reason);
-
-/// One finished trial, as callbacks and the report see it.
-struct trial_info {
-  std::uint64_t id = 0;
-  configuration config;
+/// One finished trial, as callbacks and the report see it: the trial
+/// (configuration, status, time_ms (NaN unless ok), objectives, compile_s,
+/// run_s, message, reused_from_run) with its place in the run.
+struct trial_info : trial {
+  std::uint64_t seq = 0;    ///< its number in the run: 0, 1, 2… in arrival order (recorded trials first)
   std::string config_json;  ///< {"name": value, …} in the space's order
-  status state = status::unknown;
-  double time_ms = 0.0;  ///< NaN unless ok
-  std::vector<double> objectives;
-  double compile_s = 0.0;
-  double run_s = 0.0;
   std::string device;       ///< the topology's device name
-  std::string message;      ///< compiler output or why it failed
   double finished_s = 0.0;  ///< seconds since the start (simulated for replay)
-  bool reused = false;      ///< measurement taken from an earlier run (cache)
   bool new_best = false;    ///< it improved the best time
-  bool ok() const { return state == status::ok; }
+  /// {"seq", "config", "status", "time_ms" (null unless ok), "objectives",
+  /// "compile_s", "run_s", "device", "message", "finished_s",
+  /// "reused_from_run" (null unless reused), "new_best"}.
   nlohmann::json to_json() const;
 };
 
@@ -125,13 +114,14 @@ class stop_source {
 
 struct session_options {
   // -- where it runs ----------------------------------------------------------
-  /// Topology YAML file; else `topology`; else one device of `backend_name`
-  /// (cpu, or replay for a dataset) with a compile worker per core.
+  /// Topology YAML file; else `topology`; else the target's default: one
+  /// device of `backend_name` (cpu; replay for a dataset) with a compile
+  /// worker on every other core.
   std::string topology_file;
   std::optional<storage::topology> topology;
   std::string backend_name;  ///< without a topology: cpu, cuda, hip (default cpu)
 
-  // -- what to tune: exactly one --------------------------------------------------
+  // -- what to tune: exactly one (the target) -------------------------------------
   std::string task;  ///< built-in kernel, e.g. "matmul:512x1024x1024"
   /// Program-edit evolution (GEVO-ML, docs/gevo.md): a workload whose LLVM IR
   /// is evolved, one of evolution_workloads() ("2fcnet:predict",
@@ -154,9 +144,13 @@ struct session_options {
   // -- how it searches -------------------------------------------------------
   std::string strategy;  ///< empty: the default (default_strategy_name())
   std::map<std::string, double> hyper;
-  std::uint64_t budget = 100;  ///< trials in all, recorded ones included on resume
-  double time_budget_s = 0.0;  ///< 0: none
-  std::uint64_t seed = 0;
+  /// budget.trials: trials in all, recorded ones included on resume; 0: the
+  /// target's default (default_budget()). budget.seconds: (simulated) seconds
+  /// after which nothing more is handed out; 0: none.
+  tune::budget budget{0, 0.0};
+  /// Every random choice flows from it; empty: one is drawn and reported
+  /// (run_report::seed) and recorded, so that the run can be repeated.
+  std::optional<std::uint64_t> seed;
   /// Transfer from measurements made elsewhere: measured datasets (Kernel
   /// Tuner, T4, KTT) or results databases holding runs of the same task, e.g.
   /// on another GPU. Their configurations and times become
@@ -192,7 +186,7 @@ struct session_options {
   /// What messages about bad input call each field, for a front end whose
   /// users know them by other names: the command sets {"budget", "--budget"},
   /// {"dashboard_listen", "--dashboard"}, … A field not listed is named as it
-  /// is here (budget, time_budget_s, db_path, …).
+  /// is here (budget, time_budget, db_path, …; session_option_fields()).
   std::map<std::string, std::string> option_names;
 
   // -- kernels -----------------------------------------------------------------
@@ -210,6 +204,17 @@ struct session_options {
   stop_source stop;
 };
 
+/// The session_options fields a user sets by value (not callbacks, objects or
+/// callables), as messages name them when option_names does not: budget
+/// (budget.trials), time_budget (budget.seconds), seed, db_path, … A front
+/// end maps each of those it offers to its own name.
+const std::vector<std::string>& session_option_fields();
+
+/// The trial budget a target gets when session_options::budget.trials is 0:
+/// for "task", "kernel", "dataset", "objective", "custom_backend" or
+/// "workload". Throws std::invalid_argument for another name.
+std::uint64_t default_budget(std::string_view target);
+
 /// What a finished run reports; to_json() is `tune --summary-json`.
 struct run_report {
   std::optional<trial_info> best;
@@ -221,6 +226,7 @@ struct run_report {
   std::string task_key;
   std::string strategy;
   std::uint64_t seed = 0;
+  bool seed_drawn = false;  ///< no seed was given: this one was drawn
   /// Where the prior came from ("FILE" or "DB: run N (device kind)") and how
   /// many configurations it gave; empty and 0 without one.
   std::vector<std::string> prior_sources;
@@ -277,6 +283,10 @@ class session {
 
   /// The space being searched.
   search_space_ptr space() const;
+  /// The run's seed: the one given, or the one drawn for it.
+  std::uint64_t seed() const;
+  /// The run's trial budget: the one given, or the target's default.
+  std::uint64_t budget_trials() const;
   /// Runs to the end. Call once. Throws input_error for a database that
   /// cannot be used, std::runtime_error when the pipeline breaks down.
   run_report run();

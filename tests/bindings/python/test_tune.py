@@ -1,7 +1,8 @@
 # tune_engine.tune / Session: a Python objective tuned through the actor
 # pipeline; exceptions in the objective become failed trials; stop(), a
-# KeyboardInterrupt in a callback and Ctrl-C end the run "stopped"; bad
-# arguments raise ValueError naming the argument.
+# KeyboardInterrupt in a callback and Ctrl-C end the run "stopped"; a run
+# without a seed reports the one drawn, which repeats it; bad arguments raise
+# ValueError naming the argument.
 import os
 import signal
 import threading
@@ -44,8 +45,49 @@ def test_a_python_objective_is_tuned_through_the_pipeline(tmp_path):
         (x, y) for x in SPACE["x"] for y in SPACE["y"]
     )
     assert all(t["status"] == "ok" for t in trials)
+    assert [t["seq"] for t in trials] == list(range(24))
+    assert all(t["reused_from_run"] is None for t in trials)
+    assert "id" not in trials[0] and "reused" not in trials[0]
     assert bests and bests[-1]["config"] == {"x": 5, "y": "b"}
+    assert report["seed"] == 3
     assert (tmp_path / "run.db").exists()
+
+
+def test_a_second_run_on_the_database_reuses_the_measurements(tmp_path):
+    first = tune_engine.tune(cost, space=SPACE, strategy="random", budget=24, seed=3, db=tmp_path / "run.db")
+    trials = []
+    second = tune_engine.tune(cost, space=SPACE, strategy="random", budget=24, seed=4, db=tmp_path / "run.db",
+                              on_trial=trials.append)
+    assert second["run_id"] != first["run_id"]
+    assert len(trials) == 24
+    assert all(t["reused_from_run"] == first["run_id"] for t in trials)
+
+
+def test_a_run_without_a_seed_reports_the_drawn_one_which_repeats_it():
+    def configurations(**arguments):
+        seen = []
+        report = tune_engine.tune(cost, space=SPACE, strategy="random", budget=12,
+                                  on_trial=lambda t: seen.append(t["config"]), **arguments)
+        assert report["trials"] == 12 and len(seen) == 12
+        return report, seen
+
+    drawn, first = configurations()
+    assert isinstance(drawn["seed"], int) and drawn["seed"] >= 0
+    again, repeated = configurations(seed=drawn["seed"])
+    assert again["seed"] == drawn["seed"]
+    assert repeated == first
+    other, _ = configurations(seed=None)
+    assert other["seed"] != drawn["seed"]
+
+    session = tune_engine.Session(cost, space=SPACE, strategy="random", budget=12)
+    assert session.run()["seed"] == session.seed
+    assert tune_engine.Session(cost, space=SPACE, seed=7).seed == 7
+
+
+def test_budget_none_is_the_targets_default():
+    assert tune_engine.Session(cost, space=SPACE).budget == 100
+    assert tune_engine.Session(cost, space=SPACE, budget=None).budget == 100
+    assert tune_engine.Session(cost, space=SPACE, budget=5).budget == 5
 
 
 def test_an_exception_in_the_objective_fails_the_trial_and_the_run_goes_on():
@@ -90,7 +132,7 @@ def test_stop_from_a_callback_ends_the_run_stopped():
 
 def test_keyboard_interrupt_in_a_callback_or_the_objective_ends_the_run_stopped():
     def on_trial(trial):
-        if trial["id"] >= 3:
+        if trial["seq"] >= 3:
             raise KeyboardInterrupt
 
     report = tune_engine.tune(cost, space=big_space(), strategy="random", budget=100000, seed=1, on_trial=on_trial)
@@ -147,6 +189,8 @@ def test_another_exception_in_a_callback_stops_the_run_and_is_raised_again():
         (dict(objective=cost, space=SPACE, strategy="opevo", hyper={"bogus": 1}), "bogus"),
         (dict(objective=cost, space=SPACE, hyper={"q": "high"}), "'q' is 'high'"),
         (dict(objective=cost, space=SPACE, budget=-1), "budget is -1; it must be an int >= 0"),
+        (dict(objective=cost, space=SPACE, budget=0), "budget is 0; give at least 1 trial, or None"),
+        (dict(objective=cost, space=SPACE, time_budget_s=-1.0), "time_budget_s: must be >= 0"),
         (dict(objective=cost, space=SPACE, seed=1.5), "seed is 1.5"),
         (dict(objective=cost, space=SPACE, mode="fast"), "mode 'fast'"),
         (dict(objective=cost, space="/no/such/space.json"), "/no/such/space.json"),

@@ -19,7 +19,9 @@
 // error that crosses a mailbox unanswered.
 
 #include <caf/atom.hpp>
+#include <caf/error.hpp>
 #include <caf/fwd.hpp>
+#include <caf/meta/load_callback.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/type_id.hpp>
 #include <caf/typed_actor.hpp>
@@ -31,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "tune/engine/end_reason.hpp"
+#include "tune/engine/limits.hpp"
 #include "tune/engine/result.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/backend.hpp"
@@ -72,30 +76,19 @@ struct compiled_candidate {
   std::string artifact_bytes;
 };
 
-/// Everything known about one finished trial: what the strategy observes,
-/// what the results database stores and what events report.
-struct measured_trial {
-  std::uint64_t id = 0;
-  configuration config;
-  status state = status::unknown;
-  double time_ms = std::nan("");
-  std::vector<double> objectives;
-  double compile_s = 0.0;  ///< backend seconds (simulated for replay)
-  double run_s = 0.0;      ///< backend seconds (simulated for replay)
-  std::int32_t device = -1;
-  std::string message;
+/// A trial as the pipeline carries it: the trial (what the strategy observes,
+/// what the results database stores and what events report) with the
+/// candidate it came from and the measurer that ran it.
+struct measured_trial : trial {
+  std::uint64_t candidate_id = 0;  ///< the candidate's id (hand-out order)
+  std::int32_t device_id = -1;     ///< the measuring device's id in the run; -1: none ran it
   /// Seconds since the start of the run when the population received it,
   /// in backend time (wall seconds divided by the time scale).
   double finished_s = 0.0;
-  /// Run whose recorded measurement was reused instead of measuring; -1: measured.
-  std::int64_t reused_from_run = -1;
   /// The compile pool gave the candidate up (every measurer lost for longer
   /// than the lost timeout): not a trial; nothing is recorded and the run
   /// ends resumable.
   bool abandoned = false;
-
-  bool ok() const { return state == status::ok && std::isfinite(time_ms); }
-  trial_result to_result() const;
 };
 
 /// How busy one stage was inside a window of wall-clock time.
@@ -124,8 +117,7 @@ struct run_summary {
   std::uint64_t prior_trials = 0;  ///< trials recorded before a resume
   double wall_s = 0.0;
   double sim_s = 0.0;  ///< wall seconds divided by the time scale
-  /// Why the run ended: "budget", "time", "exhausted", "stopped", "failed".
-  std::string reason;
+  end_reason reason = end_reason::budget;
   stage_stats compile;               ///< after warm-up
   std::vector<stage_stats> devices;  ///< one per measurer, after warm-up
   /// Trials finished per backend second between warm-up and the last hand-out.
@@ -149,8 +141,16 @@ typename Inspector::result_type inspect(Inspector& f, compiled_candidate& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
-  return f(caf::meta::type_name("measured_trial"), x.id, x.config, x.state, x.time_ms, x.objectives, x.compile_s,
-           x.run_s, x.device, x.message, x.finished_s, x.reused_from_run, x.abandoned);
+  // CAF 0.17 has no inspector for std::optional: reused_from_run travels as
+  // a run id or -1 (none; run ids start at 1).
+  std::int64_t reused = x.reused_from_run.value_or(-1);
+  auto load = [&]() -> caf::error {
+    x.reused_from_run = reused >= 0 ? std::optional<std::int64_t>(reused) : std::nullopt;
+    return caf::none;
+  };
+  return f(caf::meta::type_name("measured_trial"), x.candidate_id, x.config, x.state, x.time_ms, x.objectives,
+           x.compile_s, x.run_s, x.device_id, x.message, x.finished_s, reused, x.abandoned,
+           caf::meta::load_callback(load));
 }
 
 template <class Inspector>
@@ -250,13 +250,20 @@ using measurer_actor =
     caf::typed_actor<caf::replies_to<measure_atom, compiled_candidate>::with<measured_trial>,
                      caf::replies_to<stats_atom, double, double>::with<stage_stats>, caf::reacts_to<tick_atom>>;
 
+/// The clock of the pipeline's stages, shared by the pipeline and each stage.
+struct stage_timing {
+  tune::timeouts timeouts;  ///< backend seconds a build and a run may take
+  /// Wall seconds past a timeout before a silent worker or runner is replaced
+  /// (the backend enforces its timeouts; this catches one that hangs).
+  double request_grace_s = 5.0;
+  /// Wall seconds per backend second: a replay backend that sleeps X times
+  /// the recorded latencies runs at time scale X; real backends at 1.
+  double time_scale = 1.0;
+};
+
 struct measurer_options {
   int device = 0;
-  double run_timeout_s = 10.0;  ///< backend seconds
-  double time_scale = 1.0;      ///< wall seconds per backend second
-  /// Wall seconds past the run timeout before a silent runner is replaced
-  /// (the backend enforces its timeout; this catches one that hangs).
-  double request_grace_s = 5.0;
+  stage_timing timing;
 };
 
 measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, const measurer_options& options);
@@ -284,11 +291,7 @@ using compile_pool_actor =
 
 struct compile_pool_options {
   std::uint32_t workers = 1;
-  double compile_timeout_s = 60.0;  ///< backend seconds
-  double run_timeout_s = 10.0;      ///< backend seconds
-  double time_scale = 1.0;          ///< wall seconds per backend second
-  /// Wall seconds past the compile timeout before a silent worker is replaced.
-  double request_grace_s = 5.0;
+  stage_timing timing;
   std::vector<measurer_actor> measurers;
   /// Compiled candidates each measurer may queue besides the one it runs.
   std::vector<std::uint32_t> prefetch;
@@ -361,11 +364,8 @@ enum class pipeline_mode {
 };
 
 struct population_options {
-  /// Trials in all, those recorded before a resume included.
-  std::uint64_t budget = 100;
-  /// Backend seconds since the start after which nothing more is handed out; 0: none.
-  double time_budget_s = 0.0;
-  double time_scale = 1.0;  ///< wall seconds per backend second
+  tune::budget budget;
+  stage_timing timing;  ///< its time scale converts wall seconds into backend seconds
   /// Candidates in flight in steady mode: compile workers + per device one
   /// running and its prefetch.
   std::uint32_t capacity = 1;

@@ -23,10 +23,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tune/actors/interfaces.hpp"
+#include "tune/storage/topology.hpp"
 
 namespace tune::actors {
 
@@ -36,10 +39,11 @@ std::string engine_version();
 /// both sides must agree exactly.
 std::string message_set_signature();
 
-struct network_options {
-  double heartbeat_s = 0.5;           ///< a heartbeat on every connection this often
-  double connection_timeout_s = 2.0;  ///< a connection silent this long is closed
-  double lost_timeout_s = 60.0;       ///< no measurer alive this long: the run ends resumable
+/// The topology's network section (heartbeat_s: a heartbeat on every
+/// connection this often; connection_timeout_s: a connection silent this long
+/// is closed; lost_timeout_s: no measurer alive this long ends the run
+/// resumable) and the TLS files.
+struct network_options : storage::network_spec {
   /// TLS (caf::openssl): all three, or none for plain TCP.
   std::string certificate;
   std::string key;
@@ -50,6 +54,32 @@ struct network_options {
 /// Loads the middleman (and the OpenSSL module for TLS) and sets the
 /// heartbeat and connection timeout. Call before creating the actor system.
 void configure_network(caf::actor_system_config& config, const network_options& network);
+
+/// What a coordinator asks a node to build and measure, sent once per run
+/// (as JSON text: to_json/from_json) with a payload of bytes: a replayed
+/// dataset's file.
+struct node_task {
+  enum class kind_t {
+    task,    ///< a built-in kernel, built and measured on the node's own backend
+    replay,  ///< a measured dataset (its file is the payload) on replay devices
+  };
+  kind_t kind = kind_t::task;
+  std::string task;                          ///< task: e.g. "matmul:64x64x64"
+  int threads = 1;                           ///< task: CPU threads of one kernel (1 to 1024)
+  std::string dataset_name;                  ///< replay: the dataset file's plain name
+  std::map<std::string, std::string> kinds;  ///< replay: parameter kind overrides
+  /// replay: wall seconds per recorded second (0: no waiting at all)
+  double time_scale = 1.0;
+  std::uint64_t seed = 0;  ///< the run's seed
+  /// Of a build and of a run; empty: the node's own (node_server_options).
+  std::optional<tune::timeouts> timeouts;
+  /// Indices into the node's devices (one measurer each); empty: all of them.
+  std::vector<std::uint32_t> devices;
+
+  std::string to_json() const;
+  /// Throws std::invalid_argument naming the field that is missing or wrong.
+  static node_task from_json(const std::string& text);
+};
 
 struct node_device {
   int id = 0;
@@ -73,11 +103,11 @@ struct node_server_options {
   std::uint16_t port = 0;  ///< 0: any free port (reported through on_listening)
   /// What the person starting the node called host:port: the name its
   /// messages give it.
-  std::string listen_option = "--listen";
+  std::string listen_option = "listen";
   std::string backend;  ///< of every device: replay, cpu, cuda, hip
   std::vector<node_device> devices;
-  double run_timeout_s = 10.0;
-  double compile_timeout_s = 60.0;
+  /// Used for what a coordinator's node_task leaves at its default.
+  tune::timeouts timeouts;
   /// Compile workers offered to the coordinator's compile pool (real kernels;
   /// their artifacts travel as bytes). 0: none, the node builds only what it
   /// measures.
@@ -95,13 +125,10 @@ struct node_server_options {
 /// port taken) and std::runtime_error when the network layer fails.
 void serve_node(const node_server_options& options);
 
-/// Builds a node's backend from the task a coordinator sent:
-/// {"kind": "replay", "dataset_name", "kinds", "seed", "time_scale"} with the
-/// dataset's bytes as payload, or {"kind": "task", "task", "threads"} for a
-/// built-in kernel on the node's own backend (cpu, cuda, hip; its reference
-/// data is computed on the node). Throws std::invalid_argument for a task
-/// the node cannot build.
-backend_ptr make_node_backend(const std::string& task_json, const std::string& payload,
-                              const std::string& node_backend);
+/// Builds a node's backend from the task a coordinator sent: a replayed
+/// dataset (its bytes are the payload) or a built-in kernel on the node's own
+/// backend (cpu, cuda, hip; its reference data is computed on the node).
+/// Throws std::invalid_argument for a task the node cannot build.
+backend_ptr make_node_backend(const node_task& task, const std::string& payload, const std::string& node_backend);
 
 }  // namespace tune::actors

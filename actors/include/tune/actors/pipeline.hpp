@@ -42,15 +42,8 @@ struct remote_device {
 struct pipeline_options {
   std::uint32_t compile_workers = 1;
   std::vector<device_slot> devices{device_slot{}};
-  double compile_timeout_s = 60.0;  ///< backend seconds
-  double run_timeout_s = 10.0;      ///< backend seconds
-  /// Wall seconds past a timeout before a silent worker or runner is replaced.
-  double request_grace_s = 5.0;
-  /// Wall seconds per backend second: a replay backend that sleeps X times
-  /// the recorded latencies runs at time scale X; real backends at 1.
-  double time_scale = 1.0;
-  std::uint64_t budget = 100;  ///< trials in all, recorded ones included
-  double time_budget_s = 0.0;  ///< backend seconds; 0: none
+  stage_timing timing;
+  tune::budget budget;
   pipeline_mode mode = pipeline_mode::steady;
   std::uint32_t batch = 8;            ///< generational mode: candidates per generation
   std::vector<measured_trial> prior;  ///< recorded trials to resume from, in recorded order
@@ -74,8 +67,9 @@ struct pipeline_options {
   std::vector<remote_node> nodes;
   network_options network;
   /// What a node builds its backend from (make_node_backend) and the bytes
-  /// it needs (a replayed dataset's file): sent once per run.
-  std::string node_task;
+  /// it needs (a replayed dataset's file): sent once per run; each node's
+  /// devices are filled in for it.
+  actors::node_task node_task;
   std::string node_payload;
   /// The nodes build what they measure (real kernels); false: the compile
   /// pool builds for them (replayed datasets).

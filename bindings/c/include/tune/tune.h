@@ -7,7 +7,8 @@
  *   tune_options* opts;   tune_options_create(&opts);
  *   tune_options_set_space(opts, space);
  *   tune_options_set_objective(opts, my_cost, my_data);
- *   tune_options_set(opts, "budget", "100");
+ *   tune_options_set(opts, "budget", "100");   (else the target's default)
+ *   tune_options_set(opts, "seed", "1");       (else drawn: tune_session_seed)
  *   tune_session* s;      tune_session_create(opts, &s);
  *   tune_session_run(s);  tune_session_best(s, &config_json, &time_ms);
  *
@@ -152,7 +153,7 @@ typedef double (*tune_objective_fn)(const char* config_json, void* user_data, in
 
 /* One finished trial; the strings live until the callback returns. */
 typedef struct tune_trial {
-  uint64_t id;
+  uint64_t seq; /* its number in the run: 0, 1, 2... in arrival order (a resumed run's recorded trials first) */
   const char* config_json;
   tune_trial_status status;
   double time_ms;      /* NaN unless status is TUNE_TRIAL_OK */
@@ -173,11 +174,17 @@ TUNE_API void tune_options_free(tune_options* options);
 /* Sets one option from text. Keys:
  *   strategy        a strategy name (tune_strategy_names)
  *   hyper           "name=value", one hyperparameter; repeat to add more
- *   budget          trials in all (default 100)
- *   time_budget_s   seconds; 0: none
- *   seed            an unsigned integer (default 0)
+ *   budget          trials in all, at least 1 (unset: the target's default,
+ *                   e.g. 100 for an objective)
+ *   time_budget_s   seconds (simulated for a dataset); 0: none
+ *   seed            an unsigned integer; every random choice flows from it.
+ *                   Unset: one is drawn; tune_session_seed (and "seed" in
+ *                   tune_session_report_json) tells which, so that the run
+ *                   can be repeated
  *   db              SQLite results database path; unset: kept in memory
- *   resume          0 or 1: continue the latest unfinished run in db
+ *   resume          0 or 1: continue the latest unfinished run in db of the
+ *                   same task, strategy and seed (set the seed that run used:
+ *                   a drawn one matches no earlier run)
  *   topology        topology YAML file (compile workers, devices)
  *   space_file      the space the objective searches (or tune_options_set_space)
  *   task            a built-in kernel instead of an objective, e.g. "matmul:64x64x64"
@@ -203,6 +210,9 @@ TUNE_API void tune_session_free(tune_session* session);
 TUNE_API tune_status tune_session_run(tune_session* session);
 /* Thread-safe: the run drains and ends with TUNE_END_STOPPED. */
 TUNE_API tune_status tune_session_request_stop(tune_session* session);
+/* The run's seed: the one set with tune_options_set(options, "seed", ...), or
+ * the one drawn for it when none was set. Known from tune_session_create on. */
+TUNE_API tune_status tune_session_seed(const tune_session* session, uint64_t* out);
 /* After the run: */
 TUNE_API tune_status tune_session_end_reason(const tune_session* session, tune_end_reason* out);
 TUNE_API tune_status tune_session_trial_count(const tune_session* session, uint64_t* out);

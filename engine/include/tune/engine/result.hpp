@@ -3,7 +3,9 @@
 // anything but `ok` has zero fitness.
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +41,23 @@ struct trial_result {
   std::vector<double> objectives;
 
   bool ok() const { return state == status::ok && std::isfinite(time_ms); }
+};
+
+/// One finished trial: what the strategy is told and what trying the
+/// configuration cost. Each layer's trial is this plus what that layer adds:
+/// the pipeline's measured_trial (candidate and device ids), the results
+/// database's trial_record (run, seq, configuration text, device name), the
+/// facade's trial_info. A fact has one name and one type in all of them.
+struct trial : trial_result {
+  double compile_s = 0.0;  ///< seconds the build took (simulated for replay)
+  double run_s = 0.0;      ///< seconds measuring took, verification included (simulated for replay)
+  /// Compiler output or why the trial failed; may be empty.
+  std::string message;
+  /// The earlier run whose recorded measurement was reused instead of
+  /// measuring again; empty when measured by this run.
+  std::optional<std::int64_t> reused_from_run;
+
+  bool reused() const { return reused_from_run.has_value(); }
 };
 
 }  // namespace tune

@@ -30,9 +30,16 @@
 #include <string_view>
 #include <vector>
 
+#include "tune/engine/end_reason.hpp"
+#include "tune/storage/results_db.hpp"
+
 namespace tune::storage {
 
-constexpr int event_schema_version = 1;
+/// 2: run_finished.reason is an end reason (tune::to_string(end_reason): a
+/// stopped run says "stopped", not "interrupted"; a broken one "failed", not
+/// "error"), and trial_finished says reused_from_run (a run id or null)
+/// instead of the flag "cached".
+constexpr int event_schema_version = 2;
 constexpr const char* default_event_endpoint = "tcp://127.0.0.1:5556";
 
 // ---- events ---------------------------------------------------------------
@@ -49,25 +56,19 @@ struct run_started_event {
   std::int64_t recorded_trials = 0;                    ///< trials already in the DB when resumed
 };
 
+/// A trial as the results database recorded it (its seq, configuration
+/// text, status, time, compile and run seconds, device, reused_from_run).
 struct trial_finished_event {
-  std::int64_t seq = 0;
-  nlohmann::json config = nlohmann::json::object();  ///< parameter name → value
-  std::string status;                                ///< tune::to_string(status)
-  std::optional<double> time_ms;                     ///< only when status is ok
-  double compile_s = 0.0;
-  double run_s = 0.0;
-  std::string device;
-  double elapsed_s = 0.0;  ///< since the run started
-  bool cached = false;     ///< reused from an earlier run, not measured
+  trial_record trial;
+  double elapsed_s = 0.0;  ///< backend seconds since the run started (simulated for replay)
   /// Wall-clock seconds from the run's start in its database to this trial's
   /// (trials.finished_at - runs.started_at); absent when unknown.
   std::optional<double> wall_elapsed_s;
 };
 
+/// The trial that improved the best time (after its trial_finished).
 struct new_best_event {
-  std::int64_t seq = 0;
-  nlohmann::json config = nlohmann::json::object();
-  double time_ms = 0.0;
+  trial_record trial;
   double elapsed_s = 0.0;
   std::optional<double> wall_elapsed_s;  ///< as trial_finished_event's
 };
@@ -90,7 +91,7 @@ struct run_finished_event {
   std::optional<double> best_time_ms;
   nlohmann::json best_config;  ///< null when no trial was ok
   double wall_s = 0.0;
-  std::string reason;  ///< "budget", "time", "exhausted", "interrupted", "error"
+  end_reason reason = end_reason::budget;
 };
 
 /// The JSON object of each event, with "type" and "schema".

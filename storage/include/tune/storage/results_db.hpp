@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tune/engine/end_reason.hpp"
 #include "tune/engine/result.hpp"
 
 namespace tune::storage {
@@ -38,12 +39,6 @@ struct db_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Lifecycle of a run: "running" until finish_run(); a run left "running" by
-/// a killed process is what --resume continues.
-enum class run_state { running, finished, failed };
-std::string_view to_string(run_state s);
-std::optional<run_state> run_state_from_string(std::string_view text);
-
 /// What create_run() needs to know about a new run.
 struct run_spec {
   std::string task_key;             ///< backend::task_key()
@@ -53,6 +48,10 @@ struct run_spec {
   std::string device_kind;          ///< backend::device_kind()
 };
 
+/// A run as recorded. Its status column holds "running" until finish_run()
+/// writes why it ended (tune::to_string(end_reason)); a run killed before
+/// that stays "running". Both a running and a stopped run are what --resume
+/// continues.
 struct run_record {
   std::int64_t id = 0;
   std::string task_key;
@@ -62,37 +61,27 @@ struct run_record {
   std::string device_kind;
   double started_at = 0.0;            ///< Unix seconds
   std::optional<double> finished_at;  ///< Unix seconds; empty while running
-  run_state state = run_state::running;
+  std::optional<end_reason> reason;   ///< empty while running (or killed)
+
+  bool running() const { return !reason.has_value(); }
+  /// Running, killed or stopped: a later run may continue it.
+  bool resumable() const { return !reason || *reason == end_reason::stopped; }
 };
 
-/// One finished trial, as the recorder writes it.
-struct trial_input {
-  std::string config_json;  ///< search_space::to_json(config): canonical
-  status state = status::unknown;
-  double time_ms = 0.0;            ///< stored only when state is ok (must then be finite, >= 0)
-  double compile_s = 0.0;          ///< >= 0
-  double run_s = 0.0;              ///< >= 0
-  std::string device;              ///< device name (topology), e.g. "sim0"
-  std::vector<double> objectives;  ///< extra objectives; may be empty
-  /// Run whose measurement was reused instead of measuring again (cache hit).
-  std::optional<std::int64_t> reused_from_run;
-  /// When the trial finished (Unix seconds), for a trial recorded after it
-  /// waited in a group; empty: the time it is recorded.
-  std::optional<double> finished_at;
-};
+/// "running", or why the run ended: what runs.status holds.
+std::string run_status_text(const run_record& run);
 
-struct trial_record {
+/// One trial as the database keeps it: the trial (tune::trial, whose
+/// `config` stays empty here: the database keeps a configuration as its
+/// canonical JSON text, which search_space::from_json turns into values) with
+/// where and when it ran. record_trials() takes the same type; it assigns
+/// run_id and seq.
+struct trial_record : trial {
   std::int64_t run_id = 0;
-  std::int64_t seq = 0;  ///< 0, 1, 2… in the order results arrived in the run
-  std::string config_json;
-  status state = status::unknown;
-  std::optional<double> time_ms;  ///< present exactly when state is ok
-  double compile_s = 0.0;
-  double run_s = 0.0;
-  std::string device;
-  double finished_at = 0.0;  ///< Unix seconds
-  std::vector<double> objectives;
-  std::optional<std::int64_t> reused_from_run;
+  std::int64_t seq = 0;      ///< 0, 1, 2… in the order results arrived in the run
+  std::string config_json;   ///< search_space::to_json(config): canonical
+  std::string device;        ///< the device's name (topology), e.g. "sim0"
+  double finished_at = 0.0;  ///< Unix seconds; 0 given to record_trials: the time of recording
 };
 
 /// Outcome of record_trial(): a configuration is recorded once per run.
@@ -121,9 +110,13 @@ struct task_summary {
 
 class results_db {
  public:
-  /// Current schema version written to new files. A version 1 file is
-  /// migrated when opened read-write, and read as it is when read-only.
-  static constexpr int schema_version = 2;
+  /// Current schema version written to new files. An older file is migrated
+  /// when opened read-write, and read as it is when read-only (version 3 added
+  /// trials.message and writes why a run ended into runs.status; an older
+  /// file's "finished" is read as the reason its trial count and budget give:
+  /// budget when the trials reached it, else time with a time budget, else
+  /// exhausted).
+  static constexpr int schema_version = 3;
 
   enum class open_mode { read_write, read_only };
 
@@ -150,13 +143,15 @@ class results_db {
   /// Starts a run ("running"); returns its id.
   std::int64_t create_run(const run_spec& spec);
   std::optional<run_record> find_run(std::int64_t run_id) const;
-  /// The most recently started run still "running" with this task key,
-  /// strategy and seed: what `--resume` continues when no run id is given.
-  std::optional<run_record> latest_unfinished_run(const std::string& task_key, const std::string& strategy,
-                                                  std::uint64_t seed) const;
+  /// The most recently started resumable run (running, killed or stopped)
+  /// with this task key, strategy and seed: what a resume continues.
+  std::optional<run_record> latest_resumable_run(const std::string& task_key, const std::string& strategy,
+                                                 std::uint64_t seed) const;
   std::vector<run_record> runs() const;
-  /// Sets the run's state and finished_at. Throws db_error for an unknown run.
-  void finish_run(std::int64_t run_id, run_state state = run_state::finished);
+  /// Records why the run ended and when. Throws db_error for an unknown run.
+  void finish_run(std::int64_t run_id, end_reason reason);
+  /// Marks a stopped run running again (a resume continues it).
+  void reopen_run(std::int64_t run_id);
   /// Claims the run for this object until it is destroyed: false when another
   /// process (or another results_db on the file) holds it, so that two
   /// processes never continue one run at once. An open-file-description lock
@@ -171,12 +166,12 @@ class results_db {
   /// (inserted = false). Throws std::invalid_argument for an invalid trial
   /// (unknown run, negative times, ok without a finite time, config not a
   /// JSON object).
-  record_outcome record_trial(std::int64_t run_id, const trial_input& trial);
+  record_outcome record_trial(std::int64_t run_id, const trial_record& trial);
   /// Several trials in one committed transaction, in order (seq ascending):
   /// all of them survive a kill -9 once this returns, none if it throws.
   /// One outcome per trial; a configuration given twice is written once.
   /// Throws before writing anything when any trial is invalid.
-  std::vector<record_outcome> record_trials(std::int64_t run_id, const std::vector<trial_input>& trials);
+  std::vector<record_outcome> record_trials(std::int64_t run_id, const std::vector<trial_record>& trials);
   /// Every trial of the run in recorded order (seq ascending).
   std::vector<trial_record> trials(std::int64_t run_id) const;
   std::int64_t trial_count(std::int64_t run_id) const;

@@ -40,6 +40,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tune/engine/limits.hpp"
+
 namespace tune::storage {
 
 struct device_spec {
@@ -80,8 +82,7 @@ struct topology {
   /// compile_workers was written in the file (a node offers that many to
   /// its coordinators' compile pools; without it, none).
   bool compile_workers_given = false;
-  double compile_timeout_s = 60.0;
-  double run_timeout_s = 10.0;
+  tune::timeouts timeouts;           ///< compile_timeout_s and run_timeout_s in the file
   std::vector<device_spec> devices;  ///< `count` already expanded; empty only with nodes
   std::vector<node_spec> nodes;
   network_spec network;

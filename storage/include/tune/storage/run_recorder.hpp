@@ -1,7 +1,9 @@
 #pragma once
 // A real run's record: every trial goes to the results database and, once
 // committed there, to the event stream. It also opens or resumes the run and
-// offers earlier measurements of the same task as a cache.
+// offers earlier measurements of the same task as a cache. It knows trials as
+// the database keeps them (trial_record): whoever runs the pipeline turns its
+// trials into records (the facade's session does).
 //
 // Trials are committed in groups: add() queues one, commit() writes every
 // queued trial in one transaction and then publishes their events. A caller
@@ -14,23 +16,25 @@
 //                                                 ──publish───────> event_publisher
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
-#include "tune/actors/interfaces.hpp"
+#include "tune/engine/end_reason.hpp"
+#include "tune/engine/space.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
-#include "tune/storage/topology.hpp"
 
-namespace tune::actors {
+namespace tune::storage {
 
 struct recorder_options {
-  std::string db_path;
-  storage::run_spec spec;
-  /// Continue the latest unfinished run with the same task, strategy and seed
+  std::string db_path;  ///< ":memory:" records nothing that outlives the process
+  run_spec spec;
+  /// Continue the latest resumable run with the same task, strategy and seed
   /// (a new run when there is none).
   bool resume = false;
   /// Reuse measurements of earlier runs of the same task and device kind.
@@ -41,40 +45,48 @@ struct recorder_options {
   std::string publish_key;
   /// Wait (up to 10 s) for this many subscribers before the first event.
   std::size_t wait_for_subscribers = 0;
+  /// The space searched: recorded with a new run (tune-engine export writes
+  /// its parameter lists from it).
   search_space_ptr space;
-  /// The measuring devices, in the pipeline's order (names for the database
-  /// and events).
-  std::vector<storage::device_spec> devices;
   std::optional<std::int64_t> budget_trials;
   std::optional<double> budget_seconds;
   nlohmann::json topology = nlohmann::json::object();
   /// Wall seconds that commits are apart at least while trials come faster.
   double commit_interval_s = 0.05;
+  /// What messages call the options behind db_path, resume and the seed, for
+  /// an embedder whose users know them by other names (the command sets
+  /// {"db_path", "--db"}, …); a field not listed is named as it is here.
+  std::map<std::string, std::string> option_names;
 };
 
 class run_recorder {
  public:
   /// Opens the database and creates (or resumes) the run. Throws
-  /// std::invalid_argument for a database that cannot be used.
+  /// std::invalid_argument for a database that cannot be used or a run that
+  /// another process is continuing.
   explicit run_recorder(recorder_options options);
   ~run_recorder();
 
   std::int64_t run_id() const { return run_id_; }
   bool resumed() const { return resumed_; }
   /// The run's recorded trials, in recorded order (empty for a new run).
-  const std::vector<measured_trial>& prior() const { return prior_; }
-  /// Earlier measurements to reuse; empty when the cache is off.
-  trial_cache cache() const;
+  const std::vector<trial_record>& prior() const { return prior_; }
+  /// The latest earlier measurement of a configuration (its canonical JSON)
+  /// by another run of the same task and device kind whose outcome does not
+  /// depend on luck (results_db::load_cache); nullptr when there is none or
+  /// the cache is off. Valid as long as the recorder.
+  const trial_record* cached(const std::string& config_json) const;
+  /// True when cached() can find anything.
+  bool has_cache() const { return !cache_.empty(); }
   /// The bound endpoint, or empty when not publishing.
   std::string endpoint() const;
 
-  /// Devices that joined after construction (a node's devices, known once it
-  /// answered); call before the first trial.
-  void add_devices(const std::vector<storage::device_spec>& devices);
   /// Publishes run_started; call once before the pipeline starts.
   void started();
-  /// Queues a trial; nothing is written until commit().
-  void add(const measured_trial& trial, bool new_best);
+  /// Queues a trial (its run_id and seq are assigned when committed; a
+  /// finished_at of 0 becomes the time of this call); nothing is written
+  /// until commit(). `elapsed_s`: backend seconds since the run started.
+  void add(trial_record trial, double elapsed_s, bool new_best);
   /// Trials queued and the last commit at least commit_interval_s ago.
   bool commit_due() const;
   /// Writes the queued trials in one transaction, then publishes their
@@ -82,30 +94,34 @@ class run_recorder {
   /// is recorded, the queue is emptied and the error is thrown.
   std::size_t commit();
   std::size_t queued() const { return queue_.size(); }
-  void on_progress(const progress_report& report);
-  /// Commits what is queued, marks the run finished (unless `interrupted`:
-  /// then --resume continues it) and publishes run_finished.
-  void finished(const run_summary& summary, bool interrupted);
+  /// Publishes a progress event (its wall_elapsed_s is filled in here).
+  void on_progress(progress_event progress);
+  /// Commits what is queued, records why the run ended (a stopped run stays
+  /// resumable) and publishes run_finished. `trials`: recorded ones included;
+  /// `best`: the best trial of the run, or nullptr.
+  void finished(end_reason reason, std::int64_t trials, const trial_record* best, double wall_s);
 
  private:
-  std::string device_name(std::int32_t device) const;
-  nlohmann::json config_json(const configuration& config) const;
   /// Seconds from the run's start in the database (runs.started_at) to `unix_seconds`.
   double wall_elapsed(double unix_seconds) const;
+  std::string option_name(const std::string& field) const;
 
   recorder_options options_;
-  std::unique_ptr<storage::results_db> db_;
-  std::unique_ptr<storage::event_publisher> publisher_;
+  std::unique_ptr<results_db> db_;
+  std::unique_ptr<event_publisher> publisher_;
   std::int64_t run_id_ = 0;
   double started_at_ = 0.0;  ///< runs.started_at (Unix seconds)
   bool resumed_ = false;
-  std::vector<measured_trial> prior_;
-  std::shared_ptr<std::unordered_map<std::string, storage::trial_record>> cache_;
-  /// The trials waiting for commit(), as the database takes them; with a
-  /// publisher, beside each what its events need.
-  std::vector<storage::trial_input> queue_;
-  std::vector<std::pair<measured_trial, bool>> queued_events_;  ///< trial, new best
-  double last_commit_ = -1e300;                                 ///< steady seconds
+  std::vector<trial_record> prior_;
+  std::unordered_map<std::string, trial_record> cache_;
+  /// The trials waiting for commit(); beside each what its events need.
+  std::vector<trial_record> queue_;
+  struct queued_event {
+    double elapsed_s = 0.0;
+    bool new_best = false;
+  };
+  std::vector<queued_event> queued_events_;
+  double last_commit_ = -1e300;  ///< steady seconds
 };
 
-}  // namespace tune::actors
+}  // namespace tune::storage

@@ -1,0 +1,92 @@
+// A node's task as the JSON text that crosses the network (nodes.hpp).
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "tune/actors/nodes.hpp"
+
+namespace tune::actors {
+namespace {
+
+[[noreturn]] void bad(const std::string& field, const std::string& problem) {
+  throw std::invalid_argument("the task's '" + field + "' " + problem);
+}
+
+template <class T>
+T get(const nlohmann::json& doc, const std::string& field, bool (nlohmann::json::*is)() const noexcept,
+      const char* expected, T fallback) {
+  if (!doc.contains(field)) return fallback;
+  if (!(doc[field].*is)()) bad(field, std::string("is not ") + expected);
+  return doc[field].get<T>();
+}
+
+}  // namespace
+
+std::string node_task::to_json() const {
+  nlohmann::json doc = {{"kind", kind == kind_t::task ? "task" : "replay"}, {"seed", seed}};
+  if (kind == kind_t::task) {
+    doc["task"] = task;
+    doc["threads"] = threads;
+  } else {
+    doc["dataset_name"] = dataset_name;
+    doc["kinds"] = kinds;
+    doc["time_scale"] = time_scale;
+  }
+  if (timeouts) {
+    doc["compile_timeout_s"] = timeouts->compile_s;
+    doc["run_timeout_s"] = timeouts->run_s;
+  }
+  if (!devices.empty()) doc["devices"] = devices;
+  return doc.dump();
+}
+
+node_task node_task::from_json(const std::string& text) {
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_object()) throw std::invalid_argument("the task is not a JSON object");
+  node_task out;
+  auto kind = get<std::string>(doc, "kind", &nlohmann::json::is_string, "a string", "");
+  if (kind == "task")
+    out.kind = kind_t::task;
+  else if (kind == "replay")
+    out.kind = kind_t::replay;
+  else
+    bad("kind", "is '" + kind + "'; a node builds 'task' (a built-in kernel) or 'replay' (a measured dataset)");
+  out.seed = get<std::uint64_t>(doc, "seed", &nlohmann::json::is_number_unsigned, "an unsigned integer", 0);
+  if (out.kind == kind_t::task) {
+    out.task = get<std::string>(doc, "task", &nlohmann::json::is_string, "a string", "");
+    if (out.task.empty()) bad("task", "is missing (e.g. matmul:64x64x64)");
+    out.threads = get<int>(doc, "threads", &nlohmann::json::is_number_integer, "an integer", 1);
+    if (out.threads < 1 || out.threads > 1024) bad("threads", "must be from 1 to 1024");
+  } else {
+    out.dataset_name = get<std::string>(doc, "dataset_name", &nlohmann::json::is_string, "a string", "dataset.json");
+    const auto& name = out.dataset_name;
+    if (name.empty() || name.find('/') != std::string::npos || name.find("..") != std::string::npos)
+      bad("dataset_name", "'" + name + "' is not a plain file name");
+    if (doc.contains("kinds")) {
+      if (!doc["kinds"].is_object()) bad("kinds", "is not an object");
+      for (const auto& [parameter, value] : doc["kinds"].items()) {
+        if (!value.is_string()) bad("kinds", "holds a value that is not a string (" + parameter + ")");
+        out.kinds[parameter] = value.get<std::string>();
+      }
+    }
+    out.time_scale = get<double>(doc, "time_scale", &nlohmann::json::is_number, "a number", 1.0);
+    if (!(out.time_scale >= 0)) bad("time_scale", "must be >= 0");
+  }
+  if (doc.contains("compile_timeout_s") || doc.contains("run_timeout_s")) {
+    tune::timeouts limits;
+    limits.compile_s = get<double>(doc, "compile_timeout_s", &nlohmann::json::is_number, "a number", limits.compile_s);
+    limits.run_s = get<double>(doc, "run_timeout_s", &nlohmann::json::is_number, "a number", limits.run_s);
+    if (!(limits.compile_s > 0) || !(limits.run_s > 0)) bad("compile_timeout_s/run_timeout_s", "must be > 0");
+    out.timeouts = limits;
+  }
+  if (doc.contains("devices")) {
+    if (!doc["devices"].is_array()) bad("devices", "is not an array");
+    for (const auto& index : doc["devices"]) {
+      if (!index.is_number_unsigned() || index.get<std::uint64_t>() > 1u << 20)
+        bad("devices", "holds " + index.dump() + ", not a device index");
+      out.devices.push_back(index.get<std::uint32_t>());
+    }
+  }
+  return out;
+}
+
+}  // namespace tune::actors
