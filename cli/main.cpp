@@ -1,5 +1,7 @@
 // tune-engine: the command-line front end. Each subcommand is defined in its
 // own cmd_*.cpp file and registered here.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
@@ -9,7 +11,33 @@
 #include "tune/engine/strategy.hpp"
 #include "tune/engine/text.hpp"
 
-std::string tune::cli::strategy_help() { return join(strategy_names()); }
+// Each strategy on a line of its own with its hyperparameters' defaults
+// (strategy_defaults), wrapped at about 80 columns of description.
+std::string tune::cli::strategy_help() {
+  std::string text = "search strategy, one of " + join(strategy_names()) +
+                     ".\nTheir hyperparameters' defaults (--hyper name=value sets one; docs/strategies.md\n"
+                     "says what each does):";
+  const std::string indent(13, ' ');
+  for (const auto& name : strategy_names()) {
+    std::string line = fmt::format("  {:<11}", name);
+    if (name == default_strategy_name()) line += "(default) ";
+    auto defaults = strategy_defaults(name);
+    if (defaults.empty()) line += "no hyperparameters";
+    bool first = true;
+    for (const auto& [key, value] : defaults) {
+      auto item = fmt::format("{}={}", key, value);
+      if (!first && line.size() + 1 + item.size() > 80) {
+        text += "\n" + line;
+        line = indent + item;
+      } else {
+        line += (first ? "" : " ") + item;
+      }
+      first = false;
+    }
+    text += "\n" + line;
+  }
+  return text;
+}
 
 int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) reached by the results database makes the
