@@ -8,11 +8,45 @@
 #   TUNE_DEMO_TASK=T     another built-in task, e.g. bmm:960x128x128x64:nn
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh >/dev/null
+mkdir -p demo-output
+
+# The build (apt first, for what is missing) writes its whole output to
+# demo-output/build.log and shows one status line: ninja's [N/M], rewritten in
+# place on a terminal, else a line per tenth. A failed build prints the log's
+# tail and stops the demo.
+build_log=demo-output/build.log
+show_build_progress() {
+  local line shown=-1 step total percent
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$build_log"
+    case $line in
+      setup:*) [ -t 1 ] && [ "$shown" -ge 0 ] && printf '\n'; printf '%s (a few minutes)\n' "$line" ;;
+    esac
+    [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]] || continue
+    step=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+    percent=$((step * 100 / total))
+    if [ -t 1 ]; then
+      printf '\r\033[Kbuilding: %d/%d steps (%d%%)' "$step" "$total" "$percent"
+      shown=$percent
+    elif [ $((percent / 10)) -gt $((shown / 10)) ] || [ "$shown" -lt 0 ]; then
+      printf 'building: %d/%d steps (%d%%)\n' "$step" "$total" "$percent"
+      shown=$percent
+    fi
+  done
+  if [ -t 1 ] && [ "$shown" -ge 0 ]; then printf '\n'; fi
+}
+: >"$build_log"
+echo "building into ./build (log: $build_log)"
+start=$SECONDS
+if ! bash scripts/build.sh 2>&1 | show_build_progress; then
+  echo "build failed; the end of $build_log:" >&2
+  tail -n 30 "$build_log" >&2
+  exit 1
+fi
+echo "built in $((SECONDS - start)) s"
 
 budget=${TUNE_DEMO_BUDGET:-150}
 task=${TUNE_DEMO_TASK:-matmul:512x1024x1024}
-mkdir -p demo-output
 rm -f demo-output/demo.db demo-output/demo.db-wal demo-output/demo.db-shm
 
 # One core measures (device 0 is pinned to core 0); the compiler workers get

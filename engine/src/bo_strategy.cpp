@@ -56,13 +56,8 @@
 //
 // Cost per observation: O(pool × observations) (gaussian_process keeps
 // every pool member's solve vector up to date) up to the cap, then NoSE's.
-// Defaults (chosen on the replay benchmark, docs/replay.md): initial = 10,
-// initial_min = 5, switch_correlation = 0.5, design_tries = 1,
-// length_scale = 1.0, jitter = 1e-4, xi = 0.01, pool = 20000,
-// alignment = 0.5, failure_noise = 0.1, stall = 40, local_after = 60,
-// model_limit = 300,
-// prior_top = 2, prior_slope = 1, prior_strength = 1, prior_share = 0.5,
-// prior_phase = 10.
+// Defaults: bo_defaults() below, chosen on the replay benchmark
+// (docs/replay.md).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -78,29 +73,33 @@
 
 namespace tune::detail {
 
+const hyper_table& bo_defaults() {
+  static const hyper_table table = {{"initial", 10},
+                                    {"length_scale", 1.0},
+                                    {"jitter", 1e-4},
+                                    {"xi", 0.01},
+                                    {"pool", 20000},
+                                    {"alignment", 0.5},
+                                    {"failure_noise", 0.1},
+                                    {"stall", 40},
+                                    {"design_tries", 1},
+                                    {"initial_min", 5},
+                                    {"switch_correlation", 0.5},
+                                    {"model_limit", 300},
+                                    {"prior_top", 2},
+                                    {"prior_slope", 1.0},
+                                    {"prior_strength", 1.0},
+                                    {"prior_share", 0.5},
+                                    {"local_after", 60},
+                                    {"prior_phase", 10}};
+  return table;
+}
+
 namespace {
 class bo_strategy final : public strategy_base {
  public:
   bo_strategy(search_space_ptr space, const strategy_options& options)
-      : strategy_base("bo", std::move(space), options,
-                      {{"initial", 10},
-                       {"length_scale", 1.0},
-                       {"jitter", 1e-4},
-                       {"xi", 0.01},
-                       {"pool", 20000},
-                       {"alignment", 0.5},
-                       {"failure_noise", 0.1},
-                       {"stall", 40},
-                       {"design_tries", 1},
-                       {"initial_min", 5},
-                       {"switch_correlation", 0.5},
-                       {"model_limit", 300},
-                       {"prior_top", 2},
-                       {"prior_slope", 1.0},
-                       {"prior_strength", 1.0},
-                       {"prior_share", 0.5},
-                       {"local_after", 60},
-                       {"prior_phase", 10}}),
+      : strategy_base("bo", std::move(space), options, bo_defaults()),
         initial_(hyper_count("initial", 1)),
         initial_min_(hyper_count("initial_min", 1)),
         switch_correlation_(hyper_in("switch_correlation", -1.0, 1.0)),

@@ -1,7 +1,7 @@
 // ga: a plain genetic algorithm in the style of Kernel Tuner's
-// genetic_algorithm. Population 20, parents chosen by rank-weighted roulette
-// (the best of P gets weight P, the worst 1), single-point crossover, per-gene
-// uniform mutation with rate 0.1, elitism.
+// genetic_algorithm: parents chosen by rank-weighted roulette (the best of P
+// gets weight P, the worst 1), single-point crossover, per-gene uniform
+// mutation, elitism.
 //
 // Steady state: the population is always the best `population` configurations
 // observed so far (failures have fitness 0 and are never kept), so the elite
@@ -9,8 +9,8 @@
 // population. Until `population` results with positive fitness exist the
 // strategy proposes random configurations (the initial population). A child
 // that is invalid, measured or in flight is mutated again (at most 20 times),
-// then replaced by a random unseen one. Hyperparameters: "population" (20),
-// "mutation" (0.1).
+// then replaced by a random unseen one. Hyperparameters "population" and
+// "mutation"; their defaults are ga_defaults() below.
 #include <algorithm>
 
 #include "strategies.hpp"
@@ -18,11 +18,16 @@
 
 namespace tune::detail {
 
+const hyper_table& ga_defaults() {
+  static const hyper_table table = {{"population", 20}, {"mutation", 0.1}};
+  return table;
+}
+
 namespace {
 class ga_strategy final : public strategy_base {
  public:
   ga_strategy(search_space_ptr space, const strategy_options& options)
-      : strategy_base("ga", std::move(space), options, {{"population", 20}, {"mutation", 0.1}}),
+      : strategy_base("ga", std::move(space), options, ga_defaults()),
         population_(hyper_count("population", 2)),
         mutation_(hyper_in("mutation", 0, 1)),
         best_(population_) {}

@@ -22,8 +22,9 @@
 // random at 50, 100 and 200 evaluations and above N = 100 at 200 on every
 // space (docs/replay.md).
 //
-// Hyperparameters: "population" (20), "offspring_ratio" (M / N = 1.5),
-// "elite_ratio" (E / N = 0.3), "mutation" (0.3), "k" (9).
+// Hyperparameters: "population" (N), "offspring_ratio" (M / N),
+// "elite_ratio" (E / N), "mutation", "k"; their defaults are nose_defaults()
+// below.
 #include <algorithm>
 #include <cmath>
 
@@ -33,13 +34,17 @@
 
 namespace tune::detail {
 
+const hyper_table& nose_defaults() {
+  static const hyper_table table = {
+      {"population", 20}, {"offspring_ratio", 1.5}, {"elite_ratio", 0.3}, {"mutation", 0.3}, {"k", 9}};
+  return table;
+}
+
 namespace {
 class nose_strategy final : public strategy_base {
  public:
   nose_strategy(search_space_ptr space, const strategy_options& options)
-      : strategy_base(
-            "nose", space, options,
-            {{"population", 20}, {"offspring_ratio", 1.5}, {"elite_ratio", 0.3}, {"mutation", 0.3}, {"k", 9}}),
+      : strategy_base("nose", space, options, nose_defaults()),
         population_(hyper_count("population", 2)),
         offspring_ratio_(hyper_in("offspring_ratio", 0.01, 1000)),
         elite_ratio_(hyper_in("elite_ratio", 0.001, 1000)),

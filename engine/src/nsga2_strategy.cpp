@@ -11,18 +11,24 @@
 // from that population. Until `population` ok results exist, proposals are
 // random (the initial population). A child that is invalid, measured or in
 // flight is mutated again (at most 20 times), then replaced by a random
-// unseen one. Hyperparameters: "population" (32), "mutation" (0.1).
+// unseen one. Hyperparameters "population" and "mutation"; their defaults are
+// nsga2_defaults() below.
 #include "strategies.hpp"
 #include "tune/engine/pareto.hpp"
 #include "tune/engine/strategy_base.hpp"
 
 namespace tune::detail {
 
+const hyper_table& nsga2_defaults() {
+  static const hyper_table table = {{"population", 32}, {"mutation", 0.1}};
+  return table;
+}
+
 namespace {
 class nsga2_strategy final : public strategy_base {
  public:
   nsga2_strategy(search_space_ptr space, const strategy_options& options)
-      : strategy_base("nsga2", std::move(space), options, {{"population", 32}, {"mutation", 0.1}}),
+      : strategy_base("nsga2", std::move(space), options, nsga2_defaults()),
         population_(hyper_count("population", 2)),
         mutation_(hyper_in("mutation", 0, 1)) {}
 

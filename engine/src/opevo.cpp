@@ -13,7 +13,8 @@
 // barrier ρ (children per generation in Algorithm 1) has no effect: each child
 // is drawn from the top-λ at the moment it is requested. It is still accepted
 // and checked so that run files written for the paper's settings work.
-// Defaults: λ = ρ = 8, q = 0.5.
+// Hyperparameters "lambda" (λ), "rho" (ρ), "q"; their defaults, the paper's
+// settings, are opevo_defaults() below.
 #include "opevo.hpp"
 
 #include <algorithm>
@@ -22,12 +23,14 @@
 
 namespace tune::detail {
 
+const hyper_table& opevo_defaults() {
+  static const hyper_table table = {{"lambda", 8}, {"rho", 8}, {"q", 0.5}};
+  return table;
+}
+
 opevo_strategy::opevo_strategy(std::string name, search_space_ptr space, const strategy_options& options,
-                               std::map<std::string, double> extra_defaults)
-    : strategy_base(std::move(name), std::move(space), options, [&] {
-        extra_defaults.insert({{"lambda", 8}, {"rho", 8}, {"q", 0.5}});
-        return extra_defaults;
-      }()) {
+                               const hyper_table& defaults)
+    : strategy_base(std::move(name), std::move(space), options, defaults) {
   lambda_ = hyper_count("lambda", 1);
   // Only the top λ are ever read (the parents, the best, whether λ exist):
   // keeping no more makes an insertion O(λ) rather than O(results).
@@ -61,7 +64,7 @@ void opevo_strategy::generate(std::size_t n, std::vector<configuration>& out) {
 }
 
 std::unique_ptr<strategy> make_opevo_strategy(search_space_ptr space, const strategy_options& options) {
-  return std::make_unique<opevo_strategy>("opevo", std::move(space), options);
+  return std::make_unique<opevo_strategy>("opevo", std::move(space), options, opevo_defaults());
 }
 
 }  // namespace tune::detail

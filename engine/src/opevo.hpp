@@ -4,14 +4,16 @@
 #include <utility>
 #include <vector>
 
+#include "strategies.hpp"
 #include "tune/engine/strategy_base.hpp"
 
 namespace tune::detail {
 
 class opevo_strategy : public strategy_base {
  public:
+  /// `defaults`: opevo_defaults(), or a table that holds it (opevo+knn's).
   opevo_strategy(std::string name, search_space_ptr space, const strategy_options& options,
-                 std::map<std::string, double> extra_defaults = {});
+                 const hyper_table& defaults);
 
  protected:
   void generate(std::size_t n, std::vector<configuration>& out) override;

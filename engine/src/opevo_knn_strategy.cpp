@@ -25,9 +25,8 @@
 //   measured configurations, all far away) would offer.
 //
 // Steady state as in opevo: no generation barrier; `initial` and the stall
-// count results in the order they are observed. Defaults: λ = ρ = 8, q = 0.5,
-// initial = 24, oversample = 10, k = 9, local = 0.25, epsilon = 0.1,
-// stall = 40, explore = 0.5, chosen on the replay benchmark over all six
+// count results in the order they are observed. Defaults: opevo_knn_defaults()
+// below (opevo's and its own), chosen on the replay benchmark over all six
 // vendored datasets (docs/replay.md).
 #include <algorithm>
 #include <cmath>
@@ -38,18 +37,21 @@
 
 namespace tune::detail {
 
+const hyper_table& opevo_knn_defaults() {
+  static const hyper_table table = [] {
+    hyper_table own = {{"initial", 24},  {"oversample", 10}, {"k", 9},        {"local", 0.25},
+                       {"epsilon", 0.1}, {"stall", 40},      {"explore", 0.5}};
+    own.insert(opevo_defaults().begin(), opevo_defaults().end());
+    return own;
+  }();
+  return table;
+}
+
 namespace {
 class opevo_knn_strategy final : public opevo_strategy {
  public:
   opevo_knn_strategy(search_space_ptr space, const strategy_options& options)
-      : opevo_strategy("opevo+knn", space, options,
-                       {{"initial", 24},
-                        {"oversample", 10},
-                        {"k", 9},
-                        {"local", 0.25},
-                        {"epsilon", 0.1},
-                        {"stall", 40},
-                        {"explore", 0.5}}),
+      : opevo_strategy("opevo+knn", space, options, opevo_knn_defaults()),
         initial_(hyper_count("initial", 0)),
         oversample_(hyper_in("oversample", 1, 1000)),
         local_(hyper_in("local", 0.0, 1.0)),

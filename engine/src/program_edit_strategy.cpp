@@ -32,12 +32,13 @@ class program_edit_strategy final : public strategy {
  public:
   program_edit_strategy(program_outline outline, const strategy_options& options)
       : outline_(std::move(outline)), rng_(options.seed) {
-    std::map<std::string, double> hyper = {
-        {"population", 32}, {"initial_edits", 3}, {"crossover", 0.8}, {"mutation", 0.3}};
+    auto hyper = program_edit_defaults();
     for (auto& [name, value] : options.hyper) {
-      if (!hyper.count(name))
-        throw std::invalid_argument("strategy gevo has no hyperparameter '" + name +
-                                    "' (accepted: crossover, initial_edits, mutation, population)");
+      if (!hyper.count(name)) {
+        std::string accepted;
+        for (auto& [known, unused] : hyper) accepted += (accepted.empty() ? "" : ", ") + known;
+        throw std::invalid_argument("strategy gevo has no hyperparameter '" + name + "' (accepted: " + accepted + ")");
+      }
       hyper[name] = value;
     }
     auto count = [&](const char* name, double minimum) {
@@ -125,10 +126,10 @@ class program_edit_strategy final : public strategy {
 
   program_outline outline_;
   rng_type rng_;
-  std::size_t population_ = 32;
-  std::size_t initial_edits_ = 3;
-  double crossover_ = 0.8;
-  double mutation_ = 0.3;
+  std::size_t population_ = 0;
+  std::size_t initial_edits_ = 0;
+  double crossover_ = 0;
+  double mutation_ = 0;
   configuration_set seen_;  // measured or in flight
   bool dirty_ = false;
   std::vector<std::vector<double>> points_;  // ok results in the pool
@@ -137,6 +138,12 @@ class program_edit_strategy final : public strategy {
   std::deque<edit_list> pending_;  // bred children not handed out yet
 };
 }  // namespace
+
+const std::map<std::string, double>& program_edit_defaults() {
+  static const std::map<std::string, double> table = {
+      {"population", 32}, {"initial_edits", 3}, {"crossover", 0.8}, {"mutation", 0.3}};
+  return table;
+}
 
 std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options) {
   return std::make_unique<program_edit_strategy>(std::move(outline), options);

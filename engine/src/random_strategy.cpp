@@ -6,11 +6,16 @@
 
 namespace tune::detail {
 
+const hyper_table& random_defaults() {
+  static const hyper_table table;
+  return table;
+}
+
 namespace {
 class random_strategy final : public strategy_base {
  public:
   random_strategy(search_space_ptr space, const strategy_options& options)
-      : strategy_base("random", std::move(space), options, {}) {}
+      : strategy_base("random", std::move(space), options, random_defaults()) {}
 
  protected:
   // The base tops every request up with uniform unseen valid draws.

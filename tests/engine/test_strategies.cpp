@@ -1,13 +1,18 @@
 // Behaviour every strategy of make_strategy must show: finds the optimum of a
 // small known objective, is deterministic for a seed, takes results out of
 // order and failures, never proposes an invalid or seen configuration, stops
-// when the space is exhausted, rejects unknown hyperparameters.
+// when the space is exhausted, rejects unknown hyperparameters; and
+// docs/strategies.md states the defaults the code has.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 
+#include "tune/engine/program_edit.hpp"
 #include "tune/engine/strategy.hpp"
 
 using namespace tune;
@@ -690,4 +695,131 @@ TEST_CASE("every strategy works on a space of 10^21 configurations without enume
       }
     }
   }
+}
+
+TEST_CASE("strategy_defaults is the table each strategy reads its defaults from", "[engine][strategy]") {
+  CHECK(strategy_defaults("opevo") == std::map<std::string, double>{{"lambda", 8}, {"rho", 8}, {"q", 0.5}});
+  CHECK(strategy_defaults("random").empty());
+  CHECK_THROWS_WITH(strategy_defaults("annealing"), Catch::Contains("annealing") && Catch::Contains("opevo+knn"));
+  for (const auto& name : strategy_names()) {
+    INFO(name);
+    // Every default is accepted as a hyperparameter, and giving each one its
+    // default changes nothing: the strategy's defaults are these values.
+    strategy_options plain, spelled;
+    plain.seed = spelled.seed = 3;
+    spelled.hyper = strategy_defaults(name);
+    auto a = make_strategy(name, grid_space(true), plain);
+    auto b = make_strategy(name, grid_space(true), spelled);
+    for (int round = 0; round < 12; ++round) {
+      auto batch = a->propose(4);
+      REQUIRE(batch == b->propose(4));
+      for (auto& c : batch) a->observe(evaluate(c)), b->observe(evaluate(c));
+    }
+  }
+}
+
+namespace {
+// A default as docs/strategies.md states it, and where.
+struct stated_default {
+  std::size_t line;
+  std::string strategy;
+  std::string name;
+  double value;
+  bool in_table;  // else in prose
+};
+
+std::string strip(std::string s) {
+  auto keep = [](char c) { return c != ' ' && c != '`'; };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), keep));
+  s.erase(std::find_if(s.rbegin(), s.rend(), keep).base(), s.end());
+  return s;
+}
+
+std::vector<std::string> cells(const std::string& row) {
+  std::vector<std::string> out;
+  std::stringstream in(row.substr(1));
+  for (std::string cell; std::getline(in, cell, '|');) out.push_back(strip(cell));
+  return out;
+}
+
+double number(const std::string& text, std::size_t line) {
+  INFO("docs/strategies.md line " << line << ": '" << text << "' is not a number");
+  std::size_t used = 0;
+  double value = std::nan("");
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  REQUIRE(used == text.size());
+  return value;
+}
+
+std::map<std::string, double> code_defaults(const std::string& strategy) {
+  return strategy == "gevo" ? program_edit_defaults() : strategy_defaults(strategy);
+}
+
+// The rows of the table whose header is "strategy | hyperparameter | default",
+// and every "`name` = value" in a section whose heading names one strategy
+// (in backticks): both are statements of a default.
+std::vector<stated_default> stated_defaults(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  auto names = strategy_names();
+  names.push_back("gevo");
+  const std::regex heading_strategy("`([a-z0-9+]+)`");
+  const std::regex assignment("`([a-z_]+)` = ([0-9][0-9.e+-]*[0-9]|[0-9])");
+  std::vector<stated_default> out;
+  bool in_table = false;
+  std::string section;  // the strategy the current section is about, if one
+  std::size_t n = 0;
+  for (std::string text; std::getline(in, text);) {
+    ++n;
+    if (text.rfind("#", 0) == 0) {
+      section.clear();
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), heading_strategy); it != std::sregex_iterator();
+           ++it)
+        if (std::find(names.begin(), names.end(), (*it)[1].str()) != names.end())
+          section = section.empty() ? (*it)[1].str() : "(several)";
+      if (section == "(several)") section.clear();
+      in_table = false;
+      continue;
+    }
+    if (text.rfind("|", 0) == 0) {
+      auto row = cells(text);
+      if (row.size() >= 3 && row[0] == "strategy" && row[1] == "hyperparameter" && row[2] == "default") {
+        in_table = true;
+        continue;
+      }
+      if (in_table && row.size() >= 3 && row[0].find("---") == std::string::npos)
+        out.push_back({n, row[0], row[1], number(row[2], n), true});
+      continue;
+    }
+    in_table = false;
+    if (section.empty()) continue;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), assignment); it != std::sregex_iterator(); ++it)
+      out.push_back({n, section, (*it)[1].str(), number((*it)[2].str(), n), false});
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("docs/strategies.md states the defaults the strategies have", "[engine][strategy]") {
+  auto stated = stated_defaults(TUNE_SOURCE_DIR "/docs/strategies.md");
+  std::set<std::pair<std::string, std::string>> listed;
+  for (const auto& s : stated) {
+    INFO("docs/strategies.md line " << s.line << ": " << s.strategy << " " << s.name << " = " << s.value);
+    std::map<std::string, double> code;
+    REQUIRE_NOTHROW(code = code_defaults(s.strategy));
+    REQUIRE(code.count(s.name) == 1);
+    CHECK(s.value == code.at(s.name));
+    if (s.in_table) listed.insert({s.strategy, s.name});
+  }
+  // The table lists every hyperparameter of every strategy.
+  auto names = strategy_names();
+  names.push_back("gevo");
+  for (const auto& strategy : names)
+    for (const auto& [name, value] : code_defaults(strategy)) {
+      INFO(strategy << " " << name << " = " << value << " is not in docs/strategies.md's table of defaults");
+      CHECK(listed.count({strategy, name}) == 1);
+    }
 }

@@ -16,6 +16,7 @@
 // the same original always gives the same program.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,10 +107,15 @@ std::pair<edit_list, edit_list> messy_crossover(const edit_list& a, const edit_l
 /// GEVO-ML as a steady-state ask/tell strategy over edit lists (encoded as
 /// configurations, see encode()); objectives are each result's `objectives`
 /// ({run time, error}), minimised. See program_edit_strategy.cpp for how its
-/// generations map onto propose/observe. Hyperparameters: "population" (32),
-/// "initial_edits" (3), "crossover" (0.8), "mutation" (0.3). Throws
-/// std::invalid_argument for an unknown hyperparameter, a value out of range
-/// or an outline with no editable instruction.
+/// generations map onto propose/observe. Hyperparameters: those of
+/// program_edit_defaults(). Throws std::invalid_argument for an unknown
+/// hyperparameter, a value out of range or an outline with no editable
+/// instruction.
 std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options);
+
+/// The hyperparameters `gevo` accepts ("population", "initial_edits",
+/// "crossover", "mutation"), each with its default value: the one table
+/// make_program_edit_strategy reads its defaults from.
+const std::map<std::string, double>& program_edit_defaults();
 
 }  // namespace tune

@@ -60,6 +60,12 @@ std::vector<std::string> strategy_names();
 /// evaluations (docs/replay.md, "The default: `bo`").
 std::string default_strategy_name();
 
+/// The hyperparameters a strategy accepts, each with its default value: the
+/// one table the strategy reads its defaults from (docs/strategies.md states
+/// them, and a test holds the two equal). Empty for `random`. Throws
+/// std::invalid_argument for an unknown name, listing the names.
+std::map<std::string, double> strategy_defaults(std::string_view name);
+
 /// Throws std::invalid_argument for an unknown name or hyperparameter.
 std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr space, const strategy_options& options);
 
