@@ -4,6 +4,7 @@
 
 #include "report_detail.hpp"
 #include "tune/actors/nodes.hpp"
+#include "tune/storage/loopback.hpp"
 #include "tune/storage/topology.hpp"
 #include "tune/tune.hpp"
 
@@ -11,24 +12,15 @@ namespace tune {
 
 void serve_node(const node_options& o) {
   const std::string listen_option = detail::option_name(o.option_names, "listen");
-  const std::string listen = listen_option + " " + o.listen;
-  auto colon = o.listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == o.listen.size())
-    throw input_error(listen + ": expected HOST:PORT, e.g. 127.0.0.1:7101");
   actors::node_server_options so;
   so.listen_option = listen_option;
-  so.host = o.listen.substr(0, colon);
-  std::string port_text = o.listen.substr(colon + 1);
-  unsigned long port = 0;
   try {
-    std::size_t used = 0;
-    port = std::stoul(port_text, &used);
-    if (used != port_text.size()) throw std::invalid_argument("trailing text");
-  } catch (const std::exception&) {
-    throw input_error(listen + ": the port '" + port_text + "' is not a number from 0 to 65535");
+    auto address = storage::parse_host_port(o.listen, listen_option, "127.0.0.1:7101");
+    so.host = address.host;
+    so.port = address.port;
+  } catch (const std::invalid_argument& e) {
+    throw input_error(e.what());
   }
-  if (port > 65535) throw input_error(listen + ": the port must be from 0 to 65535");
-  so.port = static_cast<std::uint16_t>(port);
   if (o.topology_file.empty())
     throw input_error(detail::option_name(o.option_names, "topology_file") +
                       ": a node needs its topology file (its devices)");

@@ -344,16 +344,6 @@ std::string read_curve_key(const std::string& text_or_file, const std::string& w
   return text;
 }
 
-bool is_loopback_host(const std::string& host) {
-  if (host == "localhost") return true;
-  std::string bare =
-      host.size() > 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
-  in_addr v4{};
-  if (inet_pton(AF_INET, bare.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  return inet_pton(AF_INET6, bare.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
-}
-
 bool is_loopback_endpoint(const std::string& endpoint) {
   if (endpoint.rfind("ipc://", 0) == 0) return true;
   if (endpoint.rfind("tcp://", 0) != 0) return false;

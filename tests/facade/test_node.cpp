@@ -27,7 +27,7 @@ TEST_CASE("serve_node: a bad listen address is refused naming the field", "[faca
   o.listen = "127.0.0.1:http";
   CHECK(message_of(o) == "--listen 127.0.0.1:http: the port 'http' is not a number from 0 to 65535");
   o.listen = "127.0.0.1:70000";
-  CHECK(message_of(o) == "--listen 127.0.0.1:70000: the port must be from 0 to 65535");
+  CHECK(message_of(o) == "--listen 127.0.0.1:70000: the port '70000' is not a number from 0 to 65535");
 }
 
 TEST_CASE("serve_node: off loopback without TLS is refused with the caller's name of the address", "[facade]") {

@@ -14,9 +14,19 @@
 //                                    └──────────────┘ <────── └──────────┘     └───────────────┘
 //                                                      trial    one per device, runs serialised
 //
-// Every request carries a finite timeout; a failed build or run, a timeout or
-// an exception thrown by a backend becomes a status in the trial, never an
-// error that crosses a mailbox unanswered.
+// Requests inside the pipeline carry no CAF timeout (caf::infinite): each
+// actor that waits keeps its own deadlines and checks them on its tick, about
+// four times a second while work is outstanding — the population an
+// evaluation's, the compile pool a build's and a measurement's, a measurer a
+// run's — because CAF 0.17 keeps a request's timeout entry until its deadline
+// and wakes its clock thread for each (docs/pipeline.md). A deadline passed
+// makes the trial a status (build_timeout, run_timeout, unknown) and a late
+// answer is dropped; a worker or runner silent past its timeout plus
+// stage_timing::request_grace_s is replaced. The generator is local and
+// answers every demand (a slow one is reported, not timed out). Only requests
+// that cross the network (a node's hello and open) carry CAF timeouts. A
+// failed build or run, a timeout or an exception thrown by a backend becomes
+// a status in the trial, never an error that crosses a mailbox unanswered.
 
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
