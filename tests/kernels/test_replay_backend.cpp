@@ -6,9 +6,14 @@
 
 using namespace tune;
 
+namespace {
+/// Answers at once: these tests check what is answered, not the pace.
+const replay_backend_options no_sleeping{0.0, false, 0};
+}  // namespace
+
 TEST_CASE("the replay backend returns recorded statuses, times and durations", "[kernels]") {
   auto dataset = std::make_shared<const replay_dataset>(test::conv_slice());
-  auto backend = make_replay_backend(dataset, {});
+  auto backend = make_replay_backend(dataset, no_sleeping);
   CHECK(backend->name() == "replay");
   CHECK(backend->space() == dataset->space);
   for (std::size_t i = 0; i < dataset->configs.size(); ++i) {
@@ -29,7 +34,7 @@ TEST_CASE("the replay backend returns recorded statuses, times and durations", "
 
 TEST_CASE("the replay backend rejects configurations outside the dataset and honours timeouts", "[kernels]") {
   auto dataset = std::make_shared<const replay_dataset>(test::conv_slice());
-  auto backend = make_replay_backend(dataset, {});
+  auto backend = make_replay_backend(dataset, no_sleeping);
   configuration outside;
   for (std::uint64_t flat = 0;; ++flat) {
     outside = dataset->space->unflatten(flat);

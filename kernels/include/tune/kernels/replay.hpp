@@ -131,8 +131,9 @@ std::vector<replay_run_result> replay_searches(const replay_dataset& dataset, co
                                                std::size_t runs, unsigned threads = 2);
 
 struct replay_backend_options {
-  /// Real seconds slept per recorded second (0: no sleeping).
-  double time_scale = 0.0;
+  /// Real seconds slept per recorded second, as everywhere a time scale is
+  /// given (1: the recorded pace; 0: no sleeping at all).
+  double time_scale = 1.0;
   bool noise = false;
   std::uint64_t seed = 0;
 };
