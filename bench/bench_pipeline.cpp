@@ -76,7 +76,7 @@ class latency_model_backend : public backend {
     return out;
   }
 
-  run_result run(const configuration& config, const build_result&, int, double) override {
+  run_result run(const configuration& config, const build_result&, int, const run_limits&) override {
     run_result out;
     out.run_s = measure_latency(config);
     std::this_thread::sleep_for(std::chrono::duration<double>(out.run_s * time_scale_));

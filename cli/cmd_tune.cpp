@@ -2,6 +2,8 @@
 // one session of the library facade (tune/tune.hpp); SIGINT and SIGTERM stop
 // it the way request_stop() does. The library checks every value; its
 // messages name the options as declared here (field_options).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -26,6 +28,7 @@ struct tune_args {
   bool no_cache = false;
   bool no_auto_prior = false;
   bool quiet = false;
+  bool no_early_stop = false;
   std::string summary_json;
   std::map<std::string, std::string> names;
 };
@@ -39,6 +42,7 @@ int run_tune(tune_args& a, bool seed_given, bool publish_given, bool dashboard_g
   o.use_cache = !a.no_cache;
   o.auto_prior = !a.no_auto_prior;
   o.progress_line = !a.quiet;
+  if (a.no_early_stop) o.early_stop = early_stop_policy::off();
   if (publish_given) o.publish_endpoint = a.publish.empty() ? storage::default_event_endpoint : a.publish;
   if (dashboard_given) o.dashboard_listen = a.dashboard.empty() ? "127.0.0.1:8080" : a.dashboard;
   o.on_dashboard = [](const std::string& url) { std::fprintf(stderr, "dashboard: serving %s\n", url.c_str()); };
@@ -118,6 +122,11 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   f.option("time_scale", "--time-scale", o.time_scale,
            "--dataset: sleep this many times the recorded latencies (default 1)");
   f.option("threads", "--threads", o.threads, "CPU threads one kernel uses (default 1)");
+  f.flag("early_stop", "--no-early-stop", args->no_early_stop,
+         "measure every candidate in full: no stopping a run past " +
+             fmt::format("{:g}", early_stop_policy{}.slow_factor) +
+             "x the best time (too_slow), no stopping the timing of one whose fastest run is already " +
+             fmt::format("{:g}", 100 * early_stop_policy{}.margin) + "% slower than the best");
   f.option("hyper", "--hyper", args->hyper, "strategy hyperparameter name=value (repeatable)");
   f.option("priors", "--prior", o.priors,
            "transfer from a measured dataset or a results database holding runs of the same task (e.g. on "

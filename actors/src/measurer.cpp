@@ -22,12 +22,14 @@ namespace {
 using trial_promise = caf::typed_response_promise<measured_trial>;
 
 device_runner_actor::behavior_type device_runner(device_runner_actor::pointer, backend_ptr backend, int device,
-                                                 double timeout_s) {
+                                                 run_limits limits) {
   return {
-      [backend, device, timeout_s](run_atom, const compiled_candidate& compiled) {
+      [backend, device, limits](run_atom, const compiled_candidate& compiled) {
         run_result out;
         try {
-          out = backend->run(compiled.cand.config, compiled.build, device, timeout_s);
+          auto these = limits;
+          these.reference_ms = compiled.cand.reference_ms;
+          out = backend->run(compiled.cand.config, compiled.build, device, these);
         } catch (const std::exception& e) {
           out.state = status::unknown;
           out.message = std::string("run threw: ") + e.what();
@@ -35,6 +37,14 @@ device_runner_actor::behavior_type device_runner(device_runner_actor::pointer, b
         return out;
       },
   };
+}
+
+/// What every run of the measurer's device may take (its candidate adds the
+/// reference time).
+run_limits runner_limits(const measurer_options& options) {
+  run_limits limits(options.timing.timeouts.run_s);
+  limits.early_stop = options.early_stop;
+  return limits;
 }
 
 struct waiting_run {
@@ -72,6 +82,9 @@ measured_trial make_trial(const compiled_candidate& compiled, const run_result& 
   trial.run_s = run.run_s;
   trial.device_id = device;
   trial.message = run.message;
+  trial.repeats = run.repeats;
+  trial.stopped_early = run.stopped_early;
+  trial.kernel_s = run.kernel_s;
   return trial;
 }
 
@@ -107,8 +120,8 @@ void runner_failed(measurer_pointer self, status state, std::string message) {
   ++st.run_number;  // a late answer of the stale runner is dropped
   self->unlink_from(st.runner);
   self->send_exit(st.runner, caf::exit_reason::kill);
-  st.runner = self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device,
-                                                       st.options.timing.timeouts.run_s);
+  st.runner =
+      self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device, runner_limits(st.options));
   run_result run;
   run.state = state;
   run.run_s = st.options.timing.timeouts.run_s;
@@ -144,8 +157,8 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
   auto& st = self->state;
   st.backend = std::move(backend);
   st.options = options;
-  st.runner = self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device,
-                                                       st.options.timing.timeouts.run_s);
+  st.runner =
+      self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device, runner_limits(st.options));
   return {
       [self](measure_atom, compiled_candidate& compiled) {
         detail::cpu_scope cpu(self->state.cpu_s);
@@ -176,8 +189,8 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
 }  // namespace
 
 device_runner_actor spawn_device_runner(caf::actor_system& system, backend_ptr backend, int device,
-                                        double run_timeout_s) {
-  return system.spawn<caf::detached>(device_runner, std::move(backend), device, run_timeout_s);
+                                        const run_limits& limits) {
+  return system.spawn<caf::detached>(device_runner, std::move(backend), device, limits);
 }
 
 measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, const measurer_options& options) {

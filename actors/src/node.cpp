@@ -48,10 +48,11 @@ std::string engine_version() {
 std::string message_set_signature() {
   // Bump the leading number when a type below changes its fields.
   return "nodes-3 caf-" + std::to_string(CAF_VERSION) +
-         " candidate(id,config) compiled_candidate(cand,build,unbuilt,artifact_bytes) "
+         " candidate(id,config,reference_ms) compiled_candidate(cand,build,unbuilt,artifact_bytes) "
          "build_result(state,artifact,compile_s,message)"
-         " run_result(state,time_ms,run_s,message,objectives) measured_trial(candidate_id,config,state,time_ms,"
-         "objectives,compile_s,run_s,device_id,message,finished_s,reused_from_run,abandoned) "
+         " run_result(state,time_ms,run_s,message,objectives,repeats,stopped_early,kernel_s) "
+         "measured_trial(candidate_id,config,state,time_ms,objectives,compile_s,run_s,device_id,message,finished_s,"
+         "reused_from_run,abandoned,repeats,stopped_early,kernel_s) "
          "stage_stats(workers,busy_s,window_s,"
          "cpu_s) measurer(measure,stats) build_worker(build) open(json,measurers,builders)";
 }
@@ -356,6 +357,7 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
           m.device = st.options.devices[index].id;
           m.timing.timeouts = limits;
           m.timing.time_scale = job.time_scale > 0 ? job.time_scale : 1.0;
+          m.early_stop = job.early_stop;
           auto measurer = real ? self->system().spawn(node_measurer, backend, m, compile_timeout_s)
                                : spawn_measurer(self->system(), backend, m);
           st.measurers.push_back(caf::actor_cast<caf::actor>(measurer));

@@ -36,6 +36,8 @@ std::string node_task::to_json() const {
     doc["run_timeout_s"] = timeouts->run_s;
   }
   if (!devices.empty()) doc["devices"] = devices;
+  doc["early_stop"] = {
+      {"slow_factor", early_stop.slow_factor}, {"min_slow_ms", early_stop.min_slow_ms}, {"margin", early_stop.margin}};
   return doc.dump();
 }
 
@@ -77,6 +79,16 @@ node_task node_task::from_json(const std::string& text) {
     limits.run_s = get<double>(doc, "run_timeout_s", &nlohmann::json::is_number, "a number", limits.run_s);
     if (!(limits.compile_s > 0) || !(limits.run_s > 0)) bad("compile_timeout_s/run_timeout_s", "must be > 0");
     out.timeouts = limits;
+  }
+  if (doc.contains("early_stop")) {
+    const auto& stop = doc["early_stop"];
+    if (!stop.is_object()) bad("early_stop", "is not an object");
+    auto& policy = out.early_stop;
+    policy.slow_factor = get<double>(stop, "slow_factor", &nlohmann::json::is_number, "a number", policy.slow_factor);
+    policy.min_slow_ms = get<double>(stop, "min_slow_ms", &nlohmann::json::is_number, "a number", policy.min_slow_ms);
+    policy.margin = get<double>(stop, "margin", &nlohmann::json::is_number, "a number", policy.margin);
+    if (!(policy.slow_factor >= 0) || !(policy.min_slow_ms >= 0) || !(policy.margin >= 0))
+      bad("early_stop", "holds a negative number");
   }
   if (doc.contains("devices")) {
     if (!doc["devices"].is_array()) bad("devices", "is not an array");

@@ -57,6 +57,8 @@ struct population_state {
 
   measured_trial best;
   bool has_best = false;
+  std::vector<std::pair<std::int32_t, device_time>> device_times;
+  double build_s = 0.0;
   std::vector<best_point> trace;
 
   // Warm-up ends with the first trial (the pipeline is full by then); the
@@ -125,6 +127,8 @@ void send_summary(population_pointer self) {
   sum.sim_s = sum.wall_s / st.options.timing.time_scale;
   sum.reason = st.reason.value_or(end_reason::failed);
   sum.trace = st.trace;
+  sum.device_times = st.device_times;
+  sum.build_s = st.build_s;
   if (st.first_result_at >= 0 && st.hand_out_end_at > st.first_result_at)
     sum.steady_rate = static_cast<double>(st.steady_trials) /
                       ((st.hand_out_end_at - st.first_result_at) / st.options.timing.time_scale);
@@ -210,6 +214,8 @@ void hand_out(population_pointer self, std::vector<candidate>& batch) {
       }
     }
     auto id = cand.id;
+    // Measured against the best known now (a later best is only faster).
+    if (st.has_best) cand.reference_ms = st.best.time_ms;
     st.awaiting[id] = {detail::steady_seconds() + st.options.evaluate_timeout_s, cand.config};
     // An answer for a candidate no longer awaited (its timeout was reported
     // on the tick) is dropped: the trial was recorded once, as unknown.
@@ -324,7 +330,16 @@ void on_trial(population_pointer self, measured_trial trial) {
     st.first_result_at = now;
   else if (st.handing_out)
     ++st.steady_trials;
-  bool new_best = trial.ok() && (!st.has_best || trial.time_ms < st.best.time_ms);
+  // A time from timing stopped early (the candidate was clearly slower than
+  // the best) is never the best.
+  bool new_best = trial.ok() && !trial.stopped_early && (!st.has_best || trial.time_ms < st.best.time_ms);
+  if (trial.device_id >= 0) {
+    auto it = std::find_if(st.device_times.begin(), st.device_times.end(),
+                           [&](const auto& entry) { return entry.first == trial.device_id; });
+    if (it == st.device_times.end()) it = st.device_times.insert(it, {trial.device_id, device_time{}});
+    it->second.add(trial);
+  }
+  if (!trial.reused()) st.build_s += std::max(0.0, trial.compile_s);
   if (new_best) {
     st.best = trial;
     st.has_best = true;

@@ -5,15 +5,16 @@
 namespace tune {
 
 namespace {
-constexpr std::array<std::string_view, 9> status_names = {"ok",
-                                                          "instantiation_error",
-                                                          "compile_error",
-                                                          "compile_error_device",
-                                                          "runtime_error",
-                                                          "wrong_answer",
-                                                          "build_timeout",
-                                                          "run_timeout",
-                                                          "unknown"};
+constexpr std::array<std::string_view, 10> status_names = {"ok",
+                                                           "instantiation_error",
+                                                           "compile_error",
+                                                           "compile_error_device",
+                                                           "runtime_error",
+                                                           "wrong_answer",
+                                                           "build_timeout",
+                                                           "run_timeout",
+                                                           "unknown",
+                                                           "too_slow"};
 }
 
 std::string_view to_string(status s) {

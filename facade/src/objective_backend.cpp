@@ -25,7 +25,7 @@ class objective_backend final : public backend {
   }
   bool builds_instantly() const override { return true; }
 
-  run_result run(const configuration& config, const build_result&, int, double) override {
+  run_result run(const configuration& config, const build_result&, int, const run_limits&) override {
     run_result out;
     auto start = std::chrono::steady_clock::now();
     try {

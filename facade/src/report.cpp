@@ -103,9 +103,19 @@ nlohmann::json run_report::to_json() const {
       {"prior", {{"sources", prior_sources}, {"configurations", prior_configurations}}},
       {"db_migrated_from", db_migrated_from ? nlohmann::json(*db_migrated_from) : nlohmann::json(nullptr)},
   };
+  nlohmann::json measuring = nlohmann::json::object();
+  for (const auto& [name, t] : device_times)
+    measuring[name] = {
+        {"trials", t.trials},         {"measured_s", t.measured_s}, {"stopped_early_s", t.stopped_early_s},
+        {"too_slow_s", t.too_slow_s}, {"timeout_s", t.timeout_s},   {"failed_s", t.failed_s},
+        {"overhead_s", t.overhead_s}};
+  out["time"] = {{"devices", measuring},
+                 {"compile", {{"workers", compile_workers}, {"build_s", build_s}, {"waiting_s", waiting_s()}}}};
   if (!throughput.is_null()) out["throughput"] = throughput;
   return out;
 }
+
+double run_report::waiting_s() const { return std::max(0.0, static_cast<double>(compile_workers) * sim_s - build_s); }
 
 std::string run_report::to_text() const {
   std::string out = fmt::format("run {}{}: {} trials ({} new) in {:.2f} s wall{}; ended by {}; seed {}{}\n", run_id,
@@ -121,6 +131,14 @@ std::string run_report::to_text() const {
     out += fmt::format("best {:.6g} ms: {}\n", best->time_ms, best->config_json);
   else
     out += "best: none (no trial succeeded)\n";
+  for (const auto& [name, t] : device_times)
+    out += fmt::format(
+        "{} measuring {:.2f} s: timed in full {:.2f}, stopped early {:.2f}, too slow {:.2f}, timeouts {:.2f}, "
+        "failed {:.2f}, overhead {:.2f}\n",
+        name, t.total_s(), t.measured_s, t.stopped_early_s, t.too_slow_s, t.timeout_s, t.failed_s, t.overhead_s);
+  if (compile_workers > 0)
+    out += fmt::format("compile ({} worker{}): building {:.2f} s, waiting {:.2f} s\n", compile_workers,
+                       compile_workers == 1 ? "" : "s", build_s, waiting_s());
   out += fmt::format("busy after warm-up: compile {:.1f}%", 100.0 * compile_busy);
   for (const auto& [name, busy] : device_busy) out += fmt::format(", {} {:.1f}%", name, 100.0 * busy);
   // The steady window runs from the first result to the last hand-out: a run
@@ -219,6 +237,9 @@ run_report make_report(const actors::run_summary& s, const search_space& space, 
   for (std::size_t d = 0; d < s.devices.size() && d < topo.devices.size(); ++d)
     r.device_busy.emplace_back(topo.devices[d].name, s.devices[d].busy_fraction());
   r.steady_trials_per_s = s.steady_rate;
+  for (const auto& [id, time] : s.device_times) r.device_times.emplace_back(device_name(topo, id), time);
+  r.compile_workers = static_cast<std::uint32_t>(topo.compile_workers);
+  r.build_s = s.build_s;
   r.engine_cpu_us_per_trial = s.trials ? 1e6 * s.engine_cpu_s / static_cast<double>(s.trials) : 0.0;
   for (const auto& p : s.trace) r.trace.push_back({p.at_s, p.trials, p.time_ms});
   return r;

@@ -95,7 +95,8 @@ const std::vector<std::string>& session_option_fields() {
                                                   "batch",           "db_path",          "resume",
                                                   "use_cache",       "publish_endpoint", "publish_key",
                                                   "publish_wait",    "progress_line",    "dashboard_listen",
-                                                  "dashboard_token", "threads",          "compare_vendor"};
+                                                  "dashboard_token", "threads",          "compare_vendor",
+                                                  "early_stop"};
   return fields;
 }
 
@@ -441,6 +442,7 @@ void add_nodes(const detail::target& what, const session_options& o, storage::to
   po.network.key = topo.tls.key;
   po.network.cafile = topo.tls.cafile;
   auto job = what.for_nodes(o, topo);
+  job.task.early_stop = o.early_stop;
   po.node_task = std::move(job.task);
   po.node_payload = std::move(job.payload);
   po.nodes_build = job.nodes_build;
@@ -472,6 +474,10 @@ run_report session::run() {
                                  {"topology", s.topo.summary()},
                                  {"time_scale", o.time_scale},
                                  {"seed_drawn", s.seed_drawn},
+                                 {"early_stop",
+                                  {{"slow_factor", o.early_stop.slow_factor},
+                                   {"min_slow_ms", o.early_stop.min_slow_ms},
+                                   {"margin", o.early_stop.margin}}},
                                  {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
   s.what->record(options_json, s.be);
   ro.spec.options_json = options_json.dump();
@@ -507,6 +513,7 @@ run_report session::run() {
   po.timing.timeouts = s.topo.timeouts;
   po.timing.time_scale = s.what->time_scale(o);
   po.budget = o.budget;
+  po.early_stop = o.early_stop;
   po.mode = o.mode == run_mode::generational ? actors::pipeline_mode::generational : actors::pipeline_mode::steady;
   po.batch = o.batch;
   for (const auto& row : recorder->prior())

@@ -103,7 +103,10 @@ const std::map<std::string, std::vector<field>>& event_fields() {
         {"run_s", kind::number},
         {"device", kind::string},
         {"elapsed_s", kind::number},
-        {"reused_from_run", kind::integer_or_null}}},
+        {"reused_from_run", kind::integer_or_null},
+        {"repeats", kind::unsigned_integer},
+        {"stopped_early", kind::boolean},
+        {"kernel_s", kind::number}}},
       {"new_best",
        {{"seq", kind::integer}, {"config", kind::object}, {"time_ms", kind::number}, {"elapsed_s", kind::number}}},
       {"progress",
@@ -177,6 +180,9 @@ nlohmann::json make_event(const trial_finished_event& e) {
   event["device"] = t.device;
   event["elapsed_s"] = e.elapsed_s;
   event["reused_from_run"] = t.reused() ? nlohmann::json(*t.reused_from_run) : nlohmann::json(nullptr);
+  event["repeats"] = t.repeats;
+  event["stopped_early"] = t.stopped_early;
+  event["kernel_s"] = t.kernel_s;
   if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
   return event;
 }

@@ -277,6 +277,7 @@ class run_exporter {
         return "correctness";
       case status::build_timeout:
       case status::run_timeout:
+      case status::too_slow:
         return "timeout";
       default:
         return "runtime";

@@ -40,6 +40,9 @@ std::string trials_table_sql(const std::string& name) {
   objectives      TEXT,              -- JSON array of numbers, or NULL
   reused_from_run INTEGER,           -- cache hit: the run that measured it
   message         TEXT,              -- compiler output or why it failed (at most max_message_bytes); NULL: none
+  repeats         INTEGER NOT NULL DEFAULT 0,  -- timed runs behind time_ms; 0: unknown
+  stopped_early   INTEGER NOT NULL DEFAULT 0,  -- 1: timing stopped early, clearly slower than the best
+  kernel_s        REAL NOT NULL DEFAULT 0,     -- seconds inside the kernel's runs; 0: unknown
   UNIQUE (run_id, seq)
 );
 )sql";
@@ -252,9 +255,8 @@ struct results_db::impl {
           next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", name, true),
           insert(db,
                  "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
-                 "objectives, reused_from_run, config_hash, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                 "?11, "
-                 "?12, ?13)",
+                 "objectives, reused_from_run, config_hash, message, repeats, stopped_early, kernel_s) VALUES (?1, ?2, "
+                 "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                  name, true) {}
   };
   std::unique_ptr<trial_writer> writer;
@@ -330,7 +332,7 @@ struct results_db::impl {
     return std::string(
                "t.id, t.run_id, t.seq, t.config, t.status, t.time_ms, t.compile_s, t.run_s, t.device, t.finished_at, "
                "t.objectives, t.reused_from_run, ") +
-           (file_version >= 3 ? "t.message" : "NULL");
+           (file_version >= 3 ? "t.message, t.repeats, t.stopped_early, t.kernel_s" : "NULL, 0, 0, 0.0");
   }
 
   run_record read_run(const statement& s) const {
@@ -392,6 +394,13 @@ struct results_db::impl {
     }
     if (s.type(11) != SQLITE_NULL) trial.reused_from_run = row.integer(11, "reused_from_run", 1);
     if (s.type(12) != SQLITE_NULL) trial.message = row.text(12, "message", true);
+    auto repeats = row.integer(13, "repeats", 0);
+    if (repeats > std::numeric_limits<std::uint32_t>::max()) row.fail("repeats", "is too large");
+    trial.repeats = static_cast<std::uint32_t>(repeats);
+    auto early = row.integer(14, "stopped_early", 0);
+    if (early > 1) row.fail("stopped_early", "is neither 0 nor 1");
+    trial.stopped_early = early == 1;
+    trial.kernel_s = row.real(15, "kernel_s");
     return trial;
   }
 
@@ -528,7 +537,11 @@ void results_db::impl::migrate() {
            "ALTER TABLE trials_v3 RENAME TO trials;\n" +
            trials_index_sql);
     } else {
-      exec("ALTER TABLE trials ADD COLUMN message TEXT;\n");  // 2 -> 3
+      exec(
+          "ALTER TABLE trials ADD COLUMN message TEXT;\n"  // 2 -> 3
+          "ALTER TABLE trials ADD COLUMN repeats INTEGER NOT NULL DEFAULT 0;\n"
+          "ALTER TABLE trials ADD COLUMN stopped_early INTEGER NOT NULL DEFAULT 0;\n"
+          "ALTER TABLE trials ADD COLUMN kernel_s REAL NOT NULL DEFAULT 0;\n");
     }
     // Why each finished run ended, as far as its trials and budget tell.
     exec(std::string("UPDATE runs SET status = ") + legacy_finished_reason_sql + " WHERE status = 'finished';\n" +
@@ -657,8 +670,9 @@ void check_trial(const trial_record& trial) {
   if (trial.state == status::ok && (!std::isfinite(trial.time_ms) || trial.time_ms < 0))
     throw std::invalid_argument("record_trial: an ok trial needs a finite time >= 0, got " +
                                 std::to_string(trial.time_ms));
-  if (!std::isfinite(trial.compile_s) || trial.compile_s < 0 || !std::isfinite(trial.run_s) || trial.run_s < 0)
-    throw std::invalid_argument("record_trial: compile_s and run_s must be finite and >= 0");
+  if (!std::isfinite(trial.compile_s) || trial.compile_s < 0 || !std::isfinite(trial.run_s) || trial.run_s < 0 ||
+      !std::isfinite(trial.kernel_s) || trial.kernel_s < 0)
+    throw std::invalid_argument("record_trial: compile_s, run_s and kernel_s must be finite and >= 0");
   for (double value : trial.objectives)
     if (!std::isfinite(value)) throw std::invalid_argument("record_trial: objectives must be finite numbers");
   if (!(std::isfinite(trial.finished_at) && trial.finished_at >= 0))
@@ -725,6 +739,9 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
         insert.bind_null(13);
       else
         insert.bind(13, clipped_message(trial.message));
+      insert.bind(14, static_cast<std::int64_t>(trial.repeats))
+          .bind(15, static_cast<std::int64_t>(trial.stopped_early ? 1 : 0))
+          .bind(16, trial.kernel_s);
       insert.step();
       out.push_back({true, seq++, finished_at});
     }

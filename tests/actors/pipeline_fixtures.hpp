@@ -82,7 +82,7 @@ class grid_backend : public backend {
     return out;
   }
 
-  run_result run(const configuration& config, const build_result&, int device, double) override {
+  run_result run(const configuration& config, const build_result&, int device, const run_limits&) override {
     if (before_run) before_run();
     auto& here = running_.at(static_cast<std::size_t>(device));
     if (++here > 1) overlapping_runs_ = true;

@@ -15,7 +15,11 @@ TEST_CASE("node task: a built-in task and a replayed dataset read back as writte
   task.seed = 18446744073709551615ull;
   task.timeouts = tune::timeouts{30.0, 4.0};
   task.devices = {1, 3};
+  task.early_stop = {20.0, 2.0, 0.5};
   auto back = node_task::from_json(task.to_json());
+  CHECK(back.early_stop.slow_factor == 20.0);
+  CHECK(back.early_stop.min_slow_ms == 2.0);
+  CHECK(back.early_stop.margin == 0.5);
   CHECK(back.kind == node_task::kind_t::task);
   CHECK(back.task == "matmul:64x64x64");
   CHECK(back.threads == 2);
@@ -35,7 +39,7 @@ TEST_CASE("node task: a built-in task and a replayed dataset read back as writte
   CHECK(again.dataset_name == "A100.json.gz");
   CHECK(again.kinds == replay.kinds);
   CHECK(again.time_scale == 0.0);
-  CHECK_FALSE(again.timeouts);  // the node's own
+  CHECK_FALSE(again.timeouts);   // the node's own
   CHECK(again.devices.empty());  // all of the node's devices
 }
 
@@ -60,5 +64,7 @@ TEST_CASE("node task: bad tasks are refused naming the field", "[actors]") {
   CHECK_THAT(error_of(R"({"kind": "replay", "time_scale": -1})"), Contains("'time_scale'"));
   CHECK_THAT(error_of(R"({"kind": "replay", "run_timeout_s": 0})"), Contains("must be > 0"));
   CHECK_THAT(error_of(R"({"kind": "replay", "devices": [0, "one"]})"), Contains("'devices'"));
+  CHECK_THAT(error_of(R"({"kind": "replay", "early_stop": {"margin": -1}})"), Contains("'early_stop'"));
+  CHECK_THAT(error_of(R"({"kind": "replay", "early_stop": 3})"), Contains("'early_stop' is not an object"));
   CHECK(error_of(R"({"kind": "replay"})") == "(accepted)");
 }

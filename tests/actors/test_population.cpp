@@ -242,6 +242,26 @@ TEST_CASE("progress reports count the candidates in flight", "[actors]") {
 }
 
 namespace {
+/// Runs a population with `pool` as its compile pool over a sweep of a 4 x 4
+/// grid and returns its summary (REQUIREs that it ended within a minute).
+run_summary run_on_pool(tune::testing::actor_test_system& sys, compile_pool_actor pool, population_options options) {
+  auto space = tune::testing::grid_space(4, 4);
+  auto log = std::make_shared<tune::testing::sweep_log>();
+  auto generator = spawn_generator(sys.system, space, std::make_unique<tune::testing::sweep_strategy>(space, log), {});
+  auto population = spawn_population(sys.system, generator, pool, options, caf::actor_cast<caf::actor>(sys.self));
+  sys.self->send(population, start_atom::value);
+  run_summary summary;
+  bool done = false;
+  sys.self->receive([&](done_atom, run_summary& s) { summary = s, done = true; },
+                    caf::after(std::chrono::seconds(60)) >> [] {});
+  sys.self->send_exit(pool, caf::exit_reason::user_shutdown);
+  sys.self->send_exit(generator, caf::exit_reason::user_shutdown);
+  REQUIRE(done);
+  return summary;
+}
+}  // namespace
+
+namespace {
 /// A compile pool that answers candidates with an even id at once, keeps the
 /// promises of odd ones and answers each of them `late_by` later.
 struct late_pool_state {
@@ -285,26 +305,17 @@ TEST_CASE("a candidate not answered within the evaluation timeout is one unknown
           "[actors]") {
   tune::testing::actor_test_system sys;
   auto space = tune::testing::grid_space(4, 4);
-  auto log = std::make_shared<tune::testing::sweep_log>();
   auto listener = std::make_shared<recording_listener>();
-  auto generator = spawn_generator(sys.system, space, std::make_unique<tune::testing::sweep_strategy>(space, log), {});
   // Odd candidates are answered 1.5 s late, three times the timeout: the
   // population reports them on its tick and the late answers arrive while
   // the run still hands out (every candidate of the first batch is odd or
   // even in turn, so the run outlives the first late answers).
-  auto pool = sys.system.spawn(late_pool, std::chrono::milliseconds(1500));
   population_options options;
   options.budget.trials = 12;
   options.capacity = 2;
   options.evaluate_timeout_s = 0.5;
   options.listener = listener;
-  auto population = spawn_population(sys.system, generator, pool, options, caf::actor_cast<caf::actor>(sys.self));
-  sys.self->send(population, start_atom::value);
-  run_summary summary;
-  bool done = false;
-  sys.self->receive([&](done_atom, run_summary& s) { summary = s, done = true; },
-                    caf::after(std::chrono::seconds(60)) >> [] {});
-  REQUIRE(done);
+  auto summary = run_on_pool(sys, sys.system.spawn(late_pool, std::chrono::milliseconds(1500)), options);
   CHECK(summary.reason == end_reason::budget);
   CHECK(summary.trials == 12);
   REQUIRE(listener->trials.size() == 12);
@@ -324,6 +335,61 @@ TEST_CASE("a candidate not answered within the evaluation timeout is one unknown
   }
   CHECK(unknown == 6);
   CHECK(summary.best.candidate_id == 0);
-  sys.self->send_exit(pool, caf::exit_reason::user_shutdown);
-  sys.self->send_exit(generator, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+/// A compile pool that answers at once and remembers the reference time each
+/// candidate came with: candidate 0 takes 5 ms, candidate 1 claims 1 ms from
+/// timing stopped early, every later one 4 ms measured in full.
+compile_pool_actor::behavior_type reference_pool(compile_pool_actor::pointer,
+                                                 std::shared_ptr<std::vector<double>> references) {
+  return {
+      [references](evaluate_atom, candidate& cand) -> measured_trial {
+        references->push_back(cand.reference_ms);
+        measured_trial trial;
+        trial.candidate_id = cand.id;
+        trial.config = cand.config;
+        trial.state = status::ok;
+        trial.device_id = 0;
+        trial.run_s = 0.5;
+        trial.kernel_s = 0.25;
+        trial.time_ms = cand.id == 0 ? 5.0 : cand.id == 1 ? 1.0 : 4.0;
+        trial.stopped_early = cand.id == 1;
+        return trial;
+      },
+      [](stats_atom, double, double) { return stage_stats{}; },
+      [](join_atom, std::vector<caf::actor>&, std::vector<std::int32_t>&, std::uint32_t, std::vector<caf::actor>&) {},
+      [](tick_atom) {},
+  };
+}
+}  // namespace
+
+TEST_CASE("candidates carry the best time as their reference, and a time from timing stopped early is never the best",
+          "[actors]") {
+  tune::testing::actor_test_system sys;
+  auto listener = std::make_shared<recording_listener>();
+  auto references = std::make_shared<std::vector<double>>();
+  population_options options;
+  options.budget.trials = 4;
+  options.capacity = 1;  // one at a time: each candidate is handed out after the previous answer
+  options.listener = listener;
+  auto summary = run_on_pool(sys, sys.system.spawn(reference_pool, references), options);
+  REQUIRE(listener->trials.size() == 4);
+  // Candidate 1's 1 ms came from timing stopped early: the best is 4 ms.
+  CHECK(summary.best.time_ms == 4.0);
+  CHECK_FALSE(summary.best.stopped_early);
+  CHECK(listener->bests == std::vector<bool>{true, false, true, false});
+  // The references: none for the first, then the best so far.
+  REQUIRE(references->size() == 4);
+  CHECK(std::isnan((*references)[0]));
+  CHECK((*references)[1] == 5.0);
+  CHECK((*references)[2] == 5.0);
+  CHECK((*references)[3] == 4.0);
+  // Where the device's time went: kernel runs in full (3 trials), stopped early (1), the rest overhead.
+  REQUIRE(summary.device_times.size() == 1);
+  const auto& time = summary.device_times.front().second;
+  CHECK(time.trials == 4);
+  CHECK(time.measured_s == Approx(0.75));
+  CHECK(time.stopped_early_s == Approx(0.25));
+  CHECK(time.overhead_s == Approx(1.0));
 }

@@ -135,10 +135,21 @@ TEST_CASE("results db writes each trial of a run exactly once", "[storage]") {
   auto with_objectives = ok_trial(config(16), 3.0);
   with_objectives.objectives = {3.0, 0.001};
   with_objectives.reused_from_run = other;
+  with_objectives.repeats = 2;
+  with_objectives.stopped_early = true;
+  with_objectives.kernel_s = 0.125;
   db.record_trial(run, with_objectives);
   auto last = db.trials(run).back();
   CHECK(last.objectives == std::vector<double>{3.0, 0.001});
   CHECK(last.reused_from_run == other);
+  CHECK(last.repeats == 2);
+  CHECK(last.stopped_early);
+  CHECK(last.kernel_s == 0.125);
+  CHECK(trials[0].repeats == 0);
+  CHECK_FALSE(trials[0].stopped_early);
+  auto negative_kernel = ok_trial(config(17), 3.0);
+  negative_kernel.kernel_s = -1;
+  CHECK_THROWS_WITH(db.record_trial(run, negative_kernel), Contains("kernel_s"));
 }
 
 TEST_CASE("results db rejects invalid trials", "[storage]") {
@@ -842,7 +853,8 @@ TEST_CASE("results db migrates a version 2 file: each finished run gets the reas
   }
   raw_sql(file,
           "UPDATE runs SET status = 'finished' WHERE id IN (1, 2, 3); UPDATE schema_version SET version = 2; "
-          "ALTER TABLE trials DROP COLUMN message;");
+          "ALTER TABLE trials DROP COLUMN message; ALTER TABLE trials DROP COLUMN repeats; "
+          "ALTER TABLE trials DROP COLUMN stopped_early; ALTER TABLE trials DROP COLUMN kernel_s;");
   {
     results_db reader(file, results_db::open_mode::read_only);  // read as it is
     CHECK(reader.find_run(1)->reason == end_reason::budget);

@@ -88,6 +88,7 @@ static_assert(TUNE_TRIAL_WRONG_ANSWER == static_cast<int>(tune::status::wrong_an
 static_assert(TUNE_TRIAL_BUILD_TIMEOUT == static_cast<int>(tune::status::build_timeout));
 static_assert(TUNE_TRIAL_RUN_TIMEOUT == static_cast<int>(tune::status::run_timeout));
 static_assert(TUNE_TRIAL_UNKNOWN == static_cast<int>(tune::status::unknown));
+static_assert(TUNE_TRIAL_TOO_SLOW == static_cast<int>(tune::status::too_slow));
 static_assert(TUNE_END_BUDGET == static_cast<int>(tune::end_reason::budget));
 static_assert(TUNE_END_TIME == static_cast<int>(tune::end_reason::time));
 static_assert(TUNE_END_EXHAUSTED == static_cast<int>(tune::end_reason::exhausted));

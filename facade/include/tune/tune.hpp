@@ -191,6 +191,11 @@ struct session_options {
 
   // -- kernels -----------------------------------------------------------------
   int threads = 1;  ///< CPU threads one kernel uses
+  /// How a run is cut short against the best time so far: stopped as too
+  /// slow past a multiple of it, timing stopped early when clearly slower
+  /// (tune/kernels/backend.hpp). early_stop_policy::off() measures every
+  /// candidate in full.
+  early_stop_policy early_stop;
   /// Built-in tasks: after the run, time the vendor kernels of the task on the
   /// same cores and threads (tune/kernels/vendor_reference.hpp: oneDNN, and
   /// OpenBLAS with its default and its fastest core type) into
@@ -239,6 +244,13 @@ struct run_report {
   double sim_s = 0.0;  ///< wall seconds divided by the time scale
   double compile_busy = 0.0;
   std::vector<std::pair<std::string, double>> device_busy;  ///< after warm-up
+  /// Where each device's measuring time went (by device name), over the whole run.
+  std::vector<std::pair<std::string, device_time>> device_times;
+  std::uint32_t compile_workers = 0;
+  /// (Backend) seconds the compile workers spent building; waiting_s() the rest.
+  double build_s = 0.0;
+  /// compile_workers × sim_s − build_s: what the compile workers waited.
+  double waiting_s() const;
   double steady_trials_per_s = 0.0;
   /// CPU time of the pipeline's actors per trial (their handlers, and the
   /// dispatch between handlers that follow each other on a thread).

@@ -307,7 +307,8 @@ class cpu_backend final : public backend {
     return compile_shared_object(options_, options_.compiler, source, ".cpp", flags, timeout_s);
   }
 
-  run_result run(const configuration&, const build_result& build, int device, double timeout_s) override {
+  run_result run(const configuration&, const build_result& build, int device, const run_limits& limits) override {
+    const double timeout_s = limits.timeout_s;
     auto plan = plan_measurement(*program_, options_, build);
     if (plan.failure) return *plan.failure;
     auto cores = nlohmann::json::array();

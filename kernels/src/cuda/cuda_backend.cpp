@@ -137,7 +137,9 @@ class cuda_backend final : public backend {
     });
   }
 
-  run_result run(const configuration& config, const build_result& build, int device, double timeout_s) override {
+  run_result run(const configuration& config, const build_result& build, int device,
+                 const run_limits& limits) override {
+    const double timeout_s = limits.timeout_s;
     std::string why;
     if (build.state == status::ok && !cuda::load_driver(&why)) {
       // Said here rather than by the worker: no reference is worth computing.

@@ -113,7 +113,9 @@ class hip_backend final : public backend {
     });
   }
 
-  run_result run(const configuration& config, const build_result& build, int device, double timeout_s) override {
+  run_result run(const configuration& config, const build_result& build, int device,
+                 const run_limits& limits) override {
+    const double timeout_s = limits.timeout_s;
     // Without a device no reference is worth computing: said here, not by the worker.
     if (std::string no_device; build.state == status::ok && !hip::load_runtime(&no_device))
       return runtime_error(no_device);

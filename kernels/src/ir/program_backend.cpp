@@ -215,7 +215,8 @@ class program_backend_impl final : public program_backend {
   }
 
   // The result's message starts with the build's (edits applied and skipped).
-  run_result run(const configuration&, const build_result& build, int device, double timeout_s) override {
+  run_result run(const configuration&, const build_result& build, int device, const run_limits& limits) override {
+    const double timeout_s = limits.timeout_s;
     run_result result;
     bool measured_before = false;
     {

@@ -58,8 +58,15 @@ typename Inspector::result_type inspect(Inspector& f, build_result& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, device_time& x) {
+  return f(caf::meta::type_name("device_time"), x.trials, x.measured_s, x.stopped_early_s, x.too_slow_s, x.timeout_s,
+           x.failed_s, x.overhead_s);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_result& x) {
-  return f(caf::meta::type_name("run_result"), x.state, x.time_ms, x.run_s, x.message, x.objectives);
+  return f(caf::meta::type_name("run_result"), x.state, x.time_ms, x.run_s, x.message, x.objectives, x.repeats,
+           x.stopped_early, x.kernel_s);
 }
 
 }  // namespace tune
@@ -71,6 +78,11 @@ namespace tune::actors {
 struct candidate {
   std::uint64_t id = 0;
   configuration config;
+  /// The best time of the run when the candidate was handed out (ms; NaN:
+  /// none yet): its run is measured against it (run_limits::reference_ms).
+  /// Later bests are only faster, so a candidate that waited is held to a
+  /// looser standard, never a stricter one.
+  double reference_ms = std::nan("");
 };
 
 /// A candidate and the outcome of building it.
@@ -137,11 +149,17 @@ struct run_summary {
   /// each other on a thread within a millisecond (detail::cpu_scope).
   double engine_cpu_s = 0.0;
   std::vector<best_point> trace;
+  /// Where each device's measuring time went (by device id, in the order
+  /// devices first answered), from the trials of this run.
+  std::vector<std::pair<std::int32_t, device_time>> device_times;
+  /// Backend seconds the compile workers spent building this run's trials
+  /// (their compile_s; reused trials not counted).
+  double build_s = 0.0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, candidate& x) {
-  return f(caf::meta::type_name("candidate"), x.id, x.config);
+  return f(caf::meta::type_name("candidate"), x.id, x.config, x.reference_ms);
 }
 
 template <class Inspector>
@@ -159,8 +177,8 @@ typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
     return caf::none;
   };
   return f(caf::meta::type_name("measured_trial"), x.candidate_id, x.config, x.state, x.time_ms, x.objectives,
-           x.compile_s, x.run_s, x.device_id, x.message, x.finished_s, reused, x.abandoned,
-           caf::meta::load_callback(load));
+           x.compile_s, x.run_s, x.device_id, x.message, x.finished_s, reused, x.abandoned, x.repeats, x.stopped_early,
+           x.kernel_s, caf::meta::load_callback(load));
 }
 
 template <class Inspector>
@@ -176,7 +194,7 @@ typename Inspector::result_type inspect(Inspector& f, best_point& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_summary& x) {
   return f(caf::meta::type_name("run_summary"), x.best, x.trials, x.prior_trials, x.wall_s, x.sim_s, x.reason,
-           x.compile, x.devices, x.steady_rate, x.engine_cpu_s, x.trace);
+           x.compile, x.devices, x.steady_rate, x.engine_cpu_s, x.trace, x.device_times, x.build_s);
 }
 
 }  // namespace tune::actors
@@ -245,8 +263,10 @@ compiled_candidate build_candidate(backend& backend, candidate cand, double time
 /// - (run, compiled_candidate) -> run_result: one run on the runner's device.
 using device_runner_actor = caf::typed_actor<caf::replies_to<run_atom, compiled_candidate>::with<run_result>>;
 
+/// `limits`: the timeout and early-stop policy of every run; each
+/// candidate's reference_ms is added to them.
 device_runner_actor spawn_device_runner(caf::actor_system& system, backend_ptr backend, int device,
-                                        double run_timeout_s);
+                                        const run_limits& limits);
 
 // -- a measurer, one per device -----------------------------------------------
 /// Runs one candidate at a time on its device and queues the rest (the
@@ -274,6 +294,8 @@ struct stage_timing {
 struct measurer_options {
   int device = 0;
   stage_timing timing;
+  /// How a run is cut short against its candidate's reference time.
+  early_stop_policy early_stop;
 };
 
 measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, const measurer_options& options);

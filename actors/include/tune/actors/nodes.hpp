@@ -73,6 +73,8 @@ struct node_task {
   std::uint64_t seed = 0;  ///< the run's seed
   /// Of a build and of a run; empty: the node's own (node_server_options).
   std::optional<tune::timeouts> timeouts;
+  /// How the node's measurers cut runs short against the run's best time.
+  early_stop_policy early_stop;
   /// Indices into the node's devices (one measurer each); empty: all of them.
   std::vector<std::uint32_t> devices;
 

@@ -44,6 +44,9 @@ struct pipeline_options {
   std::vector<device_slot> devices{device_slot{}};
   stage_timing timing;
   tune::budget budget;
+  /// How each device's runs are cut short against the best time of the run
+  /// (the measurers', and the nodes' through node_task).
+  early_stop_policy early_stop;
   pipeline_mode mode = pipeline_mode::steady;
   std::uint32_t batch = 8;            ///< generational mode: candidates per generation
   std::vector<measured_trial> prior;  ///< recorded trials to resume from, in recorded order

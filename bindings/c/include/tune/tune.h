@@ -62,7 +62,8 @@ typedef enum tune_trial_status {
   TUNE_TRIAL_WRONG_ANSWER = 5,
   TUNE_TRIAL_BUILD_TIMEOUT = 6,
   TUNE_TRIAL_RUN_TIMEOUT = 7,
-  TUNE_TRIAL_UNKNOWN = 8
+  TUNE_TRIAL_UNKNOWN = 8,
+  TUNE_TRIAL_TOO_SLOW = 9 /* stopped: far slower than the best time known */
 } tune_trial_status;
 
 /* Why a session's run ended. */

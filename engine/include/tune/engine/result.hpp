@@ -1,6 +1,7 @@
 #pragma once
-// The outcome of trying one configuration. Statuses follow TVM's numbering;
-// anything but `ok` has zero fitness.
+// The outcome of trying one configuration. Statuses follow TVM's numbering
+// (too_slow, after it, is tune-engine's own); anything but `ok` has zero
+// fitness.
 
 #include <cmath>
 #include <cstdint>
@@ -23,10 +24,15 @@ enum class status : int {
   build_timeout = 6,
   run_timeout = 7,
   unknown = 8,
+  /// Stopped while running because it was already far slower than the best
+  /// time known (a multiple of it, run_limits::slow_factor): no time, and
+  /// run_s says how long it ran.
+  too_slow = 9,
 };
 
 /// "ok", "instantiation_error", "compile_error", "compile_error_device",
-/// "runtime_error", "wrong_answer", "build_timeout", "run_timeout", "unknown".
+/// "runtime_error", "wrong_answer", "build_timeout", "run_timeout", "unknown",
+/// "too_slow".
 std::string_view to_string(status s);
 std::optional<status> status_from_string(std::string_view text);
 
@@ -53,6 +59,14 @@ struct trial : trial_result {
   double run_s = 0.0;      ///< seconds measuring took, verification included (simulated for replay)
   /// Compiler output or why the trial failed; may be empty.
   std::string message;
+  /// Timed runs behind time_ms; 0 when unknown.
+  std::uint32_t repeats = 0;
+  /// Timing stopped early, the candidate being clearly slower than the best:
+  /// time_ms is the median of fewer runs and never becomes the best.
+  bool stopped_early = false;
+  /// Seconds inside the kernel's runs; run_s minus this is the trial's
+  /// overhead. 0 when unknown.
+  double kernel_s = 0.0;
   /// The earlier run whose recorded measurement was reused instead of
   /// measuring again; empty when measured by this run.
   std::optional<std::int64_t> reused_from_run;

@@ -7,7 +7,15 @@
 // Both calls block and are meant to run on a thread of their own (the actor
 // pipeline hosts them in detached actors). Failures are statuses in the
 // results, never exceptions; every call honours its timeout.
+//
+// A run is measured against the best time known (run_limits::reference_ms):
+// a candidate whose kernel is still running after slow_factor times the best
+// is stopped (status too_slow), and one whose first timed runs are already
+// clearly slower than the best stops timing early (run_result::stopped_early,
+// fewer repeats). A backend that cannot stop a run early measures it in full.
 
+#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +45,44 @@ struct run_result {
   std::string message;
   /// Extra objectives (e.g. error) for multi-objective strategies.
   std::vector<double> objectives;
+  /// Timed runs behind time_ms (the checked warm-up run not counted); 0 when
+  /// unknown (a backend that does not say, a failed run).
+  std::uint32_t repeats = 0;
+  /// The timed runs stopped before the measurement's minimum repeats and time
+  /// because they were already clearly slower than run_limits::reference_ms:
+  /// time_ms is the median of fewer runs. Such a time never becomes the best.
+  bool stopped_early = false;
+  /// Seconds spent inside the kernel's runs (the checked one and the timed
+  /// ones); run_s minus this is the trial's overhead (process, buffers,
+  /// checking, replying). 0 when unknown.
+  double kernel_s = 0.0;
+};
+
+/// How a run is cut short against the best time known (run_limits).
+struct early_stop_policy {
+  /// A kernel run still going after slow_factor × the best time (and at
+  /// least min_slow_ms) is stopped and the trial is too_slow; 0: never.
+  double slow_factor = 10.0;
+  double min_slow_ms = 1.0;
+  /// Timing stops early once the fastest timed run so far exceeds the best
+  /// time × (1 + margin): even its luckiest run is that much slower. 0: never.
+  double margin = 0.25;
+  /// Neither rule.
+  static early_stop_policy off() { return {0.0, 0.0, 0.0}; }
+};
+
+/// What a run may take and what it is measured against. A plain number is a
+/// timeout alone (no best time known: nothing is stopped early).
+struct run_limits {
+  run_limits(double timeout = 10.0) : timeout_s(timeout) {}  // NOLINT: a timeout is a run's limits
+
+  /// Seconds after which a run is killed whatever it measures (run_timeout):
+  /// the ceiling for the first trials and for hangs.
+  double timeout_s = 10.0;
+  /// The best kernel time known when the run starts, in ms; NaN: none yet
+  /// (then only timeout_s applies).
+  double reference_ms = std::nan("");
+  early_stop_policy early_stop;
 };
 
 struct device_info {
@@ -66,11 +112,28 @@ class backend {
   /// thread hand-offs per trial. Its compile timeout is not enforced then.
   virtual bool builds_instantly() const { return false; }
 
-  /// Measures one built configuration on `device`. The caller serialises calls
-  /// per device; calls on different devices may overlap.
-  virtual run_result run(const configuration& config, const build_result& build, int device, double timeout_s) = 0;
+  /// Measures one built configuration on `device` within `limits`. The caller
+  /// serialises calls per device; calls on different devices may overlap.
+  virtual run_result run(const configuration& config, const build_result& build, int device,
+                         const run_limits& limits) = 0;
 };
 
 using backend_ptr = std::shared_ptr<backend>;
+
+/// Where a device's measuring time went, summed from its trials (backend
+/// seconds). Every second of a trial's run_s lands in exactly one bucket.
+struct device_time {
+  std::uint64_t trials = 0;
+  double measured_s = 0.0;       ///< inside the kernel's runs of trials measured in full
+  double stopped_early_s = 0.0;  ///< inside the kernel's runs of trials whose timing stopped early
+  double too_slow_s = 0.0;       ///< whole trials stopped as too slow
+  double timeout_s = 0.0;        ///< whole trials killed at the run timeout
+  double failed_s = 0.0;         ///< whole trials that failed otherwise (crash, wrong answer, …)
+  double overhead_s = 0.0;       ///< the rest of ok trials: process, buffers, checking, answering
+
+  /// Adds one trial (a reused one, measured by another run, adds nothing).
+  void add(const trial& t);
+  double total_s() const { return measured_s + stopped_early_s + too_slow_s + timeout_s + failed_s + overhead_s; }
+};
 
 }  // namespace tune
