@@ -617,11 +617,10 @@ byId('refresh').addEventListener('click', refreshRuns);
 
 if (!haveCharts) setText(byId('live-title'), 'charts unavailable: chart.js did not load');
 refreshRuns();
-// Without a run on a stream the panel shows the latest run of the databases,
-// looked at again every 5 s (a run another process is writing grows there).
-setInterval(() => {
-  if (panel.mode !== 'live') refreshRuns();
-}, 5000);
+// The runs table is reloaded every 5 s (one aggregate query per database),
+// and with it, when no stream is on a run, the panel's latest run of the
+// databases (a run another process is writing grows there).
+setInterval(refreshRuns, 5000);
 // The live state over HTTP first (what the WebSocket's hello repeats), so
 // the page shows the run even before the socket is open.
 getJson('/api/live')
