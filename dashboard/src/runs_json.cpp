@@ -54,6 +54,9 @@ std::optional<nlohmann::json> run_details(const std::vector<std::string>& databa
   results_db file(databases[db], results_db::open_mode::read_only);
   auto run = file.find_run(run_id);
   if (!run) return std::nullopt;
+  // One run's every trial: the answer holds them all, so its counts and best
+  // are summed from the rows read for it rather than by another query. The
+  // run list never comes here (list_runs).
   auto trials = file.trials(run_id);
   storage::run_totals totals;
   for (const auto& t : trials) {

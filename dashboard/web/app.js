@@ -32,13 +32,24 @@ function formatSeconds(s) {
 
 // One clock on the whole page: wall-clock seconds since the run's start in its
 // database (runs.started_at). The database's trials and the live events both
-// carry it as wall_elapsed_s; elapsed_s is the backend's clock (simulated
-// seconds for a scaled replay) and only used for events of a publisher older
-// than wall_elapsed_s.
+// carry it as wall_elapsed_s. The events' elapsed_s (the backend's clock:
+// simulated seconds for a scaled replay) is never shown: an item without
+// wall_elapsed_s has no place on the time axis.
 function wallOf(item) {
-  if (!item) return null;
-  if (typeof item.wall_elapsed_s === 'number') return item.wall_elapsed_s;
-  return typeof item.elapsed_s === 'number' ? item.elapsed_s : null;
+  return item && typeof item.wall_elapsed_s === 'number' ? item.wall_elapsed_s : null;
+}
+
+// One state for one run, in the same words in the run panel and the runs
+// table: "running" only while a stream shows the run running; else why it
+// ended (an end reason: budget, time, exhausted, stopped, failed) or, when the
+// database records no end, "unfinished" (running where no stream of this
+// dashboard shows it, or killed). "(resumable)" marks what tune --resume
+// continues: a stopped run and one with no end recorded
+// (storage::run_record::resumable).
+function stateText(reason, running) {
+  if (running) return 'running';
+  if (reason === null || reason === undefined || reason === 'running') return 'unfinished (resumable)';
+  return reason === 'stopped' ? 'stopped (resumable)' : reason;
 }
 
 const rateWindow = 10;  // seconds of wall clock the trials/s figure looks back
@@ -65,6 +76,12 @@ async function getJson(path) {
 
 const haveCharts = typeof Chart !== 'undefined';
 
+// Best times of a search span orders of magnitude (the first configurations
+// are often 10-100 times the best), so the charts start on a log scale.
+function yScaleType() {
+  return byId('log-scale').checked ? 'logarithmic' : 'linear';
+}
+
 function makeChart(canvasId, xTitle) {
   if (!haveCharts) return null;
   return new Chart(byId(canvasId), {
@@ -79,21 +96,21 @@ function makeChart(canvasId, xTitle) {
       plugins: { legend: { display: true, labels: { boxWidth: 12 } } },
       scales: {
         x: { type: 'linear', title: { display: true, text: xTitle } },
-        y: { type: 'linear', title: { display: true, text: 'best time (ms)' } },
+        y: { type: yScaleType(), title: { display: true, text: 'best time (ms)' } },
       },
     },
   });
 }
 
 const charts = {
-  time: makeChart('chart-time', 'elapsed, wall clock (s)'),
+  time: makeChart('chart-time', 'wall-clock seconds since the run started'),
   trials: makeChart('chart-trials', 'trials'),
   run: makeChart('chart-run', 'trials'),
   compare: makeChart('chart-compare', 'trials'),
 };
 
 function setLogScale() {
-  const type = byId('log-scale').checked ? 'logarithmic' : 'linear';
+  const type = yScaleType();
   for (const chart of Object.values(charts)) {
     if (!chart) continue;
     chart.options.scales.y.type = type;
@@ -115,52 +132,114 @@ function lineDataset(label, points, index) {
 }
 
 /// Best-so-far curve of trials sorted by seq: [{x: seq + 1 or elapsed, y: best}].
+/// Trials whose x is null (no wall clock) are left out.
 function convergence(trials, xOf) {
   const points = [];
   let best = Infinity;
+  let last = null;
   for (const t of trials) {
+    const x = xOf(t);
+    if (x === null) continue;
+    last = x;
     if (t.time_ms === null || t.time_ms === undefined || !(t.time_ms < best)) continue;
     best = t.time_ms;
-    points.push({ x: xOf(t), y: best });
+    points.push({ x: x, y: best });
   }
-  if (points.length && trials.length) points.push({ x: xOf(trials[trials.length - 1]), y: best });
+  if (points.length && last !== null && last !== points[points.length - 1].x) points.push({ x: last, y: best });
   return points;
 }
 
-// ---- the live run ------------------------------------------------------------
+/// Draws `points` on the chart and writes the last point's x on its canvas
+/// (data-x-last), so a test reading the page sees which clock the chart used.
+function plot(chart, canvasId, label, points, index) {
+  const canvas = byId(canvasId);
+  canvas.dataset.xLast = points.length ? String(points[points.length - 1].x) : '';
+  if (!chart) return;
+  chart.data.datasets = points.length ? [lineDataset(label, points, index)] : [];
+  chart.update();
+}
+
+// ---- the run panel: the live run, or else the latest run of the databases -----
 
 let sources = [];
 let sourceIndex = 0;
-const live = { run: null, db: null, trials: new Map(), progress: null, finished: null };
+let runsList = null;  // the last /api/runs answer
+// mode: 'live' (a stream's run), 'database' (the latest run of the --db files:
+// no stream is on a run) or 'waiting' (neither).
+const panel = {
+  mode: 'waiting', run: null, db: null, trials: new Map(), progress: null, finished: null, row: null, details: null,
+};
+let panelTicket = 0;  // bumped whenever the panel changes run, so a late answer for the old one is dropped
 let renderPending = false;
+// Whether /api/live (or the WebSocket's hello) has answered: until then the
+// page does not know whether a stream is on a run, so it shows no latest run.
+let liveKnown = false;
 
-function resetLive(runStarted, db) {
-  live.run = runStarted;
-  live.db = db;
-  live.trials = new Map();
-  live.progress = null;
-  live.finished = null;
+function resetPanel(mode, run, db) {
+  ++panelTicket;
+  panel.mode = mode;
+  panel.run = run;
+  panel.db = db === undefined ? null : db;
+  panel.trials = new Map();
+  panel.progress = null;
+  panel.finished = null;
+  panel.row = null;  // database mode: the run's /api/runs row
+  panel.details = null;  // database mode: its /api/runs/D/I answer
 }
 
 function addTrial(t) {
-  live.trials.set(t.seq, t);
+  panel.trials.set(t.seq, t);
 }
 
 async function catchUp() {
-  if (!live.run || live.db === null || live.db === undefined) return;
-  const run = live.run;
+  if (panel.mode !== 'live' || !panel.run || panel.db === null) return;
+  const ticket = panelTicket;
   try {
-    const details = await getJson('/api/runs/' + live.db + '/' + run.run_id);
-    if (live.run !== run) return;
-    for (const t of details.trials) if (!live.trials.has(t.seq)) addTrial(t);
+    const details = await getJson('/api/runs/' + panel.db + '/' + panel.run.run_id);
+    if (ticket !== panelTicket) return;
+    for (const t of details.trials) if (!panel.trials.has(t.seq)) addTrial(t);
     scheduleRender();
   } catch (error) {
     console.warn('catch-up failed', error);
   }
 }
 
+/// Shows the newest run of the databases (runsList[0]) when no stream is on
+/// a run; reloads it only when its trial count or state changed.
+async function showLatest() {
+  if (panel.mode === 'live') return;
+  const latest = runsList && runsList.length ? runsList[0] : null;
+  if (!latest) {
+    if (panel.mode !== 'waiting') resetPanel('waiting', null, null);
+    renderPanel();
+    return;
+  }
+  const shown = panel.mode === 'database' && panel.row;
+  if (shown && shown.db === latest.db && shown.id === latest.id && shown.trials === latest.trials &&
+      shown.state === latest.state) {
+    panel.row = latest;
+    renderPanel();
+    return;
+  }
+  const ticket = ++panelTicket;
+  let details;
+  try {
+    details = await getJson('/api/runs/' + latest.db + '/' + latest.id);
+  } catch (error) {
+    console.warn(error);
+    return;
+  }
+  if (ticket !== panelTicket || panel.mode === 'live') return;
+  resetPanel('database', { run_id: details.id, task: details.task, strategy: details.strategy, seed: details.seed },
+    latest.db);
+  panel.row = latest;
+  panel.details = details;
+  for (const t of details.trials) addTrial(t);
+  renderPanel();
+}
+
 function sortedTrials() {
-  return Array.from(live.trials.values()).sort((a, b) => a.seq - b.seq);
+  return Array.from(panel.trials.values()).sort((a, b) => a.seq - b.seq);
 }
 
 function scheduleRender() {
@@ -168,14 +247,14 @@ function scheduleRender() {
   renderPending = true;
   setTimeout(() => {
     renderPending = false;
-    renderLive();
+    renderPanel();
   }, 100);
 }
 
 function renderBusy(progress) {
   const bars = byId('busy');
   bars.replaceChildren();
-  if (!progress) return;
+  if (!progress || panel.mode !== 'live') return;
   const items = [['compile pool', progress.busy.compile_pool]];
   for (const [name, fraction] of Object.entries(progress.busy.devices)) items.push([name, fraction]);
   for (const [name, fraction] of items) {
@@ -196,10 +275,39 @@ function renderBusy(progress) {
   }
 }
 
-function renderLive() {
-  const run = live.run;
+/// The runs that streams are on, by "db/id": {finished: run_finished or null}.
+function streamedRuns() {
+  const runs = new Map();
+  for (const s of sources) {
+    if (!s || !s.run_started || s.db === null || s.db === undefined) continue;
+    runs.set(s.db + '/' + s.run_started.run_id, { finished: s.run_finished || null });
+  }
+  return runs;
+}
+
+/// A runs-table row's state: what a stream on the run says, else the database's.
+function rowState(r) {
+  const streamed = streamedRuns().get(r.db + '/' + r.id);
+  if (streamed) return streamed.finished ? stateText(streamed.finished.reason, false) : stateText(null, true);
+  return stateText(r.state, false);
+}
+
+function panelState() {
+  if (panel.mode === 'live') return panel.finished ? stateText(panel.finished.reason, false) : stateText(null, true);
+  if (panel.mode === 'database' && panel.row) return rowState(panel.row);
+  return '–';
+}
+
+function renderPanel() {
+  const run = panel.run;
+  const isLive = panel.mode === 'live';
   const trials = sortedTrials();
+  const section = byId('live');
+  section.dataset.mode = panel.mode;
+  setText(byId('panel-kind'), panel.mode === 'database' ? 'Latest run' : 'Live run');
+  setText(byId('panel-note'), panel.mode === 'database' ? 'from the database: no stream is on a run' : '');
   setText(byId('live-title'), run ? 'run ' + run.run_id + ': ' + run.task + ' · ' + run.strategy + ' · seed ' + run.seed : 'waiting for a run…');
+  for (const id of ['stat-in-flight', 'stat-rate', 'busy']) byId(id).hidden = !isLive;
   const count = byId('trials');
   setText(count, String(trials.length));
   count.dataset.count = String(trials.length);
@@ -211,24 +319,31 @@ function renderLive() {
   bestElement.dataset.ms = best ? String(best.time_ms) : '';
   bestElement.dataset.seq = best ? String(best.seq) : '';
 
-  const p = live.progress;
+  // Elapsed: the run's end in the database when it has one, else the latest
+  // wall clock heard (a progress event or a trial).
+  const p = isLive ? panel.progress : null;
   let now = wallOf(p);
   for (const t of trials) {
     const at = wallOf(t);
     if (at !== null && (now === null || at > now)) now = at;
   }
-  const rate = recentRate(trials, now);
+  const details = panel.mode === 'database' ? panel.details : null;
+  if (details && typeof details.finished_at === 'number') now = Math.max(0, details.finished_at - details.started_at);
+  const rate = isLive ? recentRate(trials, now) : null;
   setText(byId('rate'), rate === null ? '–' : rate.toFixed(2));
   const elapsed = byId('elapsed');
   setText(elapsed, formatSeconds(now));
   elapsed.dataset.s = now === null ? '' : String(now);
   const inFlight = byId('in-flight');
-  const flying = p && typeof p.in_flight === 'number' && !live.finished ? p.in_flight : null;
-  setText(inFlight, live.finished ? '0' : flying === null ? '–' : String(flying));
-  inFlight.dataset.count = live.finished ? '0' : flying === null ? '' : String(flying);
+  const flying = isLive && p && typeof p.in_flight === 'number' && !panel.finished ? p.in_flight : null;
+  const flyingText = isLive && panel.finished ? '0' : flying === null ? '' : String(flying);
+  setText(inFlight, flyingText || '–');
+  inFlight.dataset.count = flyingText;
   const state = byId('live-state');
-  setText(state, live.finished ? 'finished (' + live.finished.reason + ')' : run ? 'running' : '–');
-  state.dataset.finished = live.finished ? 'true' : 'false';
+  const stateValue = panelState();
+  setText(state, stateValue);
+  state.dataset.state = stateValue;
+  state.dataset.finished = (isLive && panel.finished) || (panel.mode === 'database' && panel.row && panel.row.state !== 'running') ? 'true' : 'false';
   renderBusy(p);
 
   const configBody = byId('best-config').tBodies[0];
@@ -240,6 +355,19 @@ function renderLive() {
       cell(row, typeof value === 'string' ? value : JSON.stringify(value), 'config');
       configBody.appendChild(row);
     }
+  }
+
+  const counts = new Map();
+  for (const t of trials) counts.set(t.status, (counts.get(t.status) || 0) + 1);
+  const countsBody = byId('panel-counts').tBodies[0];
+  countsBody.replaceChildren();
+  for (const [status, n] of counts) {
+    const row = document.createElement('tr');
+    row.dataset.status = status;
+    row.dataset.count = String(n);
+    cell(row, status, status === 'ok' ? 'status-ok' : 'status-failed');
+    cell(row, String(n));
+    countsBody.appendChild(row);
   }
 
   const latest = byId('latest').tBodies[0];
@@ -260,29 +388,27 @@ function renderLive() {
     latest.appendChild(row);
   }
 
-  if (charts.time) {
-    charts.time.data.datasets = [lineDataset('best so far', convergence(trials, wallOf), 0)];
-    charts.time.update();
-  }
-  if (charts.trials) {
-    charts.trials.data.datasets = [lineDataset('best so far', convergence(trials, (t) => t.seq + 1), 1)];
-    charts.trials.update();
-  }
+  plot(charts.time, 'chart-time', 'best so far', convergence(trials, wallOf), 0);
+  plot(charts.trials, 'chart-trials', 'best so far', convergence(trials, (t) => t.seq + 1), 1);
 }
 
 function showSource(index) {
   sourceIndex = index;
   const s = sources[index];
-  resetLive(s && s.run_started, s ? s.db : null);
-  if (s) {
-    live.progress = s.progress;
-    live.finished = s.run_finished;
+  if (s && s.run_started) {
+    resetPanel('live', s.run_started, s.db);
+    panel.progress = s.progress;
+    panel.finished = s.run_finished;
+    renderPanel();
+    catchUp();
+  } else {
+    if (panel.mode === 'live') resetPanel('waiting', null, null);
+    showLatest();
   }
-  renderLive();
-  catchUp();
 }
 
 function onHello(hello) {
+  liveKnown = true;
   sources = hello.sources;
   const picker = byId('source');
   picker.replaceChildren();
@@ -294,18 +420,41 @@ function onHello(hello) {
   }
   byId('source-picker').hidden = sources.length < 2;
   const known = sources[sourceIndex];
-  const same = known && live.run && known.run_started && known.run_started.run_id === live.run.run_id &&
-    known.run_started.task === live.run.task;
+  const same = panel.mode === 'live' && known && known.run_started && known.run_started.run_id === panel.run.run_id &&
+    known.run_started.task === panel.run.task;
   if (same) {
     // Reconnected to the same run: keep what is shown and fill the gap.
-    live.progress = known.progress || live.progress;
-    live.finished = known.run_finished;
+    panel.progress = known.progress || panel.progress;
+    panel.finished = known.run_finished;
     catchUp();
     scheduleRender();
   } else {
-    showSource(Math.min(sourceIndex, Math.max(0, sources.length - 1)));
+    // The chosen stream if it is on a run, else the first one that is.
+    let index = Math.min(sourceIndex, Math.max(0, sources.length - 1));
+    if (!(sources[index] && sources[index].run_started)) {
+      const onRun = sources.findIndex((s) => s.run_started);
+      if (onRun >= 0) index = onRun;
+    }
+    showSource(index);
   }
   picker.value = String(sourceIndex);
+  renderRuns();
+}
+
+/// Keeps each stream's latest run, progress and end as the hello gives them.
+function trackSource(event) {
+  const s = sources[event.source];
+  if (!s) return;
+  if (event.type === 'run_started') {
+    s.run_started = event;
+    s.db = event.db;
+    s.progress = null;
+    s.run_finished = null;
+  } else if (event.type === 'progress') {
+    s.progress = event;
+  } else if (event.type === 'run_finished') {
+    s.run_finished = event;
+  }
 }
 
 function onEvent(event) {
@@ -318,25 +467,28 @@ function onEvent(event) {
     catchUp();
     return;
   }
-  if (event.source !== sourceIndex) return;
+  trackSource(event);
+  if (event.type === 'run_started' || event.type === 'run_finished') {
+    // The runs table shows the new run, or the run's end, at once.
+    renderRuns();
+    refreshRuns();
+  }
+  if (event.source !== sourceIndex) {
+    if (event.type === 'run_started' && panel.mode !== 'live') showSource(event.source);
+    return;
+  }
   switch (event.type) {
     case 'run_started':
-      resetLive(event, event.db);
-      if (sources[sourceIndex]) {
-        sources[sourceIndex].run_started = event;
-        sources[sourceIndex].db = event.db;
-      }
-      catchUp();
-      break;
+      showSource(sourceIndex);
+      return;
     case 'trial_finished':
-      addTrial(event);
+      if (panel.mode === 'live') addTrial(event);
       break;
     case 'progress':
-      live.progress = event;
+      if (panel.mode === 'live') panel.progress = event;
       break;
     case 'run_finished':
-      live.finished = event;
-      refreshRuns();
+      if (panel.mode === 'live') panel.finished = event;
       break;
   }
   scheduleRender();
@@ -351,7 +503,7 @@ function connect() {
   socket.onopen = () => {
     reconnectDelay = 500;
     badge.className = 'badge ok';
-    setText(badge, 'live');
+    setText(badge, 'connected');
   };
   // A frame holds one or more events, one JSON object per line.
   socket.onmessage = (message) => {
@@ -373,7 +525,7 @@ function connect() {
 
 byId('source').addEventListener('change', (e) => showSource(Number(e.target.value)));
 
-// ---- finished runs -----------------------------------------------------------
+// ---- runs of the databases ---------------------------------------------------
 
 const compared = new Map();  // "db/id" -> details
 let selectedRun = null;
@@ -412,17 +564,11 @@ async function toggleCompare(r, on) {
   charts.compare.update();
 }
 
-async function refreshRuns() {
-  let runs;
-  try {
-    runs = await getJson('/api/runs');
-  } catch (error) {
-    console.warn(error);
-    return;
-  }
+function renderRuns() {
+  if (!runsList) return;
   const body = byId('runs').tBodies[0];
   body.replaceChildren();
-  for (const r of runs) {
+  for (const r of runsList) {
     const key = r.db + '/' + r.id;
     const row = document.createElement('tr');
     row.dataset.key = key;
@@ -436,7 +582,9 @@ async function refreshRuns() {
     cell(row, r.strategy);
     cell(row, r.seed);
     cell(row, new Date(r.started_at * 1000).toLocaleString());
-    cell(row, r.state);
+    const state = rowState(r);
+    row.dataset.state = state;
+    cell(row, state);
     cell(row, String(r.trials));
     cell(row, formatMs(r.best_time_ms));
     const show = document.createElement('button');
@@ -448,10 +596,34 @@ async function refreshRuns() {
     body.appendChild(row);
   }
 }
+
+let runsTicket = 0;
+
+async function refreshRuns() {
+  const ticket = ++runsTicket;
+  let runs;
+  try {
+    runs = await getJson('/api/runs');
+  } catch (error) {
+    console.warn(error);
+    return;
+  }
+  if (ticket !== runsTicket) return;  // a later refresh is on its way
+  runsList = runs;
+  renderRuns();
+  if (panel.mode !== 'live' && liveKnown) showLatest();
+}
 byId('refresh').addEventListener('click', refreshRuns);
 
 if (!haveCharts) setText(byId('live-title'), 'charts unavailable: chart.js did not load');
 refreshRuns();
+// The runs table is reloaded every 5 s (one aggregate query per database),
+// and with it, when no stream is on a run, the panel's latest run of the
+// databases (a run another process is writing grows there).
+setInterval(refreshRuns, 5000);
 // The live state over HTTP first (what the WebSocket's hello repeats), so
 // the page shows the run even before the socket is open.
-getJson('/api/live').then(onHello).catch((error) => console.warn(error)).finally(connect);
+getJson('/api/live')
+  .then(onHello)
+  .catch((error) => console.warn(error))
+  .finally(connect);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -99,6 +100,29 @@ std::string attribute(const std::string& dom, const std::string& id, const std::
   return "";
 }
 
+/// The state a runs-table row shows for run `key` ("DB/ID").
+std::string row_state(const std::string& dom, const std::string& key) {
+  std::smatch m;
+  if (std::regex_search(dom, m, std::regex("<tr data-key=\"" + key + "\" data-state=\"([^\"]*)\""))) return m[1];
+  return "";
+}
+
+/// Whether the element `id` carries the hidden attribute.
+bool hidden(const std::string& dom, const std::string& id) {
+  return std::regex_search(dom, std::regex("id=\"" + id + "\"[^>]*hidden"));
+}
+
+/// The status counts of the run panel: status -> count.
+std::map<std::string, std::int64_t> panel_counts(const std::string& dom) {
+  std::map<std::string, std::int64_t> counts;
+  static const std::regex row(R"re(<tr data-status="([^"]+)" data-count="([0-9]+)")re");
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), row); it != std::sregex_iterator(); ++it)
+    counts[(*it)[1]] = std::stoll((*it)[2]);
+  return counts;
+}
+
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
 /// The latest-trials rows of a dumped page: seq and wall-clock seconds.
 std::vector<std::pair<std::size_t, double>> trial_rows(const std::string& dom) {
   std::vector<std::pair<std::size_t, double>> rows;
@@ -149,6 +173,26 @@ TEST_CASE("a browser shows a replay run live and from the database with run stri
   auto db_path = (dir / "runs.db").string();
   auto events = "ipc://" + (dir / "events.ipc").string();
 
+  // An older run in another database: a page showing the latest run must
+  // not show this one.
+  auto older_path = (dir / "older.db").string();
+  {
+    storage::results_db older(older_path);
+    storage::run_spec spec;
+    spec.task_key = "older/task";
+    spec.strategy = "random";
+    spec.device_kind = "sim";
+    auto run = older.create_run(spec);
+    storage::trial_record t;
+    t.config_json = R"({"x":1})";
+    t.state = status::ok;
+    t.time_ms = 0.001;
+    t.device = "sim0";
+    older.record_trial(run, t);
+    older.finish_run(run, end_reason::budget);
+  }
+  std::this_thread::sleep_for(50ms);  // so the replay's run starts later
+
   session_options o;
   o.dataset = write_cache(dir.path());
   o.budget.trials = 48;  // every configuration would take about 25 s: stopped once the browser has looked
@@ -174,34 +218,55 @@ TEST_CASE("a browser shows a replay run live and from the database with run stri
   // the database (its best is the best of the trials it counts).
   auto live_file = dir / "live.html";
   CHECK(run_chromium(chromium, dir / "profile-live", url, {"--dump-dom"}, live_file) == 0);
+  auto live_seen_at = unix_now();
   s.request_stop();
   run.join();
   auto live = read_file(live_file);
   storage::results_db db(db_path, storage::results_db::open_mode::read_only);
   auto runs = db.runs();
   REQUIRE(runs.size() == 1);
+  REQUIRE(runs[0].reason);
+  const auto run_key = "0/" + std::to_string(runs[0].id);
   auto trials = db.trials(runs[0].id);
   REQUIRE(!trials.empty());
+  auto wall_of = [&](std::size_t seq) { return trials[seq].finished_at - runs[0].started_at; };
   auto best_of_first = [&](std::size_t n) {
     double best = 1e300;
     for (std::size_t i = 0; i < n; ++i)
       if (trials[i].ok()) best = std::min(best, trials[i].time_ms);
     return best;
   };
-  INFO(live);
-  auto live_count = std::stoul("0" + attribute(live, "trials", "data-count"));
-  CHECK(live_count > 0);
-  CHECK(live_count <= trials.size());
-  if (live_count > 0) CHECK(std::stod(attribute(live, "best", "data-ms")) == Approx(best_of_first(live_count)));
-  // Each latest trial's time on the page, whether it came from a live event
-  // or from catching up, is the database's: finished_at - started_at.
-  std::size_t rows = 0;
-  for (const auto& [seq, at] : trial_rows(live)) {
-    REQUIRE(seq < trials.size());
-    CHECK(at == Approx(trials[seq].finished_at - runs[0].started_at).margin(1e-6));
-    ++rows;
+  {
+    INFO(live);
+    CHECK(attribute(live, "live", "data-mode") == "live");
+    auto live_count = std::stoul("0" + attribute(live, "trials", "data-count"));
+    CHECK(live_count > 0);
+    CHECK(live_count <= trials.size());
+    if (live_count > 0) CHECK(std::stod(attribute(live, "best", "data-ms")) == Approx(best_of_first(live_count)));
+    // Each latest trial's time on the page, whether it came from a live event
+    // or from catching up, is the database's: finished_at - started_at.
+    auto rows = trial_rows(live);
+    for (const auto& [seq, at] : rows) {
+      REQUIRE(seq < trials.size());
+      CHECK(at == Approx(wall_of(seq)).margin(1e-6));
+    }
+    CHECK(rows.size() == std::min<std::size_t>(live_count, 15));
+    // The time chart ends at the newest trial's wall clock, and the elapsed
+    // time is no later than the wall clock when the browser was done: the
+    // replay's own clock, twice as fast, would be.
+    if (!rows.empty()) {
+      CHECK(attribute(live, "chart-time", "data-clock") == "wall");
+      CHECK(std::stod("0" + attribute(live, "chart-time", "data-x-last")) ==
+            Approx(wall_of(rows.front().first)).margin(1e-6));
+      auto elapsed = std::stod("0" + attribute(live, "elapsed", "data-s"));
+      CHECK(elapsed >= wall_of(rows.front().first) - 1e-6);
+      CHECK(elapsed <= live_seen_at - runs[0].started_at + 0.5);
+    }
+    // One state for the run in the panel and in the runs table.
+    auto state = attribute(live, "live-state", "data-state");
+    CHECK((state == "running" || attribute(live, "live-state", "data-finished") == "true"));
+    CHECK(row_state(live, run_key) == state);
   }
-  CHECK(rows == std::min<std::size_t>(live_count, 15));
 
   // Afterwards, a dashboard holding the database and the run's events: the
   // whole run, equal to the database.
@@ -217,41 +282,97 @@ TEST_CASE("a browser shows a replay run live and from the database with run stri
     }
     if ((*e)["type"] == "run_finished") finished = *e;
   }
+  // The run was stopped (or, on a very slow machine, spent its budget): the
+  // page says so in the words of stateText in app.js.
+  CHECK(finished["reason"] == std::string(to_string(*runs[0].reason)));
+  const std::string ended_state =
+      *runs[0].reason == end_reason::stopped ? "stopped (resumable)" : std::string(to_string(*runs[0].reason));
   // Trials in flight as the run's progress events said, or none once it ended.
   auto live_in_flight = attribute(live, "in-flight", "data-count");
   if (attribute(live, "live-state", "data-finished") == "true")
     CHECK(live_in_flight == "0");
   else
     CHECK(in_flight_published.count(live_in_flight) == 1);
-  dashboard::server_options bo;
-  bo.listen = "127.0.0.1:0";
-  bo.databases = {db_path};
-  dashboard::server board(bo);
-  board.start();
-  for (const auto* e : {&started, &progress, &finished})
-    if (!e->is_null()) board.forward(*e);
-  // One visit dumps the DOM and takes the screenshot.
-  std::filesystem::create_directories(TUNE_TEST_OUTPUT_DIR);
-  auto png = std::filesystem::path(TUNE_TEST_OUTPUT_DIR) / "dashboard.png";
-  std::filesystem::remove(png);
-  auto after_file = dir / "after.html";
-  CHECK(run_chromium(chromium, dir / "profile-after", board.url(), {"--dump-dom", "--screenshot=" + png.string()},
-                     after_file) == 0);
-  auto after = read_file(after_file);
-  INFO(after);
-  CHECK(attribute(after, "trials", "data-count") == std::to_string(trials.size()));
-  CHECK(std::stod("0" + attribute(after, "best", "data-ms")) == Approx(best_of_first(trials.size())));
-  CHECK(attribute(after, "live-state", "data-finished") == "true");
-  CHECK(attribute(after, "in-flight", "data-count") == "0");
-  for (const auto& [seq, at] : trial_rows(after)) {
-    REQUIRE(seq < trials.size());
-    CHECK(at == Approx(trials[seq].finished_at - runs[0].started_at).margin(1e-6));
-  }
-  // The fastest configurations hold the <script> value: shown as text.
-  CHECK_THAT(after, Contains("&lt;script&gt;document.body.dataset.injected=1&lt;/script&gt;"));
-  CHECK_THAT(after, !Contains(injected));
-  CHECK_THAT(after, !Contains("data-injected"));
+  {
+    dashboard::server_options bo;
+    bo.listen = "127.0.0.1:0";
+    bo.databases = {db_path};
+    dashboard::server board(bo);
+    board.start();
+    for (const auto* e : {&started, &progress, &finished})
+      if (!e->is_null()) board.forward(*e);
+    // One visit dumps the DOM and takes the screenshot (the README's is
+    // scripts/dashboard_screenshot.sh's, of a real run).
+    std::filesystem::create_directories(TUNE_TEST_OUTPUT_DIR);
+    auto png = std::filesystem::path(TUNE_TEST_OUTPUT_DIR) / "dashboard.png";
+    std::filesystem::remove(png);
+    auto after_file = dir / "after.html";
+    CHECK(run_chromium(chromium, dir / "profile-after", board.url(), {"--dump-dom", "--screenshot=" + png.string()},
+                       after_file) == 0);
+    auto after = read_file(after_file);
+    INFO(after);
+    CHECK(attribute(after, "live", "data-mode") == "live");
+    CHECK(attribute(after, "trials", "data-count") == std::to_string(trials.size()));
+    CHECK(std::stod("0" + attribute(after, "best", "data-ms")) == Approx(best_of_first(trials.size())));
+    CHECK(attribute(after, "live-state", "data-finished") == "true");
+    CHECK(attribute(after, "live-state", "data-state") == ended_state);
+    CHECK(row_state(after, run_key) == ended_state);
+    CHECK(attribute(after, "in-flight", "data-count") == "0");
+    for (const auto& [seq, at] : trial_rows(after)) {
+      REQUIRE(seq < trials.size());
+      CHECK(at == Approx(wall_of(seq)).margin(1e-6));
+    }
+    CHECK(std::stod("0" + attribute(after, "chart-time", "data-x-last")) ==
+          Approx(wall_of(trials.size() - 1)).margin(1e-6));
+    CHECK(std::stod("0" + attribute(after, "elapsed", "data-s")) <= *runs[0].finished_at - runs[0].started_at + 1e-3);
+    // The fastest configurations hold the <script> value: shown as text.
+    CHECK_THAT(after, Contains("&lt;script&gt;document.body.dataset.injected=1&lt;/script&gt;"));
+    CHECK_THAT(after, !Contains(injected));
+    CHECK_THAT(after, !Contains("data-injected"));
 
-  REQUIRE(std::filesystem::exists(png));
-  CHECK(std::filesystem::file_size(png) > 10000);
+    REQUIRE(std::filesystem::exists(png));
+    CHECK(std::filesystem::file_size(png) > 10000);
+  }
+
+  // A dashboard over the databases alone, its stream silent (as
+  // `tune-engine dashboard --db` listens on the default endpoint): the panel
+  // shows the latest run from the database, without the live-only parts.
+  {
+    dashboard::server_options bo;
+    bo.listen = "127.0.0.1:0";
+    bo.databases = {older_path, db_path};
+    bo.event_endpoints = {"ipc://" + (dir / "silent.ipc").string()};
+    dashboard::server board(bo);
+    board.start();
+    auto db_file = dir / "database.html";
+    CHECK(run_chromium(chromium, dir / "profile-database", board.url(), {"--dump-dom"}, db_file) == 0);
+    auto page = read_file(db_file);
+    INFO(page);
+    const auto latest_key = "1/" + std::to_string(runs[0].id);
+    CHECK(attribute(page, "live", "data-mode") == "database");
+    CHECK_THAT(page, Contains(runs[0].task_key) && !Contains("older/task · "));
+    CHECK(attribute(page, "trials", "data-count") == std::to_string(trials.size()));
+    CHECK(std::stod("0" + attribute(page, "best", "data-ms")) == Approx(best_of_first(trials.size())));
+    CHECK(attribute(page, "live-state", "data-state") == ended_state);
+    CHECK(row_state(page, latest_key) == ended_state);
+    CHECK(row_state(page, "0/1") == "budget");
+    CHECK(hidden(page, "stat-in-flight"));
+    CHECK(hidden(page, "stat-rate"));
+    CHECK(hidden(page, "busy"));
+    std::map<std::string, std::int64_t> expected_counts;
+    for (const auto& t : trials) ++expected_counts[std::string(to_string(t.state))];
+    CHECK(panel_counts(page) == expected_counts);
+    CHECK(std::stod("0" + attribute(page, "chart-time", "data-x-last")) ==
+          Approx(wall_of(trials.size() - 1)).margin(1e-6));
+    CHECK(std::stod("0" + attribute(page, "elapsed", "data-s")) ==
+          Approx(*runs[0].finished_at - runs[0].started_at).margin(1e-6));
+    for (const auto& [seq, at] : trial_rows(page)) {
+      REQUIRE(seq < trials.size());
+      CHECK(at == Approx(wall_of(seq)).margin(1e-6));
+    }
+    // The best configuration holds the <script> value: text here too.
+    CHECK_THAT(page, Contains("&lt;script&gt;document.body.dataset.injected=1&lt;/script&gt;"));
+    CHECK_THAT(page, !Contains(injected));
+    CHECK_THAT(page, !Contains("data-injected"));
+  }
 }
