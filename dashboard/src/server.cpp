@@ -34,34 +34,6 @@ namespace {
 
 constexpr const char* server_name = "tune-engine dashboard";
 
-struct listen_address {
-  std::string host;
-  std::uint16_t port = 0;
-};
-
-/// `option` names the address in messages (server_options::listen_option).
-listen_address parse_listen(const std::string& listen, const std::string& option) {
-  auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size())
-    throw std::invalid_argument(option + " " + listen + ": expected HOST:PORT, e.g. 127.0.0.1:8080");
-  listen_address a;
-  a.host = listen.substr(0, colon);
-  if (a.host.size() > 2 && a.host.front() == '[' && a.host.back() == ']') a.host = a.host.substr(1, a.host.size() - 2);
-  std::string port_text = listen.substr(colon + 1);
-  unsigned long port = 0;
-  std::size_t used = 0;
-  try {
-    port = std::stoul(port_text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != port_text.size() || port > 65535)
-    throw std::invalid_argument(option + " " + listen + ": the port '" + port_text +
-                                "' is not a number from 0 to 65535");
-  a.port = static_cast<std::uint16_t>(port);
-  return a;
-}
-
 /// Compares without stopping at the first difference, so the time taken
 /// does not tell how much of a guess was right.
 bool same_secret(std::string_view given, std::string_view expected) {
@@ -137,7 +109,7 @@ class ws_session;
 
 struct server::impl {
   server_options options;
-  listen_address address;
+  storage::host_port address;
   std::vector<std::string> warnings;
   // Both are destroyed when the server stops: the handlers still held by
   // the io_context own the connections, so every socket closes then.
@@ -570,7 +542,7 @@ server::server(server_options options) : impl_(std::make_shared<impl>()) {
   auto& s = *impl_;
   s.options = std::move(options);
   const auto& option = s.options.listen_option;
-  s.address = parse_listen(s.options.listen, option);
+  s.address = storage::parse_host_port(s.options.listen, option, "127.0.0.1:8080");
   if (s.options.client_queue < 2) throw std::invalid_argument("client_queue must be at least 2 messages");
   if (s.options.flush_interval.count() < 0) throw std::invalid_argument("flush_interval must be >= 0 ms");
   if (s.options.max_frame_bytes == 0) throw std::invalid_argument("max_frame_bytes must be at least 1");
