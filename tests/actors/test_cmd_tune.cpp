@@ -25,6 +25,7 @@
 
 #include "actors/scratch_dir.hpp"
 #include "kernels/process_checks.hpp"
+#include "skip.hpp"
 #include "tune/kernels/subprocess.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
@@ -571,8 +572,7 @@ TEST_CASE("tune: a full disk stops the run with a clear error and --resume conti
   // under a file-size limit (a fault in its shadow memory while libLLVM's
   // static constructors run, before main), so the limit cannot stand for a
   // full disk in that build.
-  std::puts("SKIPPED: under ThreadSanitizer a process cannot start with RLIMIT_FSIZE set");
-  return;
+  SKIP_TEST("under ThreadSanitizer a process cannot start with RLIMIT_FSIZE set");
 #endif
   resumable_replay r("tune-disk-full", "5", "0.001");
   auto& [dir, log, db_file, args] = r;
@@ -592,6 +592,13 @@ TEST_CASE("tune: the database file made read-only mid-run stops the run with a c
           "[actors][cli]") {
   resumable_replay r("tune-read-only", "6", "0.01");
   auto& [dir, log, db_file, args] = r;
+  // Whether this machine lets the test make a file immutable at all, tried
+  // on a file of its own before the run starts.
+  const auto probe = (dir / "immutable-probe").string();
+  std::ofstream(probe) << "probe";
+  if (!tune::run_process({"chattr", "+i", probe}, 30).ok())
+    SKIP_TEST("chattr +i is refused here (needs CAP_LINUX_IMMUTABLE and ext4, xfs or btrfs)");
+  REQUIRE(tune::run_process({"chattr", "-i", probe}, 30).ok());
 
   // The tests run as root, for whom chmod does not stop writes, and an open
   // descriptor keeps writing after it anyway: the immutable attribute
@@ -621,10 +628,7 @@ TEST_CASE("tune: the database file made read-only mid-run stops the run with a c
     p.signal(SIGSTOP);
     bool made_read_only = set_immutable(true);
     p.signal(SIGCONT);
-    if (!made_read_only) {
-      std::puts("SKIPPED: chattr +i is refused here (needs CAP_LINUX_IMMUTABLE and ext4, xfs or btrfs)");
-      return;
-    }
+    REQUIRE(made_read_only);
     rc = wait_up_to_a_minute(p);
   }
   // Writable again: the same command continues the run to its budget.
