@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -659,10 +660,15 @@ TEST_CASE("tune: a SIGKILLed run leaves no compiler running", "[actors][cli]") {
   cli_process p(args, (dir / "log.txt").string());
   ::setenv("PATH", path.c_str(), 1);
 
+  // Killed once both compile workers have started their compiler (a line
+  // each in the file).
+  auto compilers_started = [&] {
+    auto text = read_text(pids);
+    return std::count(text.begin(), text.end(), '\n');
+  };
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (p.running() && read_text(pids).empty() && std::chrono::steady_clock::now() < deadline)
+  while (p.running() && compilers_started() < 2 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the other worker start its compiler
   p.kill_hard();
   p.wait();
 
@@ -670,7 +676,7 @@ TEST_CASE("tune: a SIGKILLed run leaves no compiler running", "[actors][cli]") {
   std::ifstream in(pids);
   for (long pid = 0; in >> pid;) started.push_back(pid);
   INFO(read_text(dir / "log.txt"));
-  REQUIRE(started.size() >= 2);
+  REQUIRE(started.size() == 4);  // two compilers and their helpers
   for (long pid : started) {
     INFO("process " << pid);
     CHECK(tune::test::ends_soon(pid));
