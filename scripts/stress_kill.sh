@@ -13,5 +13,5 @@ if [[ ! -f build/build.ninja ]]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
 fi
 # Only what the test needs: the command (with its kernel worker) and the test program.
-cmake --build build -j "${TUNE_JOBS:-$(nproc)}" -- tune-engine test_actors >/dev/null
-TUNE_KILLS="${1:-200}" ./build/tests/test_actors "tune: killed at random moments and resumed*"
+cmake --build build -j "${TUNE_JOBS:-$(nproc)}" -- tune-engine test_cli >/dev/null
+TUNE_KILLS="${1:-200}" ./build/tests/test_cli "tune: killed at random moments and resumed*"

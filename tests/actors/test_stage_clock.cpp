@@ -2,6 +2,7 @@
 #include <chrono>
 
 #include "../../actors/src/stage_clock.hpp"
+#include "skip.hpp"
 
 using tune::detail::busy_tracker;
 using tune::detail::cpu_scope;
@@ -45,7 +46,7 @@ TEST_CASE("cpu_scope adds its scope's CPU time to its counter", "[actors]") {
   CHECK(total < 0.5);
 }
 
-TEST_CASE("cpu_scope counts the gap from the previous scope only when it is short", "[actors]") {
+TEST_CASE("cpu_scope does not count a long gap from the previous scope", "[actors]") {
   double first = 0, second = 0;
   { cpu_scope scope(first); }
   // 20 ms of CPU outside any scope take more than the millisecond within which
@@ -53,12 +54,13 @@ TEST_CASE("cpu_scope counts the gap from the previous scope only when it is shor
   burn(0.020);
   { cpu_scope scope(second); }
   CHECK(second < 0.010);
+}
 
+TEST_CASE("cpu_scope counts a short gap from the previous scope", "[actors]") {
   // A short gap is counted (the dispatch between two handlers). The gap's wall
   // time must stay under the millisecond; on a loaded machine a try may be
-  // preempted past it, so a few are allowed.
-  bool seen = false;
-  for (int attempt = 0; attempt < 50 && !seen; ++attempt) {
+  // preempted past it, so the first try that stayed under it is checked.
+  for (int attempt = 0; attempt < 50; ++attempt) {
     double a = 0, b = 0;
     { cpu_scope scope(a); }
     auto gap_start = std::chrono::steady_clock::now();
@@ -66,7 +68,7 @@ TEST_CASE("cpu_scope counts the gap from the previous scope only when it is shor
     { cpu_scope scope(b); }
     if (std::chrono::steady_clock::now() - gap_start >= std::chrono::microseconds(900)) continue;
     CHECK(b >= 0.0002);
-    seen = true;
+    return;
   }
-  if (!seen) WARN("every gap was preempted past a millisecond: the short-gap case was not checked");
+  SKIP_TEST("every one of 50 gaps was preempted past a millisecond: the machine is too loaded to make a short gap");
 }

@@ -310,11 +310,12 @@ typedef struct stopper {
   objective_state* state;
 } stopper;
 
-/* Waits for three objective calls, then asks the session to stop. */
+/* Waits for three objective calls (a minute at most), then asks the session
+   to stop. */
 static void* stop_after_three_calls(void* user_data) {
   stopper* s = user_data;
   struct timespec pause = {0, 1000000L};
-  while (atomic_load(&s->state->calls) < 3) nanosleep(&pause, NULL);
+  for (int waited_ms = 0; atomic_load(&s->state->calls) < 3 && waited_ms < 60000; ++waited_ms) nanosleep(&pause, NULL);
   CHECK_OK(tune_session_request_stop(s->session));
   return NULL;
 }

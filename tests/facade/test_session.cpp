@@ -133,18 +133,25 @@ TEST_CASE("session: request_stop from another thread ends a run", "[facade]") {
   p.push_back(make_discrete_parameter("x", values));
   p.push_back(make_discrete_parameter("y", values));
   o.space = std::make_shared<const search_space>(std::move(p), "big");
-  o.objective = [](const configuration&) {
+  // Each call stands for a millisecond of work; the stop is requested once
+  // the run has measured 10 configurations, however fast the machine.
+  std::atomic<int> calls{0};
+  o.objective = [&](const configuration&) {
+    ++calls;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return 1.0;
   };
   session s(o);
   std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (calls < 10 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     s.request_stop();
   });
   auto report = s.run();
   stopper.join();
   CHECK(report.reason == end_reason::stopped);
+  CHECK(calls >= 10);
   CHECK(report.trials < 1000000);
 }
 

@@ -1,9 +1,14 @@
 // The CUDA templates compile with NVRTC for sm_80 and sm_90 (no GPU needed),
 // resource limits are instantiation errors, and running without a driver says
-// so plainly. Skipped when this build has no NVRTC.
+// so plainly; on a machine with a GPU (scripts/pack_gpu.sh carries these tests
+// to one) the kernels run and are checked. Without NVRTC in this build the
+// NVRTC tests are reported as skipped; so are the GPU tests without a GPU and
+// the no-driver tests on a machine that has a driver.
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "kernel_fixtures.hpp"
+#include "skip.hpp"
 #include "tune/kernels/cuda_driver.hpp"
 #include "tune/kernels/task.hpp"
 
@@ -15,7 +20,27 @@ using tune::status;
 
 #ifdef TUNE_WITH_NVRTC
 
-TEST_CASE("every CUDA template compiles for sm_80 and sm_90", "[kernels]") {
+namespace {
+
+/// Why no kernel can run on a CUDA device here; empty when device 0 exists.
+std::string no_cuda_device() {
+  std::string why;
+  const auto* api = tune::cuda::load_driver(&why);
+  if (!api) return why;
+  int devices = 0;
+  if (api->device_get_count(&devices) != 0) return "the CUDA driver counts no devices";
+  if (devices == 0) return "the CUDA driver found no device";
+  return "";
+}
+
+/// The small tasks the GPU test measures: odd sizes, batched layouts, a
+/// strided padded convolution.
+const char* const small_tasks[] = {"matmul:128x256x192", "bmm:8x64x32x48:nn", "bmm:8x64x32x48:tn", "bmm:8x64x32x48:nt",
+                                   "conv2d:2x3x31x31:16x5x5:s2:p1"};
+
+}  // namespace
+
+TEST_CASE("every CUDA template compiles for sm_80 and sm_90", "[kernels][cuda]") {
   tune::test::kernel_scratch scratch("cuda");
   for (int arch : {80, 90}) {
     auto options = scratch.options();
@@ -33,7 +58,7 @@ TEST_CASE("every CUDA template compiles for sm_80 and sm_90", "[kernels]") {
   }
 }
 
-TEST_CASE("the CUDA spaces are those of the OpEvo search-space files", "[kernels]") {
+TEST_CASE("the CUDA spaces are those of the OpEvo search-space files", "[kernels][cuda]") {
   auto mm = tune::make_task_backend("matmul:512x1024x1024", "cuda");
   auto space = mm->space();
   REQUIRE(space->dimension() == 3);
@@ -44,7 +69,7 @@ TEST_CASE("the CUDA spaces are those of the OpEvo search-space files", "[kernels
   CHECK(bmm->space()->parameters()[0]->name() == "B");
 }
 
-TEST_CASE("a CUDA configuration over the block limits is an instantiation error", "[kernels]") {
+TEST_CASE("a CUDA configuration over the block limits is an instantiation error", "[kernels][cuda]") {
   tune::test::kernel_scratch scratch("cuda-limits");
   auto backend = tune::make_task_backend("matmul:64x64x64", "cuda", scratch.options());
   auto config = backend->space()->from_values({{"K", std::vector<std::int64_t>{1, 64, 1}},
@@ -55,18 +80,15 @@ TEST_CASE("a CUDA configuration over the block limits is an instantiation error"
   CHECK(built.message.find("threads per block") != std::string::npos);
 }
 
-TEST_CASE("NVRTC reports device compile errors with its log", "[kernels]") {
+TEST_CASE("NVRTC reports device compile errors with its log", "[kernels][cuda]") {
   auto out = tune::nvrtc_compile("extern \"C\" __global__ void k() { not_declared(); }", 80, 60.0);
   CHECK(out.state == status::compile_error_device);
   CHECK(out.log.find("not_declared") != std::string::npos);
 }
 
-TEST_CASE("running a CUDA kernel without a driver is a runtime error that says so", "[kernels]") {
-  std::string why;
-  if (tune::cuda::load_driver(&why)) {
-    SUCCEED("a CUDA driver is present; nothing to check here");
-    return;
-  }
+TEST_CASE("running a CUDA kernel without a driver is a runtime error that says so", "[kernels][cuda]") {
+  if (tune::cuda::load_driver())
+    SKIP_TEST("a CUDA driver is present: the no-driver path is checked where there is none");
   tune::test::kernel_scratch scratch("cuda-run");
   auto backend = tune::make_task_backend("matmul:64x64x64", "cuda", scratch.options());
   tune::rng_type rng(4);
@@ -77,17 +99,24 @@ TEST_CASE("running a CUDA kernel without a driver is a runtime error that says s
   CHECK(measured.message == tune::cuda::no_driver_message);
 }
 
-TEST_CASE("CUDA kernels are correct on a GPU when there is one", "[kernels][gpu]") {
-  std::string why;
-  const auto* api = tune::cuda::load_driver(&why);
-  int devices = 0;
-  if (!api || api->device_get_count(&devices) != 0 || devices == 0) {
-    SUCCEED("no GPU here (" << why << "); scripts/pack_gpu.sh runs this on one");
-    return;
+TEST_CASE("the small CUDA tasks of the GPU test compile with NVRTC", "[kernels][cuda]") {
+  tune::test::kernel_scratch scratch("cuda-small");
+  for (const char* task : small_tasks) {
+    auto backend = tune::make_task_backend(task, "cuda", scratch.options());
+    tune::rng_type rng(7);
+    for (int i = 0; i < 3; ++i) {
+      auto [config, built] = tune::test::build_some(*backend, rng, 2000);
+      INFO(task << " " << backend->space()->to_json(config) << ": " << built.message);
+      CHECK(built.state == status::ok);
+    }
   }
+}
+
+TEST_CASE("CUDA kernels are correct on a GPU when there is one", "[kernels][cuda][gpu]") {
+  auto no_device = no_cuda_device();
+  if (!no_device.empty()) SKIP_TEST("no CUDA GPU here (" << no_device << "); scripts/pack_gpu.sh runs this on one");
   tune::test::kernel_scratch scratch("cuda-gpu");
-  for (const char* task : {"matmul:128x256x192", "bmm:8x64x32x48:nn", "bmm:8x64x32x48:tn", "bmm:8x64x32x48:nt",
-                           "conv2d:2x3x31x31:16x5x5:s2:p1"}) {
+  for (const char* task : small_tasks) {
     auto backend = tune::make_task_backend(task, "cuda", scratch.options());
     tune::rng_type rng(7);
     int correct = 0;
@@ -112,18 +141,19 @@ TEST_CASE("CUDA kernels are correct on a GPU when there is one", "[kernels][gpu]
 
 #else
 
-TEST_CASE("without NVRTC the cuda backend is refused plainly", "[kernels]") {
+TEST_CASE("without NVRTC the cuda backend is refused plainly", "[kernels][cuda]") {
   CHECK_THROWS_AS(tune::make_task_backend("matmul:64x64x64", "cuda"), std::invalid_argument);
+}
+
+TEST_CASE("the CUDA compile and GPU tests", "[kernels][cuda][gpu]") {
+  SKIP_TEST("built without NVRTC (no CUDA toolkit at build time): the CUDA templates are neither compiled nor run");
 }
 
 #endif
 
-TEST_CASE("loading the CUDA driver without one gives the plain message", "[kernels]") {
+TEST_CASE("loading the CUDA driver without one gives the plain message", "[kernels][cuda]") {
   std::string why;
-  const auto* api = tune::cuda::load_driver(&why);
-  if (api) {
-    SUCCEED("a CUDA driver is present");
-  } else {
-    CHECK((why == tune::cuda::no_driver_message || why.find("cuInit") != std::string::npos));
-  }
+  if (tune::cuda::load_driver(&why))
+    SKIP_TEST("a CUDA driver is present: the no-driver message is checked where there is none");
+  CHECK((why == tune::cuda::no_driver_message || why.find("cuInit") != std::string::npos));
 }

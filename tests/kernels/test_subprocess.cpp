@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +15,7 @@
 #include <thread>
 
 #include "kernels/process_checks.hpp"
+#include "skip.hpp"
 #include "tune/kernels/subprocess.hpp"
 
 using tune::test::ends_soon;
@@ -148,10 +148,8 @@ TEST_CASE("run_process: a program and what it started die when the process that 
 }
 
 TEST_CASE("run_process: a fork bomb stops at max_processes", "[kernels]") {
-  if (!tune::process_limits_enforced()) {
-    std::puts("SKIPPED: no pids cgroup can be made here (needs a writable cgroup file system)");
-    return;
-  }
+  if (!tune::process_limits_enforced())
+    SKIP_TEST("no pids cgroup can be made here (needs a writable cgroup file system)");
   // Bounded at 200 processes: without the limit every fork succeeds, the
   // shell says so and exits 0, and its sleeping children are killed with its
   // group.

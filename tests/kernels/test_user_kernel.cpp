@@ -1,10 +1,10 @@
 // Bring-your-own kernels: the example tunes, and kernels that crash, hang or
 // compute the wrong answer come back as statuses while the engine goes on.
 #include <catch2/catch.hpp>
-#include <cstdio>
 #include <stdexcept>
 
 #include "kernel_fixtures.hpp"
+#include "skip.hpp"
 #include "tune/kernels/subprocess.hpp"
 #include "tune/kernels/user_kernel.hpp"
 
@@ -168,10 +168,8 @@ TEST_CASE("kernels that exhaust memory or fork or flood or close their output be
 }
 
 TEST_CASE("a fork bomb kernel stops at the worker's process limit and becomes a status", "[kernels]") {
-  if (!tune::process_limits_enforced()) {
-    std::puts("SKIPPED: no pids cgroup can be made here (needs a writable cgroup file system)");
-    return;
-  }
+  if (!tune::process_limits_enforced())
+    SKIP_TEST("no pids cgroup can be made here (needs a writable cgroup file system)");
   misbehaving_kernel kernel;
   auto options = kernel.scratch.options();
   options.max_processes = 32;
@@ -229,7 +227,7 @@ TEST_CASE("bad launch descriptions name the file, the field and the fix", "[kern
 
 #ifdef TUNE_WITH_NVRTC
 
-TEST_CASE("a CUDA user kernel compiles with NVRTC and takes its block from the configuration", "[kernels]") {
+TEST_CASE("a CUDA user kernel compiles with NVRTC and takes its block from the configuration", "[kernels][cuda]") {
   misbehaving_kernel kernel;
   kernel.scratch.write("scale.cu", R"(
 extern "C" __global__ void scale(float* out, const float* in, int n) {
@@ -276,6 +274,12 @@ extern "C" __global__ void scale(float* out, const float* in, int n) {
   } catch (const std::invalid_argument& e) {
     CHECK(std::string(e.what()).find("block_size[0]") != std::string::npos);
   }
+}
+
+#else
+
+TEST_CASE("a CUDA user kernel compiles with NVRTC", "[kernels][cuda]") {
+  SKIP_TEST("built without NVRTC (no CUDA toolkit at build time)");
 }
 
 #endif

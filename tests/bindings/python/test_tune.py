@@ -163,12 +163,20 @@ def test_ctrl_c_ends_the_run_stopped():
 
 
 def test_stop_from_another_thread_while_run_holds_no_gil():
-    session = tune_engine.Session(lambda c: (time.sleep(0.001), 1.0)[1], space=big_space(), strategy="random",
-                                  budget=100000, seed=1)
-    stopper = threading.Thread(target=lambda: (time.sleep(0.2), session.stop()))
+    measuring = threading.Event()
+
+    def objective(config):
+        measuring.set()
+        time.sleep(0.001)  # a millisecond of work
+        return 1.0
+
+    session = tune_engine.Session(objective, space=big_space(), strategy="random", budget=100000, seed=1)
+    # The stop comes once the run is measuring, however fast the machine.
+    stopper = threading.Thread(target=lambda: (measuring.wait(60), session.stop()))
     stopper.start()
     report = session.run()
     stopper.join()
+    assert measuring.is_set()
     assert report["reason"] == "stopped"
 
 
