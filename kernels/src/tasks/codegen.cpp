@@ -52,6 +52,32 @@ conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& con
   return t;
 }
 
+// No header: <cstdlib>, <cstring> and <utility> were 9,000 lines, about a
+// fifth of a MatMul build's time (docs/kernels.md, "Builds"). The two C
+// library functions are declared as glibc declares them (the attributes tell
+// the optimiser the same: the same code), memcpy is the compiler's builtin,
+// and index sequences come from the compiler (GCC's __integer_pack, clang's
+// __make_integer_seq: the GEVO-ML workloads compile the MatMul source with
+// clang).
+const char* const cpu_kernel_prelude = R"(extern "C" {
+void* aligned_alloc(__SIZE_TYPE__, __SIZE_TYPE__) noexcept
+    __attribute__((__malloc__, __alloc_align__(1), __alloc_size__(2), __warn_unused_result__));
+void* calloc(__SIZE_TYPE__, __SIZE_TYPE__) noexcept
+    __attribute__((__malloc__, __alloc_size__(1, 2), __warn_unused_result__));
+}
+namespace {
+template <class T, T... I>
+struct index_list {};
+#ifdef __clang__
+template <long N>
+using indices_below = __make_integer_seq<index_list, long, N>;
+#else
+template <long N>
+using indices_below = index_list<long, __integer_pack(N)...>;
+#endif
+}  // namespace
+)";
+
 // `vec{} + x` would be a scalar 0.0f + x (not a no-op: x may be -0.0f), then
 // a register broadcast: two extra floating-point instructions per
 // multiply-add. The braced list is a broadcast load.
@@ -59,14 +85,14 @@ const char* const cpu_vector_helpers = R"(
 typedef float vec __attribute__((vector_size(VL * sizeof(float))));
 inline vec load(const float* p) {
   vec v;
-  std::memcpy(&v, p, sizeof v);
+  __builtin_memcpy(&v, p, sizeof v);
   return v;
 }
 template <long... lane>
-inline vec splat(float x, std::integer_sequence<long, lane...>) {
+inline vec splat(float x, index_list<long, lane...>) {
   return vec{((void)lane, x)...};
 }
-inline vec splat(float x) { return splat(x, std::make_integer_sequence<long, VL>()); }
+inline vec splat(float x) { return splat(x, indices_below<VL>()); }
 // One reduction step of a register tile of R rows x NV vectors, the
 // micro-kernel the MatMul and Conv2D templates share: NV vectors of w (one
 // row of a B panel, or a weight block's channels) times x[r * XS] broadcast
@@ -148,8 +174,11 @@ std::string cpu_register_tile_problem(const std::string& tile, std::int64_t accu
 }
 
 std::vector<std::string> cpu_template_flags(int threads) {
-  // ISO C++ mode turns floating-point contraction off; FMAs need it on.
-  std::vector<std::string> flags{"-ffp-contract=fast"};
+  // ISO C++ mode turns floating-point contraction off; FMAs need it on. The
+  // templates' function-local statics are set up by the one thread that calls
+  // the entry: without guards (__cxa_guard_acquire) a kernel needs only the C
+  // library and links without libstdc++ (cpu/compile.cpp).
+  std::vector<std::string> flags{"-ffp-contract=fast", "-fno-threadsafe-statics"};
   if (threads > 1) flags.push_back("-fopenmp");
   return flags;
 }
@@ -170,7 +199,7 @@ std::vector<kernel_argument> task_arguments(const task_spec& t) {
 }
 
 std::string reference_source(const task_spec& t) {
-  std::string s = "// Naive reference of " + t.to_string() + "\n#include <vector>\n";
+  std::string s = "// Naive reference of " + t.to_string() + "\n";
   if (t.op == operator_kind::conv2d) {
     s += constant("B", t.batch) + constant("C", t.in_channels) + constant("H", t.height) + constant("W", t.width) +
          constant("F", t.out_channels) + constant("KH", t.kernel_h) + constant("KW", t.kernel_w) +
@@ -210,7 +239,7 @@ extern "C" void tune_reference(void* const* args) {
   float* c = static_cast<float*>(args[0]);
   const float* a = static_cast<const float*>(args[1]);
   const float* b = static_cast<const float*>(args[2]);
-  std::vector<double> row(M);
+  static double row[M];
   for (long p = 0; p < BATCH; ++p) {
     const float* ap = a + p * N * K;
     const float* bp = b + p * K * M;

@@ -62,6 +62,11 @@ struct conv2d_tiles {
 };
 conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& config);
 
+/// Source text that every CPU template starts with, in place of headers: the
+/// C library functions they call (aligned_alloc, calloc) and, in an anonymous
+/// namespace, `index_list<long, I...>` and `indices_below<N>` (0 .. N - 1).
+extern const char* const cpu_kernel_prelude;
+
 /// Source text of the CPU templates' vector type `vec` (VL floats, VL defined
 /// before it), its helpers `load` (unaligned) and `splat` (every lane x), and
 /// the micro-kernel step both CPU templates use, `rank1<R, NV, XS>(acc, x, w)`:

@@ -56,9 +56,9 @@ constexpr long out_at(long b, long f, long y, long x) {
 }
 // n floats, 64-byte aligned (aligned_alloc wants a multiple of the
 // alignment: whole 16-float lines).
-float* aligned_floats(long n) { return static_cast<float*>(std::aligned_alloc(64, (n + 15) / 16 * 16 * sizeof(float))); }
+float* aligned_floats(long n) { return static_cast<float*>(aligned_alloc(64, (n + 15) / 16 * 16 * sizeof(float))); }
 
-inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
+inline void store(float* p, vec v) { __builtin_memcpy(p, &v, sizeof v); }
 TRANSPOSE
 // NCHW output of pixels J0 .. J0 + VL - 1 (or to NX) of a tile: per vector
 // of channels, the block of VL pixels x VL channels is transposed in
@@ -73,12 +73,12 @@ __attribute__((always_inline)) inline void store_nchw(vec (&acc)[NX][NV], float*
     for (long i = 0; i < VL; ++i) r[i] = i < COUNT ? acc[J0 + i < NX ? J0 + i : 0][v] : vec{};
     transpose(r);
 #pragma GCC unroll 16
-    for (long c = 0; c < VL; ++c) std::memcpy(out + (v * VL + c) * HO * WO + J0, &r[c], COUNT * sizeof(float));
+    for (long c = 0; c < VL; ++c) __builtin_memcpy(out + (v * VL + c) * HO * WO + J0, &r[c], COUNT * sizeof(float));
   }
 }
 template <long NX, long... G>
 __attribute__((always_inline)) inline void store_nchw(vec (&acc)[NX][NV], float* __restrict out,
-                                                      std::integer_sequence<long, G...>) {
+                                                      index_list<long, G...>) {
   (store_nchw<NX, G * VL>(acc, out), ...);
 }
 
@@ -102,7 +102,7 @@ REDUCTION
 #pragma GCC unroll 64
       for (long v = 0; v < NV; ++v) store(out + j * FB + v * VL, acc[j][v]);
   } else {
-    store_nchw(acc, out, std::make_integer_sequence<long, (NX + VL - 1) / VL>());
+    store_nchw(acc, out, indices_below<(NX + VL - 1) / VL>());
   }
 }
 
@@ -122,7 +122,7 @@ const float* packed_weights(const float* weights) {
 const float* image_in_layout(const float* image) {
   if constexpr (P > 0 || NHWC) {
     // The border is zero from calloc and never written.
-    static float* copy = static_cast<float*>(std::calloc(B * C * HP * WP + 16, sizeof(float)));
+    static float* copy = static_cast<float*>(calloc(B * C * HP * WP + 16, sizeof(float)));
     for (long b = 0; b < B; ++b)
       for (long h = 0; h < H; ++h)
         for (long c = 0; c < C; ++c) {
@@ -131,7 +131,7 @@ const float* image_in_layout(const float* image) {
           if constexpr (NHWC) {
             for (long x = 0; x < W; ++x) to[x * C] = row[x];
           } else {
-            std::memcpy(to, row, W * sizeof(float));
+            __builtin_memcpy(to, row, W * sizeof(float));
           }
         }
     return copy;
@@ -234,7 +234,7 @@ std::string reduction_code(const task_spec& task, const conv_knobs& k) {
 
 std::string conv_source(const task_spec& task, int threads, const conv_knobs& k) {
   std::string s = "// " + task.to_string() + " on the CPU, generated for one configuration\n";
-  s += "#include <cstdlib>\n#include <cstring>\n#include <utility>\nnamespace {\n";
+  s += std::string(cpu_kernel_prelude) + "namespace {\n";
   s += constant("B", task.batch) + constant("C", task.in_channels) + constant("H", task.height) +
        constant("W", task.width) + constant("F", task.out_channels) + constant("KH", task.kernel_h) +
        constant("KW", task.kernel_w) + constant("S", task.stride) + constant("P", task.pad) +

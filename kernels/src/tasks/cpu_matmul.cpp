@@ -30,7 +30,7 @@ namespace {
 const char* matmul_body = R"(
 constexpr long NV = NR / VL;
 
-inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
+inline void store(float* p, vec v) { __builtin_memcpy(p, &v, sizeof v); }
 TRANSPOSE
 // Where the micro-kernel reads A(i0 + r, k0 + k) and B(k0 + k, j0 + v): a
 // packed panel is [BK][MR] (A) or [BK][NR] (B), contiguous in the order the
@@ -71,7 +71,7 @@ void pack_b(const float* b, long j0, long k0, float* __restrict bp) {
       for (long c = 0; c < NR; ++c)
         for (long k = 0; k < BK; ++k) panel[k * NR + c] = b[(j0 + q * NR + c) * K + k0 + k];
     } else {
-      for (long k = 0; k < BK; ++k) std::memcpy(panel + k * NR, b + (k0 + k) * M + j0 + q * NR, NR * sizeof(float));
+      for (long k = 0; k < BK; ++k) __builtin_memcpy(panel + k * NR, b + (k0 + k) * M + j0 + q * NR, NR * sizeof(float));
     }
   }
 }
@@ -112,7 +112,7 @@ extern "C" void tune_entry(void* const* args) {
   const float* Bm = static_cast<const float*>(args[2]);
   // One packing area per thread, kept for the life of the process.
   constexpr long a_area = PACK_A ? BN * BK : 0, area = (a_area + (PACK_B ? BM * BK : 0) + 15) / 16 * 16 + 16;
-  static float* work = static_cast<float*>(std::aligned_alloc(64, THREADS * area * sizeof(float)));
+  static float* work = static_cast<float*>(aligned_alloc(64, THREADS * area * sizeof(float)));
   constexpr long chunks = B0 * N0 * M0;
   PARALLEL_FOR
   for (long t = 0; t < chunks; ++t) {
@@ -191,8 +191,8 @@ std::string register_file_problem(const matmul_tiles& t) {
 
 std::string matmul_source(const task_spec& task, int threads, const matmul_tiles& t) {
   std::string s = "// " + task.to_string() + " on the CPU, generated for one configuration\n";
-  s += "#include <cstdlib>\n#include <cstring>\n#include <utility>\n";
   if (threads > 1) s += "#include <omp.h>\n";
+  s += cpu_kernel_prelude;
   s += "namespace {\n";
   s += constant("BATCH", task.batch) + constant("N", task.n) + constant("K", task.k) + constant("M", task.m);
   s += std::string("constexpr bool TA = ") + (task.transpose_a ? "true" : "false") +
