@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "compile.hpp"
 #include "measurement.hpp"
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/devices.hpp"
@@ -121,22 +122,7 @@ build_result compile_shared_object(const task_backend_options& options, const st
       out.message = problem;
       return out;
     }
-    std::vector<std::string> argv{compiler};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.insert(argv.end(), {"-o", so.string(), cpp.string()});
-    auto result = run_process(argv, timeout_s, 64 * 1024);
-    out.compile_s = result.seconds;
-    if (!result.started) {
-      out.message = result.error;
-    } else if (result.timed_out) {
-      out.state = status::build_timeout;
-      out.message = "compiler killed after " + std::to_string(timeout_s) + " s";
-    } else if (!result.ok()) {
-      out.message = result.output.empty() ? "compiler failed" : result.output;
-    } else {
-      out.state = status::ok;
-    }
-    return out;
+    return build_shared_object(compiler, flags, cpp.string(), so.string(), timeout_s);
   });
 }
 
