@@ -1,0 +1,148 @@
+// CPU builds link on their own (kernels/src/cpu/compile.cpp): the templates'
+// kernels need only the C library and still verify against the reference; a
+// source that needs libstdc++ is built the compiler's own way; a compile
+// error is a compile error with the compiler's message; a build that runs
+// out of time kills the compiler and everything it started.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include "kernel_fixtures.hpp"
+#include "process_checks.hpp"
+#include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/subprocess.hpp"
+#include "tune/kernels/task.hpp"
+#include "tune/kernels/tuned_kernel.hpp"
+
+using Catch::Matchers::Contains;
+using tune::status;
+
+namespace {
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The libraries a shared object names (its NEEDED entries sit in .dynstr).
+bool names_library(const std::string& shared_object, const std::string& library) {
+  return file_text(shared_object).find(library) != std::string::npos;
+}
+
+// Builds `config` and runs it: the worker checks it against the reference.
+void check_self_contained(tune::backend& backend, const tune::configuration& config) {
+  auto built = backend.build(config, 120.0);
+  INFO(backend.space()->to_json(config) << ": " << built.message);
+  REQUIRE(built.state == status::ok);
+  CHECK(names_library(built.artifact, "libc.so"));
+  CHECK_FALSE(names_library(built.artifact, "libstdc++"));
+  auto measured = backend.run(config, built, 0, 120.0);
+  INFO(measured.message);
+  CHECK(measured.state == status::ok);
+}
+
+const std::vector<std::string> shared_flags{"-std=c++20", "-fPIC", "-shared", "-O2"};
+
+}  // namespace
+
+TEST_CASE("a MatMul and a Conv2D kernel link with the C library alone and verify against the reference", "[kernels]") {
+  tune::test::kernel_scratch scratch("builds-verify");
+  auto backend = tune::make_task_backend("matmul:24x40x48", "cpu", scratch.options());
+  auto matmul = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 2, 3, 4}},
+                                               {"tile_m", std::vector<std::int64_t>{1, 1, 3, 16}},
+                                               {"tile_k", std::vector<std::int64_t>{2, 4, 5}},
+                                               {"loop_order", std::vector<std::int64_t>{2, 0, 1}},
+                                               {"a_panel", std::string("packed")},
+                                               {"b_panel", std::string("packed")},
+                                               {"prefetch", 1.0}});
+  check_self_contained(*backend, matmul);
+
+  auto conv = tune::make_task_backend("conv2d:2x3x9x9:32x3x3:s1:p1", "cpu", scratch.options());
+  auto config = conv->space()->from_values({{"block_f", 16.0},
+                                            {"tile_x", 4.0},
+                                            {"input_layout", std::string("nhwc")},
+                                            {"reduction", std::string("c_inner")},
+                                            {"loop_order", std::string("y_outer")},
+                                            {"unroll_inner", 1.0}});
+  check_self_contained(*conv, config);
+}
+
+TEST_CASE("a source that needs libstdc++ is built with the compiler's own link", "[kernels]") {
+  tune::test::kernel_scratch scratch("builds-libstdcxx");
+  const std::string source =
+      "#include <string>\n#include <vector>\n"
+      "extern \"C\" int tune_entry() { std::vector<std::string> v(3, \"abc\"); return int(v.size() * v[0].size()); }\n";
+  auto built = tune::compile_shared_object(scratch.options(), "c++", source, ".cpp", shared_flags, 120.0);
+  INFO(built.message);
+  REQUIRE(built.state == status::ok);
+  CHECK(names_library(built.artifact, "libstdc++"));
+  // The same compiler and flags again: built the compiler's way directly.
+  auto again =
+      tune::compile_shared_object(scratch.options(), "c++", source + "// again\n", ".cpp", shared_flags, 120.0);
+  CHECK(again.state == status::ok);
+}
+
+TEST_CASE("a compile error is a compile error with the compiler's message", "[kernels]") {
+  tune::test::kernel_scratch scratch("builds-errors");
+  auto broken = tune::compile_shared_object(scratch.options(), "c++", "extern \"C\" int tune_entry( { return 1; }\n",
+                                            ".cpp", shared_flags, 120.0);
+  CHECK(broken.state == status::compile_error);
+  CHECK_THAT(broken.message, Contains("error") && Contains("tune_entry"));
+  CHECK_FALSE(std::filesystem::exists(broken.artifact));
+}
+
+TEST_CASE("a build past its time kills the compiler and what it started", "[kernels]") {
+  tune::test::kernel_scratch scratch("builds-timeout");
+  // A "compiler" that answers --version, then starts a child that would
+  // sleep for a minute, writes the child's pid and waits for it.
+  auto pid_file = (scratch.path() / "child.pid").string();
+  auto compiler = scratch.write("stuck-compiler",
+                                "#!/bin/sh\ncase \"$1\" in --version) echo stuck 1.0; exit 0;; esac\n"
+                                "sleep 60 &\necho $! >" +
+                                    pid_file + "\nwait\n");
+  std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  auto start = std::chrono::steady_clock::now();
+  auto built = tune::compile_shared_object(scratch.options(), compiler, "int x;\n", ".cpp", shared_flags, 1.0);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(built.state == status::build_timeout);
+  CHECK_THAT(built.message, Contains("killed"));
+  CHECK(seconds < 5.0);
+  CHECK_FALSE(std::filesystem::exists(built.artifact));
+  long child = 0;
+  std::ifstream(pid_file) >> child;
+  REQUIRE(child > 0);
+  CHECK(tune::test::ends_soon(child));
+}
+
+TEST_CASE("an emitted tuned kernel compiles beside the headers that declare the same C functions", "[kernels]") {
+  tune::test::kernel_scratch scratch("builds-emitted");
+  for (const std::string task : {"matmul:16x32x64", "conv2d:1x3x8x8:16x3x3:s1:p1"}) {
+    auto program = tune::make_cpu_task_program(tune::parse_task(task));
+    tune::rng_type rng(5);
+    std::optional<tune::configuration> config;
+    while (!config || (program->check && !program->check(*config).empty())) config = program->space->draw_valid(rng);
+    tune::tuned_kernel_info info;
+    info.name = "kernel";
+    info.task = task;
+    info.config_json = program->space->to_json(*config);
+    info.time_ms = 1.0;
+    auto files = tune::emit_tuned_kernel(*program, info, "kernel.hpp");
+    scratch.write("kernel.hpp", files.header);
+    // The headers before and after the kernel's own declarations.
+    auto before = scratch.write(
+        "before.cpp",
+        "#include <cstdlib>\n#include <cstring>\n#include <utility>\n#include <stdlib.h>\n" + files.source);
+    auto after =
+        scratch.write("after.cpp", files.source + "#include <cstdlib>\n#include <stdlib.h>\n#include <utility>\n");
+    for (const auto& unit : {before, after}) {
+      std::vector<std::string> argv{"c++", "-std=c++20", "-c", "-o", (scratch.path() / "unit.o").string(), unit};
+      argv.insert(argv.end(), files.flags.begin(), files.flags.end());
+      auto compiled = tune::run_process(argv, 120.0);
+      INFO(task << " " << unit << ": " << compiled.output);
+      CHECK(compiled.ok());
+    }
+  }
+}
