@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_text.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/kernels/user_kernel.hpp"
 #include "tune/kernels/vendor_reference.hpp"
@@ -214,19 +215,6 @@ double traffic_gflops(const tune::task_spec& t, double gbps) {
   return gbps > 0 ? t.flops() * gbps / compulsory_bytes(t) : INFINITY;  // FLOP / (bytes / (1e9 B/s)) / 1e9
 }
 
-std::string task_text(const std::string& name, long conv_batch, bool own_layouts) {
-  const std::string b = std::to_string(conv_batch), own = own_layouts ? ":own" : "";
-  if (name == "MM1") return "matmul:512x1024x1024";
-  if (name == "MM2") return "matmul:512x1024x4096";
-  if (name == "MM3") return "matmul:512x4096x1024";
-  if (name == "BMM1") return "bmm:960x128x128x64:nn";
-  if (name == "BMM2") return "bmm:960x128x128x64:tn";
-  if (name == "BMM3") return "bmm:960x128x64x128:nt";
-  if (name == "C1") return "conv2d:" + b + "x3x227x227:64x11x11:s4:p0" + own;
-  if (name == "C2") return "conv2d:" + b + "x64x27x27:192x5x5:s1:p2" + own;
-  return name;
-}
-
 // The better figure of two measurements of the same vendor kernels.
 std::vector<tune::vendor_figure> better_of(std::vector<tune::vendor_figure> a,
                                            const std::vector<tune::vendor_figure>& b) {
@@ -359,7 +347,7 @@ int run(const bench_options& o) {
   std::stringstream list(o.tasks);
   std::string name;
   while (std::getline(list, name, ',')) {
-    std::string text = task_text(name, o.conv_batch, o.own_layouts);
+    std::string text = tune::bench::paper_task(name, o.conv_batch, o.own_layouts);
     auto task = tune::parse_task(text);
     auto backend = tune::make_task_backend(task, "cpu", options);
     auto before = tune::vendor_figures(task, vendor);
