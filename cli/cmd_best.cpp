@@ -48,7 +48,12 @@ nlohmann::json summary_json(const storage::task_summary& summary) {
     const auto& trial = *summary.best;
     const auto& run = *summary.best_run;
     out["best"] = {{"config", nlohmann::json::parse(trial.config_json)},
-                   {"time_ms", trial.time_ms},
+                   {"time_ms", summary.confirmed_ms.value_or(trial.time_ms)},
+                   {"search_time_ms", trial.time_ms},
+                   {"confirmed", summary.confirmed_ms ? nlohmann::json{{"rounds", summary.confirmed_rounds},
+                                                                       {"min_ms", summary.confirmed_min_ms},
+                                                                       {"max_ms", summary.confirmed_max_ms}}
+                                                      : nlohmann::json(nullptr)},
                    {"run_id", trial.run_id},
                    {"seq", trial.seq},
                    {"device", trial.device},
@@ -78,7 +83,12 @@ int run_best(const best_options& options) {
     if (summary->best && summary->best_run) {
       const auto& trial = *summary->best;
       const auto& run = *summary->best_run;
-      fmt::print("best     {:.6g} ms\n", trial.time_ms);
+      if (summary->confirmed_ms)
+        fmt::print("best     {:.6g} ms, confirmed over {} rounds ({:.6g}–{:.6g} ms); {:.6g} ms when found\n",
+                   *summary->confirmed_ms, summary->confirmed_rounds, summary->confirmed_min_ms,
+                   summary->confirmed_max_ms, trial.time_ms);
+      else
+        fmt::print("best     {:.6g} ms\n", trial.time_ms);
       fmt::print("config   {}\n", trial.config_json);
       fmt::print("found    run {} (strategy {}, seed {}), trial {}, device {} ({})\n", run.id, run.strategy, run.seed,
                  trial.seq, trial.device, run.device_kind);

@@ -55,7 +55,7 @@ int run_emit(const emit_options& options) {
   info.name = options.name;
   info.task = options.task;
   info.config_json = trial.config_json;
-  info.time_ms = trial.time_ms;
+  info.time_ms = summary->confirmed_ms.value_or(trial.time_ms);  // confirmed when the run was
   info.provenance = fmt::format("from {}: run {} ({}, seed {}), trial {} of {}, on {}",
                                 std::filesystem::path(options.db).filename().string(), run.id, run.strategy, run.seed,
                                 trial.seq, summary->trials, run.device_kind);

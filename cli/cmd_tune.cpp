@@ -122,6 +122,11 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   f.option("time_scale", "--time-scale", o.time_scale,
            "--dataset: sleep this many times the recorded latencies (default 1)");
   f.option("threads", "--threads", o.threads, "CPU threads one kernel uses (default 1)");
+  f.option("confirm_top", "--confirm-top", o.confirm.top,
+           "at the end, measure this many of the fastest configurations again against each other, in turn, and "
+           "report the winner (default 5; 0: none)");
+  f.option("confirm_rounds", "--confirm-rounds", o.confirm.rounds,
+           "--confirm-top: rounds of that (default 5; the reported time is the winner's median)");
   f.flag("early_stop", "--no-early-stop", args->no_early_stop,
          "measure every candidate in full: no stopping a run past " +
              fmt::format("{:g}", early_stop_policy{}.slow_factor) +

@@ -14,7 +14,28 @@ nlohmann::json optional_number(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-nlohmann::json run_summary(std::size_t db, const storage::run_record& run, const storage::run_totals& totals) {
+/// The winner's confirmation: {"seq", "time_ms" (median of its rounds),
+/// "min_ms", "max_ms", "rounds"}; null when the run was not confirmed.
+nlohmann::json confirmation_of(const results_db& db, const storage::run_record& run) {
+  if (!run.confirmed_seq) return nullptr;
+  std::vector<double> times;
+  for (const auto& c : db.confirmations(run.id))
+    if (c.seq == *run.confirmed_seq) times.push_back(c.time_ms);
+  if (times.empty()) return nullptr;
+  std::sort(times.begin(), times.end());
+  auto n = times.size();
+  double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  return {{"seq", *run.confirmed_seq},
+          {"time_ms", median},
+          {"min_ms", times.front()},
+          {"max_ms", times.back()},
+          {"rounds", n}};
+}
+
+/// A run's row; its best is the confirmed winner's time when the run has one.
+nlohmann::json run_summary(std::size_t db, const storage::run_record& run, const storage::run_totals& totals,
+                           nlohmann::json confirmed) {
+  auto best = confirmed.is_null() ? optional_number(totals.best_time_ms) : confirmed["time_ms"];
   return {{"db", db},
           {"id", run.id},
           {"task", run.task_key},
@@ -26,7 +47,8 @@ nlohmann::json run_summary(std::size_t db, const storage::run_record& run, const
           {"state", storage::run_status_text(run)},
           {"trials", totals.trials},
           {"ok_trials", totals.ok_trials},
-          {"best_time_ms", optional_number(totals.best_time_ms)}};
+          {"best_time_ms", best},
+          {"confirmed", confirmed}};
 }
 
 }  // namespace
@@ -39,7 +61,8 @@ nlohmann::json list_runs(const std::vector<std::string>& databases) {
     auto totals = db.all_run_totals();
     for (const auto& run : db.runs()) {
       auto found = totals.find(run.id);
-      runs.push_back(run_summary(d, run, found == totals.end() ? storage::run_totals{} : found->second));
+      runs.push_back(
+          run_summary(d, run, found == totals.end() ? storage::run_totals{} : found->second, confirmation_of(db, run)));
     }
   }
   std::stable_sort(runs.begin(), runs.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
@@ -65,7 +88,7 @@ std::optional<nlohmann::json> run_details(const std::vector<std::string>& databa
     ++totals.ok_trials;
     if (!totals.best_time_ms || t.time_ms < *totals.best_time_ms) totals.best_time_ms = t.time_ms;
   }
-  auto details = run_summary(db, *run, totals);
+  auto details = run_summary(db, *run, totals, confirmation_of(file, *run));
   details["database"] = databases[db];
   details["options"] = nlohmann::json::parse(run->options_json, nullptr, false);
   if (details["options"].is_discarded()) details["options"] = nullptr;

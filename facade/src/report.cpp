@@ -2,6 +2,7 @@
 // layer knows it, and the run report as JSON and as text.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "report_detail.hpp"
@@ -111,6 +112,15 @@ nlohmann::json run_report::to_json() const {
         {"overhead_s", t.overhead_s}};
   out["time"] = {{"devices", measuring},
                  {"compile", {{"workers", compile_workers}, {"build_s", build_s}, {"waiting_s", waiting_s()}}}};
+  auto rounds = nlohmann::json::array();
+  for (const auto& entry : confirmation)
+    rounds.push_back({{"seq", entry.seq},
+                      {"search_ms", entry.search_ms},
+                      {"median_ms", entry.median_ms},
+                      {"rounds_ms", entry.rounds_ms}});
+  out["confirmation"] = rounds;
+  if (!confirmation.empty()) out["best"]["search_time_ms"] = confirmation.front().search_ms;
+  if (!confirmation_note.empty()) out["confirmation_note"] = confirmation_note;
   if (!throughput.is_null()) out["throughput"] = throughput;
   return out;
 }
@@ -127,10 +137,20 @@ std::string run_report::to_text() const {
     out += fmt::format(
         "results database: migrated from schema version {} to {} (tune-engine versions before that cannot open it)\n",
         *db_migrated_from, storage::results_db::schema_version);
-  if (best)
+  if (best && !confirmation.empty()) {
+    const auto& won = confirmation.front();
+    auto [low, high] = std::minmax_element(won.rounds_ms.begin(), won.rounds_ms.end());
+    out += fmt::format(
+        "best {:.6g} ms, confirmed: the median of {} rounds ({:.6g}–{:.6g} ms) against the {} next fastest, in "
+        "turn; {:.6g} ms when found (trial {}): {}\n",
+        best->time_ms, won.rounds_ms.size(), *low, *high, confirmation.size() - 1, won.search_ms, won.seq,
+        best->config_json);
+  } else if (best) {
     out += fmt::format("best {:.6g} ms: {}\n", best->time_ms, best->config_json);
-  else
+  } else {
     out += "best: none (no trial succeeded)\n";
+  }
+  if (!confirmation_note.empty()) out += "not confirmed: " + confirmation_note + "\n";
   for (const auto& [name, t] : device_times)
     out += fmt::format(
         "{} measuring {:.2f} s: timed in full {:.2f}, stopped early {:.2f}, too slow {:.2f}, timeouts {:.2f}, "

@@ -38,6 +38,27 @@ actors::measured_trial to_measured(const storage::trial_record& row, const searc
                                    const storage::topology& topo, const std::string& db_path, std::int64_t run_id,
                                    const session_options& options);
 
+/// The `keep` fastest trials of distinct configurations measured in full
+/// (ok, not stopped early), fastest first.
+class fastest_trials {
+ public:
+  explicit fastest_trials(std::size_t keep) : keep_(keep) {}
+  void offer(const trial_info& t);
+  const std::vector<trial_info>& kept() const { return kept_; }
+
+ private:
+  std::size_t keep_;
+  std::vector<trial_info> kept_;
+};
+
+/// Builds the trials again (the compile cache answers) and measures them
+/// against each other in `rounds` interleaved rounds on `device`
+/// (backend::run_interleaved): the entries by median, the winner first.
+/// Empty, with `note` saying why, when none could be built or a round failed.
+std::vector<run_report::confirmation_entry> confirm_fastest(backend& be, const std::vector<trial_info>& fastest,
+                                                            int device, std::uint32_t rounds,
+                                                            const tune::timeouts& limits, std::string& note);
+
 /// Everything but run_id, resumed, task_key, strategy, seed and throughput.
 run_report make_report(const actors::run_summary& summary, const search_space& space, const storage::topology& topo);
 

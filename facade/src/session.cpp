@@ -96,7 +96,7 @@ const std::vector<std::string>& session_option_fields() {
                                                   "use_cache",       "publish_endpoint", "publish_key",
                                                   "publish_wait",    "progress_line",    "dashboard_listen",
                                                   "dashboard_token", "threads",          "compare_vendor",
-                                                  "early_stop"};
+                                                  "early_stop",      "confirm_top",      "confirm_rounds"};
   return fields;
 }
 
@@ -289,12 +289,13 @@ namespace {
 class session_listener final : public actors::trial_listener {
  public:
   session_listener(std::shared_ptr<storage::run_recorder> recorder, const session_options& options,
-                   search_space_ptr space, const storage::topology& topo, bool keeps_variants)
+                   search_space_ptr space, const storage::topology& topo, bool keeps_variants, std::size_t fastest)
       : recorder_(std::move(recorder)),
         options_(options),
         space_(std::move(space)),
         topo_(topo),
-        keeps_variants_(keeps_variants) {}
+        keeps_variants_(keeps_variants),
+        fastest_(fastest) {}
 
   void on_trial(const actors::measured_trial& trial, bool new_best) override {
     if (record_failed_) return;
@@ -355,6 +356,20 @@ class session_listener final : public actors::trial_listener {
     std::lock_guard lock(mutex_);
     return variants_;
   }
+  /// The run's recorded trials (a resume) among the fastest.
+  void offer_recorded(const std::vector<actors::measured_trial>& prior) {
+    std::lock_guard lock(mutex_);
+    for (const auto& t : prior) {
+      auto info = detail::to_trial_info(t, false, *space_, topo_);
+      info.seq = t.candidate_id;
+      fastest_.offer(info);
+    }
+  }
+  /// The fastest trials measured in full, fastest first.
+  std::vector<trial_info> fastest() const {
+    std::lock_guard lock(mutex_);
+    return fastest_.kept();
+  }
 
  private:
   void commit() {
@@ -382,12 +397,14 @@ class session_listener final : public actors::trial_listener {
     if (new_best) best_seq_ = seq;
     bool keep = keeps_variants_ && trial.ok() && trial.objectives.size() >= 2;
     bool callback = options_.on_trial || (new_best && options_.on_new_best);
-    if (!keep && !callback) return;
+    bool fast = trial.ok() && !trial.stopped_early && options_.confirm.top > 0;
+    if (!keep && !callback && !fast) return;
     auto info = detail::to_trial_info(trial, new_best, *space_, topo_);
     info.seq = seq;
-    if (keep) {
+    {
       std::lock_guard lock(mutex_);
-      variants_.push_back(info);
+      if (keep) variants_.push_back(info);
+      if (fast) fastest_.offer(info);
     }
     if (!callback) return;
     guarded([&] {
@@ -419,6 +436,7 @@ class session_listener final : public actors::trial_listener {
   std::uint64_t next_seq_ = 0;
   std::uint64_t best_seq_ = 0;
   std::vector<trial_info> variants_;
+  detail::fastest_trials fastest_;
   std::uint64_t recorded_ = 0;  ///< trials committed (a resumed run's recorded ones included)
 };
 
@@ -504,7 +522,9 @@ run_report session::run() {
     throw input_error(e.what());
   }
   if (s.board) detail::start_session_dashboard(*s.board, recorder->endpoint(), o);
-  auto listener = std::make_shared<session_listener>(recorder, o, s.space, s.topo, s.what->keeps_variants());
+  bool confirms = o.confirm.top > 0 && o.confirm.rounds > 0 && s.what->confirms_best() && !s.topo.devices.empty();
+  auto listener = std::make_shared<session_listener>(recorder, o, s.space, s.topo, s.what->keeps_variants(),
+                                                     confirms ? o.confirm.top : 0);
 
   actors::pipeline_options po;
   po.compile_workers = static_cast<std::uint32_t>(s.topo.compile_workers);
@@ -532,6 +552,7 @@ run_report session::run() {
       return trial;
     };
   listener->first_seq(po.prior.size());
+  if (confirms) listener->offer_recorded(po.prior);
   po.stop_requested = [stop = o.stop] { return stop.stop_requested(); };
 
   if (!s.topo.nodes.empty()) add_nodes(*s.what, o, s.topo, po, s.backend_kind);
@@ -551,9 +572,33 @@ run_report session::run() {
   auto record_error = listener->record_error();
   // A run that could not record a trial stays resumable, as a stopped one.
   auto reason = record_error.empty() ? summary.reason : end_reason::stopped;
+  // The run's fastest trials against each other, on the first device, unless
+  // the run was stopped or broke down.
+  std::vector<run_report::confirmation_entry> confirmation;
+  std::string confirmation_note;
+  if (confirms && record_error.empty() &&
+      (reason == end_reason::budget || reason == end_reason::time || reason == end_reason::exhausted)) {
+    if (o.progress_line) std::fprintf(stderr, "confirming the fastest trials against each other…\n");
+    confirmation = detail::confirm_fastest(*s.be, listener->fastest(), s.topo.devices.front().id, o.confirm.rounds,
+                                           s.topo.timeouts, confirmation_note);
+  }
   try {
     std::optional<storage::trial_record> best;
     if (summary.best.ok()) best = detail::to_record(summary.best, *s.space, s.topo);
+    if (!confirmation.empty()) {
+      std::vector<storage::confirmation_row> rows;
+      for (const auto& entry : confirmation)
+        for (std::size_t r = 0; r < entry.rounds_ms.size(); ++r)
+          rows.push_back({static_cast<std::int64_t>(entry.seq), static_cast<std::uint32_t>(r), entry.rounds_ms[r]});
+      recorder->confirmed(rows, static_cast<std::int64_t>(confirmation.front().seq));
+      for (const auto& t : listener->fastest())
+        if (t.seq == confirmation.front().seq) {
+          best = storage::trial_record{};
+          static_cast<tune::trial&>(*best) = t;
+          best->config_json = t.config_json;
+          best->time_ms = confirmation.front().median_ms;
+        }
+    }
     recorder->finished(reason, static_cast<std::int64_t>(summary.prior_trials + summary.trials),
                        best ? &*best : nullptr, summary.wall_s);
   } catch (const std::exception&) {
@@ -564,6 +609,14 @@ run_report session::run() {
 
   auto report = detail::make_report(summary, *s.space, s.topo);
   if (report.best) report.best->seq = listener->best_seq();
+  if (!confirmation.empty()) {
+    for (const auto& t : listener->fastest())
+      if (t.seq == confirmation.front().seq) report.best = t;
+    report.best->time_ms = confirmation.front().median_ms;
+    report.best->new_best = true;
+  }
+  report.confirmation = std::move(confirmation);
+  report.confirmation_note = std::move(confirmation_note);
   report.run_id = recorder->run_id();
   report.resumed = recorder->resumed();
   report.task_key = s.be->task_key();

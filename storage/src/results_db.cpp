@@ -50,6 +50,17 @@ std::string trials_table_sql(const std::string& name) {
 
 constexpr const char* trials_index_sql = "CREATE INDEX trials_by_config_hash ON trials(config_hash, run_id);\n";
 
+// A run's fastest trials re-measured in turn, round after round (version 3).
+constexpr const char* confirmations_table_sql = R"sql(
+CREATE TABLE confirmations (
+  run_id  INTEGER NOT NULL REFERENCES runs(id),
+  seq     INTEGER NOT NULL,  -- the trial re-measured (trials.seq)
+  round   INTEGER NOT NULL,  -- 0, 1, …: every trial of the group is timed once per round
+  time_ms REAL NOT NULL,
+  PRIMARY KEY (run_id, seq, round)
+);
+)sql";
+
 // Version 3 (version 1 indexed the configuration text, version 2 wrote
 // "finished" for every way a run ended and kept no messages; both are migrated
 // when opened for writing and read as they are otherwise). A newer file is
@@ -65,11 +76,12 @@ CREATE TABLE runs (
   device_kind TEXT NOT NULL,
   started_at  REAL NOT NULL,      -- Unix seconds
   finished_at REAL,
-  status      TEXT NOT NULL       -- running, or why it ended: tune::to_string(end_reason)
+  status      TEXT NOT NULL,      -- running, or why it ended: tune::to_string(end_reason)
+  confirmed_seq INTEGER           -- the trial that won the confirmation rounds; NULL: none
 );
 CREATE INDEX runs_by_task ON runs(task_key, device_kind);
 )sql" + trials_table_sql("trials") +
-                               trials_index_sql;
+                               trials_index_sql + confirmations_table_sql;
 
 // Statuses whose outcome a second measurement would repeat.
 constexpr const char* reusable_statuses =
@@ -323,9 +335,9 @@ struct results_db::impl {
   /// The columns read_run() reads, for this file's version.
   std::string run_columns() const {
     return std::string("id, task_key, strategy, seed, options, device_kind, started_at, finished_at, ") +
-           (file_version >= 3
-                ? "status"
-                : std::string("CASE status WHEN 'finished' THEN ") + legacy_finished_reason_sql + " ELSE status END");
+           (file_version >= 3 ? "status, confirmed_seq"
+                              : std::string("CASE status WHEN 'finished' THEN ") + legacy_finished_reason_sql +
+                                    " ELSE status END, NULL");
   }
   /// The columns read_trial() reads (of trials as t), for this file's version.
   std::string trial_columns() const {
@@ -362,6 +374,7 @@ struct results_db::impl {
         row.fail("status",
                  "'" + state + "' is neither running nor an end reason (" + std::string(end_reason_names()) + ")");
     }
+    if (s.type(9) != SQLITE_NULL) run.confirmed_seq = row.integer(9, "confirmed_seq", 0);
     return run;
   }
 
@@ -543,8 +556,10 @@ void results_db::impl::migrate() {
           "ALTER TABLE trials ADD COLUMN stopped_early INTEGER NOT NULL DEFAULT 0;\n"
           "ALTER TABLE trials ADD COLUMN kernel_s REAL NOT NULL DEFAULT 0;\n");
     }
-    // Why each finished run ended, as far as its trials and budget tell.
-    exec(std::string("UPDATE runs SET status = ") + legacy_finished_reason_sql + " WHERE status = 'finished';\n" +
+    // Why each finished run ended, as far as its trials and budget tell; room
+    // for confirmation rounds.
+    exec(std::string("ALTER TABLE runs ADD COLUMN confirmed_seq INTEGER;\n") + confirmations_table_sql +
+         "UPDATE runs SET status = " + legacy_finished_reason_sql + " WHERE status = 'finished';\n" +
          "UPDATE schema_version SET version = " + std::to_string(schema_version) + ";\n");
     return 0;
   });
@@ -807,6 +822,64 @@ std::unordered_map<std::string, trial_record> results_db::load_cache(const std::
   return out;
 }
 
+void results_db::record_confirmation(std::int64_t run_id, const std::vector<confirmation_row>& rows,
+                                     std::int64_t winner_seq) {
+  bool winner_found = false;
+  for (const auto& row : rows) {
+    if (!(std::isfinite(row.time_ms) && row.time_ms > 0))
+      throw std::invalid_argument("record_confirmation: trial " + std::to_string(row.seq) + ", round " +
+                                  std::to_string(row.round) + ": a time must be finite and > 0");
+    winner_found = winner_found || row.seq == winner_seq;
+  }
+  if (!winner_found)
+    throw std::invalid_argument("record_confirmation: the winner, trial " + std::to_string(winner_seq) +
+                                ", has no confirmation round");
+  auto& d = *impl_;
+  d.transaction([&] {
+    statement run(d.db, "UPDATE runs SET confirmed_seq = ?1 WHERE id = ?2", d.name);
+    run.bind(1, winner_seq).bind(2, run_id);
+    run.step();
+    if (sqlite3_changes(d.db) == 0)
+      throw std::invalid_argument("record_confirmation: no run with id " + std::to_string(run_id));
+    statement clear(d.db, "DELETE FROM confirmations WHERE run_id = ?1", d.name);
+    clear.bind(1, run_id).step();
+    statement exists(d.db, "SELECT count(*) FROM trials WHERE run_id = ?1 AND seq = ?2", d.name);
+    statement insert(d.db, "INSERT INTO confirmations (run_id, seq, round, time_ms) VALUES (?1, ?2, ?3, ?4)", d.name);
+    for (const auto& row : rows) {
+      {
+        statement::reset_guard guard{exists};
+        exists.bind(1, run_id).bind(2, row.seq).step();
+        if (exists.integer(0) == 0)
+          throw std::invalid_argument("record_confirmation: run " + std::to_string(run_id) + " has no trial " +
+                                      std::to_string(row.seq));
+      }
+      statement::reset_guard guard{insert};
+      insert.bind(1, run_id).bind(2, row.seq).bind(3, static_cast<std::int64_t>(row.round)).bind(4, row.time_ms);
+      insert.step();
+    }
+    return 0;
+  });
+}
+
+std::vector<confirmation_row> results_db::confirmations(std::int64_t run_id) const {
+  std::vector<confirmation_row> out;
+  if (impl_->file_version < 3) return out;  // an older file kept none
+  statement s(impl_->db, "SELECT rowid, seq, round, time_ms FROM confirmations WHERE run_id = ?1 ORDER BY seq, round",
+              impl_->name);
+  s.bind(1, run_id);
+  while (s.step()) {
+    row_checker row(s, impl_->name, "confirmations", s.integer(0));
+    confirmation_row c;
+    c.seq = row.integer(1, "seq", 0);
+    auto round = row.integer(2, "round", 0);
+    if (round > std::numeric_limits<std::uint32_t>::max()) row.fail("round", "is too large");
+    c.round = static_cast<std::uint32_t>(round);
+    c.time_ms = row.real(3, "time_ms");
+    out.push_back(c);
+  }
+  return out;
+}
+
 std::vector<std::string> results_db::tasks() const {
   statement s(impl_->db, "SELECT DISTINCT task_key FROM runs ORDER BY task_key", impl_->name);
   std::vector<std::string> out;
@@ -832,6 +905,41 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
   summary.ok_trials = counts.integer(2);
   if (summary.runs == 0) return std::nullopt;
 
+  // A run's confirmed winner counts by the median of its rounds; the fastest
+  // of them is the task's best. Without any, the fastest ok trial is.
+  if (impl_->file_version >= 3) {
+    statement confirmed(impl_->db,
+                        "SELECT r.id, r.confirmed_seq FROM runs r WHERE " + filter + " AND r.confirmed_seq IS NOT NULL",
+                        impl_->name);
+    confirmed.bind(1, task_key);
+    if (device_kind) confirmed.bind(2, *device_kind);
+    std::vector<std::pair<std::int64_t, std::int64_t>> winners;
+    while (confirmed.step()) winners.emplace_back(confirmed.integer(0), confirmed.integer(1));
+    for (const auto& [run_id, seq] : winners) {
+      std::vector<double> times;
+      for (const auto& c : confirmations(run_id))
+        if (c.seq == seq) times.push_back(c.time_ms);
+      if (times.empty()) continue;
+      std::sort(times.begin(), times.end());
+      double median =
+          times.size() % 2 ? times[times.size() / 2] : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+      if (summary.confirmed_ms && median >= *summary.confirmed_ms) continue;
+      statement trial(impl_->db,
+                      "SELECT " + impl_->trial_columns() + " FROM trials t WHERE t.run_id = ?1 AND t.seq = ?2",
+                      impl_->name);
+      trial.bind(1, run_id).bind(2, seq);
+      if (!trial.step()) continue;
+      summary.best = impl_->read_trial(trial);
+      summary.confirmed_ms = median;
+      summary.confirmed_min_ms = times.front();
+      summary.confirmed_max_ms = times.back();
+      summary.confirmed_rounds = static_cast<std::uint32_t>(times.size());
+    }
+    if (summary.best) {
+      summary.best_run = find_run(summary.best->run_id);
+      return summary;
+    }
+  }
   statement best(impl_->db,
                  "SELECT " + impl_->trial_columns() + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " + filter +
                      " AND t.status = 'ok' ORDER BY t.time_ms ASC, t.finished_at ASC, t.id ASC LIMIT 1",

@@ -128,6 +128,11 @@ std::size_t run_recorder::commit() {
   return trials.size();
 }
 
+void run_recorder::confirmed(const std::vector<confirmation_row>& rows, std::int64_t winner_seq) {
+  commit();
+  db_->record_confirmation(run_id_, rows, winner_seq);
+}
+
 void run_recorder::on_progress(progress_event progress) {
   if (!publisher_) return;
   progress.wall_elapsed_s = wall_elapsed(unix_seconds());

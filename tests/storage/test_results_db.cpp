@@ -885,3 +885,40 @@ TEST_CASE("results db migrates a version 2 file: each finished run gets the reas
   writer.record_trial(2, failed);
   CHECK(writer.trials(2).back().message == "kept now");
 }
+
+TEST_CASE("results db keeps a run's confirmation rounds, and best answers with the confirmed winner", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-confirm");
+  results_db db(dir / "results.db");
+  auto run = db.create_run(spec());
+  db.record_trial(run, ok_trial(config(1), 0.5));  // seq 0: lucky during the search
+  db.record_trial(run, ok_trial(config(2), 1.0));  // seq 1
+  CHECK(db.best("gemm/1024")->best->seq == 0);     // not confirmed: the fastest trial
+  std::vector<confirmation_row> rows = {{0, 0, 2.0}, {1, 0, 1.0}, {0, 1, 2.1}, {1, 1, 1.1}, {0, 2, 1.9}, {1, 2, 0.9}};
+  CHECK_THROWS_WITH(db.record_confirmation(run, rows, 7), Contains("winner") && Contains("trial 7"));
+  CHECK_THROWS_WITH(db.record_confirmation(run + 1, rows, 1), Contains("no run with id"));
+  auto bad = rows;
+  bad[2].time_ms = -1;
+  CHECK_THROWS_WITH(db.record_confirmation(run, bad, 1), Contains("finite and > 0"));
+  auto stranger = rows;
+  stranger.push_back({9, 0, 1.0});
+  CHECK_THROWS_WITH(db.record_confirmation(run, stranger, 1), Contains("has no trial 9"));
+  CHECK(db.confirmations(run).empty());  // nothing of a refused call stays
+  db.record_confirmation(run, rows, 1);
+  CHECK(db.find_run(run)->confirmed_seq == 1);
+  auto kept = db.confirmations(run);
+  REQUIRE(kept.size() == 6);
+  CHECK(kept[0].seq == 0);
+  CHECK(kept[3].seq == 1);
+  CHECK(kept[3].round == 0);
+  auto best = db.best("gemm/1024");
+  REQUIRE(best->best);
+  CHECK(best->best->seq == 1);
+  CHECK(best->confirmed_ms == Approx(1.0));
+  CHECK(best->confirmed_min_ms == 0.9);
+  CHECK(best->confirmed_max_ms == 1.1);
+  CHECK(best->confirmed_rounds == 3);
+  // Recorded again (a resumed run confirmed at its end): the new rounds replace the old.
+  db.record_confirmation(run, {{0, 0, 0.7}}, 0);
+  CHECK(db.confirmations(run).size() == 1);
+  CHECK(db.best("gemm/1024")->best->seq == 0);
+}

@@ -196,6 +196,15 @@ struct session_options {
   /// (tune/kernels/backend.hpp). early_stop_policy::off() measures every
   /// candidate in full.
   early_stop_policy early_stop;
+  /// At the end of a run its `top` fastest configurations (distinct, measured
+  /// in full) are measured again against each other, in turn, `rounds` rounds
+  /// on the first device; the reported best is the one with the lowest median
+  /// over those rounds, and the rounds are recorded. top 0: none (a replayed
+  /// dataset and program-edit evolution are never confirmed).
+  struct confirm_options {
+    std::uint32_t top = 5;
+    std::uint32_t rounds = 5;
+  } confirm;
   /// Built-in tasks: after the run, time the vendor kernels of the task on the
   /// same cores and threads (tune/kernels/vendor_reference.hpp: oneDNN, and
   /// OpenBLAS with its default and its fastest core type) into
@@ -222,7 +231,21 @@ std::uint64_t default_budget(std::string_view target);
 
 /// What a finished run reports; to_json() is `tune --summary-json`.
 struct run_report {
+  /// The best trial: the winner of the confirmation rounds when there were
+  /// any (its time_ms then the median of its rounds; `confirmation` has the
+  /// time it was found with), else the fastest trial of the search.
   std::optional<trial_info> best;
+  /// The run's fastest trials measured again against each other at its end
+  /// (session_options::confirm); empty when none were.
+  struct confirmation_entry {
+    std::uint64_t seq = 0;          ///< the trial
+    double search_ms = 0.0;         ///< its time during the search
+    std::vector<double> rounds_ms;  ///< its time in each round
+    double median_ms = 0.0;
+  };
+  std::vector<confirmation_entry> confirmation;  ///< by median, the winner first
+  /// Why there was no confirmation although one was asked for; empty otherwise.
+  std::string confirmation_note;
   std::uint64_t trials = 0;      ///< recorded ones included
   std::uint64_t new_trials = 0;  ///< measured (or reused) by this call
   std::int64_t run_id = 0;

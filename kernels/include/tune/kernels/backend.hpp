@@ -91,6 +91,17 @@ struct device_info {
   std::string name;
 };
 
+/// Built configurations timed against each other, round by round
+/// (backend::run_interleaved).
+struct interleaved_times {
+  /// ok, or the status of the first run that failed (message names it).
+  status state = status::ok;
+  std::string message;
+  /// time_ms[entry][round]: each entry's time in each round.
+  std::vector<std::vector<double>> time_ms;
+  bool ok() const { return state == status::ok; }
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -116,6 +127,15 @@ class backend {
   /// serialises calls per device; calls on different devices may overlap.
   virtual run_result run(const configuration& config, const build_result& build, int device,
                          const run_limits& limits) = 0;
+
+  /// Measures each built configuration once per round, in turn (A B C A B C
+  /// …), `rounds` rounds on `device`, every run in full (nothing stopped
+  /// early): the entries are compared on what was measured at the same
+  /// moments, so a machine that slows down or speeds up meanwhile shifts them
+  /// alike. The default calls run() for each; a backend may time them closer
+  /// together. Serialised per device with run().
+  virtual interleaved_times run_interleaved(const std::vector<std::pair<configuration, build_result>>& entries,
+                                            int device, int rounds, double timeout_s);
 };
 
 using backend_ptr = std::shared_ptr<backend>;

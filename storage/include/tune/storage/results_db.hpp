@@ -62,6 +62,9 @@ struct run_record {
   double started_at = 0.0;            ///< Unix seconds
   std::optional<double> finished_at;  ///< Unix seconds; empty while running
   std::optional<end_reason> reason;   ///< empty while running (or killed)
+  /// The trial (seq) that won the run's confirmation rounds: its best
+  /// re-measured against the runners-up; empty when none was confirmed.
+  std::optional<std::int64_t> confirmed_seq;
 
   bool running() const { return !reason.has_value(); }
   /// Running, killed or stopped: a later run may continue it.
@@ -84,6 +87,14 @@ struct trial_record : trial {
   double finished_at = 0.0;  ///< Unix seconds; 0 given to record_trials: the time of recording
 };
 
+/// One time of one trial in a run's confirmation rounds: the run's fastest
+/// trials re-measured in turn, round after round, on one device.
+struct confirmation_row {
+  std::int64_t seq = 0;     ///< the trial re-measured
+  std::uint32_t round = 0;  ///< 0, 1, … (every trial of the group is timed once per round)
+  double time_ms = 0.0;
+};
+
 /// Outcome of record_trial(): a configuration is recorded once per run.
 struct record_outcome {
   bool inserted = false;     ///< false: the configuration was already in the run
@@ -104,8 +115,14 @@ struct task_summary {
   std::int64_t runs = 0;
   std::int64_t trials = 0;  ///< all trials of all runs of the task
   std::int64_t ok_trials = 0;
-  std::optional<trial_record> best;    ///< fastest ok trial (ties: earliest)
+  std::optional<trial_record> best;    ///< see results_db::best (ties: earliest)
   std::optional<run_record> best_run;  ///< the run of `best`
+  /// When `best` won its run's confirmation: its confirmed time (median of its
+  /// rounds), the fastest and slowest round, and how many rounds.
+  std::optional<double> confirmed_ms;
+  double confirmed_min_ms = 0.0;
+  double confirmed_max_ms = 0.0;
+  std::uint32_t confirmed_rounds = 0;
 };
 
 class results_db {
@@ -193,8 +210,19 @@ class results_db {
 
   /// Task keys with at least one run, sorted.
   std::vector<std::string> tasks() const;
-  /// Best ok trial of the task over all its runs (any device kind unless
-  /// given) with counts; nullopt when the task has no run.
+  // ---- confirmation -------------------------------------------------------
+  /// Records a run's confirmation rounds and the trial that won them, in one
+  /// transaction. Throws std::invalid_argument for an unknown run or trial,
+  /// a time that is not finite and > 0, or a winner not among the rows.
+  void record_confirmation(std::int64_t run_id, const std::vector<confirmation_row>& rows, std::int64_t winner_seq);
+  /// The run's confirmation rounds by seq and round; empty when none.
+  std::vector<confirmation_row> confirmations(std::int64_t run_id) const;
+
+  /// The best trial of the task over all its runs (any device kind unless
+  /// given) with counts; nullopt when the task has no run. When runs of the
+  /// task were confirmed, the winner with the lowest confirmed time (the
+  /// median of its rounds); else the fastest ok trial.
+
   std::optional<task_summary> best(const std::string& task_key,
                                    const std::optional<std::string>& device_kind = std::nullopt) const;
 

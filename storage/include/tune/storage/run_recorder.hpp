@@ -94,6 +94,9 @@ class run_recorder {
   /// is recorded, the queue is emptied and the error is thrown.
   std::size_t commit();
   std::size_t queued() const { return queue_.size(); }
+  /// Records the run's confirmation rounds and their winner
+  /// (results_db::record_confirmation), after committing what is queued.
+  void confirmed(const std::vector<confirmation_row>& rows, std::int64_t winner_seq);
   /// Publishes a progress event (its wall_elapsed_s is filled in here).
   void on_progress(progress_event progress);
   /// Commits what is queued, records why the run ended (a stopped run stays

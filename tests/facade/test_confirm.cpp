@@ -1,0 +1,123 @@
+// The run's fastest trials measured again against each other: the lucky
+// outlier of the search loses to what is really fastest, the rounds are
+// recorded, and `best` reads the confirmed winner.
+#include <catch2/catch.hpp>
+#include <map>
+#include <mutex>
+
+#include "report_detail.hpp"
+#include "tune/engine/parameter.hpp"
+#include "tune/storage/results_db.hpp"
+#include "tune/tune.hpp"
+
+using namespace tune;
+
+namespace {
+
+search_space_ptr line_space(int n) {
+  std::vector<double> xs;
+  for (int i = 0; i < n; ++i) xs.push_back(i);
+  return std::make_shared<search_space>(std::vector<parameter_ptr>{make_discrete_parameter("x", xs)}, "line");
+}
+
+trial_info info(std::uint64_t seq, int x, double time_ms, bool stopped_early = false) {
+  trial_info t;
+  t.seq = seq;
+  t.config = {static_cast<std::uint64_t>(x)};
+  t.config_json = "{\"x\": " + std::to_string(x) + "}";
+  t.state = status::ok;
+  t.time_ms = time_ms;
+  t.stopped_early = stopped_early;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("confirmation: the fastest distinct trials measured in full are kept, fastest first", "[facade]") {
+  detail::fastest_trials keep(3);
+  keep.offer(info(0, 1, 5.0));
+  keep.offer(info(1, 2, 3.0));
+  keep.offer(info(2, 3, 9.0));
+  keep.offer(info(3, 4, 1.0, true));  // stopped early: its time is not a full measurement
+  keep.offer(info(4, 5, 4.0));
+  keep.offer(info(5, 2, 3.5));  // the same configuration, slower: the faster one stays
+  auto failed = info(6, 6, 0.1);
+  failed.state = status::runtime_error;
+  keep.offer(failed);
+  const auto& kept = keep.kept();
+  REQUIRE(kept.size() == 3);
+  CHECK(kept[0].seq == 1);
+  CHECK(kept[1].seq == 4);
+  CHECK(kept[2].seq == 0);
+  keep.offer(info(7, 2, 2.0));  // the same configuration, faster: replaces it
+  CHECK(keep.kept()[0].seq == 7);
+  CHECK(keep.kept().size() == 3);
+  detail::fastest_trials none(0);
+  none.offer(info(0, 1, 1.0));
+  CHECK(none.kept().empty());
+}
+
+TEST_CASE("confirmation: a lucky measurement of the search loses the rounds, which are recorded", "[facade]") {
+  // x = 3 is measured once at 0.5 ms (a lucky moment) and at 2 ms every time
+  // after; x = 5 is 1 ms always; the rest are 10 ms and more.
+  std::mutex mutex;
+  std::map<std::uint64_t, int> calls;
+  session_options o;
+  o.space = line_space(8);
+  o.objective = [&](const configuration& c) {
+    std::lock_guard lock(mutex);
+    auto n = calls[c[0]]++;
+    if (c[0] == 3) return n == 0 ? 0.5 : 2.0;
+    if (c[0] == 5) return 1.0;
+    return 10.0 + static_cast<double>(c[0]);
+  };
+  o.strategy = "random";
+  o.budget.trials = 8;  // every configuration once
+  o.seed = 3;
+  o.db_path =
+      (std::filesystem::temp_directory_path() / ("tune-confirm-" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(o.db_path);
+  o.confirm = {3, 4};
+  auto report = session(o).run();
+  REQUIRE(report.best);
+  CHECK(report.best->config_json == "{\"x\": 5}");
+  CHECK(report.best->time_ms == 1.0);
+  REQUIRE(report.confirmation.size() == 3);
+  CHECK(report.confirmation[0].rounds_ms == std::vector<double>{1.0, 1.0, 1.0, 1.0});
+  CHECK(report.confirmation[1].search_ms == 0.5);  // x = 3, found at 0.5 ms
+  CHECK(report.confirmation[1].median_ms == 2.0);
+  CHECK_THAT(report.to_text(), Catch::Matchers::Contains("confirmed: the median of 4 rounds"));
+  CHECK(report.to_json()["best"]["search_time_ms"] == 1.0);
+  // The database keeps the rounds and answers `best` with the winner.
+  storage::results_db db(o.db_path, storage::results_db::open_mode::read_only);
+  auto best = db.best(report.task_key);
+  REQUIRE(best);
+  REQUIRE(best->best);
+  CHECK(best->best->config_json == "{\"x\": 5}");
+  REQUIRE(best->confirmed_ms);
+  CHECK(*best->confirmed_ms == 1.0);
+  CHECK(best->confirmed_rounds == 4);
+  CHECK(db.confirmations(report.run_id).size() == 12);
+  std::filesystem::remove(o.db_path);
+  // Switched off, the search's lucky 0.5 ms is the answer.
+  o.confirm.top = 0;
+  calls.clear();
+  auto unconfirmed = session(o).run();
+  CHECK(unconfirmed.best->config_json == "{\"x\": 3}");
+  CHECK(unconfirmed.best->time_ms == 0.5);
+  CHECK(unconfirmed.confirmation.empty());
+  std::filesystem::remove(o.db_path);
+}
+
+TEST_CASE("confirmation: a stopped run is not confirmed", "[facade]") {
+  session_options o;
+  o.space = line_space(4);
+  o.objective = [](const configuration& c) { return 1.0 + static_cast<double>(c[0]); };
+  o.strategy = "random";
+  o.budget.trials = 4;
+  o.seed = 1;
+  o.on_trial = [&](const trial_info&) { o.stop.request_stop(); };
+  auto stopped = session(o).run();
+  CHECK(stopped.reason == end_reason::stopped);
+  CHECK(stopped.confirmation.empty());
+}
