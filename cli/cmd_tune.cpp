@@ -127,6 +127,12 @@ void add_tune_command(CLI::App& app, command_list& commands) {
            "report the winner (default 5; 0: none)");
   f.option("confirm_rounds", "--confirm-rounds", o.confirm.rounds,
            "--confirm-top: rounds of that (default 5; the reported time is the winner's median)");
+  f.option("drift", "--drift-every", o.drift.every_trials,
+           "run the device's drift probe (a fixed configuration of the run, measured in full) before every this "
+           "many trials, and at least every " +
+               fmt::format("{:g}", drift_policy{}.every_s) +
+               " s; trials measured while it is out of its noise band are flagged (default " +
+               std::to_string(drift_policy{}.every_trials) + "; 0: no probe)");
   f.flag("early_stop", "--no-early-stop", args->no_early_stop,
          "measure every candidate in full: no stopping a run past " +
              fmt::format("{:g}", early_stop_policy{}.slow_factor) +

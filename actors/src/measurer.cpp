@@ -2,12 +2,14 @@
 // detached device runner (backend::run blocks) while the compiled candidates
 // the pool sent ahead wait in a short queue, so the next run starts the moment
 // the last one ends.
+#include <algorithm>
 #include <caf/actor_system.hpp>
 #include <caf/sec.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <exception>
@@ -50,6 +52,64 @@ run_limits runner_limits(const measurer_options& options) {
 struct waiting_run {
   compiled_candidate compiled;
   trial_promise promise;
+  bool probe = false;  ///< the drift probe: no promise, its time goes to the probe's series
+};
+
+/// The device's drift probe: a fixed configuration of the run (the first that
+/// measured ok) measured in full every so often; the policy is drift_policy's.
+struct drift_probe {
+  drift_policy policy;
+  std::optional<compiled_candidate> config;
+  std::vector<double> baseline_times;
+  device_drift state;
+  std::uint32_t since = 0;                   ///< trials since the last probe
+  double last_at = 0.0;                      ///< steady seconds of the last probe
+  bool drifting = false;                     ///< the last probe was out of the band
+  std::vector<std::uint64_t> since_in_band;  ///< candidates measured since the last probe in the band
+  std::vector<std::uint64_t> suspects;       ///< to hand on with the next trial
+  double pending_s = 0.0;                    ///< probe seconds to hand on with the next trial
+
+  bool enabled() const { return policy.every_trials > 0 && config.has_value(); }
+  bool due(double now, double time_scale) const {
+    if (!enabled()) return false;
+    if (baseline_times.size() < policy.baseline) return true;  // the baseline's probes, back to back
+    return since >= policy.every_trials || (policy.every_s > 0 && now - last_at >= policy.every_s * time_scale);
+  }
+
+  /// Takes one probe's result.
+  void add(const run_result& run, double now) {
+    since = 0;
+    last_at = now;
+    pending_s += std::max(0.0, run.run_s);
+    if (run.state != status::ok || !(run.time_ms > 0)) {
+      config.reset();  // it measured once but not now: no probe for this run
+      return;
+    }
+    ++state.probes;
+    if (baseline_times.size() < policy.baseline) {
+      baseline_times.push_back(run.time_ms);
+      since_in_band.clear();
+      if (baseline_times.size() == policy.baseline) {
+        auto sorted = baseline_times;
+        std::sort(sorted.begin(), sorted.end());
+        state.baseline_ms = sorted[sorted.size() / 2];
+        double spread = (sorted.back() - sorted.front()) / state.baseline_ms;
+        state.band = std::max(policy.min_band, 1.5 * spread);
+      }
+      return;
+    }
+    double ratio = run.time_ms / state.baseline_ms;
+    state.min_ratio = std::min(state.min_ratio, ratio);
+    state.max_ratio = std::max(state.max_ratio, ratio);
+    bool out = std::fabs(ratio - 1.0) > state.band;
+    if (out && !drifting) {
+      // What was measured since the last probe in the band may already have drifted.
+      state.flagged += since_in_band.size();
+      suspects.insert(suspects.end(), since_in_band.begin(), since_in_band.end());
+    }
+    since_in_band.clear();
+    drifting = out;
+  }
 };
 
 struct measurer_state {
@@ -66,6 +126,7 @@ struct measurer_state {
   bool ticking = false;
   detail::busy_tracker tracker{1};
   double cpu_s = 0.0;
+  drift_probe drift;
   static inline const char* name = "measurer";
 };
 
@@ -108,7 +169,31 @@ void finish_run(measurer_pointer self, const run_result& run) {
   st.tracker.stop(0);
   auto job = std::move(*st.current);
   st.current.reset();
-  job.promise.deliver(make_trial(job.compiled, run, st.options.device));
+  auto& drift = st.drift;
+  if (job.probe) {
+    drift.add(run, detail::steady_seconds());
+    start_next(self);
+    return;
+  }
+  auto trial = make_trial(job.compiled, run, st.options.device);
+  if (!drift.config && trial.ok() && !trial.stopped_early && drift.policy.every_trials > 0) {
+    drift.config = job.compiled;  // the first that measured ok is the probe
+    drift.config->cand.reference_ms = std::nan("");
+    drift.last_at = detail::steady_seconds();
+  }
+  ++drift.since;
+  if (drift.drifting) {
+    trial.drift_flagged = true;
+    ++drift.state.flagged;
+  } else {
+    drift.since_in_band.push_back(trial.candidate_id);
+  }
+  trial.drift_suspects = std::move(drift.suspects);
+  drift.suspects.clear();
+  trial.probe_s = drift.pending_s;
+  drift.pending_s = 0.0;
+  trial.drift = drift.state;
+  job.promise.deliver(std::move(trial));
   start_next(self);
 }
 
@@ -132,8 +217,16 @@ void runner_failed(measurer_pointer self, status state, std::string message) {
 void start_next(measurer_pointer self) {
   auto& st = self->state;
   if (st.current || st.queue.empty()) return;
-  st.current = std::move(st.queue.front());
-  st.queue.pop_front();
+  // The probe runs between trials, when there is a trial to run after it.
+  if (st.drift.due(detail::steady_seconds(), st.options.timing.time_scale)) {
+    waiting_run probe;
+    probe.compiled = *st.drift.config;
+    probe.probe = true;
+    st.current = std::move(probe);
+  } else {
+    st.current = std::move(st.queue.front());
+    st.queue.pop_front();
+  }
   st.tracker.start(0);
   st.deadline = detail::steady_seconds() + st.options.timing.timeouts.run_s * st.options.timing.time_scale +
                 st.options.timing.request_grace_s;
@@ -157,6 +250,7 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
   auto& st = self->state;
   st.backend = std::move(backend);
   st.options = options;
+  st.drift.policy = options.drift;
   st.runner =
       self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device, runner_limits(st.options));
   return {

@@ -52,7 +52,7 @@ std::string message_set_signature() {
          "build_result(state,artifact,compile_s,message)"
          " run_result(state,time_ms,run_s,message,objectives,repeats,stopped_early,kernel_s) "
          "measured_trial(candidate_id,config,state,time_ms,objectives,compile_s,run_s,device_id,message,finished_s,"
-         "reused_from_run,abandoned,repeats,stopped_early,kernel_s) "
+         "reused_from_run,abandoned,repeats,stopped_early,kernel_s,drift_flagged,drift_suspects,probe_s,drift) "
          "stage_stats(workers,busy_s,window_s,"
          "cpu_s) measurer(measure,stats) build_worker(build) open(json,measurers,builders)";
 }

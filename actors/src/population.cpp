@@ -58,6 +58,7 @@ struct population_state {
   measured_trial best;
   bool has_best = false;
   std::vector<std::pair<std::int32_t, device_time>> device_times;
+  std::vector<std::pair<std::int32_t, device_drift>> device_drifts;
   double build_s = 0.0;
   std::vector<best_point> trace;
 
@@ -129,6 +130,7 @@ void send_summary(population_pointer self) {
   sum.trace = st.trace;
   sum.device_times = st.device_times;
   sum.build_s = st.build_s;
+  sum.device_drifts = st.device_drifts;
   if (st.first_result_at >= 0 && st.hand_out_end_at > st.first_result_at)
     sum.steady_rate = static_cast<double>(st.steady_trials) /
                       ((st.hand_out_end_at - st.first_result_at) / st.options.timing.time_scale);
@@ -340,6 +342,17 @@ void on_trial(population_pointer self, measured_trial trial) {
     it->second.add(trial);
   }
   if (!trial.reused()) st.build_s += std::max(0.0, trial.compile_s);
+  if (trial.device_id >= 0) {
+    auto time = std::find_if(st.device_times.begin(), st.device_times.end(),
+                             [&](const auto& entry) { return entry.first == trial.device_id; });
+    if (time != st.device_times.end()) time->second.probe_s += trial.probe_s;
+    auto drift = std::find_if(st.device_drifts.begin(), st.device_drifts.end(),
+                              [&](const auto& entry) { return entry.first == trial.device_id; });
+    if (drift == st.device_drifts.end())
+      st.device_drifts.emplace_back(trial.device_id, trial.drift);
+    else
+      drift->second = trial.drift;
+  }
   if (new_best) {
     st.best = trial;
     st.has_best = true;

@@ -110,6 +110,11 @@ nlohmann::json run_report::to_json() const {
         {"trials", t.trials},         {"measured_s", t.measured_s}, {"stopped_early_s", t.stopped_early_s},
         {"too_slow_s", t.too_slow_s}, {"timeout_s", t.timeout_s},   {"failed_s", t.failed_s},
         {"overhead_s", t.overhead_s}};
+  for (const auto& [name, d] : device_drifts)
+    if (measuring.contains(name))
+      measuring[name]["drift"] = {{"probes", d.probes},       {"baseline_ms", d.baseline_ms}, {"band", d.band},
+                                  {"min_ratio", d.min_ratio}, {"max_ratio", d.max_ratio},     {"flagged", d.flagged}};
+  out["drift_flagged"] = drift_flagged;
   out["time"] = {{"devices", measuring},
                  {"compile", {{"workers", compile_workers}, {"build_s", build_s}, {"waiting_s", waiting_s()}}}};
   auto rounds = nlohmann::json::array();
@@ -156,6 +161,16 @@ std::string run_report::to_text() const {
         "{} measuring {:.2f} s: timed in full {:.2f}, stopped early {:.2f}, too slow {:.2f}, timeouts {:.2f}, "
         "failed {:.2f}, overhead {:.2f}\n",
         name, t.total_s(), t.measured_s, t.stopped_early_s, t.too_slow_s, t.timeout_s, t.failed_s, t.overhead_s);
+  for (const auto& [name, d] : device_drifts) {
+    if (d.baseline_ms > 0)
+      out += fmt::format(
+          "{} drift probe: {} probes, baseline {:.4g} ms (band ±{:.0f}%), moved {:.3f}–{:.3f}x; {} trial{} flagged\n",
+          name, d.probes, d.baseline_ms, 100.0 * d.band, d.min_ratio, d.max_ratio, d.flagged,
+          d.flagged == 1 ? "" : "s");
+    else
+      out +=
+          fmt::format("{} drift probe: {} probe{}, too few for a baseline\n", name, d.probes, d.probes == 1 ? "" : "s");
+  }
   if (compile_workers > 0)
     out += fmt::format("compile ({} worker{}): building {:.2f} s, waiting {:.2f} s\n", compile_workers,
                        compile_workers == 1 ? "" : "s", build_s, waiting_s());
@@ -258,6 +273,8 @@ run_report make_report(const actors::run_summary& s, const search_space& space, 
     r.device_busy.emplace_back(topo.devices[d].name, s.devices[d].busy_fraction());
   r.steady_trials_per_s = s.steady_rate;
   for (const auto& [id, time] : s.device_times) r.device_times.emplace_back(device_name(topo, id), time);
+  for (const auto& [id, drift] : s.device_drifts)
+    if (drift.probes > 0) r.device_drifts.emplace_back(device_name(topo, id), drift);
   r.compile_workers = static_cast<std::uint32_t>(topo.compile_workers);
   r.build_s = s.build_s;
   r.engine_cpu_us_per_trial = s.trials ? 1e6 * s.engine_cpu_s / static_cast<double>(s.trials) : 0.0;

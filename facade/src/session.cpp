@@ -86,17 +86,40 @@ std::uint64_t drawn_seed() {
 }  // namespace
 
 const std::vector<std::string>& session_option_fields() {
-  static const std::vector<std::string> fields = {"topology_file",   "backend_name",     "task",
-                                                  "workload",        "dataset",          "kinds_file",
-                                                  "time_scale",      "kernel",           "space_file",
-                                                  "task_name",       "strategy",         "hyper",
-                                                  "budget",          "time_budget",      "seed",
-                                                  "priors",          "auto_prior",       "mode",
-                                                  "batch",           "db_path",          "resume",
-                                                  "use_cache",       "publish_endpoint", "publish_key",
-                                                  "publish_wait",    "progress_line",    "dashboard_listen",
-                                                  "dashboard_token", "threads",          "compare_vendor",
-                                                  "early_stop",      "confirm_top",      "confirm_rounds"};
+  static const std::vector<std::string> fields = {"topology_file",
+                                                  "backend_name",
+                                                  "task",
+                                                  "workload",
+                                                  "dataset",
+                                                  "kinds_file",
+                                                  "time_scale",
+                                                  "kernel",
+                                                  "space_file",
+                                                  "task_name",
+                                                  "strategy",
+                                                  "hyper",
+                                                  "budget",
+                                                  "time_budget",
+                                                  "seed",
+                                                  "priors",
+                                                  "auto_prior",
+                                                  "mode",
+                                                  "batch",
+                                                  "db_path",
+                                                  "resume",
+                                                  "use_cache",
+                                                  "publish_endpoint",
+                                                  "publish_key",
+                                                  "publish_wait",
+                                                  "progress_line",
+                                                  "dashboard_listen",
+                                                  "dashboard_token",
+                                                  "threads",
+                                                  "compare_vendor",
+                                                  "early_stop",
+                                                  "confirm_top",
+                                                  "confirm_rounds",
+                                                  "drift"};
   return fields;
 }
 
@@ -307,6 +330,7 @@ class session_listener final : public actors::trial_listener {
     }
     if (recorder_->commit_due()) commit();
     if (!record_failed_) tell(trial, new_best);
+    if (!record_failed_ && !trial.drift_suspects.empty()) flag_drift(trial);
   }
 
   void on_progress(const actors::progress_report& report) override {
@@ -392,8 +416,47 @@ class session_listener final : public actors::trial_listener {
     options_.stop.request_stop();
   }
 
+  /// The trials a drift probe found suspect: flagged in the database, told in a
+  /// drift event and kept for the report.
+  void flag_drift(const actors::measured_trial& trial) {
+    storage::drift_event e;
+    e.device = detail::device_name(topo_, trial.device_id);
+    e.baseline_ms = trial.drift.baseline_ms;
+    e.band = trial.drift.band;
+    e.ratio = std::fabs(trial.drift.max_ratio - 1) > std::fabs(trial.drift.min_ratio - 1) ? trial.drift.max_ratio
+                                                                                          : trial.drift.min_ratio;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto id : trial.drift_suspects)
+        if (auto it = seq_of_.find(id); it != seq_of_.end()) {
+          e.flagged.push_back(static_cast<std::int64_t>(it->second));
+          drift_flagged_.push_back(it->second);
+        }
+    }
+    try {
+      recorder_->flag_drift(std::move(e));
+    } catch (const std::exception& error) {
+      fail(error);
+    }
+  }
+
+ public:
+  /// The trials flagged as measured while their device had drifted, by seq.
+  std::vector<std::uint64_t> drift_flagged() const {
+    std::lock_guard lock(mutex_);
+    auto out = drift_flagged_;
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
   void tell(const actors::measured_trial& trial, bool new_best) {
     auto seq = next_seq_++;
+    if (trial.drift.probes > 0 || trial.drift_flagged) {
+      std::lock_guard lock(mutex_);
+      seq_of_[trial.candidate_id] = seq;
+      if (trial.drift_flagged) drift_flagged_.push_back(seq);
+    }
     if (new_best) best_seq_ = seq;
     bool keep = keeps_variants_ && trial.ok() && trial.objectives.size() >= 2;
     bool callback = options_.on_trial || (new_best && options_.on_new_best);
@@ -437,6 +500,8 @@ class session_listener final : public actors::trial_listener {
   std::uint64_t best_seq_ = 0;
   std::vector<trial_info> variants_;
   detail::fastest_trials fastest_;
+  std::unordered_map<std::uint64_t, std::uint64_t> seq_of_;  ///< candidate id -> seq, once a device probes
+  std::vector<std::uint64_t> drift_flagged_;
   std::uint64_t recorded_ = 0;  ///< trials committed (a resumed run's recorded ones included)
 };
 
@@ -522,7 +587,7 @@ run_report session::run() {
     throw input_error(e.what());
   }
   if (s.board) detail::start_session_dashboard(*s.board, recorder->endpoint(), o);
-  bool confirms = o.confirm.top > 0 && o.confirm.rounds > 0 && s.what->confirms_best() && !s.topo.devices.empty();
+  bool confirms = o.confirm.top > 0 && o.confirm.rounds > 0 && s.what->remeasures() && !s.topo.devices.empty();
   auto listener = std::make_shared<session_listener>(recorder, o, s.space, s.topo, s.what->keeps_variants(),
                                                      confirms ? o.confirm.top : 0);
 
@@ -534,6 +599,8 @@ run_report session::run() {
   po.timing.time_scale = s.what->time_scale(o);
   po.budget = o.budget;
   po.early_stop = o.early_stop;
+  po.drift = o.drift;
+  if (!s.what->remeasures()) po.drift.every_trials = 0;
   po.mode = o.mode == run_mode::generational ? actors::pipeline_mode::generational : actors::pipeline_mode::steady;
   po.batch = o.batch;
   for (const auto& row : recorder->prior())
@@ -616,6 +683,7 @@ run_report session::run() {
     report.best->new_best = true;
   }
   report.confirmation = std::move(confirmation);
+  report.drift_flagged = listener->drift_flagged();
   report.confirmation_note = std::move(confirmation_note);
   report.run_id = recorder->run_id();
   report.resumed = recorder->resumed();

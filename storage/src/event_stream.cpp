@@ -40,7 +40,8 @@ enum class kind {
   string,
   boolean,
   object,
-  object_or_null
+  object_or_null,
+  array
 };
 
 struct field {
@@ -68,6 +69,8 @@ bool has_kind(const nlohmann::json& value, kind expected) {
       return value.is_object();
     case kind::object_or_null:
       return value.is_object() || value.is_null();
+    case kind::array:
+      return value.is_array();
   }
   return false;
 }
@@ -106,7 +109,14 @@ const std::map<std::string, std::vector<field>>& event_fields() {
         {"reused_from_run", kind::integer_or_null},
         {"repeats", kind::unsigned_integer},
         {"stopped_early", kind::boolean},
-        {"kernel_s", kind::number}}},
+        {"kernel_s", kind::number},
+        {"drift_flagged", kind::boolean}}},
+      {"drift",
+       {{"device", kind::string},
+        {"baseline_ms", kind::number},
+        {"band", kind::number},
+        {"ratio", kind::number},
+        {"flagged", kind::array}}},
       {"new_best",
        {{"seq", kind::integer}, {"config", kind::object}, {"time_ms", kind::number}, {"elapsed_s", kind::number}}},
       {"progress",
@@ -133,6 +143,9 @@ std::string check_nested(const std::string& type, const nlohmann::json& event) {
     if ((*state == status::ok) != event["time_ms"].is_number())
       return "field 'time_ms' must be a number exactly when status is ok";
   }
+  if (type == "drift")
+    for (const auto& seq : event["flagged"])
+      if (!seq.is_number_integer()) return "field 'flagged' holds a value that is not a trial number";
   if (type == "run_finished" && !end_reason_from_string(event["reason"].get<std::string>()))
     return "field 'reason' is not an end reason (" + std::string(end_reason_names()) + ")";
   if (type == "progress") {
@@ -183,6 +196,7 @@ nlohmann::json make_event(const trial_finished_event& e) {
   event["repeats"] = t.repeats;
   event["stopped_early"] = t.stopped_early;
   event["kernel_s"] = t.kernel_s;
+  event["drift_flagged"] = t.drift_flagged;
   if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
   return event;
 }
@@ -206,6 +220,16 @@ nlohmann::json make_event(const progress_event& e) {
   event["best_time_ms"] = optional_number(e.best_time_ms);
   event["in_flight"] = e.in_flight;
   if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
+  return event;
+}
+
+nlohmann::json make_event(const drift_event& e) {
+  auto event = header("drift");
+  event["device"] = e.device;
+  event["baseline_ms"] = e.baseline_ms;
+  event["band"] = e.band;
+  event["ratio"] = e.ratio;
+  event["flagged"] = e.flagged;
   return event;
 }
 

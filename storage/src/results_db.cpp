@@ -43,6 +43,7 @@ std::string trials_table_sql(const std::string& name) {
   repeats         INTEGER NOT NULL DEFAULT 0,  -- timed runs behind time_ms; 0: unknown
   stopped_early   INTEGER NOT NULL DEFAULT 0,  -- 1: timing stopped early, clearly slower than the best
   kernel_s        REAL NOT NULL DEFAULT 0,     -- seconds inside the kernel's runs; 0: unknown
+  drift_flagged   INTEGER NOT NULL DEFAULT 0,  -- 1: measured while its device had drifted (the probe said so)
   UNIQUE (run_id, seq)
 );
 )sql";
@@ -267,8 +268,8 @@ struct results_db::impl {
           next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", name, true),
           insert(db,
                  "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
-                 "objectives, reused_from_run, config_hash, message, repeats, stopped_early, kernel_s) VALUES (?1, ?2, "
-                 "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                 "objectives, reused_from_run, config_hash, message, repeats, stopped_early, kernel_s, drift_flagged) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                  name, true) {}
   };
   std::unique_ptr<trial_writer> writer;
@@ -344,7 +345,8 @@ struct results_db::impl {
     return std::string(
                "t.id, t.run_id, t.seq, t.config, t.status, t.time_ms, t.compile_s, t.run_s, t.device, t.finished_at, "
                "t.objectives, t.reused_from_run, ") +
-           (file_version >= 3 ? "t.message, t.repeats, t.stopped_early, t.kernel_s" : "NULL, 0, 0, 0.0");
+           (file_version >= 3 ? "t.message, t.repeats, t.stopped_early, t.kernel_s, t.drift_flagged"
+                              : "NULL, 0, 0, 0.0, 0");
   }
 
   run_record read_run(const statement& s) const {
@@ -414,6 +416,9 @@ struct results_db::impl {
     if (early > 1) row.fail("stopped_early", "is neither 0 nor 1");
     trial.stopped_early = early == 1;
     trial.kernel_s = row.real(15, "kernel_s");
+    auto drifted = row.integer(16, "drift_flagged", 0);
+    if (drifted > 1) row.fail("drift_flagged", "is neither 0 nor 1");
+    trial.drift_flagged = drifted == 1;
     return trial;
   }
 
@@ -549,17 +554,32 @@ void results_db::impl::migrate() {
            "DROP TABLE trials;\n"
            "ALTER TABLE trials_v3 RENAME TO trials;\n" +
            trials_index_sql);
-    } else {
-      exec(
-          "ALTER TABLE trials ADD COLUMN message TEXT;\n"  // 2 -> 3
-          "ALTER TABLE trials ADD COLUMN repeats INTEGER NOT NULL DEFAULT 0;\n"
-          "ALTER TABLE trials ADD COLUMN stopped_early INTEGER NOT NULL DEFAULT 0;\n"
-          "ALTER TABLE trials ADD COLUMN kernel_s REAL NOT NULL DEFAULT 0;\n");
     }
-    // Why each finished run ended, as far as its trials and budget tell; room
-    // for confirmation rounds.
-    exec(std::string("ALTER TABLE runs ADD COLUMN confirmed_seq INTEGER;\n") + confirmations_table_sql +
-         "UPDATE runs SET status = " + legacy_finished_reason_sql + " WHERE status = 'finished';\n" +
+    // 2 -> 3: what each trial adds (a table copied from version 1 has them),
+    // room for confirmation rounds, and why each finished run ended, as far as
+    // its trials and budget tell. Only what is missing is added.
+    auto has_column = [&](const char* table, const char* column) {
+      statement s(db, std::string("SELECT count(*) FROM pragma_table_info('") + table + "') WHERE name = ?1", name);
+      s.bind(1, std::string(column));
+      s.step();
+      return s.integer(0) > 0;
+    };
+    std::string sql;
+    for (const auto& [column, type] :
+         std::vector<std::pair<const char*, const char*>>{{"message", "TEXT"},
+                                                          {"repeats", "INTEGER NOT NULL DEFAULT 0"},
+                                                          {"stopped_early", "INTEGER NOT NULL DEFAULT 0"},
+                                                          {"kernel_s", "REAL NOT NULL DEFAULT 0"},
+                                                          {"drift_flagged", "INTEGER NOT NULL DEFAULT 0"}})
+      if (!has_column("trials", column))
+        sql += std::string("ALTER TABLE trials ADD COLUMN ") + column + " " + type + ";\n";
+    if (!has_column("runs", "confirmed_seq")) sql += "ALTER TABLE runs ADD COLUMN confirmed_seq INTEGER;\n";
+    {
+      statement table(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'confirmations'", name);
+      table.step();
+      if (table.integer(0) == 0) sql += confirmations_table_sql;
+    }
+    exec(sql + "UPDATE runs SET status = " + legacy_finished_reason_sql + " WHERE status = 'finished';\n" +
          "UPDATE schema_version SET version = " + std::to_string(schema_version) + ";\n");
     return 0;
   });
@@ -756,7 +776,8 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
         insert.bind(13, clipped_message(trial.message));
       insert.bind(14, static_cast<std::int64_t>(trial.repeats))
           .bind(15, static_cast<std::int64_t>(trial.stopped_early ? 1 : 0))
-          .bind(16, trial.kernel_s);
+          .bind(16, trial.kernel_s)
+          .bind(17, static_cast<std::int64_t>(trial.drift_flagged ? 1 : 0));
       insert.step();
       out.push_back({true, seq++, finished_at});
     }
@@ -856,6 +877,19 @@ void results_db::record_confirmation(std::int64_t run_id, const std::vector<conf
       statement::reset_guard guard{insert};
       insert.bind(1, run_id).bind(2, row.seq).bind(3, static_cast<std::int64_t>(row.round)).bind(4, row.time_ms);
       insert.step();
+    }
+    return 0;
+  });
+}
+
+void results_db::flag_drift(std::int64_t run_id, const std::vector<std::int64_t>& seqs) {
+  if (seqs.empty()) return;
+  auto& d = *impl_;
+  d.transaction([&] {
+    statement flag(d.db, "UPDATE trials SET drift_flagged = 1 WHERE run_id = ?1 AND seq = ?2", d.name);
+    for (auto seq : seqs) {
+      statement::reset_guard guard{flag};
+      flag.bind(1, run_id).bind(2, seq).step();
     }
     return 0;
   });

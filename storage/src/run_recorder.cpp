@@ -133,6 +133,12 @@ void run_recorder::confirmed(const std::vector<confirmation_row>& rows, std::int
   db_->record_confirmation(run_id_, rows, winner_seq);
 }
 
+void run_recorder::flag_drift(drift_event drift) {
+  commit();
+  db_->flag_drift(run_id_, drift.flagged);
+  if (publisher_) publisher_->publish(make_event(drift));
+}
+
 void run_recorder::on_progress(progress_event progress) {
   if (!publisher_) return;
   progress.wall_elapsed_s = wall_elapsed(unix_seconds());

@@ -28,6 +28,7 @@ struct pool_fixture {
     for (int d = 0; d < devices; ++d) {
       measurer_options m;
       m.device = d;
+      m.drift.every_trials = 0;  // these tests count the device's runs: no drift probe among them
       options.measurers.push_back(spawn_measurer(t.system, backend, m));
       options.prefetch.push_back(prefetch);
     }

@@ -26,6 +26,7 @@ TEST_CASE("measurer runs one candidate at a time, in the order they arrive", "[a
   auto backend = std::make_shared<tune::testing::grid_backend>(space, 2);
   measurer_options options;
   options.device = 1;
+  options.drift.every_trials = 0;  // the run order is the trials' alone
   auto m = spawn_measurer(t.system, backend, options);
 
   std::vector<std::uint64_t> sent = {7, 3, 12, 0, 30};
@@ -94,5 +95,84 @@ TEST_CASE("a run that hangs past its timeout becomes run_timeout and the device 
   REQUIRE(got.size() == 2);
   CHECK(got[4].state == status::run_timeout);
   CHECK(got[5].state == status::ok);
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+/// A device that slows down by half after its 12th run and recovers after its 24th.
+class drifting_backend final : public tune::testing::grid_backend {
+ public:
+  using grid_backend::grid_backend;
+  run_result run(const configuration& config, const build_result& build, int device,
+                 const run_limits& limits) override {
+    auto out = grid_backend::run(config, build, device, limits);
+    auto n = ++runs_;
+    if (n > 12 && n <= 24) out.time_ms *= 1.5;
+    return out;
+  }
+
+ private:
+  std::atomic<int> runs_{0};
+};
+}  // namespace
+
+TEST_CASE("the drift probe flags the trials measured while its device had slowed down, and names the suspects",
+          "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<drifting_backend>(space);
+  measurer_options options;
+  options.drift.every_trials = 4;
+  options.drift.every_s = 0;
+  options.drift.baseline = 3;
+  auto m = spawn_measurer(t.system, backend, options);
+  // One at a time, so that the device's runs come in a known order: trial 0,
+  // the baseline's 3 probes (runs 2-4), then a probe before every 4 trials.
+  std::vector<measured_trial> got;
+  for (std::uint64_t flat = 0; flat < 24; ++flat)
+    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
+        .receive([&](measured_trial& trial) { got.push_back(std::move(trial)); },
+                 [&](caf::error& err) { FAIL(t.system.render(err)); });
+  REQUIRE(got.size() == 24);
+  // The baseline: the first trial's configuration, measured in full 3 times.
+  const auto& last = got.back().drift;
+  CHECK(last.baseline_ms == tune::testing::grid_time_ms(space->unflatten(0)));
+  CHECK(last.max_ratio == Approx(1.5));
+  CHECK(last.min_ratio == Approx(1.0));
+  CHECK(last.probes > 3);
+  // Runs 13..24 are slow: the probe out of the band names the trials since the
+  // last probe in the band, and the trials after it are flagged as they come
+  // until a probe is back in the band.
+  std::set<std::uint64_t> flagged;
+  for (const auto& trial : got) {
+    if (trial.drift_flagged) flagged.insert(trial.candidate_id);
+    for (auto id : trial.drift_suspects) flagged.insert(id);
+  }
+  CHECK_FALSE(flagged.empty());
+  CHECK(flagged.count(0) == 0);   // before the slow runs
+  CHECK(flagged.count(23) == 0);  // after the device recovered
+  CHECK(last.flagged == flagged.size());
+  double probe_s = 0;
+  for (const auto& trial : got) probe_s += trial.probe_s;
+  CHECK(probe_s > 0);
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("without probes nothing is flagged", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<drifting_backend>(space);
+  measurer_options options;
+  options.drift.every_trials = 0;
+  auto m = spawn_measurer(t.system, backend, options);
+  for (std::uint64_t flat = 0; flat < 20; ++flat)
+    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
+        .receive(
+            [&](measured_trial& trial) {
+              CHECK_FALSE(trial.drift_flagged);
+              CHECK(trial.drift_suspects.empty());
+              CHECK(trial.drift.probes == 0);
+            },
+            [&](caf::error& err) { FAIL(t.system.render(err)); });
   t.self->send_exit(m, caf::exit_reason::user_shutdown);
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "objective_backend.hpp"
 #include "report_detail.hpp"
 #include "tune/engine/parameter.hpp"
 #include "tune/storage/results_db.hpp"
@@ -62,15 +63,18 @@ TEST_CASE("confirmation: a lucky measurement of the search loses the rounds, whi
   // after; x = 5 is 1 ms always; the rest are 10 ms and more.
   std::mutex mutex;
   std::map<std::uint64_t, int> calls;
+  // A backend of the user's that measures these times (a plain objective
+  // function is the user's number and is not measured again).
   session_options o;
-  o.space = line_space(8);
-  o.objective = [&](const configuration& c) {
-    std::lock_guard lock(mutex);
-    auto n = calls[c[0]]++;
-    if (c[0] == 3) return n == 0 ? 0.5 : 2.0;
-    if (c[0] == 5) return 1.0;
-    return 10.0 + static_cast<double>(c[0]);
-  };
+  o.custom_backend = detail::make_objective_backend(
+      [&](const configuration& c) {
+        std::lock_guard lock(mutex);
+        auto n = calls[c[0]]++;
+        if (c[0] == 3) return n == 0 ? 0.5 : 2.0;
+        if (c[0] == 5) return 1.0;
+        return 10.0 + static_cast<double>(c[0]);
+      },
+      line_space(8), "confirm");
   o.strategy = "random";
   o.budget.trials = 8;  // every configuration once
   o.seed = 3;
@@ -111,8 +115,8 @@ TEST_CASE("confirmation: a lucky measurement of the search loses the rounds, whi
 
 TEST_CASE("confirmation: a stopped run is not confirmed", "[facade]") {
   session_options o;
-  o.space = line_space(4);
-  o.objective = [](const configuration& c) { return 1.0 + static_cast<double>(c[0]); };
+  o.custom_backend = detail::make_objective_backend(
+      [](const configuration& c) { return 1.0 + static_cast<double>(c[0]); }, line_space(4), "confirm");
   o.strategy = "random";
   o.budget.trials = 4;
   o.seed = 1;
@@ -120,4 +124,10 @@ TEST_CASE("confirmation: a stopped run is not confirmed", "[facade]") {
   auto stopped = session(o).run();
   CHECK(stopped.reason == end_reason::stopped);
   CHECK(stopped.confirmation.empty());
+  // The same run to its end is confirmed.
+  o.on_trial = nullptr;
+  o.stop = stop_source{};
+  auto finished = session(o).run();
+  CHECK(finished.reason == end_reason::budget);
+  CHECK(finished.confirmation.size() == 4);
 }

@@ -13,6 +13,7 @@
 
 #include "actors/scratch_dir.hpp"
 #include "facade/input_error_of.hpp"
+#include "objective_backend.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
 
@@ -483,4 +484,61 @@ TEST_CASE("session: a prior that is not of this task is refused", "[facade]") {
   CHECK_THAT(message_of(o), Catch::Matchers::Contains("no configuration of the prior"));
   o.priors = {(dir / "absent.json").string()};
   CHECK_THAT(message_of(o), Catch::Matchers::Contains("no such file"));
+}
+
+TEST_CASE("session: trials measured while the device slowed down are flagged, in the report and the database",
+          "[facade]") {
+  tune::test::scratch_dir dir("facade-drift");
+  std::atomic<int> calls{0};
+  session_options o;
+  // A backend of the user's whose every configuration takes its bowl time;
+  // the 31st to the 60th run (trials and probes alike) take half as long
+  // again.
+  o.custom_backend = detail::make_objective_backend(
+      [&](const configuration& c) {
+        int n = ++calls;
+        return bowl(c) * (n > 30 && n <= 60 ? 1.5 : 1.0);
+      },
+      grid_space(), "drift");
+  o.strategy = "random";
+  o.budget.trials = 80;
+  o.seed = 4;
+  o.db_path = (dir / "drift.db").string();
+  o.drift.every_trials = 5;
+  o.drift.every_s = 0;
+  o.confirm.top = 0;
+  auto report = session(o).run();
+  REQUIRE(report.device_drifts.size() == 1);
+  const auto& [device, drift] = report.device_drifts.front();
+  CHECK(device == "objective0");
+  CHECK(drift.max_ratio == Approx(1.5));
+  CHECK(drift.flagged > 0);
+  CHECK(report.drift_flagged.size() == drift.flagged);
+  CHECK_THAT(report.to_text(),
+             Catch::Matchers::Contains("objective0 drift probe:") && Catch::Matchers::Contains("trials flagged"));
+  storage::results_db read(o.db_path, storage::results_db::open_mode::read_only);
+  std::vector<std::uint64_t> flagged_in_db;
+  for (const auto& t : read.trials(report.run_id))
+    if (t.drift_flagged) flagged_in_db.push_back(static_cast<std::uint64_t>(t.seq));
+  CHECK(flagged_in_db == report.drift_flagged);
+  // The first and the last trials were measured at the device's normal pace.
+  CHECK(std::find(flagged_in_db.begin(), flagged_in_db.end(), 0) == flagged_in_db.end());
+  CHECK(std::find(flagged_in_db.begin(), flagged_in_db.end(), 79) == flagged_in_db.end());
+
+  // A user's function is called once per trial, never to probe or confirm:
+  // its calls are the budget.
+  std::atomic<int> function_calls{0};
+  session_options f;
+  f.space = grid_space();
+  f.objective = [&](const configuration& c) {
+    ++function_calls;
+    return bowl(c);
+  };
+  f.budget.trials = 40;
+  f.seed = 4;
+  f.drift.every_trials = 5;
+  auto plain = session(f).run();
+  CHECK(function_calls == 40);
+  CHECK(plain.device_drifts.empty());
+  CHECK(plain.confirmation.empty());
 }

@@ -72,6 +72,13 @@ std::vector<nlohmann::json> sample_run(int trials) {
       events.push_back(make_event(p));
     }
   }
+  drift_event drifted;
+  drifted.device = "sim0";
+  drifted.baseline_ms = 2.0;
+  drifted.band = 0.05;
+  drifted.ratio = 1.2;
+  drifted.flagged = {3, 4};
+  events.push_back(make_event(drifted));
   run_finished_event done;
   done.trials = trials;
   done.best_time_ms = 1.0;

@@ -843,24 +843,36 @@ TEST_CASE("results db migrates a version 2 file: each finished run gets the reas
           "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-v2");
   const auto file = dir / "v2.db";
-  {
-    results_db db(file);                   // today's schema, turned back into version 2 below
-    auto reached = db.create_run(spec());  // {"budget": 100}
-    for (int i = 0; i < 100; ++i) db.record_trial(reached, ok_trial(config(i), 1.0 + i));
-    auto short_run = db.create_run(spec());
-    db.record_trial(short_run, ok_trial(config(1), 1.0));
-    auto timed = spec();
-    timed.options_json = R"({"budget": 100, "time_budget_s": 30})";
-    auto timed_run = db.create_run(timed);
-    db.record_trial(timed_run, ok_trial(config(1), 1.0));
-    db.create_run(spec());  // killed: running
-    auto broken = db.create_run(spec());
-    db.finish_run(broken, end_reason::failed);
-  }
-  raw_sql(file,
-          "UPDATE runs SET status = 'finished' WHERE id IN (1, 2, 3); UPDATE schema_version SET version = 2; "
-          "ALTER TABLE trials DROP COLUMN message; ALTER TABLE trials DROP COLUMN repeats; "
-          "ALTER TABLE trials DROP COLUMN stopped_early; ALTER TABLE trials DROP COLUMN kernel_s;");
+  // The version 2 schema, as tune-engine wrote it: "finished" for every way a
+  // run ended, no messages, no confirmation rounds.
+  std::string sql = R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE runs (id INTEGER PRIMARY KEY, task_key TEXT NOT NULL, strategy TEXT NOT NULL, seed TEXT NOT NULL,
+  options TEXT NOT NULL, device_kind TEXT NOT NULL, started_at REAL NOT NULL, finished_at REAL, status TEXT NOT NULL);
+CREATE INDEX runs_by_task ON runs(task_key, device_kind);
+CREATE TABLE trials (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL,
+  config TEXT NOT NULL, config_hash INTEGER NOT NULL, status TEXT NOT NULL, time_ms REAL, compile_s REAL NOT NULL,
+  run_s REAL NOT NULL, device TEXT NOT NULL, finished_at REAL NOT NULL, objectives TEXT, reused_from_run INTEGER,
+  UNIQUE (run_id, seq));
+CREATE INDEX trials_by_config_hash ON trials(config_hash, run_id);
+INSERT INTO schema_version VALUES (2);
+INSERT INTO runs VALUES (1, 'gemm/1024', 'random', '7', '{"budget": 100}', 'replay:test', 1000.0, 1001.0, 'finished');
+INSERT INTO runs VALUES (2, 'gemm/1024', 'random', '7', '{"budget": 100}', 'replay:test', 1000.0, 1001.0, 'finished');
+INSERT INTO runs VALUES (3, 'gemm/1024', 'random', '7', '{"budget": 100, "time_budget_s": 30}', 'replay:test', 1000.0,
+  1001.0, 'finished');
+INSERT INTO runs VALUES (4, 'gemm/1024', 'random', '7', '{"budget": 100}', 'replay:test', 1000.0, NULL, 'running');
+INSERT INTO runs VALUES (5, 'gemm/1024', 'random', '7', '{"budget": 100}', 'replay:test', 1000.0, 1001.0, 'failed');
+INSERT INTO trials VALUES (1, 2, 0, '{"tile_x":1,"tile_y":1}', 0, 'ok', 1.0, 0.5, 0.25, 'sim0', 1000.5, NULL, NULL);
+INSERT INTO trials VALUES (2, 3, 0, '{"tile_x":1,"tile_y":1}', 0, 'ok', 1.0, 0.5, 0.25, 'sim0', 1000.5, NULL, NULL);
+)sql";
+  // Run 1 reached its budget of 100 trials.
+  for (int i = 0; i < 100; ++i)
+    sql +=
+        "INSERT INTO trials (run_id, seq, config, config_hash, status, time_ms, compile_s, run_s, device, "
+        "finished_at) VALUES (1, " +
+        std::to_string(i) + ", '" + config(i) + "', 0, 'ok', " + std::to_string(1.0 + i) +
+        ", 0.5, 0.25, 'sim0', 1000.5);\n";
+  raw_sql(file, sql);
   {
     results_db reader(file, results_db::open_mode::read_only);  // read as it is
     CHECK(reader.find_run(1)->reason == end_reason::budget);

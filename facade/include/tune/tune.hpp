@@ -196,6 +196,10 @@ struct session_options {
   /// (tune/kernels/backend.hpp). early_stop_policy::off() measures every
   /// candidate in full.
   early_stop_policy early_stop;
+  /// When each local device runs its drift probe (a fixed configuration of the
+  /// run measured every so often; trials measured while it had moved out of
+  /// its noise band are flagged). drift.every_trials 0: none.
+  drift_policy drift;
   /// At the end of a run its `top` fastest configurations (distinct, measured
   /// in full) are measured again against each other, in turn, `rounds` rounds
   /// on the first device; the reported best is the one with the lowest median
@@ -269,6 +273,10 @@ struct run_report {
   std::vector<std::pair<std::string, double>> device_busy;  ///< after warm-up
   /// Where each device's measuring time went (by device name), over the whole run.
   std::vector<std::pair<std::string, device_time>> device_times;
+  /// How each device's drift probe moved (by device name); empty without probes.
+  std::vector<std::pair<std::string, device_drift>> device_drifts;
+  /// The trials (seq) flagged as measured while their device had drifted.
+  std::vector<std::uint64_t> drift_flagged;
   std::uint32_t compile_workers = 0;
   /// (Backend) seconds the compile workers spent building; waiting_s() the rest.
   double build_s = 0.0;

@@ -18,7 +18,7 @@ class dataset_target final : public target {
   std::uint64_t default_budget() const override { return 500; }
   double time_scale(const session_options& o) const override { return o.time_scale; }
   /// A replay answers with the recorded numbers: nothing to confirm.
-  bool confirms_best() const override { return false; }
+  bool remeasures() const override { return false; }
 
   backend_ptr make_backend(const session_options& o, const storage::topology& topo,
                            const std::string& backend_kind) const override {

@@ -27,6 +27,10 @@ class in_process_target : public target {
 class objective_target final : public in_process_target {
  public:
   std::string field() const override { return "objective"; }
+  /// The function's value is the user's number, not necessarily a time, and
+  /// every call is theirs to count: `budget` trials are `budget` calls. A
+  /// function that times something repeats inside itself.
+  bool remeasures() const override { return false; }
 
   backend_ptr make_backend(const session_options& o, const storage::topology&, const std::string&) const override {
     search_space_ptr space = o.space;

@@ -57,10 +57,12 @@ class target {
                                                   strategy_options so) const;
   /// True when a prior (session_options::priors, auto_prior) applies.
   virtual bool uses_prior() const { return true; }
-  /// True when the run's fastest trials are worth measuring again against
-  /// each other at the end (session_options::confirm): measurements that
-  /// vary, of one objective.
-  virtual bool confirms_best() const { return true; }
+  /// True when measuring a configuration again is worth it: its measurements
+  /// are times that vary, of one objective. Then the devices are probed for
+  /// drift during the run (session_options::drift) and the run's fastest
+  /// trials are measured again against each other at the end
+  /// (session_options::confirm).
+  virtual bool remeasures() const { return true; }
   /// Wall seconds per backend second of its devices.
   virtual double time_scale(const session_options&) const { return 1.0; }
   /// True when nodes (topology 'nodes:') can build or replay it.

@@ -15,7 +15,7 @@ class workload_target final : public target {
   std::uint64_t default_budget() const override { return 300; }
   bool uses_prior() const override { return false; }
   /// Two objectives: the front is the result, not one fastest variant.
-  bool confirms_best() const override { return false; }
+  bool remeasures() const override { return false; }
   bool keeps_variants() const override { return true; }
 
   backend_ptr make_backend(const session_options& o, const storage::topology& topo,

@@ -69,10 +69,13 @@ TEST_CASE("targets: each kind has its field, default budget and default backend"
   o.backend_name = "cuda";
   CHECK(detail::make_task_target()->default_backend(o) == "cuda");
   CHECK(detail::make_objective_target()->default_backend(o) == "objective");
-  // Recorded numbers and two objectives are not confirmed by measuring again.
-  CHECK_FALSE(detail::make_dataset_target()->confirms_best());
-  CHECK_FALSE(detail::make_workload_target()->confirms_best());
-  CHECK(detail::make_task_target()->confirms_best());
+  // Recorded numbers, two objectives and a user's function (whose calls are
+  // the budget) are neither probed for drift nor confirmed by measuring again.
+  CHECK_FALSE(detail::make_dataset_target()->remeasures());
+  CHECK_FALSE(detail::make_workload_target()->remeasures());
+  CHECK_FALSE(detail::make_objective_target()->remeasures());
+  CHECK(detail::make_custom_backend_target()->remeasures());
+  CHECK(detail::make_task_target()->remeasures());
   // Only built-in tasks and datasets go to nodes.
   CHECK(detail::make_task_target()->runs_on_nodes());
   CHECK(detail::make_dataset_target()->runs_on_nodes());

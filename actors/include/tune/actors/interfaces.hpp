@@ -60,7 +60,12 @@ typename Inspector::result_type inspect(Inspector& f, build_result& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, device_time& x) {
   return f(caf::meta::type_name("device_time"), x.trials, x.measured_s, x.stopped_early_s, x.too_slow_s, x.timeout_s,
-           x.failed_s, x.overhead_s);
+           x.failed_s, x.overhead_s, x.probe_s);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, device_drift& x) {
+  return f(caf::meta::type_name("device_drift"), x.probes, x.baseline_ms, x.band, x.min_ratio, x.max_ratio, x.flagged);
 }
 
 template <class Inspector>
@@ -111,6 +116,14 @@ struct measured_trial : trial {
   /// than the lost timeout): not a trial; nothing is recorded and the run
   /// ends resumable.
   bool abandoned = false;
+  /// Earlier trials of this device (their candidate ids) found suspect by a
+  /// drift probe taken since: measured between the last probe in the noise
+  /// band and the first out of it.
+  std::vector<std::uint64_t> drift_suspects;
+  /// Seconds of drift probes the device ran just before this trial.
+  double probe_s = 0.0;
+  /// The device's drift so far.
+  device_drift drift;
 };
 
 /// How busy one stage was inside a window of wall-clock time.
@@ -155,6 +168,8 @@ struct run_summary {
   /// Backend seconds the compile workers spent building this run's trials
   /// (their compile_s; reused trials not counted).
   double build_s = 0.0;
+  /// How each device's drift probe moved (by device id), as of its last trial.
+  std::vector<std::pair<std::int32_t, device_drift>> device_drifts;
 };
 
 template <class Inspector>
@@ -178,7 +193,7 @@ typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
   };
   return f(caf::meta::type_name("measured_trial"), x.candidate_id, x.config, x.state, x.time_ms, x.objectives,
            x.compile_s, x.run_s, x.device_id, x.message, x.finished_s, reused, x.abandoned, x.repeats, x.stopped_early,
-           x.kernel_s, caf::meta::load_callback(load));
+           x.kernel_s, x.drift_flagged, x.drift_suspects, x.probe_s, x.drift, caf::meta::load_callback(load));
 }
 
 template <class Inspector>
@@ -194,7 +209,7 @@ typename Inspector::result_type inspect(Inspector& f, best_point& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_summary& x) {
   return f(caf::meta::type_name("run_summary"), x.best, x.trials, x.prior_trials, x.wall_s, x.sim_s, x.reason,
-           x.compile, x.devices, x.steady_rate, x.engine_cpu_s, x.trace, x.device_times, x.build_s);
+           x.compile, x.devices, x.steady_rate, x.engine_cpu_s, x.trace, x.device_times, x.build_s, x.device_drifts);
 }
 
 }  // namespace tune::actors
@@ -296,6 +311,8 @@ struct measurer_options {
   stage_timing timing;
   /// How a run is cut short against its candidate's reference time.
   early_stop_policy early_stop;
+  /// When the device probes its own drift.
+  drift_policy drift;
 };
 
 measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, const measurer_options& options);

@@ -47,6 +47,8 @@ struct pipeline_options {
   /// How each device's runs are cut short against the best time of the run
   /// (the measurers', and the nodes' through node_task).
   early_stop_policy early_stop;
+  /// When each local device probes its own drift (nodes' devices do not).
+  drift_policy drift;
   pipeline_mode mode = pipeline_mode::steady;
   std::uint32_t batch = 8;            ///< generational mode: candidates per generation
   std::vector<measured_trial> prior;  ///< recorded trials to resume from, in recorded order

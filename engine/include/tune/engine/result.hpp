@@ -67,6 +67,10 @@ struct trial : trial_result {
   /// Seconds inside the kernel's runs; run_s minus this is the trial's
   /// overhead. 0 when unknown.
   double kernel_s = 0.0;
+  /// Measured while its device had drifted out of its noise band (the probe
+  /// the device runs every so often said so), or between the last probe in
+  /// the band and the first out of it: its time is suspect.
+  bool drift_flagged = false;
   /// The earlier run whose recorded measurement was reused instead of
   /// measuring again; empty when measured by this run.
   std::optional<std::int64_t> reused_from_run;

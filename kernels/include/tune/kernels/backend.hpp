@@ -150,10 +150,35 @@ struct device_time {
   double timeout_s = 0.0;        ///< whole trials killed at the run timeout
   double failed_s = 0.0;         ///< whole trials that failed otherwise (crash, wrong answer, …)
   double overhead_s = 0.0;       ///< the rest of ok trials: process, buffers, checking, answering
+  double probe_s = 0.0;          ///< the drift probe's runs (not a trial's)
 
   /// Adds one trial (a reused one, measured by another run, adds nothing).
   void add(const trial& t);
-  double total_s() const { return measured_s + stopped_early_s + too_slow_s + timeout_s + failed_s + overhead_s; }
+  double total_s() const {
+    return measured_s + stopped_early_s + too_slow_s + timeout_s + failed_s + overhead_s + probe_s;
+  }
+};
+
+/// When a device runs its drift probe (a fixed configuration of the run, the
+/// first that measured ok, measured in full every so often) and when its
+/// time has moved: out of [baseline × (1 − band), baseline × (1 + band)], the
+/// baseline the median of the first `baseline` probes, the band the larger
+/// of min_band and 3 × their relative spread.
+struct drift_policy {
+  std::uint32_t every_trials = 25;  ///< a probe before every this many trials; 0: no probes
+  double every_s = 30.0;            ///< or when this many seconds passed since the last
+  std::uint32_t baseline = 3;
+  double min_band = 0.05;
+};
+
+/// How a device's probe time moved during a run.
+struct device_drift {
+  std::uint32_t probes = 0;
+  double baseline_ms = 0.0;  ///< 0 until the baseline's probes are in
+  double band = 0.0;         ///< relative half-width of the noise band
+  double min_ratio = 1.0;    ///< probe / baseline, over the run
+  double max_ratio = 1.0;
+  std::uint64_t flagged = 0;  ///< trials flagged as measured while drifting
 };
 
 }  // namespace tune

@@ -66,6 +66,17 @@ struct trial_finished_event {
   std::optional<double> wall_elapsed_s;
 };
 
+/// A device's drift probe left its noise band: the trials measured since its
+/// last probe in the band are suspect (the ones after are flagged as they
+/// come, trial_finished.drift_flagged).
+struct drift_event {
+  std::string device;
+  double baseline_ms = 0.0;           ///< the probe's time at the start of the run
+  double band = 0.0;                  ///< relative half-width of its noise band
+  double ratio = 1.0;                 ///< the furthest probe / baseline so far
+  std::vector<std::int64_t> flagged;  ///< seqs of the trials found suspect now
+};
+
 /// The trial that improved the best time (after its trial_finished).
 struct new_best_event {
   trial_record trial;
@@ -100,8 +111,9 @@ nlohmann::json make_event(const trial_finished_event& e);
 nlohmann::json make_event(const new_best_event& e);
 nlohmann::json make_event(const progress_event& e);
 nlohmann::json make_event(const run_finished_event& e);
+nlohmann::json make_event(const drift_event& e);
 
-/// Known event types: run_started, trial_finished, new_best, progress, run_finished.
+/// Known event types: run_started, trial_finished, new_best, progress, drift, run_finished.
 const std::vector<std::string>& event_types();
 
 /// Checks one received message: a JSON object with a known "type", "schema"

@@ -215,6 +215,9 @@ class results_db {
   /// transaction. Throws std::invalid_argument for an unknown run or trial,
   /// a time that is not finite and > 0, or a winner not among the rows.
   void record_confirmation(std::int64_t run_id, const std::vector<confirmation_row>& rows, std::int64_t winner_seq);
+  /// Marks trials of the run as measured while their device had drifted
+  /// (trials.drift_flagged), in one transaction; unknown seqs change nothing.
+  void flag_drift(std::int64_t run_id, const std::vector<std::int64_t>& seqs);
   /// The run's confirmation rounds by seq and round; empty when none.
   std::vector<confirmation_row> confirmations(std::int64_t run_id) const;
 

@@ -97,6 +97,9 @@ class run_recorder {
   /// Records the run's confirmation rounds and their winner
   /// (results_db::record_confirmation), after committing what is queued.
   void confirmed(const std::vector<confirmation_row>& rows, std::int64_t winner_seq);
+  /// Marks trials as measured while their device had drifted (after
+  /// committing what is queued) and publishes a drift event.
+  void flag_drift(drift_event drift);
   /// Publishes a progress event (its wall_elapsed_s is filled in here).
   void on_progress(progress_event progress);
   /// Commits what is queued, records why the run ended (a stopped run stays
