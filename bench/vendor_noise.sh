@@ -3,10 +3,11 @@
 # tune-engine binary given, the demo's command (scripts/demo.sh: MatMul
 # 512x1024x1024, opevo, seed 1, one compile worker, device cpu0 on core 0,
 # --compare-vendor) RUNS times idle, then RUNS times while a memory-bandwidth
-# load streams through a 256 MiB array on core LOAD_CORE; prints each run's
-# tuned / best vendor ratio (summary JSON: throughput.best_vendor.ratio, the
-# median of the interleaved rounds where the build has them) and every run's
-# distance from the idle median of the same binary.
+# load streams through a 256 MiB array on core LOAD_CORE, the binaries taking
+# turns run by run; prints each run's tuned / best vendor ratio (summary JSON:
+# throughput.best_vendor.ratio, the median of the interleaved rounds where the
+# build has them) and every run's distance from the idle median of the same
+# binary.
 #
 #   bench/vendor_noise.sh [--runs 5] [--budget 60] [--load-core 1] [--out DIR] BIN [BIN …]
 #
@@ -73,10 +74,12 @@ except Exception as e:
 PY
 }
 
-for i in "${!bins[@]}"; do
-  bin=${bins[$i]}
-  for condition in idle load; do
-    for r in $(seq 1 "$runs"); do
+# The binaries take turns run by run, so that a change in the machine's other
+# load over the minutes weighs on each of them alike.
+for condition in idle load; do
+  for r in $(seq 1 "$runs"); do
+    for i in "${!bins[@]}"; do
+      bin=${bins[$i]}
       if [ "$condition" = load ]; then
         taskset -c "$load_core" "$out/stream_load" &
         load_pid=$!
