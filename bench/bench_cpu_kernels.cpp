@@ -7,11 +7,13 @@
 // measured on the same cores: every input read once, the output read for
 // ownership and written once), the vendor kernels (oneDNN in its own and the
 // plain layouts, OpenBLAS with its default and its fastest core type) on the
-// same cores in the same run, the best configuration timed again beside them,
-// the ratio of that figure to the best vendor kernel, trials and wall time.
+// same cores in the same run, each timed alternately with the best
+// configuration (compare_with_vendors), the best configuration's median over
+// those rounds, the median (min–max) of the per-round ratios to the vendor
+// kernel it is least ahead of, trials and wall time.
 //
 //   bench_cpu_kernels [--tasks C1,C2,MM1] [--trials 500] [--threads 1] [--seed 1]
-//                     [--conv-batch 8] [--own-layouts] [--rounds 3] [--min-time 0.05] [--run-timeout 2]
+//                     [--conv-batch 8] [--own-layouts] [--rounds 5] [--min-time 0.05] [--run-timeout 2]
 //                     [--strategy opevo|random|bo|…] [--user examples/user-kernel/launch.json]
 //                     [--config '{"tile_n": …}']   (one task: time this configuration, no search)
 //
@@ -19,10 +21,10 @@
 // 512; --own-layouts: in the kernel's own layouts, conversions outside the
 // timed kernel, conv2d:…:own) or task strings. Trials are built and measured one at a time, so
 // compile noise never lands on a measurement; the kernel runs pinned to cores
-// --first-core (default 0) .. +threads-1. After each search the best configuration and the vendor
-// kernels are timed alternately for --rounds rounds (default 3; the vendors
-// also once before the search) and each one's best figure kept, so that a
-// burst of load on a shared machine flatters neither side of the ratio.
+// --first-core (default 0) .. +threads-1. After each search the best configuration and each
+// vendor kernel are timed alternately, in one process, for --rounds rounds
+// (default 5), and each ratio is the median of the per-round ratios: load on a
+// shared machine lands on both sides of each round alike.
 #include <fmt/format.h>
 #include <immintrin.h>
 #include <sched.h>
@@ -46,7 +48,7 @@ struct bench_options {
   std::string tasks = "C1,C2,MM1";
   long conv_batch = 8;
   bool own_layouts = false;  // C1 and C2 as conv2d:…:own
-  int rounds = 3;
+  int rounds = 5;
   int trials = 500;
   int threads = 1;
   int first_core = 0;
@@ -215,20 +217,12 @@ double traffic_gflops(const tune::task_spec& t, double gbps) {
   return gbps > 0 ? t.flops() * gbps / compulsory_bytes(t) : INFINITY;  // FLOP / (bytes / (1e9 B/s)) / 1e9
 }
 
-// The better figure of two measurements of the same vendor kernels.
-std::vector<tune::vendor_figure> better_of(std::vector<tune::vendor_figure> a,
-                                           const std::vector<tune::vendor_figure>& b) {
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
-    if (b[i].gflops > a[i].gflops) a[i] = b[i];
-  return a;
-}
-
 struct table_row {
   std::string name, task;
-  double traffic_bound = 0;  // GFLOP/s the compulsory traffic allows at the streaming bandwidth
-  double gflops = 0;         // the search's best
-  double retimed = 0;        // the best configuration timed again beside the vendors
-  std::vector<tune::vendor_figure> vendors;
+  double traffic_bound = 0;            // GFLOP/s the compulsory traffic allows at the streaming bandwidth
+  double gflops = 0;                   // the search's best
+  tune::vendor_comparison comparison;  // the best configuration timed alternately with each vendor
+  std::string note;                    // why there is no comparison
   int trials = 0;
   double seconds = 0;
 };
@@ -246,11 +240,11 @@ double gflops_of(const tune::task_spec& task, const tune::configuration& config,
   return measured.state == tune::status::ok ? task.flops() / measured.time_ms / 1e6 : 0.0;
 }
 
-std::string figure(const std::vector<tune::vendor_figure>& vendors, const std::string& library, bool own) {
-  for (const auto& v : vendors) {
+std::string figure(const tune::vendor_comparison& comparison, const std::string& library, bool own) {
+  for (const auto& v : comparison.vendors) {
     if (v.library != library) continue;
     const bool is_own = library == "onednn" ? v.variant == "own layouts" : v.variant != "default";
-    if (is_own == own) return v.available() ? fmt::format("{:.1f}", v.gflops) : "-";
+    if (is_own == own) return v.available() ? fmt::format("{:.1f}", v.vendor_gflops) : "-";
   }
   return "-";
 }
@@ -262,22 +256,31 @@ void print_table(const std::vector<table_row>& rows, double peak, int threads, d
       peak, threads, peak * threads, threads, gbps);
   fmt::print(
       "| task | tune-engine GFLOP/s (search / re-timed) | of peak | roofline (of it) | oneDNN own layouts | "
-      "oneDNN plain | OpenBLAS default | OpenBLAS fastest core | re-timed / best vendor | trials | wall s |\n"
+      "oneDNN plain | OpenBLAS default | OpenBLAS fastest core | tuned / best vendor (min–max, interleaved) | trials "
+      "| wall s |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
-    const auto* best = tune::best_vendor(r.vendors);
+    const auto* best = r.comparison.best();
+    const double retimed = r.comparison.tuned_gflops;
     const double roofline = std::min(peak * threads, r.traffic_bound);
     fmt::print("| {} `{}` | {:.1f} / {:.1f} | {:.0f}% | {:.0f} ({:.0f}%) | {} | {} | {} | {} | {} | {} | {:.0f} |\n",
-               r.name, r.task, r.gflops, r.retimed, peak > 0 ? 100.0 * r.retimed / (peak * threads) : 0.0, roofline,
-               roofline > 0 ? 100.0 * r.retimed / roofline : 0.0, figure(r.vendors, "onednn", true),
-               figure(r.vendors, "onednn", false), figure(r.vendors, "openblas", false),
-               figure(r.vendors, "openblas", true),
-               best ? fmt::format("{:.2f} ({} {})", r.retimed / best->gflops, best->library, best->variant) : "-",
+               r.name, r.task, r.gflops, retimed, peak > 0 ? 100.0 * retimed / (peak * threads) : 0.0, roofline,
+               roofline > 0 ? 100.0 * retimed / roofline : 0.0, figure(r.comparison, "onednn", true),
+               figure(r.comparison, "onednn", false), figure(r.comparison, "openblas", false),
+               figure(r.comparison, "openblas", true),
+               best ? fmt::format("{:.2f} ({:.2f}–{:.2f}; {} {})", best->ratio.median, best->ratio.min, best->ratio.max,
+                                  best->library, best->variant)
+                    : "-",
                r.trials, r.seconds);
   }
-  for (const auto& r : rows)
-    for (const auto& v : r.vendors)
-      fmt::print("{} {} ({}): {}\n", r.name, v.library, v.variant, v.available() ? v.detail : v.note);
+  for (const auto& r : rows) {
+    if (!r.note.empty()) fmt::print("{} vendor comparison: {}\n", r.name, r.note);
+    for (const auto& v : r.comparison.vendors)
+      fmt::print("{} {} ({}): {}\n", r.name, v.library, v.variant,
+                 v.available() ? fmt::format("{}; tuned / vendor {:.2f}x ({:.2f}–{:.2f} over {} rounds)", v.detail,
+                                             v.ratio.median, v.ratio.min, v.ratio.max, v.rounds.size())
+                               : v.note);
+  }
   std::fflush(stdout);
 }
 
@@ -289,7 +292,8 @@ int main(int argc, char** argv) {
   bench_options o;
   CLI::App app{"Tunes OpEvo's CPU problems and compares with the FMA peak, oneDNN and OpenBLAS"};
   app.add_option("--tasks", o.tasks, "Comma-separated: MM1-MM3, BMM1-BMM3, C1, C2 or task strings");
-  app.add_option("--rounds", o.rounds, "Rounds of timing the best configuration and the vendors after a search")
+  app.add_option("--rounds", o.rounds,
+                 "Rounds of timing the best configuration and each vendor kernel alternately after a search")
       ->check(CLI::PositiveNumber);
   app.add_option("--conv-batch", o.conv_batch, "Batch of C1 and C2 (the paper's: 512)")->check(CLI::PositiveNumber);
   app.add_flag("--own-layouts", o.own_layouts,
@@ -343,6 +347,7 @@ int run(const bench_options& o) {
   tune::vendor_options vendor;
   vendor.threads = o.threads;
   vendor.first_core = o.first_core;
+  vendor.rounds = o.rounds;
   std::vector<table_row> rows;
   std::stringstream list(o.tasks);
   std::string name;
@@ -350,11 +355,6 @@ int run(const bench_options& o) {
     std::string text = tune::bench::paper_task(name, o.conv_batch, o.own_layouts);
     auto task = tune::parse_task(text);
     auto backend = tune::make_task_backend(task, "cpu", options);
-    auto before = tune::vendor_figures(task, vendor);
-    for (const auto& v : before)
-      fmt::print("{:<6} {} ({}): {}\n", name, v.library, v.variant,
-                 v.available() ? fmt::format("{:.1f} GFLOP/s", v.gflops) : v.note);
-    std::fflush(stdout);
     tuning_outcome outcome;
     if (o.config.empty()) {
       outcome = tune_backend(backend, task.flops(), o);
@@ -370,17 +370,20 @@ int run(const bench_options& o) {
     row.task = task.to_string();
     row.traffic_bound = traffic_gflops(task, gbps);
     row.gflops = outcome.best_at.empty() ? 0.0 : outcome.best_at.back().second;
-    // The best configuration is timed again as the vendors are (median over
-    // at least their time), alternating with them for --rounds rounds, and
-    // each side's best figure kept: load on a shared machine comes in bursts,
-    // and both sides of the ratio get the same chances to miss them.
-    row.vendors = before;
-    for (int round = 0; round < o.rounds; ++round) {
-      if (row.gflops > 0)
-        row.retimed = std::max(row.retimed, gflops_of(task, outcome.best, options, vendor.min_time_s));
-      row.vendors = better_of(row.vendors, tune::vendor_figures(task, vendor));
+    // The best configuration and each vendor kernel, timed alternately in
+    // one process (its shared object from the compile cache).
+    if (row.gflops > 0) {
+      try {
+        row.comparison =
+            tune::compare_with_vendors(task, tune::cpu_tuned_kernel(task, o.threads, *backend, outcome.best), vendor);
+      } catch (const std::exception& e) {
+        row.note = e.what();
+      }
+    } else {
+      row.note = "no configuration ran";
     }
-    fmt::print("{:<6} best configuration re-timed: {:.1f} GFLOP/s\n", name, row.retimed);
+    fmt::print("{:<6} best configuration timed alternately with the vendors: {:.1f} GFLOP/s (median)\n", name,
+               row.comparison.tuned_gflops);
     row.trials = outcome.ok + outcome.failed;
     row.seconds = outcome.seconds;
     rows.push_back(row);

@@ -2,7 +2,9 @@
 # The default job: installs what is missing, builds, then tunes MatMul
 # 512x1024x1024 (OpEvo's MM1) on this CPU with OpEvo through the actor
 # pipeline, and compares the best kernel found with oneDNN and OpenBLAS on the same
-# number of threads. Results go to demo-output/ (SQLite database, summary JSON).
+# core and number of threads, each timed alternately with it (the last line:
+# tuned / best vendor, median and range of the per-round ratios). Results go
+# to demo-output/ (SQLite database, summary JSON, the report's text).
 #
 #   TUNE_DEMO_BUDGET=N   trials to measure (default 150, one to two minutes on 2 cores)
 #   TUNE_DEMO_TASK=T     another built-in task, e.g. bmm:960x128x128x64:nn
@@ -74,5 +76,10 @@ echo "tuning $task on this CPU with opevo, $budget trials, ${workers} compile wo
   --seed 1 \
   --db demo-output/demo.db \
   --summary-json demo-output/summary.json \
-  --compare-vendor
+  --compare-vendor | tee demo-output/report.txt
 echo "results: demo-output/demo.db (tune-engine best --db demo-output/demo.db), summary: demo-output/summary.json"
+# The last line: the best kernel found against the vendor kernel it is least
+# ahead of, both timed alternately on the measuring core (median of the
+# per-round ratios, and their range).
+grep -E '^(against the best vendor kernel|best vendor: none|vendor comparison: unavailable)' demo-output/report.txt |
+  tail -n 1 || true

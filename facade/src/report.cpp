@@ -190,12 +190,24 @@ std::string run_report::to_text() const {
     out +=
         fmt::format("best throughput: {:.1f} GFLOP/s ({}, {:.4g} GFLOP per run)\n", throughput["gflops"].get<double>(),
                     throughput["task"].get<std::string>(), throughput["flops"].get<double>() / 1e9);
+    if (throughput.contains("vendor_note"))
+      out += "vendor comparison: unavailable: " + throughput["vendor_note"].get<std::string>() + "\n";
+    else if (throughput.contains("tuned_gflops"))
+      out += fmt::format(
+          "vendor comparison: the best configuration timed alternately with each vendor kernel: {:.1f} "
+          "GFLOP/s (median)\n",
+          throughput["tuned_gflops"].get<double>());
+    // "1.08x (1.04–1.11 over 5 rounds, interleaved)"
+    auto ratio = [](const nlohmann::json& v) {
+      return fmt::format("tuned / vendor = {:.2f}x ({:.2f}\u2013{:.2f} over {} rounds, interleaved)",
+                         v["ratio"].get<double>(), v["ratio_min"].get<double>(), v["ratio_max"].get<double>(),
+                         v["rounds"].get<int>());
+    };
     for (const auto& v : throughput.value("vendors", nlohmann::json::array())) {
       const std::string name = v["library"].get<std::string>() + " (" + v["variant"].get<std::string>() + ")";
-      if (v.contains("gflops"))
-        out += fmt::format("{}: {:.1f} GFLOP/s on {} thread(s) [{}]; best found = {:.2f}x\n", name,
-                           v["gflops"].get<double>(), throughput["threads"].get<int>(), v["detail"].get<std::string>(),
-                           v["ratio"].get<double>());
+      if (v["available"] == true)
+        out += fmt::format("{}: {:.1f} GFLOP/s on {} thread(s) [{}]; {}\n", name, v["gflops"].get<double>(),
+                           throughput["threads"].get<int>(), v["detail"].get<std::string>(), ratio(v));
       else
         out += name + ": unavailable: " + v["note"].get<std::string>() + "\n";
     }
@@ -204,8 +216,8 @@ std::string run_report::to_text() const {
       if (best.is_null())
         out += "best vendor: none available\n";
       else
-        out += fmt::format("best found = {:.2f}x the best vendor kernel, {} ({})\n", best["ratio"].get<double>(),
-                           best["library"].get<std::string>(), best["variant"].get<std::string>());
+        out += fmt::format("against the best vendor kernel, {} ({}): {}\n", best["library"].get<std::string>(),
+                           best["variant"].get<std::string>(), ratio(best));
     }
   }
   return out;
@@ -282,7 +294,8 @@ run_report make_report(const actors::run_summary& s, const search_space& space, 
   return r;
 }
 
-nlohmann::json task_throughput(const std::string& task, const run_report& report, bool compare_vendor, int threads) {
+nlohmann::json task_throughput(const std::string& task, const run_report& report, bool compare_vendor, int threads,
+                               backend* be) {
   if (!report.best || !(report.best->time_ms > 0)) return nullptr;
   task_spec spec = parse_task(task);
   double gflops = spec.flops() / report.best->time_ms / 1e6;
@@ -291,23 +304,45 @@ nlohmann::json task_throughput(const std::string& task, const run_report& report
   vendor_options vo;
   vo.threads = threads;
   out["threads"] = threads;
-  out["vendors"] = vendor_json(vendor_figures(spec, vo), gflops, out["best_vendor"]);
+  out["rounds"] = vo.rounds;
+  // The run's best configuration, rebuilt (from the compile cache), is timed
+  // alternately with each vendor kernel in one process.
+  vendor_comparison comparison;
+  try {
+    if (!be) throw std::invalid_argument("no backend to build the best configuration with");
+    comparison = compare_with_vendors(spec, cpu_tuned_kernel(spec, threads, *be, report.best->config), vo);
+  } catch (const std::exception& e) {
+    out["vendor_note"] = e.what();
+  }
+  out["vendors"] = vendor_json(comparison, out["best_vendor"]);
+  if (comparison.tuned_gflops > 0) out["tuned_gflops"] = comparison.tuned_gflops;
   return out;
 }
 
-nlohmann::json vendor_json(const std::vector<vendor_figure>& figures, double gflops, nlohmann::json& best) {
+nlohmann::json vendor_json(const vendor_comparison& comparison, nlohmann::json& best) {
+  auto figures = [](const vendor_result& v) {
+    auto ratios = nlohmann::json::array();
+    for (const auto& r : v.rounds) ratios.push_back(r.ratio());
+    return nlohmann::json{{"gflops", v.vendor_gflops}, {"tuned_gflops", v.tuned_gflops}, {"ratio", v.ratio.median},
+                          {"ratio_min", v.ratio.min},  {"ratio_max", v.ratio.max},       {"rounds", v.rounds.size()},
+                          {"round_ratios", ratios}};
+  };
   auto list = nlohmann::json::array();
-  for (const auto& f : figures) {
-    nlohmann::json v = {{"library", f.library}, {"variant", f.variant}, {"available", f.available()}};
-    if (f.available())
-      v.update({{"gflops", f.gflops}, {"detail", f.detail}, {"ratio", gflops / f.gflops}});
-    else
-      v["note"] = f.note;
-    list.push_back(v);
+  for (const auto& v : comparison.vendors) {
+    nlohmann::json j = {{"library", v.library}, {"variant", v.variant}, {"available", v.available()}};
+    if (v.available()) {
+      j.update(figures(v));
+      j["detail"] = v.detail;
+    } else {
+      j["note"] = v.note;
+    }
+    list.push_back(j);
   }
   best = nullptr;
-  if (const auto* b = best_vendor(figures))
-    best = {{"library", b->library}, {"variant", b->variant}, {"gflops", b->gflops}, {"ratio", gflops / b->gflops}};
+  if (const auto* b = comparison.best()) {
+    best = figures(*b);
+    best.update({{"library", b->library}, {"variant", b->variant}});
+  }
   return list;
 }
 

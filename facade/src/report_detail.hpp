@@ -63,14 +63,20 @@ std::vector<run_report::confirmation_entry> confirm_fastest(backend& be, const s
 run_report make_report(const actors::run_summary& summary, const search_space& space, const storage::topology& topo);
 
 /// {"task", "flops", "gflops"} of the best time for a built-in task, plus when
-/// asked "threads", "vendors" (vendor_json) and "best_vendor"; null without a
-/// best time.
-nlohmann::json task_throughput(const std::string& task, const run_report& report, bool compare_vendor, int threads);
+/// asked "threads", "rounds", "vendors" (vendor_json), "best_vendor",
+/// "tuned_gflops" (the best configuration's median while it was timed
+/// alternately with the vendors), or "vendor_note" when there is no
+/// comparison (`be` is not a CPU backend, the best configuration does not
+/// build); null without a best time. `be` builds the best configuration (the
+/// compile cache answers at once) for compare_with_vendors.
+nlohmann::json task_throughput(const std::string& task, const run_report& report, bool compare_vendor, int threads,
+                               backend* be = nullptr);
 
-/// The vendor figures as JSON: [{"library", "variant", "available", and
-/// "gflops", "detail", "ratio" (gflops / theirs) or "note"}]; `best` becomes
-/// {"library", "variant", "gflops", "ratio"} of the fastest available one, or
-/// null when none is.
-nlohmann::json vendor_json(const std::vector<vendor_figure>& figures, double gflops, nlohmann::json& best);
+/// The comparison as JSON: [{"library", "variant", "available", and "gflops"
+/// (the vendor's median), "tuned_gflops", "ratio" (the median of the rounds'
+/// tuned / vendor speed ratios), "ratio_min", "ratio_max", "rounds",
+/// "round_ratios", "detail", or "note"}]; `best` becomes the same fields of
+/// vendor_comparison::best(), or null when none is available.
+nlohmann::json vendor_json(const vendor_comparison& comparison, nlohmann::json& best);
 
 }  // namespace tune::detail

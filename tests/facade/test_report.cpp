@@ -113,43 +113,98 @@ TEST_CASE("version: MAJOR.MINOR.PATCH", "[facade]") {
   CHECK(std::count(v.begin(), v.end(), '.') == 2);
 }
 
-TEST_CASE("vendor comparison: ratios to each vendor and to the best available one", "[facade]") {
-  std::vector<vendor_figure> figures{{"onednn", "plain", 100.0, "brg:avx512_core", ""},
-                                     {"openblas", "default", 0.0, "", "OpenBLAS: not built in"},
-                                     {"openblas", "SkylakeX", 160.0, "core SkylakeX", ""}};
-  nlohmann::json best;
-  auto list = detail::vendor_json(figures, 80.0, best);
-  REQUIRE(list.size() == 3);
-  CHECK(list[0]["ratio"] == 0.8);
-  CHECK(list[0]["detail"] == "brg:avx512_core");
-  CHECK(list[1]["available"] == false);
-  CHECK(list[1]["note"] == "OpenBLAS: not built in");
-  CHECK_FALSE(list[1].contains("ratio"));
-  CHECK(best["library"] == "openblas");
-  CHECK(best["variant"] == "SkylakeX");
-  CHECK(best["ratio"] == 0.5);
+namespace {
 
+// A report whose best trial took 1 ms.
+run_report with_best_of_1ms() {
   run_report r;
   trial_info t;
   t.state = status::ok;
   t.time_ms = 1.0;
   t.config_json = "{}";
   r.best = t;
-  r.throughput = {{"task", "matmul:8x8x8"}, {"flops", 1024.0}, {"gflops", 80.0},
-                  {"threads", 2},           {"vendors", list}, {"best_vendor", best}};
+  return r;
+}
+
+// A vendor kernel without a comparison, and why.
+vendor_result unavailable(std::string library, std::string variant, std::string note) {
+  vendor_result v;
+  v.library = std::move(library);
+  v.variant = std::move(variant);
+  v.note = std::move(note);
+  return v;
+}
+
+// A vendor kernel compared in rounds of (tuned, vendor) seconds.
+vendor_result compared(std::string library, std::string variant, std::string detail,
+                       const std::vector<std::pair<double, double>>& times, double flops) {
+  vendor_result v;
+  v.library = std::move(library);
+  v.variant = std::move(variant);
+  v.detail = std::move(detail);
+  for (auto [tuned, vendor] : times) {
+    vendor_round r;
+    r.tuned_s = tuned;
+    r.vendor_s = vendor;
+    v.rounds.push_back(r);
+  }
+  v.summarize(flops);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("vendor comparison: the median and spread of the per-round ratios, and the best vendor", "[facade]") {
+  vendor_comparison c;
+  // Ratios 0.8, 0.75, 0.9: median 0.8; the vendor at 1e9 FLOP / 10 ms.
+  c.vendors.push_back(
+      compared("onednn", "plain", "brg:avx512_core", {{0.0125, 0.01}, {0.0144, 0.0108}, {0.0105, 0.00945}}, 1e9));
+  c.vendors.push_back(unavailable("openblas", "default", "OpenBLAS: not built in"));
+  // Ratios 0.5, 0.6, 0.56, 0.45: median 0.53.
+  c.vendors.push_back(compared("openblas", "SkylakeX", "core SkylakeX",
+                               {{0.02, 0.01}, {0.02, 0.012}, {0.02, 0.0112}, {0.02, 0.009}}, 1e9));
+  c.tuned_gflops = 70.0;
+  nlohmann::json best;
+  auto list = detail::vendor_json(c, best);
+  REQUIRE(list.size() == 3);
+  CHECK(list[0]["ratio"].get<double>() == Approx(0.8));
+  CHECK(list[0]["ratio_min"].get<double>() == Approx(0.75));
+  CHECK(list[0]["ratio_max"].get<double>() == Approx(0.9));
+  CHECK(list[0]["rounds"] == 3);
+  CHECK(list[0]["round_ratios"].size() == 3);
+  CHECK(list[0]["gflops"].get<double>() == Approx(100.0));
+  CHECK(list[0]["detail"] == "brg:avx512_core");
+  CHECK(list[1]["available"] == false);
+  CHECK(list[1]["note"] == "OpenBLAS: not built in");
+  CHECK_FALSE(list[1].contains("ratio"));
+  CHECK(list[2]["ratio"].get<double>() == Approx(0.53));
+  // The best vendor: the one the tuned kernel is least ahead of.
+  CHECK(best["library"] == "openblas");
+  CHECK(best["variant"] == "SkylakeX");
+  CHECK(best["ratio"].get<double>() == Approx(0.53));
+  CHECK(best["ratio_min"].get<double>() == Approx(0.45));
+  CHECK(best["ratio_max"].get<double>() == Approx(0.6));
+  CHECK(best["rounds"] == 4);
+
+  run_report r = with_best_of_1ms();
+  r.throughput = {{"task", "matmul:8x8x8"}, {"flops", 1024.0},     {"gflops", 80.0},      {"threads", 2}, {"rounds", 5},
+                  {"vendors", list},        {"best_vendor", best}, {"tuned_gflops", 70.0}};
   auto text = r.to_text();
-  CHECK_THAT(text, Catch::Matchers::Contains("onednn (plain): 100.0 GFLOP/s on 2 thread(s) [brg:avx512_core]; best "
-                                             "found = 0.80x"));
+  CHECK_THAT(text, Catch::Matchers::Contains("timed alternately with each vendor kernel: 70.0 GFLOP/s"));
+  CHECK_THAT(text, Catch::Matchers::Contains("onednn (plain): 100.0 GFLOP/s on 2 thread(s) [brg:avx512_core]; tuned "
+                                             "/ vendor = 0.80x (0.75\u20130.90 over 3 rounds, interleaved)"));
   CHECK_THAT(text, Catch::Matchers::Contains("openblas (default): unavailable: OpenBLAS: not built in"));
-  CHECK_THAT(text, Catch::Matchers::Contains("best found = 0.50x the best vendor kernel, openblas (SkylakeX)"));
-  CHECK(r.to_json()["throughput"]["best_vendor"]["ratio"] == 0.5);
+  CHECK_THAT(text, Catch::Matchers::Contains("against the best vendor kernel, openblas (SkylakeX): tuned / vendor = "
+                                             "0.53x (0.45\u20130.60 over 4 rounds, interleaved)"));
+  CHECK(r.to_json()["throughput"]["best_vendor"]["ratio"].get<double>() == Approx(0.53));
 }
 
 TEST_CASE("vendor comparison: with no vendor available the best is null and the text says so", "[facade]") {
-  std::vector<vendor_figure> figures{{"onednn", "own layouts", 0.0, "", "oneDNN: not built in"},
-                                     {"openblas", "default", 0.0, "", "no BLAS equivalent of a convolution"}};
+  vendor_comparison c;
+  c.vendors.push_back(unavailable("onednn", "own layouts", "oneDNN: not built in"));
+  c.vendors.push_back(unavailable("openblas", "default", "no BLAS equivalent of a convolution"));
   nlohmann::json best = "unset";
-  auto list = detail::vendor_json(figures, 50.0, best);
+  auto list = detail::vendor_json(c, best);
   CHECK(best.is_null());
   CHECK(list[1]["note"] == "no BLAS equivalent of a convolution");
   run_report r;
@@ -163,4 +218,16 @@ TEST_CASE("vendor comparison: with no vendor available the best is null and the 
   CHECK_THAT(text, Catch::Matchers::Contains("onednn (own layouts): unavailable: oneDNN: not built in"));
   CHECK_THAT(text, Catch::Matchers::Contains("best vendor: none available"));
   CHECK(r.to_json()["throughput"]["best_vendor"].is_null());
+}
+
+TEST_CASE("vendor comparison: without a CPU backend to build the best configuration there is a note", "[facade]") {
+  run_report r = with_best_of_1ms();
+  auto throughput = detail::task_throughput("matmul:8x8x8", r, true, 1, nullptr);
+  CHECK_THAT(throughput["vendor_note"].get<std::string>(), Catch::Matchers::Contains("no backend"));
+  CHECK(throughput["vendors"].empty());
+  CHECK(throughput["best_vendor"].is_null());
+  r.throughput = throughput;
+  auto text = r.to_text();
+  CHECK_THAT(text, Catch::Matchers::Contains("vendor comparison: unavailable: no backend"));
+  CHECK_THAT(text, Catch::Matchers::Contains("best vendor: none available"));
 }

@@ -305,10 +305,13 @@ struct run_report {
   /// best trial, or "built-in default"); empty otherwise.
   std::string base_configuration, base_origin;
   /// Built-in tasks: {"task", "flops", "gflops"}, with compare_vendor also
-  /// "threads", "vendors": [{"library", "variant", "available", "gflops",
-  /// "detail", "ratio"} or {…, "note"}] and "best_vendor": {"library",
-  /// "variant", "gflops", "ratio"} (null when none is available); null for
-  /// other runs.
+  /// "threads", "rounds", "tuned_gflops", "vendors": [{"library", "variant",
+  /// "available", "gflops", "tuned_gflops", "detail", "ratio" (median of the
+  /// per-round tuned / vendor ratios, the best configuration and the vendor
+  /// kernel timed alternately), "ratio_min", "ratio_max", "rounds",
+  /// "round_ratios"} or {…, "note"}] and "best_vendor" (the same fields of the
+  /// one with the lowest ratio; null when none is available), or "vendor_note"
+  /// when there is no comparison; null for other runs.
   nlohmann::json throughput;
   nlohmann::json to_json() const;
   /// The lines `tune` prints at the end.

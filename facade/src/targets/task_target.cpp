@@ -38,9 +38,9 @@ class task_target final : public target {
     return job;
   }
 
-  void report(run_report& report, const session_options& o, const backend_ptr&,
+  void report(run_report& report, const session_options& o, const backend_ptr& be,
               std::vector<trial_info>) const override {
-    report.throughput = task_throughput(o.task, report, o.compare_vendor, o.threads);
+    report.throughput = task_throughput(o.task, report, o.compare_vendor, o.threads, be.get());
   }
 };
 
