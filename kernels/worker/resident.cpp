@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -224,14 +225,6 @@ nlohmann::json keep_inputs(const nlohmann::json& request, resident_state& state)
   ::close_range(4, ~0U, 0);
 
   auto answer = [&]() -> nlohmann::json {
-    std::string cgroup = request.value("cgroup_procs", "");
-    if (!cgroup.empty()) {
-      int fd = ::open(cgroup.c_str(), O_WRONLY | O_CLOEXEC);
-      bool joined = fd >= 0 && ::write(fd, "0\n", 2) == 2;
-      int error = errno;
-      if (fd >= 0) ::close(fd);
-      if (!joined) return failure("cannot join the pids cgroup " + cgroup + ": " + std::strerror(error));
-    }
     limit(request, "cpu");
     try {
       std::string why;
@@ -253,6 +246,30 @@ nlohmann::json keep_inputs(const nlohmann::json& request, resident_state& state)
   std::fflush(stderr);
   write_all(3, answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   ::_exit(0);
+}
+
+// This process is the subreaper of what its children start: the orphans a
+// kernel leaves become its children. After each trial they are killed and
+// reaped, so that none outlives its trial (not even one that left the
+// kernel's process group with setsid) or counts against the next trial's
+// process limit (pids.max of the cgroup this process runs in).
+void clear_descendants(int child_exits) {
+  const std::string list = "/proc/self/task/" + std::to_string(::getpid()) + "/children";
+  auto until = clock_type::now() + std::chrono::seconds(2);
+  for (;;) {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    std::ifstream children(list);
+    std::vector<pid_t> left;
+    for (long pid = 0; children >> pid;) left.push_back(static_cast<pid_t>(pid));
+    if (left.empty() || clock_type::now() >= until) return;
+    for (pid_t pid : left) ::kill(pid, SIGKILL);
+    pollfd exits{child_exits, POLLIN, 0};
+    ::poll(&exits, 1, 10);
+    signalfd_siginfo info;
+    while (::read(child_exits, &info, sizeof info) > 0) {
+    }
+  }
 }
 
 // How the watch of a child ended.
@@ -367,6 +384,7 @@ nlohmann::json measure_cpu(const nlohmann::json& request, resident_state& state)
     }
   }
   ::kill(-child, SIGKILL);  // what the kernel forked and left in its group
+  clear_descendants(state.child_exits);
   if (out_fd >= 0) {
     chunk.clear();
     drain(out_fd, chunk, std::size_t(1) << 20);
@@ -500,6 +518,7 @@ int run_resident() {
   using namespace tune::worker;
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGCHLD, SIG_DFL);  // its children are waited for, never reaped by themselves
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   resident_state state;
   // A child's exit wakes the watch through a signalfd: SIGCHLD stays blocked
   // here (the children unblock it).

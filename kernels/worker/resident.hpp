@@ -10,9 +10,7 @@
 // request of tune_kernel_worker.cpp plus
 //   "timeout_s":    the trial's limit (CPU: enforced here on the child);
 //   "reference_ms", "slow_factor", "min_slow_ms", "margin": the best time
-//                   known and the early-stop policy (measure_rules.hpp);
-//   "cgroup_procs": CPU, optional: the cgroup.procs file of a pids cgroup the
-//                   child joins before it loads the kernel (max_processes).
+//                   known and the early-stop policy (measure_rules.hpp).
 // The worker answers with progress records, then the reply, one JSON object
 // per line:
 //   {"started": pid}  CPU: the child measuring this request leads process
@@ -29,14 +27,17 @@
 // it runs.
 //
 // CPU kernels run in a child forked per request from this single-threaded
-// process: the child joins the pids cgroup, takes stdout and stderr into a
-// pipe of this process (head and tail kept), limits its address space,
+// process (born in the pids cgroup the engine started this process in, if
+// any): the child takes stdout and stderr into a pipe of this process (head
+// and tail kept), limits its address space,
 // dlopens the kernel, runs it checked, compares, times it and writes its
 // reply on a pipe of its own, so a kernel that prints cannot forge a reply.
 // The child marks each run's start in shared memory; this process polls its
 // pipes and the child's exit, and kills the child's process group when a run
-// passes the slow limit (too_slow) or the trial its timeout (run_timeout). A
-// crash, hang, memory-eating, forking or output-flooding kernel ends only its
+// passes the slow limit (too_slow) or the trial its timeout (run_timeout).
+// It is the subreaper of what the child starts: after each trial it kills
+// and reaps every process left, so the next trial starts alone. A crash,
+// hang, memory-eating, forking or output-flooding kernel ends only its
 // child. GPU kernels run in this process itself (a context cannot cross a
 // fork): an error on the device is replied with "exit": true, and a hang is
 // the engine's to end (it kills this process and starts another).

@@ -216,6 +216,46 @@ TEST_CASE("timing stops early for a kernel clearly slower than the best and not 
   CHECK(full.repeats >= 5);
 }
 
+TEST_CASE("what a kernel leaves running, even out of its process group, is killed after its trial", "[kernels]") {
+  tune::test::kernel_scratch scratch("escapee");
+  auto pid_file = scratch.path() / "escapee.pid";
+  auto program = std::make_shared<tune::kernel_program>(*sleeping_program());
+  // Its first run starts a process in a session of its own that sleeps.
+  program->source = [pid_file](const tune::configuration&) {
+    return R"(#include <stdio.h>
+#include <unistd.h>
+extern "C" void tune_entry(void* const* a) {
+  static bool forked = false;
+  if (!forked) {
+    forked = true;
+    pid_t escapee = fork();
+    if (escapee == 0) {
+      setsid();
+      sleep(300);
+      _exit(0);
+    }
+    FILE* file = fopen(")" +
+           pid_file.string() + R"(", "w");
+    fprintf(file, "%d\n", (int)escapee);
+    fclose(file);
+  }
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
+}
+)";
+  };
+  auto backend = tune::make_cpu_backend(program, scratch.options());
+  auto config = backend->space()->from_values({{"sleep_ms", 0.0}});
+  auto built = backend->build(config, 120.0);
+  REQUIRE(built.state == status::ok);
+  auto measured = backend->run(config, built, 0, 20.0);
+  INFO(measured.message);
+  CHECK(measured.state == status::ok);
+  long escapee = 0;
+  std::ifstream(pid_file) >> escapee;
+  REQUIRE(escapee > 1);
+  CHECK(ends_soon(escapee));
+}
+
 TEST_CASE("a process per trial still measures when the resident measurer is off", "[kernels]") {
   tune::test::kernel_scratch scratch("per-trial");
   auto options = scratch.options();

@@ -97,8 +97,13 @@ resident_measurer::~resident_measurer() {
 }
 
 bool resident_measurer::start(std::string& why) {
-  auto started = start_with_channel({worker_, "--resident"});
+  if (kind_ == kind::cpu && max_processes_ > 0) {
+    cgroup_ = std::make_unique<pids_cgroup>(max_processes_);
+    if (cgroup_->procs_file().empty()) cgroup_.reset();  // not enforced here
+  }
+  auto started = start_with_channel({worker_, "--resident"}, cgroup_ ? cgroup_->procs_file() : std::string());
   if (started.pid < 0) {
+    cgroup_.reset();
     why = started.error;
     return false;
   }
@@ -121,6 +126,7 @@ std::string resident_measurer::reap(bool wait) {
   channel_ = -1;
   pid_ = -1;
   pending_.clear();
+  cgroup_.reset();  // what the process left in it is killed
   return how;
 }
 
@@ -152,20 +158,17 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
   request["slow_factor"] = policy.slow_factor;
   request["min_slow_ms"] = policy.min_slow_ms;
   request["margin"] = policy.margin;
-  std::optional<pids_cgroup> cgroup;
-  if (kind_ == kind::cpu && max_processes_ > 0) {
-    cgroup.emplace(max_processes_);
-    if (!cgroup->procs_file().empty()) request["cgroup_procs"] = cgroup->procs_file();
-  }
   const std::string line = request.dump() + "\n";
 
   // A process that ended between trials ran nothing of this one: it is
   // started again and the request sent again (once).
   bool sent = false;
   std::string why;
+  long limit_hits = 0;
   for (int attempt = 0; attempt < 2 && !sent; ++attempt) {
     if (pid_ > 0) reap(false);
     if (pid_ <= 0 && !start(why)) break;
+    limit_hits = cgroup_ ? cgroup_->limit_hits() : 0;
     sent = send_all(channel_, line);
     if (!sent) {
       long pid = pid_;
@@ -237,6 +240,7 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
     pending_.append(chunk, static_cast<std::size_t>(n));
   }
 
+  const bool limit_reached = cgroup_ && cgroup_->limit_hits() > limit_hits;
   const std::string process = "the measuring process (pid " + std::to_string(pid_) + ")";
   const std::string fresh = "a fresh one measures the next trial";
   switch (end) {
@@ -272,7 +276,7 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
   }
   // A fork bomb cut at the limit ends however the kernel takes its failed
   // forks: said on the message's first line.
-  if (cgroup && out.state != status::ok && cgroup->limit_reached())
+  if (limit_reached && out.state != status::ok)
     out.message.insert(
         std::min(out.message.find('\n'), out.message.size()),
         " after reaching its limit of " + std::to_string(max_processes_) + " processes and threads (max_processes)");

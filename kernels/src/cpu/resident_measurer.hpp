@@ -26,6 +26,7 @@
 #include <string>
 
 #include "tune/kernels/backend.hpp"
+#include "tune/kernels/subprocess.hpp"
 #include "tune/kernels/task.hpp"
 
 namespace tune {
@@ -37,8 +38,10 @@ class resident_measurer {
     gpu,  ///< kernels in the process; the engine enforces the limits
   };
 
-  /// `worker`: the tune-kernel-worker program; `max_processes`: CPU only, the
-  /// pids cgroup each trial's child joins (0: none).
+  /// `worker`: the tune-kernel-worker program; `max_processes`: CPU only,
+  /// the pids.max of the cgroup the process and its kernels run in (0: none;
+  /// see process_limits). The process reaps and kills what a kernel left
+  /// after each trial, so each trial starts with the process alone in it.
   resident_measurer(std::string worker, kind what, int max_processes);
   ~resident_measurer();
   resident_measurer(const resident_measurer&) = delete;
@@ -63,6 +66,10 @@ class resident_measurer {
   kind kind_;
   int max_processes_;
   std::mutex mutex_;
+  // CPU: the pids cgroup the process runs in (its children are born in it:
+  // joining one per trial would cost milliseconds); made with the process,
+  // removed (what is left in it killed) when the process is gone.
+  std::unique_ptr<pids_cgroup> cgroup_;
   long pid_ = -1;
   int channel_ = -1;
   std::string pending_;  // received, not yet read as lines

@@ -87,14 +87,14 @@ bool write_text(const std::string& file, const std::string& text) {
   return ::close(fd) == 0 && ok;
 }
 
-// Whether a fork in the cgroup failed at its pids.max ("max N" in pids.events).
-bool pids_limit_reached(const std::string& dir) {
+// How many forks in the cgroup failed at its pids.max ("max N" in pids.events).
+long pids_limit_hits(const std::string& dir) {
   std::ifstream events(dir + "/pids.events");
   std::string key;
   long count = 0;
   while (events >> key >> count)
-    if (key == "max") return count > 0;
-  return false;
+    if (key == "max") return count;
+  return 0;
 }
 
 // Kills every process in a cgroup (also those that left the process group
@@ -303,7 +303,7 @@ pids_cgroup::~pids_cgroup() {
   if (!dir_.empty()) remove_cgroup(dir_);
 }
 
-bool pids_cgroup::limit_reached() const { return !dir_.empty() && pids_limit_reached(dir_); }
+long pids_cgroup::limit_hits() const { return dir_.empty() ? 0 : pids_limit_hits(dir_); }
 
 namespace {
 
@@ -331,7 +331,7 @@ bool plan_exec(const std::vector<std::string>& argv, exec_plan& plan, std::strin
 
 }  // namespace
 
-channel_process start_with_channel(const std::vector<std::string>& argv) {
+channel_process start_with_channel(const std::vector<std::string>& argv, const std::string& cgroup_procs) {
   channel_process result;
   exec_plan exec;
   if (!plan_exec(argv, exec, result.error)) return result;
@@ -357,6 +357,16 @@ channel_process start_with_channel(const std::vector<std::string>& argv) {
   if (pid == 0) {
     // Only async-signal-safe calls from here: the caller may have threads.
     ::setpgid(0, 0);
+    if (!cgroup_procs.empty()) {
+      int fd = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+      bool joined = fd >= 0 && ::write(fd, "0\n", 2) == 2;
+      if (fd >= 0) ::close(fd);
+      if (!joined) {
+        int error = -1;  // not an errno: the cgroup could not be joined
+        (void)!::write(report.fd[1], &error, sizeof error);
+        ::_exit(127);
+      }
+    }
     int channel = ::fcntl(sockets[1], F_DUPFD_CLOEXEC, 10), failed = ::fcntl(report.fd[1], F_DUPFD_CLOEXEC, 10);
     int input = ::fcntl(null, F_DUPFD_CLOEXEC, 10);
     if (channel < 0 || failed < 0 || input < 0 || ::dup2(input, 0) < 0 || ::dup2(input, 1) < 0 ||
@@ -390,7 +400,8 @@ channel_process start_with_channel(const std::vector<std::string>& argv) {
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
     ::close(sockets[0]);
-    result.error = "cannot run " + argv[0] + ": " + std::strerror(exec_error);
+    result.error = "cannot run " + argv[0] + ": " +
+                   (exec_error < 0 ? "could not join its pids cgroup " + cgroup_procs : std::strerror(exec_error));
     return result;
   }
   result.pid = pid;
@@ -537,7 +548,7 @@ process_result run_process(const std::vector<std::string>& argv, double timeout_
     ::kill(-pid, SIGKILL);
   }
   if (!cgroup.empty()) {
-    result.process_limit_reached = pids_limit_reached(cgroup);
+    result.process_limit_reached = pids_limit_hits(cgroup) > 0;
     remove_cgroup(cgroup);
   }
   if (WIFEXITED(wstatus)) result.exit_code = WEXITSTATUS(wstatus);

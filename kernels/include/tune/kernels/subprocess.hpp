@@ -47,11 +47,11 @@ std::string find_program(const std::string& name, int& error);
 bool process_limits_enforced();
 
 /// A pids cgroup of its own (as process_limits makes one for run_process)
-/// for processes that join it by writing "0" to procs_file(): at most
-/// max_processes processes and threads in it at once. When it goes, every
-/// process left in it is killed and it is removed. Without one (the cgroup
-/// file system is not writable, or max_processes is not positive)
-/// procs_file() is empty.
+/// for processes that join it by writing "0" to procs_file() (and all they
+/// start): at most max_processes processes and threads in it at once. When
+/// it goes, every process left in it is killed and it is removed. Without
+/// one (the cgroup file system is not writable, or max_processes is not
+/// positive) procs_file() is empty.
 class pids_cgroup {
  public:
   explicit pids_cgroup(int max_processes);
@@ -61,8 +61,8 @@ class pids_cgroup {
 
   /// Its cgroup.procs file; empty when there is no cgroup.
   const std::string& procs_file() const { return procs_; }
-  /// Whether a fork or a thread in it failed at its limit.
-  bool limit_reached() const;
+  /// How many forks or threads in it have failed at its limit so far.
+  long limit_hits() const;
 
  private:
   std::string dir_, procs_;
@@ -79,9 +79,11 @@ struct channel_process {
 /// argv[1..] in a process group of its own, with stdin, stdout and stderr on
 /// /dev/null and descriptor 3 the other end of `channel`, no other
 /// descriptor of the caller, no signal blocked and SIGPIPE and the
-/// termination signals at their defaults. The caller talks to it, reaps it
-/// (waitpid) and closes the channel. Thread-safe.
-channel_process start_with_channel(const std::vector<std::string>& argv);
+/// termination signals at their defaults; in the cgroup of `cgroup_procs`
+/// (a pids_cgroup's procs_file()) when not empty, joined before the program
+/// starts. The caller talks to it, reaps it (waitpid) and closes the
+/// channel. Thread-safe.
+channel_process start_with_channel(const std::vector<std::string>& argv, const std::string& cgroup_procs = {});
 
 /// Runs argv[0] (looked up in PATH when it has no '/') with arguments argv[1..].
 /// Thread-safe. The program starts with only stdin (/dev/null), stdout and
