@@ -104,6 +104,12 @@ int run_program_mode(const nlohmann::json& request) {
     total += times.back() * 1e-3;
   }
   auto reply = time_statistics(times, request);
-  reply.update({{"status", "ok"}, {"repeats", times.size()}, {"max_error", static_cast<double>(wrong) / n_test}});
+  // Every run is timed here, the first (whose scores are checked) included.
+  double kernel_ms = 0.0;
+  for (double t : times) kernel_ms += t;
+  reply.update({{"status", "ok"},
+                {"repeats", times.size()},
+                {"kernel_s", kernel_ms * 1e-3},
+                {"max_error", static_cast<double>(wrong) / n_test}});
   return answer(reply);
 }

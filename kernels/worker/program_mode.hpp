@@ -12,8 +12,10 @@
 //           "statistic": "median" (default) | "min"}
 // The entry is void entry(const float* x, const int* y, int n_train, int
 // n_test, float* params, float* scores). Reply: {"status": "ok", "time_ms":
-// the statistic of the repeats, "median_ms", "min_ms", "max_error": fraction
-// of held-out images misclassified}, or "wrong_answer" when a score is not
+// the statistic of the repeats, "median_ms", "min_ms", "repeats": the runs
+// timed (every run, the first, whose scores are checked, included),
+// "kernel_s": their seconds, "max_error": fraction of held-out images
+// misclassified}, or "wrong_answer" when a score is not
 // finite.
 
 #include <nlohmann/json.hpp>

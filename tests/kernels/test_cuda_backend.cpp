@@ -4,11 +4,15 @@
 // to one) the kernels run and are checked. Without NVRTC in this build the
 // NVRTC tests are reported as skipped; so are the GPU tests without a GPU and
 // the no-driver tests on a machine that has a driver.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <string>
 
 #include "kernel_fixtures.hpp"
+#include "resident_channel.hpp"
 #include "skip.hpp"
+#include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/cuda_driver.hpp"
 #include "tune/kernels/task.hpp"
 
@@ -156,4 +160,30 @@ TEST_CASE("loading the CUDA driver without one gives the plain message", "[kerne
   if (tune::cuda::load_driver(&why))
     SKIP_TEST("a CUDA driver is present: the no-driver message is checked where there is none");
   CHECK((why == tune::cuda::no_driver_message || why.find("cuInit") != std::string::npos));
+}
+
+TEST_CASE("a resident GPU worker without a CUDA driver says so and ends", "[kernels][cuda]") {
+  if (tune::cuda::load_driver())
+    SKIP_TEST("a CUDA driver is present: the no-driver path is checked where there is none");
+  // The backend answers before asking a worker; the resident worker, asked
+  // directly, answers the same and ends (a GPU error may break its context).
+  tune::test::kernel_scratch scratch("cuda-resident");
+  auto reference = scratch.write("expected.bin", std::string(16, '\0'));
+  auto library = scratch.write("kernel.cubin", "not a cubin");
+  auto resident = tune::start_with_channel({tune::kernel_worker_path(scratch.options()), "--resident"});
+  REQUIRE(resident.pid > 0);
+  nlohmann::json request = {
+      {"mode", "measure"},      {"device", "cuda"},
+      {"device_index", 0},      {"library", library},
+      {"entry", "tune_kernel"}, {"arguments", {{{"type", "float*"}, {"size", 4}, {"output", true}}}},
+      {"reference", reference}, {"grid", {1, 1, 1}},
+      {"block", {1, 1, 1}},     {"reference_ms", 1.0},
+      {"slow_factor", 10.0}};
+  auto answer = tune::test::ask_resident(resident, request);
+  INFO(answer.dump());
+  CHECK(answer.value("status", "") == "runtime_error");
+  CHECK(answer.value("message", "") == tune::cuda::no_driver_message);
+  CHECK(answer.value("exit", false));
+  CHECK(tune::test::exits_soon(resident.pid));
+  ::close(resident.channel);
 }

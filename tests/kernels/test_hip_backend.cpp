@@ -5,6 +5,8 @@
 // build time the hip backend is refused and the compile and GPU tests are
 // reported as skipped; so is the GPU test without an AMD GPU, and the no-GPU
 // test on a machine that has one.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include <stdexcept>
 
 #include "kernel_fixtures.hpp"
+#include "resident_channel.hpp"
 #include "skip.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/devices.hpp"
@@ -219,6 +222,19 @@ TEST_CASE("running a HIP kernel without an AMD GPU is a runtime error that says 
   auto answer = tune::run_worker(tune::kernel_worker_path(options), request.dump(), 30.0);
   CHECK(answer.state == status::runtime_error);
   CHECK_THAT(answer.message, Catch::Matchers::StartsWith("no AMD GPU found ("));
+
+  // So does a resident worker, which then ends (a GPU error may break its
+  // context).
+  auto resident = tune::start_with_channel({tune::kernel_worker_path(options), "--resident"});
+  REQUIRE(resident.pid > 0);
+  request["reference"] = scratch.write("expected.bin", std::string(64 * 64 * 4, '\0'));
+  auto resident_answer = tune::test::ask_resident(resident, request);
+  INFO(resident_answer.dump());
+  CHECK(resident_answer.value("status", "") == "runtime_error");
+  CHECK_THAT(resident_answer.value("message", ""), Catch::Matchers::StartsWith("no AMD GPU found ("));
+  CHECK(resident_answer.value("exit", false));
+  CHECK(tune::test::exits_soon(resident.pid));
+  ::close(resident.channel);
 }
 
 TEST_CASE("tune-engine devices reports the HIP backend as built", "[kernels][hip]") {

@@ -16,8 +16,11 @@ namespace {
 // 2 hangs, 3 and 4 compute wrong values, 5 allocates without end, 6 forks a
 // process that sleeps holding the output pipe, 7 writes megabytes to stdout
 // (no final newline), 8 closes stdout and stderr, 9 is a fork bomb bounded at
-// 300 processes that aborts when a fork fails.
+// 300 processes that aborts when a fork fails, 10 closes every descriptor it
+// has, 11 writes a first line, megabytes and a last line and aborts, 12 kills
+// the process that started it (the resident measurer).
 const char* misbehaving_source = R"(
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +57,18 @@ void scale(float* out, const float* in, int n) {
       }
       if (child < 0) abort();
     }
+  if (behaviour == 10)
+    for (int fd = 0; fd < 1024; ++fd) close(fd);
+  if (behaviour == 11) {
+    static char line[1 << 16];
+    memset(line, 'x', sizeof line);
+    printf("first line\n");
+    for (int i = 0; i < 32; ++i) fwrite(line, 1, sizeof line, stdout);
+    printf("\nlast line\n");
+    fflush(stdout);
+    abort();
+  }
+  if (behaviour == 12) kill(getppid(), SIGKILL);
   for (int i = 0; i < n; ++i) out[i] = in[i] * (behaviour == 3 ? 3.0f : 2.0f);
   if (behaviour == 4) out[n / 2] = 0.0f / 0.0f;
 }
@@ -79,7 +94,8 @@ struct misbehaving_kernel {
   misbehaving_kernel() {
     scratch.write("scale.cpp", misbehaving_source);
     scratch.write("reference.cpp", reference_source);
-    scratch.write("space.json", R"({"behaviour": {"_type": "choice", "_value": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]}})");
+    scratch.write("space.json",
+                  R"({"behaviour": {"_type": "choice", "_value": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}})");
     launch_path = scratch.write("launch.json", launch);
   }
 };
@@ -147,23 +163,49 @@ TEST_CASE("kernels that exhaust memory or fork or flood or close their output be
   CHECK(hungry.state == status::runtime_error);
   CHECK(hungry.message.find("out of memory") != std::string::npos);
 
-  // The process it forked holds the output open; once the worker has
-  // answered and exited, its group is killed instead of waited for until the
-  // run timeout.
+  // The process it forked holds the output open; once the kernel's process
+  // has answered and exited, its group is killed instead of waited for until
+  // the run timeout.
   auto forks = try_behaviour(*backend, 6, 15.0);
   INFO(forks.message);
   CHECK(forks.state == status::ok);
+  CHECK(forks.run_s < 10.0);
 
-  // 2 MiB of output per call: the output kept is capped, and the worker's
-  // reply (its last line) survives the cap.
+  // 2 MiB of output per call: the output kept is capped, and the reply,
+  // which travels apart from the output, is whole.
   auto flood = try_behaviour(*backend, 7);
   INFO(flood.message.substr(0, 300));
   CHECK(flood.state == status::ok);
+  // A flood before a crash: the message keeps the output's head and tail.
+  auto flood_crash = try_behaviour(*backend, 11);
+  INFO(flood_crash.message.substr(0, 300));
+  CHECK(flood_crash.state == status::runtime_error);
+  CHECK(flood_crash.message.find("signal 6") != std::string::npos);
+  CHECK(flood_crash.message.find("first line") != std::string::npos);
+  CHECK(flood_crash.message.find("last line") != std::string::npos);
+  CHECK(flood_crash.message.find("bytes of output left out") != std::string::npos);
+  CHECK(flood_crash.message.size() < 10000);
 
+  // Closing stdout and stderr leaves the reply's own descriptor: measured.
   auto closed = try_behaviour(*backend, 8);
-  CHECK(closed.state == status::runtime_error);
-  CHECK(closed.message.find("no reply") != std::string::npos);
+  INFO(closed.message);
+  CHECK(closed.state == status::ok);
+  // Closing that too leaves no reply.
+  auto closed_all = try_behaviour(*backend, 10);
+  CHECK(closed_all.state == status::runtime_error);
+  CHECK(closed_all.message.find("no reply") != std::string::npos);
 
+  CHECK(try_behaviour(*backend, 0).state == status::ok);
+}
+
+TEST_CASE("a kernel that kills its measuring process fails its trial and the next trial measures", "[kernels]") {
+  misbehaving_kernel kernel;
+  auto backend = tune::make_user_kernel_backend(kernel.launch_path, "cpu", kernel.scratch.options());
+  CHECK(try_behaviour(*backend, 0).state == status::ok);
+  auto killer = try_behaviour(*backend, 12);
+  INFO(killer.message);
+  CHECK(killer.state == status::runtime_error);
+  CHECK(killer.message.find("ended during the run") != std::string::npos);
   CHECK(try_behaviour(*backend, 0).state == status::ok);
 }
 

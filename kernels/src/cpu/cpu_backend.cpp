@@ -16,6 +16,7 @@
 
 #include "compile.hpp"
 #include "measurement.hpp"
+#include "resident_measurer.hpp"
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/devices.hpp"
 #include "tune/kernels/subprocess.hpp"
@@ -169,14 +170,8 @@ run_result run_worker(const std::string& worker, const std::string& request, dou
                   " and no reply: " + result.output.substr(0, 2000);
     return out;
   }
-  auto state = status_from_string(reply.value("status", "unknown"));
-  out.state = state.value_or(status::unknown);
-  out.message = reply.value("message", "");
+  read_reply(reply, out);
   if (out.state != status::ok) out.message += limit_note;
-  if (out.state == status::ok) {
-    out.time_ms = reply.value("time_ms", std::nan(""));
-    out.objectives = {out.time_ms, reply.value("max_error", 0.0)};
-  }
   return out;
 }
 
@@ -293,19 +288,24 @@ class cpu_backend final : public backend {
     return compile_shared_object(options_, options_.compiler, source, ".cpp", flags, timeout_s);
   }
 
+  // Measured by the device's resident process (started on its first run),
+  // or, with options.resident_measurer off, by a worker process of its own
+  // in full.
   run_result run(const configuration&, const build_result& build, int device, const run_limits& limits) override {
-    const double timeout_s = limits.timeout_s;
     auto plan = plan_measurement(*program_, options_, build);
     if (plan.failure) return *plan.failure;
     auto cores = nlohmann::json::array();
     for (int t = 0; t < options_.threads; ++t) cores.push_back(options_.first_core + device * options_.threads + t);
     plan.request["cores"] = cores;
-    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s, options_.max_processes);
+    if (!options_.resident_measurer)
+      return run_worker(kernel_worker_path(options_), plan.request.dump(), limits.timeout_s, options_.max_processes);
+    return measurers_.device(device, options_).measure(std::move(plan.request), limits);
   }
 
  private:
   kernel_program_ptr program_;
   task_backend_options options_;
+  resident_measurers measurers_{resident_measurer::kind::cpu};
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,14 +87,14 @@ bool write_text(const std::string& file, const std::string& text) {
   return ::close(fd) == 0 && ok;
 }
 
-// Whether a fork in the cgroup failed at its pids.max ("max N" in pids.events).
-bool pids_limit_reached(const std::string& dir) {
+// How many forks in the cgroup failed at its pids.max ("max N" in pids.events).
+long pids_limit_hits(const std::string& dir) {
   std::ifstream events(dir + "/pids.events");
   std::string key;
   long count = 0;
   while (events >> key >> count)
-    if (key == "max") return count > 0;
-  return false;
+    if (key == "max") return count;
+  return 0;
 }
 
 // Kills every process in a cgroup (also those that left the process group
@@ -152,6 +153,31 @@ struct spawn_plan {
   pid_t engine;
 };
 
+// In a forked child about to execute a program (async-signal-safe): SIGPIPE
+// and the termination signals at their defaults, no signal blocked.
+void default_signals() {
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigemptyset(&default_action.sa_mask);
+  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGALRM, SIGXFSZ, SIGUSR1, SIGUSR2})
+    ::sigaction(s, &default_action, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+// The exec-failure pipe closes when the program has started (close-on-exec)
+// or carries the errno of what failed (negative: an error of our own): that
+// number, or 0.
+int exec_failure(int report) {
+  int error = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(report, &error, sizeof error);
+  } while (got < 0 && errno == EINTR);
+  return got == static_cast<ssize_t>(sizeof error) ? error : 0;
+}
+
 // The guard: the process group's leader between the engine and the program.
 // It dies with the engine's thread that started it (PR_SET_PDEATHSIG) and
 // then kills its whole group: the program and every process the program
@@ -194,12 +220,8 @@ struct spawn_plan {
 
   pid_t program = ::fork();
   if (program == 0) {
-    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGALRM, SIGXFSZ, SIGUSR1, SIGUSR2})
-      ::sigaction(s, &default_action, nullptr);
+    default_signals();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the guard was killed alone: no orphan
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::execve(plan.path, plan.argv, plan.envp);
     int error = errno;
     (void)!::write(report, &error, sizeof error);
@@ -272,18 +294,127 @@ std::string find_program(const std::string& name, int& error) {
 
 bool process_limits_enforced() { return !pids_cgroup_base().empty(); }
 
+pids_cgroup::pids_cgroup(int max_processes) {
+  if (max_processes > 0) dir_ = make_pids_cgroup(max_processes);
+  if (!dir_.empty()) procs_ = dir_ + "/cgroup.procs";
+}
+
+pids_cgroup::~pids_cgroup() {
+  if (!dir_.empty()) remove_cgroup(dir_);
+}
+
+long pids_cgroup::limit_hits() const { return dir_.empty() ? 0 : pids_limit_hits(dir_); }
+
+namespace {
+
+// What execve needs, made before forking (the child may not allocate): the
+// program of argv[0] and the argument pointers; false and why not.
+struct exec_plan {
+  std::string path;
+  std::vector<char*> args;
+};
+bool plan_exec(const std::vector<std::string>& argv, exec_plan& plan, std::string& error) {
+  if (argv.empty()) {
+    error = "empty command";
+    return false;
+  }
+  int missing = 0;
+  plan.path = find_program(argv[0], missing);
+  if (missing != 0) {
+    error = "cannot run " + argv[0] + ": " + std::strerror(missing);
+    return false;
+  }
+  for (const auto& a : argv) plan.args.push_back(const_cast<char*>(a.c_str()));
+  plan.args.push_back(nullptr);
+  return true;
+}
+
+}  // namespace
+
+channel_process start_with_channel(const std::vector<std::string>& argv, const std::string& cgroup_procs) {
+  channel_process result;
+  exec_plan exec;
+  if (!plan_exec(argv, exec, result.error)) return result;
+  // Close-on-exec everywhere: a copy leaked into a program another thread
+  // starts would keep the channel open after the engine closed its end.
+  int sockets[2] = {-1, -1};
+  pipe_pair report;
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+    result.error = std::string("socketpair: ") + std::strerror(errno);
+    return result;
+  }
+  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0 || ::pipe2(report.fd, O_CLOEXEC) != 0) {
+    result.error = std::string("cannot start ") + argv[0] + ": " + std::strerror(errno);
+    for (int fd : {sockets[0], sockets[1], null})
+      if (fd >= 0) ::close(fd);
+    return result;
+  }
+  sigset_t all, previous;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls from here: the caller may have threads.
+    ::setpgid(0, 0);
+    if (!cgroup_procs.empty()) {
+      int fd = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+      bool joined = fd >= 0 && ::write(fd, "0\n", 2) == 2;
+      if (fd >= 0) ::close(fd);
+      if (!joined) {
+        int error = -1;  // not an errno: the cgroup could not be joined
+        (void)!::write(report.fd[1], &error, sizeof error);
+        ::_exit(127);
+      }
+    }
+    int channel = ::fcntl(sockets[1], F_DUPFD_CLOEXEC, 10), failed = ::fcntl(report.fd[1], F_DUPFD_CLOEXEC, 10);
+    int input = ::fcntl(null, F_DUPFD_CLOEXEC, 10);
+    if (channel < 0 || failed < 0 || input < 0 || ::dup2(input, 0) < 0 || ::dup2(input, 1) < 0 ||
+        ::dup2(input, 2) < 0 || ::dup2(channel, 3) < 0) {
+      int error = errno;
+      (void)!::write(failed >= 0 ? failed : report.fd[1], &error, sizeof error);
+      ::_exit(127);
+    }
+    // `failed` stays (close-on-exec) to carry an exec failure.
+    ::close_range(4, static_cast<unsigned>(failed) - 1, 0);
+    ::close_range(static_cast<unsigned>(failed) + 1, ~0U, 0);
+    default_signals();
+    ::execve(exec.path.c_str(), exec.args.data(), environ);
+    int error = errno;
+    (void)!::write(failed, &error, sizeof error);
+    ::_exit(127);
+  }
+  int fork_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  ::close(sockets[1]);
+  ::close(null);
+  ::close(report.fd[1]);
+  report.fd[1] = -1;
+  if (pid < 0) {
+    ::close(sockets[0]);
+    result.error = "cannot run " + argv[0] + ": " + std::strerror(fork_error);
+    return result;
+  }
+  ::setpgid(pid, pid);  // as the child does: whichever runs first
+  if (int exec_error = exec_failure(report.fd[0]); exec_error != 0) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    ::close(sockets[0]);
+    result.error = "cannot run " + argv[0] + ": " +
+                   (exec_error < 0 ? "could not join its pids cgroup " + cgroup_procs : std::strerror(exec_error));
+    return result;
+  }
+  result.pid = pid;
+  result.channel = sockets[0];
+  return result;
+}
+
 process_result run_process(const std::vector<std::string>& argv, double timeout_s, std::size_t output_limit,
                            const process_limits& limits) {
   process_result result;
   auto start = clock_type::now();
-  if (argv.empty()) {
-    result.error = "empty command";
-    return result;
-  }
-  int missing = 0;
-  std::string path = find_program(argv[0], missing);
-  if (missing != 0) {
-    result.error = "cannot run " + argv[0] + ": " + std::strerror(missing);
+  exec_plan exec;
+  if (!plan_exec(argv, exec, result.error)) {
     result.seconds = since(start);
     return result;
   }
@@ -295,13 +426,10 @@ process_result run_process(const std::vector<std::string>& argv, double timeout_
     return result;
   }
 
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   std::string cgroup = limits.max_processes > 0 ? make_pids_cgroup(limits.max_processes) : std::string();
   std::string cgroup_procs = cgroup.empty() ? std::string() : cgroup + "/cgroup.procs";
-  spawn_plan plan{path.c_str(), args.data(),  environ,
-                  out.fd[1],    report.fd[1], cgroup.empty() ? nullptr : cgroup_procs.c_str(),
+  spawn_plan plan{exec.path.c_str(), exec.args.data(), environ,
+                  out.fd[1],         report.fd[1],     cgroup.empty() ? nullptr : cgroup_procs.c_str(),
                   ::getpid()};
 
   // Every signal blocked across the fork: no handler of the engine runs in
@@ -325,14 +453,7 @@ process_result run_process(const std::vector<std::string>& argv, double timeout_
   }
   ::setpgid(pid, pid);  // as the guard does: whichever runs first
 
-  // The exec-failure pipe closes when the program has started (close-on-exec)
-  // or carries the errno of what failed.
-  int exec_error = 0;
-  ssize_t got = 0;
-  do {
-    got = ::read(report.fd[0], &exec_error, sizeof exec_error);
-  } while (got < 0 && errno == EINTR);
-  if (got == static_cast<ssize_t>(sizeof exec_error)) {
+  if (int exec_error = exec_failure(report.fd[0]); exec_error != 0) {
     int wstatus = 0;
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
@@ -427,7 +548,7 @@ process_result run_process(const std::vector<std::string>& argv, double timeout_
     ::kill(-pid, SIGKILL);
   }
   if (!cgroup.empty()) {
-    result.process_limit_reached = pids_limit_reached(cgroup);
+    result.process_limit_reached = pids_limit_hits(cgroup) > 0;
     remove_cgroup(cgroup);
   }
   if (WIFEXITED(wstatus)) result.exit_code = WEXITSTATUS(wstatus);

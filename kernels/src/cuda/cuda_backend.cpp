@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../cpu/measurement.hpp"
+#include "../cpu/resident_measurer.hpp"
 #include "../tasks/codegen.hpp"
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
@@ -139,7 +140,6 @@ class cuda_backend final : public backend {
 
   run_result run(const configuration& config, const build_result& build, int device,
                  const run_limits& limits) override {
-    const double timeout_s = limits.timeout_s;
     std::string why;
     if (build.state == status::ok && !cuda::load_driver(&why)) {
       // Said here rather than by the worker: no reference is worth computing.
@@ -155,13 +155,16 @@ class cuda_backend final : public backend {
     plan.request["device_index"] = device;
     plan.request["grid"] = {geometry.grid[0], geometry.grid[1], geometry.grid[2]};
     plan.request["block"] = {geometry.block[0], geometry.block[1], geometry.block[2]};
-    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s, options_.max_processes);
+    if (!options_.resident_measurer)
+      return run_worker(kernel_worker_path(options_), plan.request.dump(), limits.timeout_s, options_.max_processes);
+    return measurers_.device(device, options_).measure(std::move(plan.request), limits);
   }
 
  private:
   kernel_program_ptr program_;
   task_backend_options options_;
   int arch_ = 80;
+  resident_measurers measurers_{resident_measurer::kind::gpu};  // context, module and buffers kept per device
 };
 
 }  // namespace

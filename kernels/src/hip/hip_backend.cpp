@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "../cpu/measurement.hpp"
+#include "../cpu/resident_measurer.hpp"
 #include "../tasks/codegen.hpp"
 #include "hip_runtime.hpp"
 #include "tune/kernels/compile_cache.hpp"
@@ -86,6 +87,7 @@ std::pair<status, std::string> hipcc_outcome(const process_result& result, doubl
 class hip_backend final : public backend {
   kernel_program_ptr program_;
   task_backend_options options_;
+  resident_measurers measurers_{resident_measurer::kind::gpu};  // context, module and buffers kept per device
 
  public:
   hip_backend(kernel_program_ptr program, task_backend_options options)
@@ -115,7 +117,6 @@ class hip_backend final : public backend {
 
   run_result run(const configuration& config, const build_result& build, int device,
                  const run_limits& limits) override {
-    const double timeout_s = limits.timeout_s;
     // Without a device no reference is worth computing: said here, not by the worker.
     if (std::string no_device; build.state == status::ok && !hip::load_runtime(&no_device))
       return runtime_error(no_device);
@@ -127,7 +128,9 @@ class hip_backend final : public backend {
                          {"arch", options_.hip_arch},
                          {"grid", launch.grid},
                          {"block", launch.block}});
-    return run_worker(kernel_worker_path(options_), plan.request.dump(), timeout_s, options_.max_processes);
+    if (!options_.resident_measurer)
+      return run_worker(kernel_worker_path(options_), plan.request.dump(), limits.timeout_s, options_.max_processes);
+    return measurers_.device(device, options_).measure(std::move(plan.request), limits);
   }
 
  private:

@@ -16,6 +16,7 @@ TUNE_SAME_SIGNATURE(device_get_name, hipDeviceGetName);
 TUNE_SAME_SIGNATURE(device_get_attribute, hipDeviceGetAttribute);
 TUNE_SAME_SIGNATURE(device_total_mem, hipDeviceTotalMem);
 TUNE_SAME_SIGNATURE(module_load_data, hipModuleLoadData);
+TUNE_SAME_SIGNATURE(module_unload, hipModuleUnload);
 TUNE_SAME_SIGNATURE(module_get_function, hipModuleGetFunction);
 TUNE_SAME_SIGNATURE(func_get_attribute, hipFuncGetAttribute);
 TUNE_SAME_SIGNATURE(memcpy_htod, hipMemcpyHtoD);
@@ -60,6 +61,7 @@ loaded_runtime load() {
   bind(a.device_total_mem, "hipDeviceTotalMem");
   bind(a.device_synchronize, "hipDeviceSynchronize");
   bind(a.module_load_data, "hipModuleLoadData");
+  bind(a.module_unload, "hipModuleUnload");
   bind(a.module_get_function, "hipModuleGetFunction");
   bind(a.func_get_attribute, "hipFuncGetAttribute");
   bind(a.malloc, "hipMalloc");

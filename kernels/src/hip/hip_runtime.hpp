@@ -24,6 +24,7 @@ struct runtime_api {
   hipError_t (*device_total_mem)(std::size_t*, hipDevice_t) = nullptr;
   hipError_t (*device_synchronize)() = nullptr;
   hipError_t (*module_load_data)(hipModule_t*, const void*) = nullptr;
+  hipError_t (*module_unload)(hipModule_t) = nullptr;
   hipError_t (*module_get_function)(hipFunction_t*, hipModule_t, const char*) = nullptr;
   hipError_t (*func_get_attribute)(int*, hipFunction_attribute, hipFunction_t) = nullptr;
   hipError_t (*malloc)(void**, std::size_t) = nullptr;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../cpu/measurement.hpp"
+#include "../cpu/resident_measurer.hpp"
 #include "tune/engine/text.hpp"
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
@@ -215,6 +216,8 @@ class program_backend_impl final : public program_backend {
   }
 
   // The result's message starts with the build's (edits applied and skipped).
+  // A program's time alone is not its objective (its error is another): it
+  // is measured in full, never stopped early or against the best time.
   run_result run(const configuration&, const build_result& build, int device, const run_limits& limits) override {
     const double timeout_s = limits.timeout_s;
     run_result result;
@@ -327,15 +330,20 @@ class program_backend_impl final : public program_backend {
     return ir;
   }
 
-  // The CPU backend's measurement of the kernel, with every finite error
-  // accepted: the error is an objective here, not a verdict.
-  run_result run_matmul(const build_result& build, int device, double timeout_s) const {
+  // The CPU backend's measurement of the kernel, by the device's resident
+  // process, with every finite error accepted: the error is an objective
+  // here, not a verdict. (2fcnet programs keep a worker process per trial:
+  // the program mode reads its data file and trains or predicts whole.)
+  run_result run_matmul(const build_result& build, int device, double timeout_s) {
     auto plan = plan_measurement(*kernel_, options_, build);
     if (plan.failure) return *plan.failure;
     plan.request["tolerance"] = std::numeric_limits<double>::max();
     plan.request["cores"] = {options_.first_core + device * options_.threads};
     plan.request["statistic"] = "min";
-    return run_worker(worker_, plan.request.dump(), timeout_s);
+    if (!options_.resident_measurer) return run_worker(worker_, plan.request.dump(), timeout_s);
+    run_limits in_full(timeout_s);
+    in_full.early_stop = early_stop_policy::off();
+    return measurers_.device(device, options_).measure(std::move(plan.request), in_full);
   }
 
   nlohmann::json request(const std::string& library, int device) const {
@@ -386,7 +394,8 @@ class program_backend_impl final : public program_backend {
   fs::path params_file_;
   int n_train_ = 0;
   std::mutex mutex_;
-  std::map<std::string, run_result> measured_;  // by shared object: one measurement per program
+  std::map<std::string, run_result> measured_;                  // by shared object: one measurement per program
+  resident_measurers measurers_{resident_measurer::kind::cpu};  // matmul
 };
 }  // namespace
 

@@ -1,14 +1,16 @@
 #pragma once
 // The CPU backend: the configuration is baked into generated C++ source, the
 // system compiler builds a shared object into a cache keyed by everything that
-// changes the binary, and tune-kernel-worker measures it in a process of its
-// own pinned to the device's cores:
+// changes the binary, and the device's resident tune-kernel-worker process
+// (started on its first run, pinned to its cores, inputs filled once) measures
+// it in a child forked for the trial:
 //
 //   source(config) ──c++ -O3 -march=native -shared──> <cache>/<hash>.so
-//       ──tune-kernel-worker (fork/exec, pinned)──> check vs reference, median time
+//       ──resident worker ──fork──> child: dlopen, check vs reference, median time
 //
-// A crash of the kernel is a runtime_error, a hang a run_timeout, a mismatch
-// with the reference a wrong_answer; the engine goes on in every case.
+// A crash of the kernel is a runtime_error, a hang a run_timeout, a run far
+// slower than the best time too_slow, a mismatch with the reference a
+// wrong_answer; the engine goes on in every case.
 
 #include <string>
 #include <vector>
@@ -60,8 +62,10 @@ struct reference_outputs {
 reference_outputs prepare_reference(const kernel_program& program, const task_backend_options& options,
                                     double timeout_s = 1800.0);
 
-/// Runs the worker with a request (JSON text); maps a crash, a timeout and the
-/// worker's reply to a run_result. At most max_processes processes and threads
+/// Runs the worker once with a request (JSON text), in a process of its own;
+/// maps a crash, a timeout and the worker's reply to a run_result. (The
+/// reference outputs, program mode, and runs with
+/// task_backend_options::resident_measurer off.) At most max_processes processes and threads
 /// at once (see process_limits; 0: no limit): past it a kernel's fork fails.
 run_result run_worker(const std::string& worker, const std::string& request, double timeout_s,
                       int max_processes = 1024);

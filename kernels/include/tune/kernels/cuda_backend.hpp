@@ -1,10 +1,14 @@
 #pragma once
 // The CUDA backend (built when the toolkit provides NVRTC): NVRTC compiles the
 // configuration's source to a cubin for one compute capability, kept in the
-// compile cache; tune-kernel-worker loads it through the driver API (dlopen'ed
-// libcuda.so.1), checks the launch against the device's limits, times it with
-// CUDA events and compares the output with the reference. Without a driver,
-// runs end as runtime_error with "no CUDA driver found (libcuda.so.1)".
+// compile cache; the device's resident tune-kernel-worker process (its
+// context, buffers and events kept between trials) loads it through the
+// driver API (dlopen'ed libcuda.so.1), checks the launch against the device's
+// limits, times it with CUDA events and compares the output with the
+// reference. A device error ends that process, a hang or a run far slower
+// than the best time is ended by killing it; the next trial starts another.
+// Without a driver, runs end as runtime_error with "no CUDA driver found
+// (libcuda.so.1)".
 
 #include <string>
 

@@ -2,13 +2,14 @@
 // The HIP backend (built when CMake finds hipcc and the HIP headers): the
 // configuration's source — the CUDA templates with the HIP runtime header in
 // front — is compiled offline by hipcc into an AMD code object for one offload
-// arch, kept in the compile cache; tune-kernel-worker loads it through the
-// HIP runtime (dlopen'ed libamdhip64.so.5), times it with HIP events and
-// compares the output with the reference. Without the runtime or an AMD GPU,
+// arch, kept in the compile cache; the device's resident tune-kernel-worker
+// process (as for CUDA) loads it through the HIP runtime (dlopen'ed
+// libamdhip64.so.5), times it with HIP events and compares the output with
+// the reference. Without the runtime or an AMD GPU,
 // runs end as runtime_error with a message beginning "no AMD GPU found".
 //
 //   source(config) ──hipcc --genco --offload-arch=<hip_arch> -O3──> <cache>/hip/<hash>.co
-//       ──tune-kernel-worker: hipModuleLoadData, hipModuleLaunchKernel, hipEvent──> check, median time
+//       ──resident tune-kernel-worker: hipModuleLoadData, hipModuleLaunchKernel, hipEvent──> check, median time
 
 #include <string>
 #include <vector>

@@ -22,10 +22,11 @@
 // "matmul:NxKxM": one configuration of the CPU MatMul template (a tuned one,
 // or default_matmul_configuration()), its generated C++ compiled by clang-14
 // -O3 to IR; every function of the module is edited. Variants are measured
-// as the CPU backend measures kernels (the worker's measure mode on the same
-// inputs); objectives {run time in ms, the largest |out - ref| / max(1, |ref|)
-// against the naive reference}. A variant whose outputs are not finite is a
-// wrong_answer.
+// as the CPU backend measures kernels (the device's resident worker process,
+// measure mode, the same inputs), in full: a program's time alone is not its
+// objective, so no run is stopped against the best time. Objectives {run
+// time in ms, the largest |out - ref| / max(1, |ref|) against the naive
+// reference}. A variant whose outputs are not finite is a wrong_answer.
 
 #include <memory>
 #include <string>

@@ -46,6 +46,45 @@ std::string find_program(const std::string& name, int& error);
 /// True when process_limits::max_processes is enforced on this machine.
 bool process_limits_enforced();
 
+/// A pids cgroup of its own (as process_limits makes one for run_process)
+/// for processes that join it by writing "0" to procs_file() (and all they
+/// start): at most max_processes processes and threads in it at once. When
+/// it goes, every process left in it is killed and it is removed. Without
+/// one (the cgroup file system is not writable, or max_processes is not
+/// positive) procs_file() is empty.
+class pids_cgroup {
+ public:
+  explicit pids_cgroup(int max_processes);
+  ~pids_cgroup();
+  pids_cgroup(const pids_cgroup&) = delete;
+  pids_cgroup& operator=(const pids_cgroup&) = delete;
+
+  /// Its cgroup.procs file; empty when there is no cgroup.
+  const std::string& procs_file() const { return procs_; }
+  /// How many forks or threads in it have failed at its limit so far.
+  long limit_hits() const;
+
+ private:
+  std::string dir_, procs_;
+};
+
+/// A program started to be talked to (start_with_channel).
+struct channel_process {
+  int pid = -1;       ///< -1: it could not be started (see error)
+  int channel = -1;   ///< the caller's end of a stream socket (close-on-exec)
+  std::string error;  ///< why it could not be started
+};
+
+/// Starts argv[0] (looked up in PATH when it has no '/') with arguments
+/// argv[1..] in a process group of its own, with stdin, stdout and stderr on
+/// /dev/null and descriptor 3 the other end of `channel`, no other
+/// descriptor of the caller, no signal blocked and SIGPIPE and the
+/// termination signals at their defaults; in the cgroup of `cgroup_procs`
+/// (a pids_cgroup's procs_file()) when not empty, joined before the program
+/// starts. The caller talks to it, reaps it (waitpid) and closes the
+/// channel. Thread-safe.
+channel_process start_with_channel(const std::vector<std::string>& argv, const std::string& cgroup_procs = {});
+
 /// Runs argv[0] (looked up in PATH when it has no '/') with arguments argv[1..].
 /// Thread-safe. The program starts with only stdin (/dev/null), stdout and
 /// stderr open, no signal blocked, and SIGPIPE and the termination signals

@@ -76,6 +76,12 @@ struct task_backend_options {
   /// fails, so a fork bomb becomes a status instead of filling the machine.
   /// Enforced where a pids cgroup can be made (see process_limits); 0: none.
   int max_processes = 1024;
+  /// CPU, CUDA and HIP kernels are measured by a resident worker process per
+  /// device, started on the device's first run and kept (inputs filled once;
+  /// CPU kernels each in a child forked from it). false: by a worker process
+  /// of its own per trial, measured in full (no slow limit, no early stop),
+  /// as before the resident process; kept for comparison.
+  bool resident_measurer = true;
   /// The measuring worker program; empty: $TUNE_KERNEL_WORKER, then relative
   /// to the installed or built library (see kernel_worker_path()).
   std::string worker_path;

@@ -1,0 +1,55 @@
+#pragma once
+// The two rules that measure a kernel's runs against the best time known
+// (run_limits::reference_ms and its early_stop_policy), in one place: the
+// kernel worker applies them to CPU kernels (its forked child reports each
+// run's start, the resident process stops one that overruns) and to the
+// timed runs of every kernel; the engine side applies the first to GPU
+// kernels, whose resident process reports each run's start on its channel.
+// Plain numbers, as they travel in the worker's requests.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+namespace tune::measure_rules {
+
+/// Milliseconds one kernel run (the checked one or a timed one) may go on
+/// before it is stopped as too slow: max(slow_factor × reference_ms,
+/// min_slow_ms). Infinite (never stopped) when slow_factor is not positive or
+/// no best time is known (reference_ms NaN or not positive).
+inline double slow_limit_ms(double reference_ms, double slow_factor, double min_slow_ms) {
+  if (!(slow_factor > 0) || !(reference_ms > 0) || !std::isfinite(reference_ms))
+    return std::numeric_limits<double>::infinity();
+  return std::max(slow_factor * reference_ms, min_slow_ms);
+}
+
+/// "stopped after 104 ms: more than 10x the best time so far, 10.1 ms" (and
+/// the floor when min_slow_ms set the limit).
+inline std::string too_slow_message(double ran_ms, double reference_ms, double slow_factor, double min_slow_ms) {
+  char text[256];
+  if (slow_factor * reference_ms >= min_slow_ms)
+    std::snprintf(text, sizeof text, "stopped after %.3g ms: more than %gx the best time so far, %.3g ms", ran_ms,
+                  slow_factor, reference_ms);
+  else
+    std::snprintf(text, sizeof text,
+                  "stopped after %.3g ms: more than %gx the best time so far, %.3g ms, and than the least limit, "
+                  "min_slow_ms %g ms",
+                  ran_ms, slow_factor, reference_ms, min_slow_ms);
+  return text;
+}
+
+/// Early stopping: whether to stop timing a kernel whose fastest timed run so
+/// far took `fastest_ms`. Noise (other processes, interrupts, a lower clock,
+/// cold caches) only ever makes a run slower than the kernel can go, never
+/// faster; so the fastest run is the best evidence of the kernel's speed, and
+/// when even that luckiest run is more than (1 + margin) × the best time
+/// known, more runs would only confirm that the candidate is slower. Off when
+/// margin is not positive or no best time is known. Applied after each timed
+/// run, never before the checked run has verified the outputs.
+inline bool stop_timing(double fastest_ms, double reference_ms, double margin) {
+  return margin > 0 && reference_ms > 0 && std::isfinite(reference_ms) && fastest_ms > reference_ms * (1.0 + margin);
+}
+
+}  // namespace tune::measure_rules

@@ -1,0 +1,288 @@
+#include "measure.hpp"
+
+#include <dlfcn.h>
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <utility>
+
+#include "../src/cpu/measure_rules.hpp"
+#include "address_limit.hpp"
+#include "program_mode.hpp"
+
+namespace tune::worker {
+
+namespace {
+
+using entry_function = void (*)(void* const*);
+
+// Inputs are the same in every process: a fixed hash of (argument, element).
+double input_value(std::size_t argument, std::size_t index) {
+  std::uint64_t z = (argument + 1) * 0x9e3779b97f4a7c15ULL + index * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 31)) * 0x94d049bb133111ebULL;
+  z ^= z >> 29;
+  return static_cast<double>(z >> 11) / static_cast<double>(1ULL << 53) * 2.0 - 1.0;
+}
+
+void fill(argument_buffer& buffer, std::size_t argument, bool poison) {
+  auto count = buffer.count;
+  switch (buffer.type) {
+    case argument_type::f32_array: {
+      auto* p = reinterpret_cast<float*>(buffer.bytes.data());
+      for (std::size_t i = 0; i < count; ++i)
+        p[i] = poison ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(input_value(argument, i));
+      break;
+    }
+    case argument_type::f64_array: {
+      auto* p = reinterpret_cast<double*>(buffer.bytes.data());
+      for (std::size_t i = 0; i < count; ++i)
+        p[i] = poison ? std::numeric_limits<double>::quiet_NaN() : input_value(argument, i);
+      break;
+    }
+    case argument_type::i32_array: {
+      auto* p = reinterpret_cast<std::int32_t*>(buffer.bytes.data());
+      for (std::size_t i = 0; i < count; ++i)
+        p[i] = poison ? -1 : static_cast<std::int32_t>((input_value(argument, i) + 1.0) * 50.0);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+double element(const argument_buffer& buffer, const std::uint8_t* bytes, std::size_t i) {
+  switch (buffer.type) {
+    case argument_type::f32_array:
+      return reinterpret_cast<const float*>(bytes)[i];
+    case argument_type::f64_array:
+      return reinterpret_cast<const double*>(bytes)[i];
+    default:
+      return reinterpret_cast<const std::int32_t*>(bytes)[i];
+  }
+}
+
+std::size_t array_bytes(const argument_buffer& b) { return b.count * element_bytes(b.type); }
+
+class cpu_runner final : public kernel_runner {
+ public:
+  nlohmann::json attach(const nlohmann::json&, std::vector<argument_buffer>& buffers) override {
+    pointers_.clear();
+    for (auto& b : buffers) pointers_.push_back(b.bytes.data());
+    return nullptr;
+  }
+
+  nlohmann::json load(const nlohmann::json& request, const std::string& library, const std::string& entry) override {
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) return failure(std::string("dlopen: ") + dlerror());
+    entry_ = reinterpret_cast<entry_function>(dlsym(handle, entry.c_str()));
+    if (!entry_) return failure("entry '" + entry + "' not found in " + library);
+    // Optional steps of the checked run that the timed runs leave out.
+    for (auto [field, slot] : {std::pair{"prepare", &prepare_}, std::pair{"finish", &finish_}}) {
+      std::string name = request.value(field, "");
+      *slot = nullptr;
+      if (name.empty()) continue;
+      *slot = reinterpret_cast<entry_function>(dlsym(handle, name.c_str()));
+      if (!*slot) return failure(std::string(field) + " '" + name + "' not found in " + library);
+    }
+    return nullptr;
+  }
+
+  // prepare and finish are outside the marks: they convert layouts, which
+  // the best time (of the entry alone) does not cover.
+  nlohmann::json run_checked(std::vector<argument_buffer>&, run_marks& marks) override {
+    if (prepare_) prepare_(pointers_.data());
+    marks.begin();
+    entry_(pointers_.data());
+    marks.end();
+    if (finish_) finish_(pointers_.data());
+    return nullptr;
+  }
+
+  double run_timed(run_marks& marks) override {
+    marks.begin();
+    entry_(pointers_.data());
+    return marks.end();
+  }
+
+ private:
+  entry_function entry_ = nullptr, prepare_ = nullptr, finish_ = nullptr;
+  std::vector<void*> pointers_;
+};
+
+}  // namespace
+
+nlohmann::json failure(const std::string& message) { return {{"status", "runtime_error"}, {"message", message}}; }
+
+void pin(const nlohmann::json& cores) {
+  if (!cores.is_array() || cores.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (const auto& c : cores) CPU_SET(c.get<int>(), &set);
+  sched_setaffinity(0, sizeof set, &set);
+}
+
+void limit(const nlohmann::json& request, const std::string& device_kind) {
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  double mb = request.value("memory_limit_mb", 0.0);
+  if (device_kind != "cpu" || !(mb > 0)) return;
+  limit_address_space(static_cast<std::uint64_t>(mb * 1024.0 * 1024.0));
+}
+
+nlohmann::json out_of_memory(const nlohmann::json& request) {
+  return failure("out of memory: the kernel or its buffers need more than the worker's limit of " +
+                 std::to_string(request.value("memory_limit_mb", 0.0)) + " MiB (memory_limit_mb)");
+}
+
+std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments) {
+  std::vector<argument_buffer> buffers;
+  for (const auto& a : arguments) {
+    argument_buffer b;
+    b.type = argument_type_from_string(a.at("type").get<std::string>());
+    b.output = a.value("output", false);
+    b.count = is_array(b.type) ? a.at("size").get<std::size_t>() : 1;
+    b.bytes.assign(std::max<std::size_t>(b.count, 1) * element_bytes(b.type) + 64, 0);
+    double value = a.value("value", 0.0);
+    switch (b.type) {
+      case argument_type::i32: {
+        auto v = static_cast<std::int32_t>(value);
+        std::memcpy(b.bytes.data(), &v, sizeof v);
+        break;
+      }
+      case argument_type::i64: {
+        auto v = static_cast<std::int64_t>(value);
+        std::memcpy(b.bytes.data(), &v, sizeof v);
+        break;
+      }
+      case argument_type::f32: {
+        auto v = static_cast<float>(value);
+        std::memcpy(b.bytes.data(), &v, sizeof v);
+        break;
+      }
+      case argument_type::f64:
+        std::memcpy(b.bytes.data(), &value, sizeof value);
+        break;
+      default:
+        fill(b, buffers.size(), b.output);
+    }
+    buffers.push_back(std::move(b));
+  }
+  return buffers;
+}
+
+void poison_outputs(std::vector<argument_buffer>& buffers) {
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].output) fill(buffers[i], i, true);
+}
+
+std::string read_expected(const std::string& path, const std::vector<argument_buffer>& buffers,
+                          expected_outputs& expected) {
+  expected.clear();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "cannot read reference outputs " + path;
+  for (const auto& b : buffers) {
+    if (!b.output) continue;
+    std::vector<std::uint8_t> want(array_bytes(b));
+    if (!in.read(reinterpret_cast<char*>(want.data()), static_cast<std::streamsize>(want.size())))
+      return "reference outputs " + path + " are shorter than the outputs";
+    expected.push_back(std::move(want));
+  }
+  return {};
+}
+
+std::string write_expected(const std::string& path, const std::vector<argument_buffer>& buffers) {
+  std::ofstream out(path + ".tmp", std::ios::binary);
+  for (const auto& b : buffers)
+    if (b.output)
+      out.write(reinterpret_cast<const char*>(b.bytes.data()), static_cast<std::streamsize>(array_bytes(b)));
+  out.close();
+  if (!out || std::rename((path + ".tmp").c_str(), path.c_str()) != 0)
+    return "cannot write reference outputs to " + path;
+  return {};
+}
+
+nlohmann::json compare_outputs(const std::vector<argument_buffer>& buffers, const expected_outputs& expected,
+                               double tolerance, double& max_error) {
+  max_error = 0.0;
+  std::size_t output = 0;
+  for (const auto& b : buffers) {
+    if (!b.output) continue;
+    if (output >= expected.size()) return failure("the reference outputs are fewer than the outputs");
+    const auto& want = expected[output++];
+    for (std::size_t i = 0; i < b.count; ++i) {
+      double got = element(b, b.bytes.data(), i), ref = element(b, want.data(), i);
+      double error = std::fabs(got - ref) / std::max(1.0, std::fabs(ref));
+      if (!(error <= tolerance)) {
+        char message[256];
+        std::snprintf(message, sizeof message, "output element %zu is %.9g, expected %.9g (tolerance %g)", i, got, ref,
+                      tolerance);
+        return {{"status", "wrong_answer"}, {"message", message}, {"max_error", std::isnan(error) ? -1 : error}};
+      }
+      max_error = std::max(max_error, error);
+    }
+  }
+  return nullptr;
+}
+
+std::unique_ptr<kernel_runner> make_runner(const std::string& device_kind, std::string& why) {
+  if (device_kind == "cpu") return std::make_unique<cpu_runner>();
+  return make_gpu_runner(device_kind, why);
+}
+
+nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer>& buffers,
+                              const expected_outputs& expected, const nlohmann::json& request, run_marks& marks,
+                              bool& device_failed) {
+  device_failed = false;
+  // The first run is checked (outputs start as NaN so unwritten elements
+  // show) and serves as the warm-up.
+  if (auto answer = runner.run_checked(buffers, marks); !answer.is_null()) {
+    device_failed = true;
+    answer["kernel_s"] = marks.kernel_s();
+    return answer;
+  }
+  double max_error = 0.0;
+  if (auto answer = compare_outputs(buffers, expected, request.value("tolerance", 1e-3), max_error);
+      !answer.is_null()) {
+    answer["kernel_s"] = marks.kernel_s();
+    return answer;
+  }
+
+  double min_time = request.value("min_time_s", 0.05);
+  int min_repeats = request.value("min_repeats", 3), max_repeats = request.value("max_repeats", 1000);
+  double reference_ms = request.value("reference_ms", std::nan("")), margin = request.value("margin", 0.0);
+  std::vector<double> times;
+  double total = 0.0, fastest = std::numeric_limits<double>::infinity();
+  bool stopped_early = false;
+  while (static_cast<int>(times.size()) < max_repeats &&
+         (static_cast<int>(times.size()) < min_repeats || total < min_time)) {
+    if (!times.empty() && measure_rules::stop_timing(fastest, reference_ms, margin)) {
+      stopped_early = true;
+      break;
+    }
+    double ms = runner.run_timed(marks);
+    if (!(ms >= 0)) {
+      device_failed = true;
+      auto answer = failure("a timed run failed: " + runner.error());
+      answer["kernel_s"] = marks.kernel_s();
+      return answer;
+    }
+    times.push_back(ms);
+    fastest = std::min(fastest, ms);
+    total += ms * 1e-3;
+  }
+  auto answer = time_statistics(times, request);
+  answer.update({{"status", "ok"},
+                 {"repeats", times.size()},
+                 {"stopped_early", stopped_early},
+                 {"max_error", max_error},
+                 {"kernel_s", marks.kernel_s()}});
+  return answer;
+}
+
+}  // namespace tune::worker

@@ -1,0 +1,152 @@
+#pragma once
+// What tune-kernel-worker does with one kernel, whether it measures one
+// request and exits (tune_kernel_worker.cpp) or stays resident and measures
+// request after request (resident.cpp): the argument buffers (inputs from a
+// fixed hash, outputs poisoned with NaN), the expected outputs, the kernel
+// runners (CPU: a dlopen'ed shared object; CUDA and HIP: a module on the
+// device), and the measurement itself: one checked run compared with the
+// expected outputs, then timed runs until the request's minimum time and
+// repeats, stopped early by measure_rules::stop_timing.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tune/kernels/kernel_program.hpp"
+
+namespace tune::worker {
+
+struct argument_buffer {
+  argument_type type = argument_type::f32_array;
+  bool output = false;
+  std::vector<std::uint8_t> bytes;
+  std::size_t count = 0;
+};
+
+/// The buffers of a request's "arguments": scalars hold their value, input
+/// arrays a fixed hash of (argument, element) (the same in every process),
+/// output arrays NaN (-1 for int*), so that unwritten elements show. Throws
+/// on a malformed argument.
+std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments);
+
+/// Fills the output arrays with NaN (-1 for int*) again.
+void poison_outputs(std::vector<argument_buffer>& buffers);
+
+/// The expected outputs of a task, one block per output array in argument
+/// order, as the reference mode wrote them.
+using expected_outputs = std::vector<std::vector<std::uint8_t>>;
+
+/// Reads `path` into `expected`; empty on success, else why not.
+std::string read_expected(const std::string& path, const std::vector<argument_buffer>& buffers,
+                          expected_outputs& expected);
+
+/// Writes the output arrays to `path` (through a temporary name); empty on
+/// success, else why not.
+std::string write_expected(const std::string& path, const std::vector<argument_buffer>& buffers);
+
+/// Null when every output element is within `tolerance` of the expected one
+/// (|out - ref| <= tolerance * max(1, |ref|)), with the largest such error in
+/// max_error; else a wrong_answer reply naming the first element off.
+nlohmann::json compare_outputs(const std::vector<argument_buffer>& buffers, const expected_outputs& expected,
+                               double tolerance, double& max_error);
+
+/// Where each kernel run begins and ends. The runners call begin() right
+/// before the kernel's part of a run and end() right after; whoever watches
+/// the runs (the resident process, through shared memory; the engine, through
+/// progress records) overrides the hooks. Sums the runs' time.
+class run_marks {
+ public:
+  using clock = std::chrono::steady_clock;
+  virtual ~run_marks() = default;
+  clock::time_point begin() {
+    started_ = clock::now();
+    began(started_);
+    return started_;
+  }
+  /// Milliseconds since begin().
+  double end() {
+    auto now = clock::now();
+    double ms = std::chrono::duration<double, std::milli>(now - started_).count();
+    kernel_s_ += ms * 1e-3;
+    ended(now);
+    return ms;
+  }
+  /// Seconds inside the runs so far.
+  double kernel_s() const { return kernel_s_; }
+
+ protected:
+  virtual void began(clock::time_point) {}
+  virtual void ended(clock::time_point) {}
+
+ private:
+  clock::time_point started_{};
+  double kernel_s_ = 0.0;
+};
+
+/// Runs one kernel on its device. Methods returning JSON return a reply when
+/// they fail and null otherwise.
+class kernel_runner {
+ public:
+  virtual ~kernel_runner() = default;
+  /// Once per set of buffers (a GPU runner selects the device and copies the
+  /// arrays to it).
+  virtual nlohmann::json attach(const nlohmann::json& request, std::vector<argument_buffer>& buffers) = 0;
+  /// Once per kernel: loads `entry` (and the request's "prepare" and
+  /// "finish", CPU only) from `library`.
+  virtual nlohmann::json load(const nlohmann::json& request, const std::string& library, const std::string& entry) = 0;
+  /// Before every checked run but the first after attach(): the device's
+  /// outputs poisoned again (host buffers are poisoned by the caller).
+  virtual nlohmann::json reset_outputs(std::vector<argument_buffer>&) { return nullptr; }
+  /// Runs once (with prepare and finish) and leaves the outputs in the host
+  /// buffers.
+  virtual nlohmann::json run_checked(std::vector<argument_buffer>& buffers, run_marks& marks) = 0;
+  /// Milliseconds of one run of the entry alone; negative on failure (see
+  /// error()).
+  virtual double run_timed(run_marks& marks) = 0;
+  /// Forgets the loaded kernel (GPU: unloads its module).
+  virtual void unload() {}
+  const std::string& error() const { return error_; }
+
+ protected:
+  std::string error_;
+};
+
+/// "cpu", "cuda" or "hip" (by the request's "device"); a HIP runner only in
+/// a worker built with HIP (else null and `why`).
+std::unique_ptr<kernel_runner> make_runner(const std::string& device_kind, std::string& why);
+std::unique_ptr<kernel_runner> make_gpu_runner(const std::string& device_kind, std::string& why);
+
+/// The measurement of a loaded kernel: the checked run, the comparison with
+/// `expected` (tolerance: the request's "tolerance"), then timed runs until
+/// "min_time_s" of kernel time and "min_repeats" runs (at most
+/// "max_repeats"), stopped early when measure_rules::stop_timing says so
+/// against the request's "reference_ms" and "margin". The reply: "status",
+/// "time_ms" (the "statistic": median or min), "median_ms", "min_ms",
+/// "repeats" (timed runs), "stopped_early", "max_error", "kernel_s"; or a
+/// failure. A run that fails on the device sets `device_failed`.
+nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer>& buffers,
+                              const expected_outputs& expected, const nlohmann::json& request, run_marks& marks,
+                              bool& device_failed);
+
+/// A runtime_error reply.
+nlohmann::json failure(const std::string& message);
+
+/// Pins this process to the request's "cores" (best effort: a missing core
+/// only costs accuracy).
+void pin(const nlohmann::json& cores);
+
+/// The limits a kernel runs under: no core file when it crashes, and for a
+/// CPU kernel an address space of the request's "memory_limit_mb", so that
+/// one that allocates without end fails there instead of pressing the
+/// machine out of memory. GPU drivers reserve address ranges far beyond
+/// physical memory: no limit there.
+void limit(const nlohmann::json& request, const std::string& device_kind);
+
+/// The runtime_error reply of a kernel (or its buffers) that ran out of the
+/// address space limit.
+nlohmann::json out_of_memory(const nlohmann::json& request);
+
+}  // namespace tune::worker

@@ -1,0 +1,298 @@
+// The resident measuring process of the CPU backend: kept between trials,
+// survived when it dies or hangs, and measuring against the best time (a run
+// past the slow limit is too_slow, timing stops early for a clearly slower
+// kernel). Its process is found through /proc as the test's child named
+// tune-kernel-wor(ker).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "kernel_fixtures.hpp"
+#include "kernels/process_checks.hpp"
+#include "tune/kernels/cpu_backend.hpp"
+
+using tune::status;
+using tune::test::child_soon;
+using tune::test::children_of;
+using tune::test::ends_soon;
+
+namespace {
+
+const std::string worker_name = "tune-kernel-wor";  // comm: the first 15 characters
+
+// A kernel that sleeps `sleep_ms` per run and doubles its input.
+tune::kernel_program_ptr sleeping_program() {
+  auto program = std::make_shared<tune::kernel_program>();
+  program->key = "sleeping:cpu";
+  auto sleep_ms = tune::make_discrete_parameter("sleep_ms", {0, 5, 20, 200, 3000});
+  program->space = std::make_shared<tune::search_space>(std::vector<tune::parameter_ptr>{sleep_ms}, "test");
+  program->source = [sleep_ms](const tune::configuration& config) {
+    auto ms = std::get<double>(sleep_ms->value(config[0]));
+    return "#include <unistd.h>\nconstexpr long sleep_us = " + std::to_string(static_cast<long>(ms * 1000)) + R"(;
+extern "C" void tune_entry(void* const* a) {
+  if (sleep_us > 0) usleep(sleep_us);
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
+}
+)";
+  };
+  program->reference_source = R"(
+extern "C" void tune_reference(void* const* a) {
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
+}
+)";
+  program->arguments = {{"out", tune::argument_type::f32_array, 4, true}, {"in", tune::argument_type::f32_array, 4}};
+  return program;
+}
+
+struct sleeping_kernel {
+  tune::test::kernel_scratch scratch{"resident"};
+  tune::kernel_program_ptr program = sleeping_program();
+  tune::backend_ptr backend;
+  explicit sleeping_kernel(int min_repeats = 1, double min_time_s = 0.0) {
+    auto options = scratch.options();
+    options.min_repeats = min_repeats;
+    options.max_repeats = 100;
+    options.min_time_s = min_time_s;
+    backend = tune::make_cpu_backend(program, options);
+  }
+  std::pair<tune::configuration, tune::build_result> built(double sleep_ms) {
+    auto config = backend->space()->from_values({{"sleep_ms", sleep_ms}});
+    auto build = backend->build(config, 120.0);
+    REQUIRE(build.state == status::ok);
+    return {config, build};
+  }
+  tune::run_result run(double sleep_ms, const tune::run_limits& limits = 20.0) {
+    auto [config, build] = built(sleep_ms);
+    return backend->run(config, build, 0, limits);
+  }
+};
+
+tune::run_limits against(double reference_ms, double timeout_s = 10.0) {
+  tune::run_limits limits(timeout_s);
+  limits.reference_ms = reference_ms;
+  return limits;
+}
+
+// The test process's resident workers (its other children are transient).
+std::vector<long> residents() { return children_of(::getpid(), worker_name); }
+
+}  // namespace
+
+TEST_CASE("the resident measurer is kept between trials and fills repeats and kernel time", "[kernels]") {
+  sleeping_kernel kernel(3);
+  auto first = kernel.run(5);
+  INFO(first.message);
+  REQUIRE(first.state == status::ok);
+  CHECK(first.repeats == 3);
+  CHECK_FALSE(first.stopped_early);
+  // The checked run and three timed runs of at least 5 ms each.
+  CHECK(first.kernel_s >= 0.020);
+  CHECK(first.kernel_s <= first.run_s);
+  CHECK(first.time_ms >= 5.0);
+  auto started = residents();
+  REQUIRE(started.size() == 1);
+  for (int i = 0; i < 3; ++i) CHECK(kernel.run(0).state == status::ok);
+  CHECK(residents() == started);
+  // It goes with its backend.
+  kernel.backend.reset();
+  CHECK(ends_soon(started.front()));
+}
+
+TEST_CASE("a resident measurer killed during a run fails that trial and the next trial starts another", "[kernels]") {
+  sleeping_kernel kernel;
+  REQUIRE(kernel.run(0).state == status::ok);
+  auto resident = residents();
+  REQUIRE(resident.size() == 1);
+  // While a kernel sleeps 3 s in its child, the resident process is killed.
+  long kernel_child = 0;
+  std::thread killer([&] {
+    kernel_child = child_soon(resident.front());
+    ::kill(static_cast<pid_t>(resident.front()), SIGKILL);
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto lost = kernel.run(3000);
+  killer.join();
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(lost.message);
+  CHECK(lost.state == status::runtime_error);
+  CHECK(lost.message.find("ended during the run") != std::string::npos);
+  CHECK(lost.message.find("signal 9") != std::string::npos);
+  CHECK(took < 2.5);
+  REQUIRE(kernel_child > 0);
+  CHECK(ends_soon(kernel_child));
+  // The next trial measures, in a fresh process.
+  auto next = kernel.run(0);
+  INFO(next.message);
+  CHECK(next.state == status::ok);
+  auto fresh = residents();
+  REQUIRE(fresh.size() == 1);
+  CHECK(fresh != resident);
+  // One that died between trials is started again for the next one.
+  ::kill(static_cast<pid_t>(fresh.front()), SIGKILL);
+  CHECK(ends_soon(fresh.front()));
+  CHECK(kernel.run(0).state == status::ok);
+}
+
+TEST_CASE("a resident measurer that stops answering is killed at the engine's deadline and replaced", "[kernels]") {
+  sleeping_kernel kernel;
+  REQUIRE(kernel.run(0).state == status::ok);
+  auto resident = residents();
+  REQUIRE(resident.size() == 1);
+  // Stopped while its child sleeps: it can neither stop the kernel at the
+  // 1 s timeout nor answer; the engine kills it after 1 s and its grace.
+  std::thread stopper([&] {
+    child_soon(resident.front());
+    ::kill(static_cast<pid_t>(resident.front()), SIGSTOP);
+  });
+  auto hung = kernel.run(3000, 1.0);
+  stopper.join();
+  INFO(hung.message);
+  CHECK(hung.state == status::run_timeout);
+  CHECK(hung.message.find("did not answer") != std::string::npos);
+  CHECK(hung.run_s < 5.0);
+  CHECK(ends_soon(resident.front()));
+  CHECK(kernel.run(0).state == status::ok);
+}
+
+TEST_CASE("a CPU kernel run past the slow limit is stopped as too slow long before the timeout", "[kernels]") {
+  sleeping_kernel kernel;
+  // 200 ms a run against a best of 5 ms: stopped at 10 x 5 ms.
+  auto slow = kernel.run(200, against(5.0));
+  INFO(slow.message);
+  CHECK(slow.state == status::too_slow);
+  CHECK(std::isnan(slow.time_ms));
+  CHECK(slow.run_s < 1.0);
+  CHECK(slow.message.find("more than 10x the best time so far, 5 ms") != std::string::npos);
+  CHECK(slow.message.rfind("stopped after ", 0) == 0);
+  // The resident process lives on: the next trial measures.
+  auto resident = residents();
+  CHECK(kernel.run(0, against(5.0)).state == status::ok);
+  CHECK(residents() == resident);
+  // No best time yet, or the rule off: measured in full.
+  CHECK(kernel.run(200, 10.0).state == status::ok);
+  auto off = against(5.0);
+  off.early_stop.slow_factor = 0;
+  off.early_stop.margin = 0;
+  CHECK(kernel.run(200, off).state == status::ok);
+  // The least limit (min_slow_ms) applies to very fast best times.
+  auto floor = against(0.001);
+  floor.early_stop.min_slow_ms = 100;
+  auto floored = kernel.run(200, floor);
+  INFO(floored.message);
+  CHECK(floored.state == status::too_slow);
+  CHECK(floored.message.find("min_slow_ms 100 ms") != std::string::npos);
+}
+
+TEST_CASE("timing stops early for a kernel clearly slower than the best and not for one as fast", "[kernels]") {
+  sleeping_kernel kernel(5, 1.0);
+  auto slower = kernel.run(20, against(5.0));
+  INFO(slower.message);
+  REQUIRE(slower.state == status::ok);
+  CHECK(slower.stopped_early);
+  CHECK(slower.repeats >= 1);
+  CHECK(slower.repeats < 5);
+  CHECK(slower.time_ms >= 20.0);
+  CHECK(slower.kernel_s < 0.2);
+
+  auto as_fast = kernel.run(20, against(20.0));
+  INFO(as_fast.message);
+  REQUIRE(as_fast.state == status::ok);
+  CHECK_FALSE(as_fast.stopped_early);
+  CHECK(as_fast.repeats >= 5);
+  CHECK(as_fast.kernel_s >= 1.0);
+
+  // The margin off: in full.
+  auto no_margin = against(5.0);
+  no_margin.early_stop.margin = 0;
+  auto full = kernel.run(20, no_margin);
+  CHECK_FALSE(full.stopped_early);
+  CHECK(full.repeats >= 5);
+}
+
+TEST_CASE("what a kernel leaves running, even out of its process group, is killed after its trial", "[kernels]") {
+  tune::test::kernel_scratch scratch("escapee");
+  auto pid_file = scratch.path() / "escapee.pid";
+  auto program = std::make_shared<tune::kernel_program>(*sleeping_program());
+  // Its first run starts a process in a session of its own that sleeps.
+  program->source = [pid_file](const tune::configuration&) {
+    return R"(#include <stdio.h>
+#include <unistd.h>
+extern "C" void tune_entry(void* const* a) {
+  static bool forked = false;
+  if (!forked) {
+    forked = true;
+    pid_t escapee = fork();
+    if (escapee == 0) {
+      setsid();
+      sleep(300);
+      _exit(0);
+    }
+    FILE* file = fopen(")" +
+           pid_file.string() + R"(", "w");
+    fprintf(file, "%d\n", (int)escapee);
+    fclose(file);
+  }
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
+}
+)";
+  };
+  auto backend = tune::make_cpu_backend(program, scratch.options());
+  auto config = backend->space()->from_values({{"sleep_ms", 0.0}});
+  auto built = backend->build(config, 120.0);
+  REQUIRE(built.state == status::ok);
+  auto measured = backend->run(config, built, 0, 20.0);
+  INFO(measured.message);
+  CHECK(measured.state == status::ok);
+  long escapee = 0;
+  std::ifstream(pid_file) >> escapee;
+  REQUIRE(escapee > 1);
+  CHECK(ends_soon(escapee));
+}
+
+TEST_CASE("a process per trial still measures when the resident measurer is off", "[kernels]") {
+  tune::test::kernel_scratch scratch("per-trial");
+  auto options = scratch.options();
+  options.resident_measurer = false;
+  options.min_repeats = 3;
+  auto backend = tune::make_cpu_backend(sleeping_program(), options);
+  auto config = backend->space()->from_values({{"sleep_ms", 5.0}});
+  auto built = backend->build(config, 120.0);
+  REQUIRE(built.state == status::ok);
+  // Measured in full, whatever the best time.
+  auto measured = backend->run(config, built, 0, against(1.0));
+  INFO(measured.message);
+  CHECK(measured.state == status::ok);
+  CHECK(measured.repeats == 3);
+  CHECK_FALSE(measured.stopped_early);
+  CHECK(measured.kernel_s >= 0.020);
+  CHECK(residents().empty());
+}
+
+TEST_CASE("the resident measurer and its kernel die with the engine", "[kernels]") {
+  // A process standing for the engine runs a 3 s kernel and is killed with
+  // SIGKILL while it runs: its resident process sees its channel close.
+  pid_t engine = ::fork();
+  REQUIRE(engine >= 0);
+  if (engine == 0) {
+    sleeping_kernel kernel;
+    kernel.run(3000);
+    ::_exit(0);
+  }
+  long resident = child_soon(engine, worker_name);
+  long kernel_child = resident > 0 ? child_soon(resident) : 0;
+  ::kill(engine, SIGKILL);
+  ::waitpid(engine, nullptr, 0);
+  REQUIRE(resident > 0);
+  REQUIRE(kernel_child > 0);
+  CHECK(ends_soon(resident));
+  CHECK(ends_soon(kernel_child));
+  std::filesystem::remove_all(std::filesystem::temp_directory_path() /
+                              ("tune-kernels-resident-" + std::to_string(engine)));
+}
