@@ -1,0 +1,133 @@
+// What a CPU trial costs beyond its kernel's runs (run_s - kernel_s), with a
+// worker process per trial (task_backend_options::resident_measurer off, the
+// way before) and with the device's resident measuring process: fixed
+// configurations of one task, built once, each measured `runs` times both
+// ways, alternated (the order flips every round). A third pass measures them
+// with the resident process against the best time of the first passes (slow
+// limit and early stop on) and says what that saves.
+//
+//   bench_measure_overhead [--task matmul:512x1024x1024] [--configs 10] [--runs 5] [--seed 7]
+//                          [--max-processes 1024 (0: no pids cgroup per trial)]
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tune/kernels/task.hpp"
+
+namespace {
+
+struct sample {
+  double run_s, kernel_s, time_ms;
+  bool ok, stopped_early, too_slow;
+};
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return std::nan("");
+  std::sort(values.begin(), values.end());
+  double at = p * static_cast<double>(values.size() - 1);
+  auto low = static_cast<std::size_t>(at);
+  auto high = std::min(low + 1, values.size() - 1);
+  return values[low] + (values[high] - values[low]) * (at - static_cast<double>(low));
+}
+
+void report(const char* name, const std::vector<sample>& samples) {
+  std::vector<double> overhead_ms, run_ms;
+  double run_total = 0, kernel_total = 0;
+  int ok = 0, early = 0, slow = 0;
+  for (const auto& s : samples) {
+    overhead_ms.push_back((s.run_s - s.kernel_s) * 1e3);
+    run_ms.push_back(s.run_s * 1e3);
+    run_total += s.run_s;
+    kernel_total += s.kernel_s;
+    ok += s.ok;
+    early += s.stopped_early;
+    slow += s.too_slow;
+  }
+  std::printf(
+      "%-28s %4zu trials (%d ok, %d stopped early, %d too slow)  overhead ms: median %6.2f  p10 %6.2f  "
+      "p90 %6.2f  max %6.2f | run ms median %7.2f | total run %6.2f s, in kernels %6.2f s\n",
+      name, samples.size(), ok, early, slow, percentile(overhead_ms, 0.5), percentile(overhead_ms, 0.1),
+      percentile(overhead_ms, 0.9), percentile(overhead_ms, 1.0), percentile(run_ms, 0.5), run_total, kernel_total);
+}
+
+sample measure(tune::backend& backend, const tune::configuration& config, const tune::build_result& build,
+               const tune::run_limits& limits) {
+  auto r = backend.run(config, build, 0, limits);
+  if (r.state != tune::status::ok && r.state != tune::status::too_slow)
+    std::fprintf(stderr, "%s: %s\n", std::string(tune::to_string(r.state)).c_str(), r.message.c_str());
+  return {
+      r.run_s, r.kernel_s, r.time_ms, r.state == tune::status::ok, r.stopped_early, r.state == tune::status::too_slow};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string task = "matmul:512x1024x1024";
+  int configs = 10, runs = 5;
+  unsigned seed = 7;
+  int max_processes = tune::task_backend_options{}.max_processes;
+  CLI::App app(
+      "What a CPU trial costs beyond its kernel's runs: a worker process per trial against the device's "
+      "resident measuring process, alternated; then the resident process against the best time.");
+  app.add_option("--task", task, "task to measure")->capture_default_str();
+  app.add_option("--configs", configs, "fixed configurations, drawn and built once")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--runs", runs, "measurements of each configuration each way")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seed", seed, "seed of the configurations drawn")->capture_default_str();
+  app.add_option("--max-processes", max_processes, "pids cgroup limit (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  tune::task_backend_options options;
+  options.max_processes = max_processes;
+  auto resident = tune::make_task_backend(task, "cpu", options);
+  options.resident_measurer = false;
+  auto per_trial = tune::make_task_backend(task, "cpu", options);
+
+  // Fixed configurations, built once (the compile cache serves both backends).
+  tune::rng_type rng(seed);
+  std::vector<std::pair<tune::configuration, tune::build_result>> built;
+  for (int tries = 0; static_cast<int>(built.size()) < configs && tries < 1000; ++tries) {
+    auto config = resident->space()->draw_valid(rng);
+    if (!config) break;
+    auto build = resident->build(*config, 600.0);
+    if (build.state == tune::status::ok) built.emplace_back(*config, build);
+  }
+  std::printf("%s: %zu configurations, %d runs each, both ways alternated\n", task.c_str(), built.size(), runs);
+
+  std::vector<sample> old_way, new_way;
+  double best_ms = INFINITY;
+  for (int round = 0; round < runs; ++round)
+    for (auto& [config, build] : built)
+      for (int side = 0; side < 2; ++side) {
+        bool resident_first = round % 2 == 1;
+        bool use_resident = (side == 0) == resident_first;
+        auto s = measure(use_resident ? *resident : *per_trial, config, build, 60.0);
+        (use_resident ? new_way : old_way).push_back(s);
+        if (s.ok) best_ms = std::min(best_ms, s.time_ms);
+      }
+  report("process per trial", old_way);
+  report("resident process", new_way);
+  // The resident process's first trial starts it: shown apart.
+  std::vector<sample> warm(new_way.begin() + 1, new_way.end());
+  report("resident, first trial out", warm);
+  std::printf("first resident trial: run %.1f ms, overhead %.1f ms\n", new_way.front().run_s * 1e3,
+              (new_way.front().run_s - new_way.front().kernel_s) * 1e3);
+
+  tune::run_limits against_best(60.0);
+  against_best.reference_ms = best_ms;
+  std::vector<sample> with_best;
+  for (int round = 0; round < runs; ++round)
+    for (auto& [config, build] : built) with_best.push_back(measure(*resident, config, build, against_best));
+  std::printf("against the best time, %.3f ms:\n", best_ms);
+  report("resident, best time known", with_best);
+  return 0;
+}
