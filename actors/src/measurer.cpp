@@ -55,11 +55,16 @@ struct waiting_run {
   bool probe = false;  ///< the drift probe: no promise, its time goes to the probe's series
 };
 
-/// The device's drift probe: a fixed configuration of the run (the first that
-/// measured ok) measured in full every so often; the policy is drift_policy's.
+/// The device's drift probe: a fixed configuration of the run measured in
+/// full every so often; the policy is drift_policy's. Until the first probe
+/// runs (after `every_trials` trials) the probe is the fastest configuration
+/// measured in full so far, so that probing costs what a good candidate's
+/// measurement costs (the first configuration that ran ok may take seconds);
+/// from the first probe on it is fixed.
 struct drift_probe {
   drift_policy policy;
   std::optional<compiled_candidate> config;
+  double config_ms = 0.0;  ///< its time when it was chosen
   std::vector<double> baseline_times;
   device_drift state;
   std::uint32_t since = 0;                   ///< trials since the last probe
@@ -70,9 +75,12 @@ struct drift_probe {
   double pending_s = 0.0;                    ///< probe seconds to hand on with the next trial
 
   bool enabled() const { return policy.every_trials > 0 && config.has_value(); }
+  /// True until the first probe has run: the probe may still change.
+  bool choosing() const { return state.probes == 0 && baseline_times.empty(); }
   bool due(double now, double time_scale) const {
     if (!enabled()) return false;
-    if (baseline_times.size() < policy.baseline) return true;  // the baseline's probes, back to back
+    // The baseline's probes, back to back, once the first has run.
+    if (!baseline_times.empty() && baseline_times.size() < policy.baseline) return true;
     return since >= policy.every_trials || (policy.every_s > 0 && now - last_at >= policy.every_s * time_scale);
   }
 
@@ -176,10 +184,12 @@ void finish_run(measurer_pointer self, const run_result& run) {
     return;
   }
   auto trial = make_trial(job.compiled, run, st.options.device);
-  if (!drift.config && trial.ok() && !trial.stopped_early && drift.policy.every_trials > 0) {
-    drift.config = job.compiled;  // the first that measured ok is the probe
+  if (drift.policy.every_trials > 0 && drift.choosing() && trial.ok() && !trial.stopped_early &&
+      (!drift.config || trial.time_ms < drift.config_ms)) {
+    if (!drift.config) drift.last_at = detail::steady_seconds();
+    drift.config = job.compiled;  // the fastest measured in full so far
     drift.config->cand.reference_ms = std::nan("");
-    drift.last_at = detail::steady_seconds();
+    drift.config_ms = trial.time_ms;
   }
   ++drift.since;
   if (drift.drifting) {

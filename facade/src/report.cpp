@@ -109,7 +109,7 @@ nlohmann::json run_report::to_json() const {
     measuring[name] = {
         {"trials", t.trials},         {"measured_s", t.measured_s}, {"stopped_early_s", t.stopped_early_s},
         {"too_slow_s", t.too_slow_s}, {"timeout_s", t.timeout_s},   {"failed_s", t.failed_s},
-        {"overhead_s", t.overhead_s}};
+        {"overhead_s", t.overhead_s}, {"probe_s", t.probe_s}};
   for (const auto& [name, d] : device_drifts)
     if (measuring.contains(name))
       measuring[name]["drift"] = {{"probes", d.probes},       {"baseline_ms", d.baseline_ms}, {"band", d.band},
@@ -159,8 +159,9 @@ std::string run_report::to_text() const {
   for (const auto& [name, t] : device_times)
     out += fmt::format(
         "{} measuring {:.2f} s: timed in full {:.2f}, stopped early {:.2f}, too slow {:.2f}, timeouts {:.2f}, "
-        "failed {:.2f}, overhead {:.2f}\n",
-        name, t.total_s(), t.measured_s, t.stopped_early_s, t.too_slow_s, t.timeout_s, t.failed_s, t.overhead_s);
+        "failed {:.2f}, overhead {:.2f}, drift probes {:.2f}\n",
+        name, t.total_s(), t.measured_s, t.stopped_early_s, t.too_slow_s, t.timeout_s, t.failed_s, t.overhead_s,
+        t.probe_s);
   for (const auto& [name, d] : device_drifts) {
     if (d.baseline_ms > 0)
       out += fmt::format(

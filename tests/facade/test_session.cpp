@@ -514,8 +514,11 @@ TEST_CASE("session: trials measured while the device slowed down are flagged, in
   CHECK(drift.max_ratio == Approx(1.5));
   CHECK(drift.flagged > 0);
   CHECK(report.drift_flagged.size() == drift.flagged);
-  CHECK_THAT(report.to_text(),
-             Catch::Matchers::Contains("objective0 drift probe:") && Catch::Matchers::Contains("trials flagged"));
+  CHECK_THAT(report.to_text(), Catch::Matchers::Contains("objective0 drift probe:") &&
+                                   Catch::Matchers::Contains("trials flagged") &&
+                                   Catch::Matchers::Contains(", drift probes "));
+  // What probing cost is its own part of the device's time.
+  CHECK(report.to_json()["time"]["devices"]["objective0"]["probe_s"].get<double>() > 0);
   storage::results_db read(o.db_path, storage::results_db::open_mode::read_only);
   std::vector<std::uint64_t> flagged_in_db;
   for (const auto& t : read.trials(report.run_id))
