@@ -382,8 +382,8 @@ int main(int argc, char** argv) {
   measure.compiler = o.compiler;
   measure.cache_dir = (scratch / "measure").string();
   measure.first_core = o.core;
-  measure.min_time_s = o.min_time;
-  measure.min_repeats = 2;
+  measure.measurement.min_time_s = o.min_time;
+  measure.measurement.min_repeats = 2;
   auto runner = tune::make_cpu_backend(program, measure);
   fmt::print("\nKernels: best of {} timing(s) each way on core {}, alternately (GFLOP/s)\n", o.measure_rounds, o.core);
   fmt::print("{:>3} {:>9} {:>9} {:>9} {:>12} {:>12}  {}\n", "#", "old", "new", "new/old", "old spread", "new spread",

@@ -231,8 +231,8 @@ struct table_row {
 // run with repeats for at least `min_time` seconds; 0 when it fails.
 double gflops_of(const tune::task_spec& task, const tune::configuration& config, tune::task_backend_options options,
                  double min_time) {
-  options.min_time_s = min_time;
-  options.min_repeats = 3;
+  options.measurement.min_time_s = min_time;
+  options.measurement.min_repeats = 3;
   auto backend = tune::make_task_backend(task, "cpu", options);
   auto built = backend->build(config, 300.0);
   if (built.state != tune::status::ok) return 0.0;
@@ -325,9 +325,9 @@ int run(const bench_options& o) {
   tune::task_backend_options options;
   options.threads = o.threads;
   options.first_core = o.first_core;
-  options.min_time_s = o.min_time;
+  options.measurement.min_time_s = o.min_time;
   // A slow configuration is timed once; fast ones repeat until min_time.
-  options.min_repeats = 1;
+  options.measurement.min_repeats = 1;
 
   if (!o.user.empty()) {
     auto backend = tune::make_user_kernel_backend(o.user, "cpu", options);

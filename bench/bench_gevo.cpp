@@ -119,8 +119,8 @@ outcome evolve(const std::string& workload, std::uint64_t seed, std::uint64_t bu
 double confirm(const std::string& workload, const base_info& base, const tune::configuration& variant) {
 #ifdef TUNE_WITH_LLVM
   tune::task_backend_options options;
-  options.min_time_s = 0.25;  // as a session measures variants
-  options.min_repeats = 5;
+  options.measurement.min_time_s = 0.25;  // as a session measures variants
+  options.measurement.min_repeats = 5;
   tune::program_base from{base.configuration, base.origin};
   auto backend = tune::make_program_backend(workload, options, from);
   auto original_built = backend->build({}, 600);

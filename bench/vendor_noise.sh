@@ -29,19 +29,7 @@ done
 mkdir -p "$out"
 
 # The load: reads one 128 MiB half and writes the other, forever.
-cat >"$out/stream_load.c" <<'C'
-#include <stdlib.h>
-int main(void) {
-  const size_t n = (256u << 20) / sizeof(float) / 2;
-  float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
-  for (size_t i = 0; i < n; ++i) a[i] = 1.0f, b[i] = 0.0f;
-  for (;;) {
-    for (size_t i = 0; i < n; ++i) b[i] = 0.999f * a[i] + 1e-6f;
-    float *t = a; a = b; b = t;
-  }
-}
-C
-cc -O2 -o "$out/stream_load" "$out/stream_load.c"
+cc -O2 -o "$out/stream_load" "$(dirname "$0")/stream_load.c"
 
 # scripts/demo.sh's topology on two cores: one compile worker, device cpu0 on core 0.
 echo 'compile_workers: 1

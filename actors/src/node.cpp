@@ -82,6 +82,7 @@ backend_ptr make_node_backend(const node_task& task, const std::string& payload,
     task_backend_options ko;
     ko.first_core = 0;
     ko.threads = task.threads;
+    if (task.measurement) ko.measurement = *task.measurement;
     return make_task_backend(task.task, node_backend, ko);
   }
   if (node_backend != "replay")

@@ -35,6 +35,10 @@ std::string node_task::to_json() const {
     doc["compile_timeout_s"] = timeouts->compile_s;
     doc["run_timeout_s"] = timeouts->run_s;
   }
+  if (measurement)
+    doc["measurement"] = {{"min_time_s", measurement->min_time_s},
+                          {"min_repeats", measurement->min_repeats},
+                          {"max_repeats", measurement->max_repeats}};
   if (!devices.empty()) doc["devices"] = devices;
   doc["early_stop"] = {
       {"slow_factor", early_stop.slow_factor}, {"min_slow_ms", early_stop.min_slow_ms}, {"margin", early_stop.margin}};
@@ -89,6 +93,16 @@ node_task node_task::from_json(const std::string& text) {
     policy.margin = get<double>(stop, "margin", &nlohmann::json::is_number, "a number", policy.margin);
     if (!(policy.slow_factor >= 0) || !(policy.min_slow_ms >= 0) || !(policy.margin >= 0))
       bad("early_stop", "holds a negative number");
+  }
+  if (doc.contains("measurement")) {
+    const auto& m = doc["measurement"];
+    if (!m.is_object()) bad("measurement", "is not an object");
+    tune::measurement_protocol p;
+    p.min_time_s = get<double>(m, "min_time_s", &nlohmann::json::is_number, "a number", p.min_time_s);
+    p.min_repeats = get<int>(m, "min_repeats", &nlohmann::json::is_number_integer, "an integer", p.min_repeats);
+    p.max_repeats = get<int>(m, "max_repeats", &nlohmann::json::is_number_integer, "an integer", p.max_repeats);
+    if (auto problem = tune::measurement_problem(p); !problem.empty()) bad("measurement", "is wrong: " + problem);
+    out.measurement = p;
   }
   if (doc.contains("devices")) {
     if (!doc["devices"].is_array()) bad("devices", "is not an array");

@@ -126,6 +126,7 @@ nlohmann::json run_report::to_json() const {
   out["confirmation"] = rounds;
   if (!confirmation.empty()) out["best"]["search_time_ms"] = confirmation.front().search_ms;
   if (!confirmation_note.empty()) out["confirmation_note"] = confirmation_note;
+  if (!machine_note.empty()) out["machine_note"] = machine_note;
   if (!throughput.is_null()) out["throughput"] = throughput;
   return out;
 }
@@ -156,6 +157,7 @@ std::string run_report::to_text() const {
     out += "best: none (no trial succeeded)\n";
   }
   if (!confirmation_note.empty()) out += "not confirmed: " + confirmation_note + "\n";
+  if (!machine_note.empty()) out += "note: " + machine_note + "\n";
   for (const auto& [name, t] : device_times)
     out += fmt::format(
         "{} measuring {:.2f} s: timed in full {:.2f}, stopped early {:.2f}, too slow {:.2f}, timeouts {:.2f}, "

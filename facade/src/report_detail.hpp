@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tune/actors/interfaces.hpp"
+#include "tune/kernels/machine.hpp"
 #include "tune/kernels/vendor_reference.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/storage/topology.hpp"
@@ -58,6 +59,16 @@ class fastest_trials {
 std::vector<run_report::confirmation_entry> confirm_fastest(backend& be, const std::vector<trial_info>& fastest,
                                                             int device, std::uint32_t rounds,
                                                             const tune::timeouts& limits, std::string& note);
+
+/// {"governor", "boost", "max_khz"}, each null when the machine does not say.
+nlohmann::json frequency_json(const cpu_frequency_state& state);
+
+/// The note for run_report::machine_note: what changed in `now` since the
+/// last run of `task_key` on `device_kind` recorded in `db_path` (its
+/// options.measurement.machine); empty when nothing did, when either side is
+/// unknown, or when the file cannot be read (the run's recorder says why).
+std::string machine_change_note(const std::string& db_path, const std::string& task_key, const std::string& device_kind,
+                                const cpu_frequency_state& now);
 
 /// Everything but run_id, resumed, task_key, strategy, seed and throughput.
 run_report make_report(const actors::run_summary& summary, const search_space& space, const storage::topology& topo);

@@ -17,6 +17,7 @@
 #include "tune/actors/pipeline.hpp"
 #include "tune/engine/readers.hpp"
 #include "tune/engine/strategy.hpp"
+#include "tune/kernels/machine.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/storage/run_recorder.hpp"
@@ -563,6 +564,30 @@ run_report session::run() {
                                    {"margin", o.early_stop.margin}}},
                                  {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
   s.what->record(options_json, s.be);
+  std::string machine_note;
+  if (auto protocol = s.what->protocol(o, s.topo)) {
+    // How each configuration is timed, and the machine's frequency settings,
+    // recorded with the run; a change since the task's last run is noted.
+    int core = !s.topo.devices.empty() && s.topo.devices.front().backend == "cpu"
+                   ? s.topo.devices.front().id * std::max(1, o.threads)
+                   : 0;
+    auto frequency = read_cpu_frequency(core);
+    options_json["measurement"] = {
+        {"statistic", s.what->statistic()},
+        {"warmup", "one run, checked against the reference, not timed"},
+        {"min_time_s", protocol->min_time_s},
+        {"min_repeats", protocol->min_repeats},
+        {"max_repeats", protocol->max_repeats},
+        {"drift",
+         {{"every_trials", s.what->remeasures() ? o.drift.every_trials : 0},
+          {"every_s", o.drift.every_s},
+          {"baseline", o.drift.baseline},
+          {"min_band", o.drift.min_band}}},
+        {"confirm", {{"top", s.what->remeasures() ? o.confirm.top : 0}, {"rounds", o.confirm.rounds}}},
+        {"machine", detail::frequency_json(frequency)}};
+    machine_note = detail::machine_change_note(o.db_path, ro.spec.task_key, ro.spec.device_kind, frequency);
+    if (!machine_note.empty() && o.progress_line) std::fprintf(stderr, "note: %s\n", machine_note.c_str());
+  }
   ro.spec.options_json = options_json.dump();
   ro.resume = o.resume;
   ro.use_cache = o.use_cache && !o.db_path.empty();
@@ -685,6 +710,7 @@ run_report session::run() {
   report.confirmation = std::move(confirmation);
   report.drift_flagged = listener->drift_flagged();
   report.confirmation_note = std::move(confirmation_note);
+  report.machine_note = std::move(machine_note);
   report.run_id = recorder->run_id();
   report.resumed = recorder->resumed();
   report.task_key = s.be->task_key();

@@ -212,6 +212,33 @@ std::vector<node_spec> read_nodes(const reader& in, const YAML::Node& nodes) {
   return out;
 }
 
+/// `measurement: {min_time_s, min_repeats, max_repeats}`: how each
+/// configuration is timed (measurement_protocol); keys left out keep their
+/// defaults.
+std::optional<measurement_protocol> read_measurement(const reader& in, const YAML::Node& node) {
+  if (!node) return std::nullopt;
+  in.check_keys("measurement", node, {"min_time_s", "min_repeats", "max_repeats"});
+  measurement_protocol out;
+  if (const auto t = node["min_time_s"]) {
+    if (!t.IsScalar()) in.fail("measurement.min_time_s", t, "expected a number of seconds, got a " + reader::kind(t));
+    try {
+      out.min_time_s = t.as<double>();
+    } catch (const YAML::BadConversion&) {
+      in.fail("measurement.min_time_s", t, "expected a number of seconds, got '" + t.Scalar() + "'");
+    }
+    if (!(out.min_time_s >= 0) || out.min_time_s > 3600)
+      in.fail("measurement.min_time_s", t, "use a number of seconds from 0 to 3600, e.g. 0.05");
+  }
+  if (const auto r = node["min_repeats"])
+    out.min_repeats = static_cast<int>(in.integer("measurement.min_repeats", r, 1, 1000000));
+  if (const auto r = node["max_repeats"])
+    out.max_repeats = static_cast<int>(in.integer("measurement.max_repeats", r, 1, 1000000));
+  if (out.max_repeats < out.min_repeats)
+    in.fail("measurement.max_repeats", node["max_repeats"] ? node["max_repeats"] : node,
+            "is below min_repeats (" + std::to_string(out.min_repeats) + "); make it at least that");
+  return out;
+}
+
 network_spec read_network(const reader& in, const YAML::Node& node) {
   network_spec out;
   if (!node || node.IsNull()) return out;
@@ -298,9 +325,9 @@ topology parse_topology(std::string_view yaml_text, const std::string& origin) {
   }
   if (!root.IsDefined() || root.IsNull())
     throw std::invalid_argument(origin + ": the topology is empty; it needs at least a 'devices:' list");
-  in.check_keys(
-      "", root,
-      {"compile_workers", "compile_timeout_s", "run_timeout_s", "devices", "hosts", "nodes", "network", "tls"});
+  in.check_keys("", root,
+                {"compile_workers", "compile_timeout_s", "run_timeout_s", "measurement", "devices", "hosts", "nodes",
+                 "network", "tls"});
 
   topology result;
   result.origin = origin;
@@ -311,6 +338,7 @@ topology parse_topology(std::string_view yaml_text, const std::string& origin) {
   result.compile_workers_given = static_cast<bool>(root["compile_workers"]);
   if (root["compile_timeout_s"]) result.timeouts.compile_s = in.seconds("compile_timeout_s", root["compile_timeout_s"]);
   if (root["run_timeout_s"]) result.timeouts.run_s = in.seconds("run_timeout_s", root["run_timeout_s"]);
+  result.measurement = read_measurement(in, root["measurement"]);
 
   if (const auto hosts = root["hosts"]) {
     if (!hosts.IsNull() && !hosts.IsSequence()) in.fail("hosts", hosts, "expected a list (use 'hosts: []')");

@@ -28,6 +28,13 @@ TEST_CASE("node task: a built-in task and a replayed dataset read back as writte
   CHECK(back.timeouts->compile_s == 30.0);
   CHECK(back.timeouts->run_s == 4.0);
   CHECK(back.devices == std::vector<std::uint32_t>{1, 3});
+  CHECK_FALSE(back.measurement);  // the node's defaults
+  task.measurement = tune::measurement_protocol{0.25, 5, 50};
+  auto timed = node_task::from_json(task.to_json());
+  REQUIRE(timed.measurement);
+  CHECK(timed.measurement->min_time_s == 0.25);
+  CHECK(timed.measurement->min_repeats == 5);
+  CHECK(timed.measurement->max_repeats == 50);
 
   node_task replay;
   replay.kind = node_task::kind_t::replay;
@@ -56,6 +63,13 @@ TEST_CASE("node task: bad tasks are refused naming the field", "[actors]") {
   CHECK_THAT(error_of(R"({"kind": "model"})"), Contains("'kind'") && Contains("'task'") && Contains("'replay'"));
   CHECK_THAT(error_of(R"({"kind": 3})"), Contains("'kind' is not a string"));
   CHECK_THAT(error_of(R"({"kind": "task"})"), Contains("'task' is missing"));
+  CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": 1})"),
+             Contains("'measurement' is not an object"));
+  CHECK_THAT(
+      error_of(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"min_repeats": 4, "max_repeats": 2}})"),
+      Contains("'measurement'") && Contains("max_repeats must be from min_repeats"));
+  CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"min_time_s": "long"}})"),
+             Contains("'min_time_s' is not a number"));
   CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "threads": 0})"), Contains("'threads'"));
   CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "seed": -1})"), Contains("'seed'"));
   CHECK_THAT(error_of(R"({"kind": "replay", "dataset_name": "../etc/passwd"})"),

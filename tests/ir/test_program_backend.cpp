@@ -15,9 +15,9 @@ namespace {
 task_backend_options quick_options() {
   task_backend_options options;
   options.cache_dir = (std::filesystem::temp_directory_path() / "tune-test-gevo-cache").string();
-  options.min_time_s = 0.0;
-  options.min_repeats = 1;
-  options.max_repeats = 1;
+  options.measurement.min_time_s = 0.0;
+  options.measurement.min_repeats = 1;
+  options.measurement.max_repeats = 1;
   return options;
 }
 

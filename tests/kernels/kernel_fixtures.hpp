@@ -35,9 +35,9 @@ class kernel_scratch {
   task_backend_options options() const {
     task_backend_options o;
     o.cache_dir = (path_ / "cache").string();
-    o.min_time_s = 0.0;
-    o.min_repeats = 1;
-    o.max_repeats = 3;
+    o.measurement.min_time_s = 0.0;
+    o.measurement.min_repeats = 1;
+    o.measurement.max_repeats = 3;
     return o;
   }
 

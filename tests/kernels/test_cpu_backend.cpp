@@ -275,7 +275,7 @@ extern "C" void tune_reference(void* const* a) {
   program->prepare = "tune_prepare";
   program->finish = "tune_finish";
   auto options = scratch.options();
-  options.min_repeats = 5;
+  options.measurement.min_repeats = 5;
   auto config = program->space->unflatten(0);
 
   auto backend = tune::make_cpu_backend(program, options);

@@ -57,9 +57,9 @@ struct sleeping_kernel {
   tune::backend_ptr backend;
   explicit sleeping_kernel(int min_repeats = 1, double min_time_s = 0.0) {
     auto options = scratch.options();
-    options.min_repeats = min_repeats;
-    options.max_repeats = 100;
-    options.min_time_s = min_time_s;
+    options.measurement.min_repeats = min_repeats;
+    options.measurement.max_repeats = 100;
+    options.measurement.min_time_s = min_time_s;
     backend = tune::make_cpu_backend(program, options);
   }
   std::pair<tune::configuration, tune::build_result> built(double sleep_ms) {
@@ -260,7 +260,7 @@ TEST_CASE("a process per trial still measures when the resident measurer is off"
   tune::test::kernel_scratch scratch("per-trial");
   auto options = scratch.options();
   options.resident_measurer = false;
-  options.min_repeats = 3;
+  options.measurement.min_repeats = 3;
   auto backend = tune::make_cpu_backend(sleeping_program(), options);
   auto config = backend->space()->from_values({{"sleep_ms", 5.0}});
   auto built = backend->build(config, 120.0);

@@ -131,6 +131,26 @@ TEST_CASE("each malformed topology gives its specific message", "[storage]") {
   CHECK_THAT(error_of("devices:\n  - backend: replay\n  - backend: tpu\n"), Contains("bad.yaml:3"));
 }
 
+TEST_CASE("topology: measurement sets how each configuration is timed, and bad values are named", "[storage]") {
+  CHECK_FALSE(parse_topology(good_devices).measurement);  // the defaults
+  auto t = parse_topology("measurement:\n  min_time_s: 0.2\n  min_repeats: 5\n" + good_devices);
+  REQUIRE(t.measurement);
+  CHECK(t.measurement->min_time_s == 0.2);
+  CHECK(t.measurement->min_repeats == 5);
+  CHECK(t.measurement->max_repeats == tune::measurement_protocol{}.max_repeats);  // left out: the default
+  CHECK_THAT(error_of("measurement:\n  min_time: 1\n" + good_devices),
+             Catch::Matchers::Contains("bad.yaml:2: measurement.min_time: unknown key 'min_time'"));
+  CHECK_THAT(error_of("measurement:\n  min_time_s: -1\n" + good_devices),
+             Catch::Matchers::Contains("measurement.min_time_s") && Catch::Matchers::Contains("from 0 to 3600"));
+  CHECK_THAT(error_of("measurement:\n  min_time_s: fast\n" + good_devices),
+             Catch::Matchers::Contains("measurement.min_time_s: expected a number of seconds, got 'fast'"));
+  CHECK_THAT(error_of("measurement:\n  min_repeats: 0\n" + good_devices),
+             Catch::Matchers::Contains("measurement.min_repeats") && Catch::Matchers::Contains("from 1"));
+  CHECK_THAT(error_of("measurement:\n  min_repeats: 9\n  max_repeats: 4\n" + good_devices),
+             Catch::Matchers::Contains("measurement.max_repeats: is below min_repeats (9)"));
+  CHECK_THAT(error_of("measurement: 3\n" + good_devices), Catch::Matchers::Contains("measurement: expected a mapping"));
+}
+
 TEST_CASE("topology files that cannot be read are named", "[storage]") {
   using Catch::Matchers::Contains;
   tune::test::scratch_dir scratch("tune-test-topology");

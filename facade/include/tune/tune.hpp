@@ -191,6 +191,13 @@ struct session_options {
 
   // -- kernels -----------------------------------------------------------------
   int threads = 1;  ///< CPU threads one kernel uses
+  /// How each configuration of a kernel (task, kernel, workload) is timed;
+  /// empty: the topology file's `measurement:`, else measurement_protocol's
+  /// defaults. Recorded with the run (runs.options.measurement), with the
+  /// drift and confirmation settings and the CPU's frequency governor and
+  /// boost; a run that finds them changed since the last run of its task
+  /// says so (run_report::machine_note).
+  std::optional<measurement_protocol> measurement;
   /// How a run is cut short against the best time so far: stopped as too
   /// slow past a multiple of it, timing stopped early when clearly slower
   /// (tune/kernels/backend.hpp). early_stop_policy::off() measures every
@@ -250,6 +257,10 @@ struct run_report {
   std::vector<confirmation_entry> confirmation;  ///< by median, the winner first
   /// Why there was no confirmation although one was asked for; empty otherwise.
   std::string confirmation_note;
+  /// What changed in the CPU's frequency settings (governor, boost, maximum)
+  /// since the last run of this task in the database; empty when nothing
+  /// did or it cannot be told.
+  std::string machine_note;
   std::uint64_t trials = 0;      ///< recorded ones included
   std::uint64_t new_trials = 0;  ///< measured (or reused) by this call
   std::int64_t run_id = 0;

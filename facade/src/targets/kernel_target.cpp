@@ -26,7 +26,12 @@ class kernel_target final : public target {
     task_backend_options ko;
     ko.first_core = 0;
     ko.threads = o.threads;
+    ko.measurement = measurement_of(o, topo);
     return make_user_kernel_backend(launch_file(o.kernel), backend_kind, ko);
+  }
+
+  std::optional<measurement_protocol> protocol(const session_options& o, const storage::topology& topo) const override {
+    return measurement_of(o, topo);
   }
 };
 

@@ -42,6 +42,12 @@ node_job target::for_nodes(const session_options& o, const storage::topology& to
                     " runs on this machine: remove 'nodes:'");
 }
 
+measurement_protocol measurement_of(const session_options& o, const storage::topology& topo) {
+  if (o.measurement) return *o.measurement;
+  if (topo.measurement) return *topo.measurement;
+  return {};
+}
+
 void wrong_backend(const storage::topology& topo, const std::string& backend_kind, const std::string& what_needs) {
   throw input_error(topo.origin + ": devices[0].backend is '" + backend_kind + "'; " + what_needs);
 }

@@ -63,6 +63,14 @@ class target {
   /// trials are measured again against each other at the end
   /// (session_options::confirm).
   virtual bool remeasures() const { return true; }
+  /// How it times a configuration, when it times kernels itself (task,
+  /// kernel, workload): recorded with the run. Empty otherwise.
+  virtual std::optional<measurement_protocol> protocol(const session_options& /*o*/,
+                                                       const storage::topology& /*topo*/) const {
+    return std::nullopt;
+  }
+  /// The statistic of the timed runs that becomes a trial's time.
+  virtual const char* statistic() const { return "median"; }
   /// Wall seconds per backend second of its devices.
   virtual double time_scale(const session_options&) const { return 1.0; }
   /// True when nodes (topology 'nodes:') can build or replay it.
@@ -94,6 +102,9 @@ std::unique_ptr<target> make_kernel_target();
 std::unique_ptr<target> make_objective_target();
 std::unique_ptr<target> make_custom_backend_target();
 std::unique_ptr<target> make_workload_target();
+
+/// session_options::measurement, else the topology file's, else the defaults.
+measurement_protocol measurement_of(const session_options& o, const storage::topology& topo);
 
 /// The topology's message when its devices cannot run `what`.
 [[noreturn]] void wrong_backend(const storage::topology& topo, const std::string& backend_kind,

@@ -20,7 +20,12 @@ class task_target final : public target {
     task_backend_options ko;
     ko.first_core = 0;
     ko.threads = o.threads;
+    ko.measurement = measurement_of(o, topo);
     return make_task_backend(o.task, backend_kind, ko);
+  }
+
+  std::optional<measurement_protocol> protocol(const session_options& o, const storage::topology& topo) const override {
+    return measurement_of(o, topo);
   }
 
   bool runs_on_nodes() const override { return true; }
@@ -34,6 +39,7 @@ class task_target final : public target {
     job.task.threads = o.threads;
     job.task.seed = o.seed.value_or(0);
     job.task.timeouts = topo.timeouts;
+    job.task.measurement = measurement_of(o, topo);
     job.nodes_build = true;
     return job;
   }

@@ -25,11 +25,20 @@ class workload_target final : public target {
     task_backend_options ko;
     ko.first_core = 0;
     ko.threads = o.threads;
-    // Steadier timing than a kernel's 50 ms: each variant runs at least 5
-    // times and 0.25 s, and counts by its fastest run (docs/gevo.md).
-    ko.min_time_s = std::max(ko.min_time_s, 0.25);
-    ko.min_repeats = std::max(ko.min_repeats, 5);
+    ko.measurement = *protocol(o, topo);
     return make_evolution_backend(o.workload, ko, o.db_path);
+  }
+
+  const char* statistic() const override { return "min"; }
+
+  /// Steadier timing than a kernel's 50 ms: each variant runs at least 5
+  /// times and 0.25 s, and counts by its fastest run (docs/gevo.md).
+  std::optional<measurement_protocol> protocol(const session_options& o, const storage::topology& topo) const override {
+    auto p = measurement_of(o, topo);
+    p.min_time_s = std::max(p.min_time_s, 0.25);
+    p.min_repeats = std::max(p.min_repeats, 5);
+    p.max_repeats = std::max(p.max_repeats, p.min_repeats);
+    return p;
   }
 
   std::string strategy_name(const session_options& o) const override {

@@ -249,9 +249,9 @@ measurement_plan plan_measurement(const kernel_program& program, const task_back
                   {"arguments", arguments_json(program)},
                   {"reference", ref.path},
                   {"tolerance", program.tolerance > 0 ? program.tolerance : options.tolerance},
-                  {"min_time_s", options.min_time_s},
-                  {"min_repeats", options.min_repeats},
-                  {"max_repeats", options.max_repeats}};
+                  {"min_time_s", options.measurement.min_time_s},
+                  {"min_repeats", options.measurement.min_repeats},
+                  {"max_repeats", options.measurement.max_repeats}};
   return plan;
 }
 

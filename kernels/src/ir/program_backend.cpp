@@ -355,9 +355,9 @@ class program_backend_impl final : public program_backend {
                         {"params", fcnet_params},
                         {"classes", 10},
                         {"cores", {options_.first_core + device * options_.threads}},
-                        {"min_time_s", options_.min_time_s},
-                        {"min_repeats", options_.min_repeats},
-                        {"max_repeats", options_.max_repeats},
+                        {"min_time_s", options_.measurement.min_time_s},
+                        {"min_repeats", options_.measurement.min_repeats},
+                        {"max_repeats", options_.measurement.max_repeats},
                         {"statistic", "min"}};
     if (!params_file_.empty()) r["params_in"] = params_file_.string();
     return r;

@@ -75,6 +75,8 @@ struct node_task {
   std::optional<tune::timeouts> timeouts;
   /// How the node's measurers cut runs short against the run's best time.
   early_stop_policy early_stop;
+  /// task: how each configuration is timed; empty: the defaults.
+  std::optional<tune::measurement_protocol> measurement;
   /// Indices into the node's devices (one measurer each); empty: all of them.
   std::vector<std::uint32_t> devices;
 

@@ -4,6 +4,7 @@
 // its stages, a node's task.
 
 #include <cstdint>
+#include <string>
 
 namespace tune {
 
@@ -21,5 +22,26 @@ struct budget {
   /// Backend seconds since the start; 0: no time budget.
   double seconds = 0.0;
 };
+
+/// How one configuration of a kernel is timed: one run first, checked
+/// against the reference and not timed (it is also the warm-up), then timed
+/// runs until at least `min_repeats` of them and `min_time_s` of kernel time
+/// (at most `max_repeats`); the time is their median. Set by the topology
+/// file's `measurement:` or session_options::measurement; recorded with each
+/// run (runs.options.measurement).
+struct measurement_protocol {
+  double min_time_s = 0.05;
+  int min_repeats = 3;
+  int max_repeats = 1000;
+};
+
+/// What is wrong with a protocol, as "FIELD must …"; empty when nothing.
+inline std::string measurement_problem(const measurement_protocol& p) {
+  if (!(p.min_time_s >= 0) || p.min_time_s > 3600) return "min_time_s must be from 0 to 3600 seconds";
+  if (p.min_repeats < 1) return "min_repeats must be at least 1";
+  if (p.max_repeats < p.min_repeats || p.max_repeats > 1000000)
+    return "max_repeats must be from min_repeats to 1000000";
+  return {};
+}
 
 }  // namespace tune

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/engine/limits.hpp"
 #include "tune/kernels/backend.hpp"
 #include "tune/kernels/kernel_program.hpp"
 
@@ -60,10 +61,8 @@ struct task_backend_options {
   int threads = 1;
   /// Core of CPU device 0; device d is pinned to cores first_core + d*threads ...
   int first_core = 0;
-  /// Measurement: repeats continue until this much kernel time has passed.
-  double min_time_s = 0.05;
-  int min_repeats = 3;
-  int max_repeats = 1000;
+  /// How each configuration is timed (median of the timed runs).
+  measurement_protocol measurement;
   /// Largest accepted |out - ref| / max(1, |ref|) per element.
   double tolerance = 1e-3;
   /// Address space of the process measuring a CPU kernel (RLIMIT_AS), in MiB:

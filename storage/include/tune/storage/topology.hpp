@@ -5,6 +5,10 @@
 //   compile_workers: 8        # default: number of cores
 //   compile_timeout_s: 60
 //   run_timeout_s: 10
+//   measurement:              # how each configuration is timed (default below):
+//     min_time_s: 0.05        # timed runs until this much kernel time …
+//     min_repeats: 3          # … and at least this many runs,
+//     max_repeats: 1000       # at most this many; the time is their median
 //   devices:
 //     - backend: replay       # cpu | cuda | hip | replay
 //       id: 0
@@ -36,6 +40,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,7 +87,10 @@ struct topology {
   /// compile_workers was written in the file (a node offers that many to
   /// its coordinators' compile pools; without it, none).
   bool compile_workers_given = false;
-  tune::timeouts timeouts;           ///< compile_timeout_s and run_timeout_s in the file
+  tune::timeouts timeouts;  ///< compile_timeout_s and run_timeout_s in the file
+  /// `measurement:` in the file: how each configuration is timed; empty:
+  /// the defaults (or session_options::measurement).
+  std::optional<measurement_protocol> measurement;
   std::vector<device_spec> devices;  ///< `count` already expanded; empty only with nodes
   std::vector<node_spec> nodes;
   network_spec network;
