@@ -564,6 +564,13 @@ run_report session::run() {
                                    {"margin", o.early_stop.margin}}},
                                  {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
   s.what->record(options_json, s.be);
+  // What this run measures again: drift probes during it and the fastest
+  // trials against each other at its end (the first device), where the
+  // target's times vary and there is a device.
+  auto drift = o.drift;
+  if (!s.what->remeasures()) drift.every_trials = 0;
+  std::uint32_t confirm_top =
+      o.confirm.rounds > 0 && s.what->remeasures() && !s.topo.devices.empty() ? o.confirm.top : 0;
   std::string machine_note;
   if (auto protocol = s.what->protocol(o, s.topo)) {
     // How each configuration is timed, and the machine's frequency settings,
@@ -572,19 +579,18 @@ run_report session::run() {
                    ? s.topo.devices.front().id * std::max(1, o.threads)
                    : 0;
     auto frequency = read_cpu_frequency(core);
-    options_json["measurement"] = {
-        {"statistic", s.what->statistic()},
-        {"warmup", "one run, checked against the reference, not timed"},
-        {"min_time_s", protocol->min_time_s},
-        {"min_repeats", protocol->min_repeats},
-        {"max_repeats", protocol->max_repeats},
-        {"drift",
-         {{"every_trials", s.what->remeasures() ? o.drift.every_trials : 0},
-          {"every_s", o.drift.every_s},
-          {"baseline", o.drift.baseline},
-          {"min_band", o.drift.min_band}}},
-        {"confirm", {{"top", s.what->remeasures() ? o.confirm.top : 0}, {"rounds", o.confirm.rounds}}},
-        {"machine", detail::frequency_json(frequency)}};
+    options_json["measurement"] = {{"statistic", s.what->statistic()},
+                                   {"warmup", "one run, checked against the reference, not timed"},
+                                   {"min_time_s", protocol->min_time_s},
+                                   {"min_repeats", protocol->min_repeats},
+                                   {"max_repeats", protocol->max_repeats},
+                                   {"drift",
+                                    {{"every_trials", drift.every_trials},
+                                     {"every_s", drift.every_s},
+                                     {"baseline", drift.baseline},
+                                     {"min_band", drift.min_band}}},
+                                   {"confirm", {{"top", confirm_top}, {"rounds", o.confirm.rounds}}},
+                                   {"machine", detail::frequency_json(frequency)}};
     machine_note = detail::machine_change_note(o.db_path, ro.spec.task_key, ro.spec.device_kind, frequency);
     if (!machine_note.empty() && o.progress_line) std::fprintf(stderr, "note: %s\n", machine_note.c_str());
   }
@@ -612,9 +618,9 @@ run_report session::run() {
     throw input_error(e.what());
   }
   if (s.board) detail::start_session_dashboard(*s.board, recorder->endpoint(), o);
-  bool confirms = o.confirm.top > 0 && o.confirm.rounds > 0 && s.what->remeasures() && !s.topo.devices.empty();
-  auto listener = std::make_shared<session_listener>(recorder, o, s.space, s.topo, s.what->keeps_variants(),
-                                                     confirms ? o.confirm.top : 0);
+  bool confirms = confirm_top > 0;
+  auto listener =
+      std::make_shared<session_listener>(recorder, o, s.space, s.topo, s.what->keeps_variants(), confirm_top);
 
   actors::pipeline_options po;
   po.compile_workers = static_cast<std::uint32_t>(s.topo.compile_workers);
@@ -624,8 +630,7 @@ run_report session::run() {
   po.timing.time_scale = s.what->time_scale(o);
   po.budget = o.budget;
   po.early_stop = o.early_stop;
-  po.drift = o.drift;
-  if (!s.what->remeasures()) po.drift.every_trials = 0;
+  po.drift = drift;
   po.mode = o.mode == run_mode::generational ? actors::pipeline_mode::generational : actors::pipeline_mode::steady;
   po.batch = o.batch;
   for (const auto& row : recorder->prior())

@@ -211,7 +211,8 @@ struct session_options {
   /// in full) are measured again against each other, in turn, `rounds` rounds
   /// on the first device; the reported best is the one with the lowest median
   /// over those rounds, and the rounds are recorded. top 0: none (a replayed
-  /// dataset and program-edit evolution are never confirmed).
+  /// dataset, program-edit evolution and an objective function are never
+  /// confirmed, nor probed for drift).
   struct confirm_options {
     std::uint32_t top = 5;
     std::uint32_t rounds = 5;
