@@ -3,11 +3,13 @@
 // a backend that cannot be compiled in and bad names exit 2 saying what to do.
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "actors/scratch_dir.hpp"
 #include "cli/cli_process.hpp"
 #include "tune/kernels/task.hpp"
+#include "tune/kernels/tuned_kernel.hpp"
 #include "tune/storage/results_db.hpp"
 
 using Catch::Matchers::Contains;
@@ -65,6 +67,62 @@ TEST_CASE("emit writes the best configuration as header, source and flags", "[cl
   CHECK_THAT(read_text(dir / "mm.flags"), Contains("-march=native\n"));
 }
 
+TEST_CASE("emit writes a GPU kernel as its source and a launch that fits the configuration", "[cli]") {
+  tune::test::scratch_dir dir("tune-test-cli-emit-gpu");
+  const auto db = (dir / "results.db").string();
+  auto task = tune::parse_task("bmm:4x64x32x128:tn");
+  auto program = tune::make_gpu_task_program(task, "cuda");
+  tune::rng_type rng(11);
+  auto config = program->space->draw_valid(rng);
+  while (!program->check(*config).empty()) config = program->space->draw_valid(rng);
+  auto config_json = program->space->to_json(*config);
+  {
+    tune::storage::results_db results(db);
+    auto run = results.create_run({program->key, "random", 2, "{}", "cuda:sm_90:NVRTC 13.0"});
+    tune::storage::trial_record trial;
+    trial.state = tune::status::ok;
+    trial.config_json = config_json;
+    trial.time_ms = 0.25;
+    results.record_trial(run, trial);
+  }
+  cli_process emit({"emit", "--db", db, "--task", "bmm:4x64x32x128:tn", "--backend", "cuda", "--name", "bmm",
+                    "--source", (dir / "bmm.cu").string(), "--launch", (dir / "bmm.json").string()});
+  REQUIRE(emit.wait() == 0);
+  CHECK_THAT(emit.out(), Contains("bmm:4x64x32x128:tn:cuda at 0.25 ms (run 1, trial 0) written to"));
+  auto source = read_text(dir / "bmm.cu");
+  CHECK_THAT(source, Contains("extern \"C\" __global__") && Contains("tune_kernel(") &&
+                         Contains("from results.db: run 1 (random, seed 2), trial 0 of 1, on cuda:sm_90:NVRTC 13.0"));
+  CHECK(source.find(program->source(*config)) != std::string::npos);
+  auto launch = nlohmann::json::parse(read_text(dir / "bmm.json"));
+  auto geometry = program->geometry(*config);
+  CHECK(launch["entry"] == "tune_kernel");
+  CHECK(launch["operator"] == "bmm");
+  CHECK(launch["shape"]["batch"] == 4);
+  CHECK(launch["shape"]["n"] == 64);
+  CHECK(launch["shape"]["k"] == 32);
+  CHECK(launch["shape"]["m"] == 128);
+  CHECK(launch["shape"]["transpose_a"] == true);
+  CHECK(launch["shape"]["transpose_b"] == false);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(launch["grid"][i] == geometry.grid[i]);
+    CHECK(launch["block"][i] == geometry.block[i]);
+  }
+  REQUIRE(launch["arguments"].size() == 3);
+  CHECK(launch["arguments"][0]["name"] == "C");
+  CHECK(launch["arguments"][0]["output"] == true);
+  CHECK(launch["arguments"][0]["elements"] == 4 * 64 * 128);
+  CHECK(launch["arguments"][2]["elements"] == 4 * 32 * 128);
+  CHECK(launch["flops"] == 2.0 * 4 * 64 * 32 * 128);
+  CHECK(launch["time_ms"] == 0.25);
+  CHECK(launch["configuration"] == nlohmann::json::parse(config_json));
+
+  cli_process header({"emit", "--db", db, "--task", "bmm:4x64x32x128:tn", "--backend", "cuda", "--name", "bmm",
+                      "--header", (dir / "bmm.hpp").string(), "--source", (dir / "bmm.cu").string(), "--launch",
+                      (dir / "bmm.json").string()});
+  CHECK(header.wait() == 2);
+  CHECK_THAT(header.err(), Contains("(not --header or --flags)"));
+}
+
 TEST_CASE("emit says how to get a task the database does not hold", "[cli]") {
   tune::test::scratch_dir dir("tune-test-cli-emit-bad");
   const auto db = (dir / "results.db").string();
@@ -86,7 +144,21 @@ TEST_CASE("emit says how to get a task the database does not hold", "[cli]") {
   cli_process cuda(
       {"emit", "--db", db, "--task", "matmul:16x32x64", "--backend", "cuda", "--name", "mm", "--header", header});
   CHECK(cuda.wait() == 2);
-  CHECK_THAT(cuda.err(), Contains("--backend cuda: emit writes CPU kernels only"));
+  CHECK_THAT(cuda.err(), Contains("--backend cuda: a GPU kernel is emitted as its source and its launch; give "
+                                  "--source FILE.cu and --launch FILE.json"));
+
+  cli_process other({"emit", "--db", db, "--task", "matmul:16x32x64", "--backend", "tpu", "--name", "mm"});
+  CHECK(other.wait() == 2);
+  CHECK_THAT(other.err(), Contains("--backend tpu: emit writes kernels of the cpu, cuda and hip backends"));
+
+  cli_process no_header({"emit", "--db", db, "--task", "matmul:16x32x64", "--name", "mm"});
+  CHECK(no_header.wait() == 2);
+  CHECK_THAT(no_header.err(), Contains("--backend cpu: a CPU kernel is emitted as a C++ header; give --header"));
+
+  cli_process cpu_db_for_cuda({"emit", "--db", db, "--task", "matmul:16x32x64", "--backend", "cuda", "--name", "mm",
+                               "--source", (dir / "mm.cu").string(), "--launch", (dir / "mm.json").string()});
+  CHECK(cpu_db_for_cuda.wait() == 2);
+  CHECK_THAT(cpu_db_for_cuda.err(), Contains("has no runs of task 'matmul:16x32x64:cuda'"));
 
   cli_process name({"emit", "--db", db, "--task", "matmul:16x32x64", "--name", "my-mm", "--header", header});
   CHECK(name.wait() == 2);

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "kernel_fixtures.hpp"
@@ -15,6 +18,7 @@
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/cuda_driver.hpp"
 #include "tune/kernels/task.hpp"
+#include "tune/kernels/tuned_kernel.hpp"
 
 #ifdef TUNE_WITH_NVRTC
 #include "tune/kernels/cuda_backend.hpp"
@@ -41,6 +45,89 @@ std::string no_cuda_device() {
 /// strided padded convolution.
 const char* const small_tasks[] = {"matmul:128x256x192", "bmm:8x64x32x48:nn", "bmm:8x64x32x48:tn", "bmm:8x64x32x48:nt",
                                    "conv2d:2x3x31x31:16x5x5:s2:p1"};
+
+/// Three configurations of `task` drawn at random run on device 0 and match
+/// the reference (the device may refuse a launch its limits do not allow,
+/// which proves nothing, so up to 12 are drawn).
+void check_random_configurations(const char* task, const tune::task_backend_options& options, unsigned seed) {
+  auto backend = tune::make_task_backend(task, "cuda", options);
+  tune::rng_type rng(seed);
+  int correct = 0;
+  for (int tries = 0; tries < 12 && correct < 3; ++tries) {
+    auto [config, built] = tune::test::build_some(*backend, rng, 2000);
+    INFO(task << " " << backend->space()->to_json(config) << ": " << built.message);
+    REQUIRE(built.state == status::ok);
+    auto measured = backend->run(config, built, 0, 60.0);
+    INFO(measured.message);
+    CHECK((measured.state == status::ok || measured.state == status::instantiation_error));
+    if (measured.state == status::ok) {
+      CHECK(measured.time_ms > 0.0);
+      ++correct;
+    }
+  }
+  INFO(task);
+  CHECK(correct == 3);
+}
+
+/// The options of the GPU checks: the compile cache (and the expected
+/// outputs, which for C1 take the CPU a minute) shared with the tuning runs
+/// of run-gpu-tests.sh when TUNE_CACHE_DIR names one.
+tune::task_backend_options gpu_options(const tune::test::kernel_scratch& scratch) {
+  auto options = scratch.options();
+  if (const char* dir = std::getenv("TUNE_CACHE_DIR"); dir && *dir) options.cache_dir = dir;
+  return options;
+}
+
+/// matmul:128x256x192 with a fault planted in its source, chosen by `plant`
+/// (read on every build): "" none, "wrong" every output off by one, "fault" a
+/// store to an address no allocation holds, "hang" a first thread that spins
+/// for days while the others wait for it at the barrier.
+tune::kernel_program_ptr planted_matmul(std::shared_ptr<std::string> plant) {
+  auto base = tune::make_gpu_task_program(tune::parse_task("matmul:128x256x192"), "cuda");
+  auto program = std::make_shared<tune::kernel_program>(*base);
+  program->source = [base, plant](const tune::configuration& config) {
+    auto source = base->source(config);
+    auto put = [&](const std::string& what, const std::string& with) {
+      auto at = source.find(what);
+      REQUIRE(at != std::string::npos);
+      source.replace(at, what.size(), with);
+    };
+    const std::string start = "const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * Y2 + tx;";
+    if (*plant == "wrong") put("= acc[v][i][w][j];", "= acc[v][i][w][j] + 1.0f;");
+    if (*plant == "fault") put(start, start + " if (tid == 0) *reinterpret_cast<volatile float*>(C - (1L << 40)) = 1;");
+    // clock64() is read anew on each pass, so no compiler removes the loop (a
+    // spin on a volatile local was removed: the kernel ran and was right).
+    if (*plant == "hang")
+      put(start, start + " if (tid == 0) { long long t0 = clock64(); while (clock64() - t0 < (1LL << 50)) {} }");
+    return source;
+  };
+  return program;
+}
+
+/// A configuration of planted_matmul() and its build with each plant ("" the
+/// correct kernel); every planted source compiles, so a run tests the run.
+struct planted_builds {
+  tune::configuration config;
+  std::map<std::string, tune::build_result> builds;
+};
+
+planted_builds build_planted(tune::backend& backend, std::string& plant) {
+  tune::rng_type rng(3);
+  planted_builds out;
+  for (int tries = 0; tries < 50 && out.builds.empty(); ++tries) {
+    out.config = *backend.space()->draw_valid(rng);
+    for (const char* what : {"", "wrong", "fault", "hang"}) {
+      plant = what;
+      auto built = backend.build(out.config, 120.0);
+      if (built.state == status::instantiation_error) break;
+      INFO(what << ": " << built.message);
+      REQUIRE(built.state == status::ok);
+      out.builds[what] = built;
+    }
+    if (out.builds.size() < 4) out.builds.clear();
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -120,27 +207,56 @@ TEST_CASE("CUDA kernels are correct on a GPU when there is one", "[kernels][cuda
   auto no_device = no_cuda_device();
   if (!no_device.empty()) SKIP_TEST("no CUDA GPU here (" << no_device << "); scripts/pack_gpu.sh runs this on one");
   tune::test::kernel_scratch scratch("cuda-gpu");
-  for (const char* task : small_tasks) {
-    auto backend = tune::make_task_backend(task, "cuda", scratch.options());
-    tune::rng_type rng(7);
-    int correct = 0;
-    for (int tries = 0; tries < 12 && correct < 3; ++tries) {
-      auto [config, built] = tune::test::build_some(*backend, rng, 2000);
-      INFO(task << " " << backend->space()->to_json(config) << ": " << built.message);
-      REQUIRE(built.state == status::ok);
-      auto measured = backend->run(config, built, 0, 60.0);
-      INFO(measured.message);
-      // The device may refuse a launch its limits do not allow; anything else must be right.
-      CHECK((measured.state == status::ok || measured.state == status::instantiation_error));
-      if (measured.state == status::ok) {
-        CHECK(measured.time_ms > 0.0);
-        ++correct;
-      }
-    }
-    // A refused launch proves nothing: every task must run and match the reference.
-    INFO(task);
-    CHECK(correct == 3);
-  }
+  for (const char* task : small_tasks) check_random_configurations(task, scratch.options(), 7);
+}
+
+TEST_CASE("MM1, BMM1 and C1 configurations drawn at random run on a GPU and match the reference",
+          "[kernels][cuda][gpu]") {
+  auto no_device = no_cuda_device();
+  if (!no_device.empty()) SKIP_TEST("no CUDA GPU here (" << no_device << "); scripts/pack_gpu.sh runs this on one");
+  tune::test::kernel_scratch scratch("cuda-gpu-tasks");
+  for (const char* task : {"matmul:512x1024x1024", "bmm:960x128x128x64:nn", "conv2d:512x3x227x227:64x11x11:s4:p0"})
+    check_random_configurations(task, gpu_options(scratch), 11);
+}
+
+TEST_CASE("the planted kernels of the GPU test compile with NVRTC", "[kernels][cuda]") {
+  tune::test::kernel_scratch scratch("cuda-planted");
+  auto plant = std::make_shared<std::string>();
+  auto backend = tune::make_cuda_backend(planted_matmul(plant), scratch.options());
+  auto planted = build_planted(*backend, *plant);
+  CHECK(planted.builds.size() == 4);
+}
+
+TEST_CASE("on a GPU a planted wrong answer, a fault and a hang are statuses and the next trial runs",
+          "[kernels][cuda][gpu]") {
+  auto no_device = no_cuda_device();
+  if (!no_device.empty()) SKIP_TEST("no CUDA GPU here (" << no_device << "); scripts/pack_gpu.sh runs this on one");
+  tune::test::kernel_scratch scratch("cuda-gpu-planted");
+  auto plant = std::make_shared<std::string>();
+  auto backend = tune::make_cuda_backend(planted_matmul(plant), scratch.options());
+  auto [config, builds] = build_planted(*backend, *plant);
+  REQUIRE(builds.size() == 4);
+
+  auto ok_after = [&](const char* after) {
+    auto measured = backend->run(config, builds[""], 0, 30.0);
+    INFO("the correct kernel after the " << after << " one: " << measured.message);
+    CHECK(measured.state == status::ok);
+    CHECK(measured.time_ms > 0.0);
+  };
+  ok_after("first");
+  auto wrong = backend->run(config, builds["wrong"], 0, 30.0);
+  INFO(wrong.message);
+  CHECK(wrong.state == status::wrong_answer);
+  ok_after("wrong");
+  auto fault = backend->run(config, builds["fault"], 0, 30.0);
+  INFO(fault.message);
+  CHECK(fault.state == status::runtime_error);
+  ok_after("faulting");
+  auto hang = backend->run(config, builds["hang"], 0, 3.0);
+  INFO(hang.message);
+  CHECK(hang.state == status::run_timeout);
+  CHECK(hang.run_s < 20.0);
+  ok_after("hanging");
 }
 
 #else

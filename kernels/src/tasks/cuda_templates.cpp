@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "codegen.hpp"
+#include "tune/kernels/tuned_kernel.hpp"
 
 namespace tune::codegen {
 
@@ -301,3 +302,13 @@ kernel_program_ptr make_cuda_program(const task_spec& task) { return make_gpu_pr
 kernel_program_ptr make_hip_program(const task_spec& task) { return make_gpu_program(task, hip_dialect); }
 
 }  // namespace tune::codegen
+
+namespace tune {
+
+kernel_program_ptr make_gpu_task_program(const task_spec& task, const std::string& backend) {
+  if (backend == "cuda") return codegen::make_cuda_program(task);
+  if (backend == "hip") return codegen::make_hip_program(task);
+  throw std::invalid_argument("backend '" + backend + "' has no GPU kernel program; use cuda or hip");
+}
+
+}  // namespace tune

@@ -1,10 +1,12 @@
 #include "tune/kernels/tuned_kernel.hpp"
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "codegen.hpp"
 #include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/task.hpp"
 
 namespace tune {
 
@@ -53,10 +55,9 @@ std::string number_text(double value) {
   return std::string(text, end);
 }
 
-}  // namespace
-
-tuned_kernel_files emit_tuned_kernel(const kernel_program& program, const tuned_kernel_info& info,
-                                     const std::string& header_include) {
+// The configuration of `info`, checked against the program (each message says
+// what to do).
+configuration checked_configuration(const kernel_program& program, const tuned_kernel_info& info) {
   if (!codegen::is_identifier(info.name))
     throw std::invalid_argument("kernel name '" + info.name +
                                 "' is not a C identifier; use letters, digits and '_', e.g. mm_512");
@@ -76,6 +77,15 @@ tuned_kernel_files emit_tuned_kernel(const kernel_program& program, const tuned_
     if (auto problem = program.check(config); !problem.empty())
       throw std::invalid_argument("configuration " + info.config_json + " cannot be instantiated: " + problem);
   }
+  return config;
+}
+
+}  // namespace
+
+tuned_kernel_files emit_tuned_kernel(const kernel_program& program, const tuned_kernel_info& info,
+                                     const std::string& header_include) {
+  const auto& space = *program.space;
+  const configuration config = checked_configuration(program, info);
 
   if (!program.prepare.empty() || !program.finish.empty())
     throw std::invalid_argument("task '" + info.task +
@@ -118,6 +128,76 @@ tuned_kernel_files emit_tuned_kernel(const kernel_program& program, const tuned_
                  "), compiled with: " + joined(files.flags, " ") + "\n#define TUNE_ENGINE_IMPLEMENT_" + info.name +
                  "\n#include \"" + header_include + "\"\n";
   return files;
+}
+
+}  // namespace tune
+
+namespace tune {
+
+tuned_gpu_kernel emit_tuned_gpu_kernel(const kernel_program& program, const tuned_kernel_info& info) {
+  if (!program.geometry)
+    throw std::invalid_argument("task '" + info.task + "' (" + program.key +
+                                ") is not a GPU kernel; emit it as a C++ header with --backend cpu");
+  const configuration config = checked_configuration(program, info);
+  const task_spec task = parse_task(info.task);
+  const auto geometry = program.geometry(config);
+
+  nlohmann::json shape;
+  std::string op;
+  if (task.op == operator_kind::conv2d) {
+    op = "conv2d";
+    shape = {{"batch", task.batch},
+             {"in_channels", task.in_channels},
+             {"height", task.height},
+             {"width", task.width},
+             {"out_channels", task.out_channels},
+             {"kernel_h", task.kernel_h},
+             {"kernel_w", task.kernel_w},
+             {"stride", task.stride},
+             {"pad", task.pad},
+             {"out_height", task.out_height()},
+             {"out_width", task.out_width()}};
+  } else {
+    op = task.op == operator_kind::matmul ? "matmul" : "bmm";
+    shape = {{"batch", task.batch},
+             {"n", task.n},
+             {"k", task.k},
+             {"m", task.m},
+             {"transpose_a", task.transpose_a},
+             {"transpose_b", task.transpose_b}};
+  }
+  nlohmann::json arguments = nlohmann::json::array();
+  for (const auto& a : program.arguments) {
+    nlohmann::json argument = {{"name", a.name}, {"type", to_string(a.type)}, {"output", a.output}};
+    if (is_array(a.type))
+      argument["elements"] = a.size;
+    else
+      argument["value"] = a.value;
+    arguments.push_back(std::move(argument));
+  }
+  std::string provenance = info.provenance;
+  for (auto& c : provenance)
+    if (c == '\n') c = ' ';
+
+  tuned_gpu_kernel out;
+  out.source = "// " + info.name + ": " + info.task + " tuned by tune-engine; generated, do not edit.\n// " +
+               provenance + "\n" + program.source(config);
+  nlohmann::json launch = {{"name", info.name},
+                           {"task", info.task},
+                           {"program", program.key},
+                           {"operator", op},
+                           {"shape", std::move(shape)},
+                           {"entry", program.entry},
+                           {"grid", {geometry.grid[0], geometry.grid[1], geometry.grid[2]}},
+                           {"block", {geometry.block[0], geometry.block[1], geometry.block[2]}},
+                           {"shared_bytes", geometry.shared_bytes},
+                           {"arguments", std::move(arguments)},
+                           {"flops", program.flops},
+                           {"configuration", nlohmann::json::parse(info.config_json)},
+                           {"time_ms", info.time_ms},
+                           {"provenance", provenance}};
+  out.launch_json = launch.dump(2) + "\n";
+  return out;
 }
 
 }  // namespace tune

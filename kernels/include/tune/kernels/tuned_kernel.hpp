@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tune/kernels/kernel_program.hpp"
+#include "tune/kernels/task.hpp"
 
 namespace tune {
 
@@ -46,5 +47,25 @@ inline constexpr const char* tuned_kernel_flags_prefix = "// tune-engine flags: 
 /// instantiated (each message says which and what to do).
 tuned_kernel_files emit_tuned_kernel(const kernel_program& program, const tuned_kernel_info& info,
                                      const std::string& header_include);
+
+/// A tuned GPU kernel (CUDA or HIP) for a program of its own: the kernel
+/// source with the configuration baked in, and how to launch it.
+struct tuned_gpu_kernel {
+  std::string source;
+  /// JSON: entry, grid, block, shared_bytes, arguments (name, type, elements
+  /// or value, output; in the entry's order), operator and shape of the task,
+  /// flops of one launch, configuration, time_ms, provenance.
+  std::string launch_json;
+};
+
+/// The source and launch of `program`'s configuration `info.config_json`.
+/// Throws std::invalid_argument as emit_tuned_kernel() does, and for a program
+/// that is not a GPU kernel.
+tuned_gpu_kernel emit_tuned_gpu_kernel(const kernel_program& program, const tuned_kernel_info& info);
+
+/// The program a GPU backend ("cuda" or "hip") builds for a built-in task; only
+/// source is generated, so no GPU toolkit is needed. Throws
+/// std::invalid_argument for another backend name.
+kernel_program_ptr make_gpu_task_program(const task_spec& task, const std::string& backend);
 
 }  // namespace tune
