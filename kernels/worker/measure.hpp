@@ -34,6 +34,8 @@ std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments);
 
 /// Fills the output arrays with NaN (-1 for int*) again.
 void poison_outputs(std::vector<argument_buffer>& buffers);
+/// One output buffer poisoned as poison_outputs() does.
+void poison_output(argument_buffer& buffer);
 
 /// The expected outputs of a task, one block per output array in argument
 /// order, as the reference mode wrote them.
@@ -97,9 +99,14 @@ class kernel_runner {
   /// Once per kernel: loads `entry` (and the request's "prepare" and
   /// "finish", CPU only) from `library`.
   virtual nlohmann::json load(const nlohmann::json& request, const std::string& library, const std::string& entry) = 0;
-  /// Before every checked run but the first after attach(): the device's
-  /// outputs poisoned again (host buffers are poisoned by the caller).
-  virtual nlohmann::json reset_outputs(std::vector<argument_buffer>&) { return nullptr; }
+  /// Before every checked run but the first after attach(): the outputs
+  /// poisoned again (NaN, -1 for int arrays) where the kernel writes them: the
+  /// host buffers (CPU), the device's (GPU: with a device memset where the API
+  /// has one, else from the host buffers, poisoned first).
+  virtual nlohmann::json reset_outputs(std::vector<argument_buffer>& buffers) {
+    poison_outputs(buffers);
+    return nullptr;
+  }
   /// Runs once (with prepare and finish) and leaves the outputs in the host
   /// buffers.
   virtual nlohmann::json run_checked(std::vector<argument_buffer>& buffers, run_marks& marks) = 0;
