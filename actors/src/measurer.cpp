@@ -79,8 +79,10 @@ struct drift_probe {
   bool choosing() const { return state.probes == 0 && baseline_times.empty(); }
   bool due(double now, double time_scale) const {
     if (!enabled()) return false;
-    // The baseline's probes, back to back, once the first has run.
-    if (!baseline_times.empty() && baseline_times.size() < policy.baseline) return true;
+    // The baseline's probes too come at this pace, not back to back, so that
+    // its band holds the noise of the run's first minutes (three probes in a
+    // row agreed within 7% where the next ones moved by 30% while the other
+    // core compiled, and flagged nearly every trial of an undisturbed run).
     return since >= policy.every_trials || (policy.every_s > 0 && now - last_at >= policy.every_s * time_scale);
   }
 

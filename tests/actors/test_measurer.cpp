@@ -99,7 +99,7 @@ TEST_CASE("a run that hangs past its timeout becomes run_timeout and the device 
 }
 
 namespace {
-/// A device that slows down by half after its 12th run and recovers after its 24th.
+/// A device that slows down by half after its 20th run and recovers after its 35th.
 class drifting_backend final : public tune::testing::grid_backend {
  public:
   using grid_backend::grid_backend;
@@ -107,7 +107,7 @@ class drifting_backend final : public tune::testing::grid_backend {
                  const run_limits& limits) override {
     auto out = grid_backend::run(config, build, device, limits);
     auto n = ++runs_;
-    if (n > 12 && n <= 24) out.time_ms *= 1.5;
+    if (n > 20 && n <= 35) out.time_ms *= 1.5;
     return out;
   }
 
@@ -126,16 +126,17 @@ TEST_CASE("the drift probe flags the trials measured while its device had slowed
   options.drift.every_s = 0;
   options.drift.baseline = 3;
   auto m = spawn_measurer(t.system, backend, options);
-  // One at a time, so that the device's runs come in a known order: trials
-  // 0-3, the baseline's 3 probes (runs 5-7), then a probe after every 4 trials.
+  // One at a time, so that the device's runs come in a known order: a probe
+  // after every 4 trials (runs 5, 10, 15, ...), the first three the baseline.
   std::vector<measured_trial> got;
-  for (std::uint64_t flat = 0; flat < 24; ++flat)
+  for (std::uint64_t flat = 0; flat < 40; ++flat)
     t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
         .receive([&](measured_trial& trial) { got.push_back(std::move(trial)); },
                  [&](caf::error& err) { FAIL(t.system.render(err)); });
-  REQUIRE(got.size() == 24);
+  REQUIRE(got.size() == 40);
   // The baseline: the fastest of the first 4 trials' configurations (not
-  // the first: a slow one would make every probe slow), measured 3 times.
+  // the first: a slow one would make every probe slow), measured 3 times,
+  // after trials 3, 7 and 11.
   const auto& last = got.back().drift;
   double fastest = 1e300;
   for (std::uint64_t flat = 0; flat < 4; ++flat)
@@ -145,17 +146,20 @@ TEST_CASE("the drift probe flags the trials measured while its device had slowed
   CHECK(last.max_ratio == Approx(1.5));
   CHECK(last.min_ratio == Approx(1.0));
   CHECK(last.probes > 3);
-  // Runs 13..24 are slow: the probe out of the band names the trials since the
-  // last probe in the band, and the trials after it are flagged as they come
-  // until a probe is back in the band.
+  // Runs 21..35 are slow (trials 16-27 and the probes after trials 19, 23 and
+  // 27): the first probe out of the band names the trials since the last
+  // probe in the band, and the trials after it are flagged as they come until
+  // a probe is back in the band (the one after trial 31).
   std::set<std::uint64_t> flagged;
   for (const auto& trial : got) {
     if (trial.drift_flagged) flagged.insert(trial.candidate_id);
     for (auto id : trial.drift_suspects) flagged.insert(id);
   }
   CHECK_FALSE(flagged.empty());
+  for (std::uint64_t id = 16; id <= 27; ++id) CHECK(flagged.count(id) == 1);  // measured slow
   CHECK(flagged.count(0) == 0);   // before the slow runs
-  CHECK(flagged.count(23) == 0);  // after the device recovered
+  CHECK(flagged.count(15) == 0);  // measured before them, the probe after it in the band
+  CHECK(flagged.count(39) == 0);  // after the device recovered
   CHECK(last.flagged == flagged.size());
   double probe_s = 0;
   for (const auto& trial : got) probe_s += trial.probe_s;

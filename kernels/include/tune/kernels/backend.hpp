@@ -163,7 +163,8 @@ struct device_time {
 /// fastest measured in full before the first probe, measured in full every so
 /// often) and when its time has moved: out of [baseline × (1 − band),
 /// baseline × (1 + band)], the baseline the median of the first `baseline`
-/// probes, the band the larger of min_band and 1.5 × their relative range.
+/// probes (taken at the same pace as the others, so they span the run's first
+/// minutes), the band the larger of min_band and 1.5 × their relative range.
 struct drift_policy {
   std::uint32_t every_trials = 25;  ///< a probe before every this many trials; 0: no probes
   double every_s = 30.0;            ///< or when this many seconds passed since the last
