@@ -4,6 +4,7 @@
 // the session assembles the target's backend, topology and strategy with the
 // options every target shares.
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -673,11 +674,14 @@ run_report session::run() {
   // the run was stopped or broke down.
   std::vector<run_report::confirmation_entry> confirmation;
   std::string confirmation_note;
+  double confirmation_s = 0.0;
   if (confirms && record_error.empty() &&
       (reason == end_reason::budget || reason == end_reason::time || reason == end_reason::exhausted)) {
     if (o.progress_line) std::fprintf(stderr, "confirming the fastest trials against each other…\n");
+    auto confirm_start = std::chrono::steady_clock::now();
     confirmation = detail::confirm_fastest(*s.be, listener->fastest(), s.topo.devices.front().id, o.confirm.rounds,
                                            s.topo.timeouts, confirmation_note);
+    confirmation_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - confirm_start).count();
   }
   try {
     std::optional<storage::trial_record> best;
@@ -715,6 +719,7 @@ run_report session::run() {
   report.confirmation = std::move(confirmation);
   report.drift_flagged = listener->drift_flagged();
   report.confirmation_note = std::move(confirmation_note);
+  report.confirmation_s = confirmation_s;
   report.machine_note = std::move(machine_note);
   report.run_id = recorder->run_id();
   report.resumed = recorder->resumed();

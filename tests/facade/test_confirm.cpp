@@ -92,6 +92,10 @@ TEST_CASE("confirmation: a lucky measurement of the search loses the rounds, whi
   CHECK(report.confirmation[1].median_ms == 2.0);
   CHECK_THAT(report.to_text(), Catch::Matchers::Contains("confirmed: the median of 4 rounds"));
   CHECK(report.to_json()["best"]["search_time_ms"] == 1.0);
+  // The rounds take time of their own, after the run's wall time, and say so.
+  CHECK(report.confirmation_s > 0.0);
+  CHECK(report.to_json()["time"]["confirmation_s"] == report.confirmation_s);
+  CHECK_THAT(report.to_text(), Catch::Matchers::Contains(" s after the run); "));
   // The database keeps the rounds and answers `best` with the winner.
   storage::results_db db(o.db_path, storage::results_db::open_mode::read_only);
   auto best = db.best(report.task_key);
@@ -110,6 +114,7 @@ TEST_CASE("confirmation: a lucky measurement of the search loses the rounds, whi
   CHECK(unconfirmed.best->config_json == "{\"x\": 3}");
   CHECK(unconfirmed.best->time_ms == 0.5);
   CHECK(unconfirmed.confirmation.empty());
+  CHECK(unconfirmed.confirmation_s == 0.0);
   std::filesystem::remove(o.db_path);
 }
 

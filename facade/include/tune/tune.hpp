@@ -258,6 +258,9 @@ struct run_report {
   std::vector<confirmation_entry> confirmation;  ///< by median, the winner first
   /// Why there was no confirmation although one was asked for; empty otherwise.
   std::string confirmation_note;
+  /// Wall seconds the confirmation took, after the run's wall_s (0 when there
+  /// was none): its builds (the compile cache answers) and rounds.
+  double confirmation_s = 0.0;
   /// What changed in the CPU's frequency settings (governor, boost, maximum)
   /// since the last run of this task in the database; empty when nothing
   /// did or it cannot be told.
