@@ -42,8 +42,8 @@ std::string find_chromium() {
 
 /// Runs chromium headless on `url` with `extra` arguments, stdout into
 /// `out_file`; returns its exit status (-1 when killed after 60 s).
-int run_chromium(const std::string& chromium, const std::filesystem::path& profile, const std::string& url,
-                 std::vector<std::string> extra, const std::filesystem::path& out_file) {
+int run_chromium_once(const std::string& chromium, const std::filesystem::path& profile, const std::string& url,
+                      std::vector<std::string> extra, const std::filesystem::path& out_file) {
   std::vector<std::string> args = {chromium,
                                    "--headless",
                                    "--no-sandbox",
@@ -85,6 +85,23 @@ int run_chromium(const std::string& chromium, const std::filesystem::path& profi
     std::this_thread::sleep_for(20ms);
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// Headless chromium, run again (with a fresh profile) when it exits 0 having
+/// printed nothing: on a loaded 2-core machine it sometimes does, a DOM dump
+/// being never empty otherwise. Three empty dumps in a row fail the checks on
+/// the page, as they should.
+int run_chromium(const std::string& chromium, const std::filesystem::path& profile, const std::string& url,
+                 const std::vector<std::string>& extra, const std::filesystem::path& out_file) {
+  int rc = -1;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto attempt_profile = profile;
+    if (attempt > 0) attempt_profile += "-again" + std::to_string(attempt);
+    rc = run_chromium_once(chromium, attempt_profile, url, extra, out_file);
+    std::error_code ec;
+    if (rc != 0 || std::filesystem::file_size(out_file, ec) > 0) break;
+  }
+  return rc;
 }
 
 std::string read_file(const std::filesystem::path& path) {
