@@ -30,18 +30,7 @@ class gpu_runner : public kernel_runner {
     for (auto& b : buffers) {
       if (!is_array(b.type)) continue;
       auto address = device_memory_[array++];
-      if (!b.output) continue;
-      // A 32-bit pattern repeated: NaN as a float, NaN as a double
-      // (0x7FF800007FF80000), -1 as an int.
-      unsigned pattern = b.type == argument_type::f32_array   ? 0x7FC00000u
-                         : b.type == argument_type::f64_array ? 0x7FF80000u
-                                                              : 0xFFFFFFFFu;
-      std::size_t words = b.count * element_bytes(b.type) / 4;
-      error_.clear();
-      if (fill_on_device(address, pattern, words)) continue;
-      if (!error_.empty()) return failure(error_);
-      poison_output(b);
-      if (!copy_to_device(address, b.bytes.data(), b.count * element_bytes(b.type))) return failure(error_);
+      if (b.output && !poison_on_device(address, b)) return failure(error_);
     }
     return nullptr;
   }
@@ -107,10 +96,13 @@ class gpu_runner : public kernel_runner {
   // the address it allocated even when the copy fails, so it is freed.
   virtual bool upload(device_address* address, const void* host, std::size_t bytes) = 0;
   virtual bool copy_to_device(device_address address, const void* host, std::size_t bytes) = 0;
-  /// Sets `words` 32-bit words at `address` to `pattern` on the device; false
-  /// with error_ empty where the API has no such call (the caller copies from
-  /// the host instead), false with error_ set when it failed.
-  virtual bool fill_on_device(device_address, unsigned, std::size_t) { return false; }
+  /// The output array at `address` poisoned as poison_output() poisons `b`;
+  /// by default `b` is poisoned and copied over (an API with a device memset
+  /// does without the host).
+  virtual bool poison_on_device(device_address address, argument_buffer& b) {
+    poison_output(b);
+    return copy_to_device(address, b.bytes.data(), b.count * element_bytes(b.type));
+  }
   virtual bool download(void* host, device_address address, std::size_t bytes) = 0;
   virtual bool launch() = 0;
   virtual bool synchronize() = 0;
@@ -191,8 +183,13 @@ class cuda_runner final : public gpu_runner {
   bool copy_to_device(device_address address, const void* host, std::size_t bytes) override {
     return ok(api_->memcpy_htod(address, host, bytes), "cuMemcpyHtoD");
   }
-  bool fill_on_device(device_address address, unsigned pattern, std::size_t words) override {
-    return ok(api_->memset_d32(address, pattern, words), "cuMemsetD32");
+  bool poison_on_device(device_address address, argument_buffer& b) override {
+    // A 32-bit pattern repeated: NaN as a float, NaN as a double
+    // (0x7FF800007FF80000), -1 as an int.
+    unsigned pattern = b.type == argument_type::f32_array   ? 0x7FC00000u
+                       : b.type == argument_type::f64_array ? 0x7FF80000u
+                                                            : 0xFFFFFFFFu;
+    return ok(api_->memset_d32(address, pattern, b.count * element_bytes(b.type) / 4), "cuMemsetD32");
   }
   bool download(void* host, device_address address, std::size_t bytes) override {
     return ok(api_->memcpy_dtoh(host, address, bytes), "cuMemcpyDtoH");

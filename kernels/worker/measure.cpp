@@ -209,6 +209,23 @@ std::string write_expected(const std::string& path, const std::vector<argument_b
   return {};
 }
 
+namespace {
+
+// The first of `n` elements out of tolerance (or NaN), or n; the largest
+// error before it goes into max_error.
+template <typename T>
+std::size_t first_wrong(const T* got, const T* ref, std::size_t n, double tolerance, double& max_error) {
+  for (std::size_t i = 0; i < n; ++i) {
+    double r = static_cast<double>(ref[i]);
+    double error = std::fabs(static_cast<double>(got[i]) - r) / std::max(1.0, std::fabs(r));
+    if (!(error <= tolerance)) return i;
+    max_error = std::max(max_error, error);
+  }
+  return n;
+}
+
+}  // namespace
+
 nlohmann::json compare_outputs(const std::vector<argument_buffer>& buffers, const expected_outputs& expected,
                                double tolerance, double& max_error) {
   max_error = 0.0;
@@ -216,31 +233,29 @@ nlohmann::json compare_outputs(const std::vector<argument_buffer>& buffers, cons
   for (const auto& b : buffers) {
     if (!b.output) continue;
     if (output >= expected.size()) return failure("the reference outputs are fewer than the outputs");
-    const auto& want = expected[output++];
+    const auto* got = b.bytes.data();
+    const auto* want = expected[output++].data();
     std::size_t i = 0;
-    if (b.type == argument_type::f32_array) {
-      // The common case without a call per element; the first element out of
-      // tolerance (or NaN) is reported by the general loop below.
-      const auto* got = reinterpret_cast<const float*>(b.bytes.data());
-      const auto* ref = reinterpret_cast<const float*>(want.data());
-      double largest = 0.0;
-      for (; i < b.count; ++i) {
-        double r = ref[i], error = std::fabs(static_cast<double>(got[i]) - r) / std::max(1.0, std::fabs(r));
-        if (!(error <= tolerance)) break;
-        largest = std::max(largest, error);
-      }
-      max_error = std::max(max_error, largest);
+    switch (b.type) {
+      case argument_type::f32_array:
+        i = first_wrong(reinterpret_cast<const float*>(got), reinterpret_cast<const float*>(want), b.count, tolerance,
+                        max_error);
+        break;
+      case argument_type::f64_array:
+        i = first_wrong(reinterpret_cast<const double*>(got), reinterpret_cast<const double*>(want), b.count, tolerance,
+                        max_error);
+        break;
+      default:
+        i = first_wrong(reinterpret_cast<const std::int32_t*>(got), reinterpret_cast<const std::int32_t*>(want),
+                        b.count, tolerance, max_error);
     }
-    for (; i < b.count; ++i) {
-      double got = element(b, b.bytes.data(), i), ref = element(b, want.data(), i);
-      double error = std::fabs(got - ref) / std::max(1.0, std::fabs(ref));
-      if (!(error <= tolerance)) {
-        char message[256];
-        std::snprintf(message, sizeof message, "output element %zu is %.9g, expected %.9g (tolerance %g)", i, got, ref,
-                      tolerance);
-        return {{"status", "wrong_answer"}, {"message", message}, {"max_error", std::isnan(error) ? -1 : error}};
-      }
-      max_error = std::max(max_error, error);
+    if (i < b.count) {
+      double g = element(b, got, i), r = element(b, want, i);
+      double error = std::fabs(g - r) / std::max(1.0, std::fabs(r));
+      char message[256];
+      std::snprintf(message, sizeof message, "output element %zu is %.9g, expected %.9g (tolerance %g)", i, g, r,
+                    tolerance);
+      return {{"status", "wrong_answer"}, {"message", message}, {"max_error", std::isnan(error) ? -1 : error}};
     }
   }
   return nullptr;
