@@ -1,6 +1,7 @@
 #include "runs_json.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "tune/storage/results_db.hpp"
@@ -97,15 +98,22 @@ std::optional<nlohmann::json> run_details(const std::vector<std::string>& databa
   for (const auto& t : trials) {
     ++counts[std::string(to_string(t.state))];
     auto config = nlohmann::json::parse(t.config_json, nullptr, false);
-    rows.push_back({{"seq", t.seq},
-                    {"config", config.is_discarded() ? nlohmann::json(t.config_json) : config},
-                    {"status", std::string(to_string(t.state))},
-                    {"time_ms", t.ok() ? nlohmann::json(t.time_ms) : nlohmann::json()},
-                    {"compile_s", t.compile_s},
-                    {"run_s", t.run_s},
-                    {"device", t.device},
-                    {"wall_elapsed_s", std::max(0.0, t.finished_at - run->started_at)},
-                    {"reused_from_run", t.reused() ? nlohmann::json(*t.reused_from_run) : nlohmann::json()}});
+    nlohmann::json row = {{"seq", t.seq},
+                          {"config", config.is_discarded() ? nlohmann::json(t.config_json) : config},
+                          {"status", std::string(to_string(t.state))},
+                          {"time_ms", t.ok() ? nlohmann::json(t.time_ms) : nlohmann::json()},
+                          {"compile_s", t.compile_s},
+                          {"run_s", t.run_s},
+                          {"device", t.device},
+                          {"wall_elapsed_s", std::max(0.0, t.finished_at - run->started_at)},
+                          {"reused_from_run", t.reused() ? nlohmann::json(*t.reused_from_run) : nlohmann::json()},
+                          {"stopped_early", t.stopped_early},
+                          {"drift_flagged", t.drift_flagged}};
+    if (std::isfinite(t.duel_ms)) {  // as the trial_finished event has them
+      row["duel_ms"] = t.duel_ms;
+      row["duel_best_ms"] = t.duel_best_ms;
+    }
+    rows.push_back(std::move(row));
   }
   details["status_counts"] = counts;
   details["trials"] = std::move(rows);

@@ -133,6 +133,25 @@ function lineDataset(label, points, index) {
 
 /// Best-so-far curve of trials sorted by seq: [{x: seq + 1 or elapsed, y: best}].
 /// Trials whose x is null (no wall clock) are left out.
+/// The time a trial counts for as the best, as the engine judges it: none
+/// for a failed trial, one whose timing stopped early (clearly slower) or one
+/// that lost its duel against the best before it; its duel's median when it
+/// had one, else its own time.
+function judgedMs(t) {
+  if (t.time_ms === null || t.time_ms === undefined || t.stopped_early) return null;
+  if (typeof t.duel_ms === 'number') return t.duel_ms < t.duel_best_ms ? t.duel_ms : null;
+  return t.time_ms;
+}
+
+function bestTrial(trials) {
+  let best = null;
+  for (const t of trials) {
+    const ms = judgedMs(t);
+    if (ms !== null && (!best || ms < judgedMs(best))) best = t;
+  }
+  return best;
+}
+
 function convergence(trials, xOf) {
   const points = [];
   let best = Infinity;
@@ -141,8 +160,9 @@ function convergence(trials, xOf) {
     const x = xOf(t);
     if (x === null) continue;
     last = x;
-    if (t.time_ms === null || t.time_ms === undefined || !(t.time_ms < best)) continue;
-    best = t.time_ms;
+    const ms = judgedMs(t);
+    if (ms === null || !(ms < best)) continue;
+    best = ms;
     points.push({ x: x, y: best });
   }
   if (points.length && last !== null && last !== points[points.length - 1].x) points.push({ x: last, y: best });
@@ -183,6 +203,7 @@ function resetPanel(mode, run, db) {
   panel.trials = new Map();
   panel.progress = null;
   panel.finished = null;
+  panel.drift = null;  // live mode: the latest drift event
   panel.row = null;  // database mode: the run's /api/runs row
   panel.details = null;  // database mode: its /api/runs/D/I answer
 }
@@ -312,12 +333,25 @@ function renderPanel() {
   setText(count, String(trials.length));
   count.dataset.count = String(trials.length);
 
-  let best = null;
-  for (const t of trials) if (t.time_ms !== null && t.time_ms !== undefined && (!best || t.time_ms < best.time_ms)) best = t;
+  const best = bestTrial(trials);
   const bestElement = byId('best');
-  setText(bestElement, best ? formatMs(best.time_ms) : '–');
-  bestElement.dataset.ms = best ? String(best.time_ms) : '';
+  setText(bestElement, best ? formatMs(judgedMs(best)) : '–');
+  bestElement.dataset.ms = best ? String(judgedMs(best)) : '';
   bestElement.dataset.seq = best ? String(best.seq) : '';
+
+  // Drift: the trials a probe flagged, and how far the latest probe out of
+  // its band had moved; duels: would-be bests measured against the best.
+  const flagged = trials.filter((t) => t.drift_flagged).length;
+  const driftElement = byId('drift');
+  const probe = isLive && panel.drift ? ' · probe ' + panel.drift.ratio.toFixed(2) + 'x on ' + panel.drift.device : '';
+  setText(driftElement, flagged + ' flagged' + probe);
+  driftElement.dataset.flagged = String(flagged);
+  const duels = trials.filter((t) => typeof t.duel_ms === 'number');
+  const lost = duels.filter((t) => judgedMs(t) === null).length;
+  const duelElement = byId('duels');
+  setText(duelElement, duels.length ? duels.length + ' (' + lost + ' lost)' : '–');
+  duelElement.dataset.count = String(duels.length);
+  duelElement.dataset.lost = String(lost);
 
   // Elapsed: the run's end in the database when it has one, else the latest
   // wall clock heard (a progress event or a trial).
@@ -377,11 +411,17 @@ function renderPanel() {
     const at = wallOf(t);
     row.dataset.seq = String(t.seq);
     row.dataset.s = at === null ? '' : String(at);
+    row.dataset.drift = t.drift_flagged ? 'true' : 'false';
+    if (t.drift_flagged) row.className = 'drift';
     cell(row, String(t.seq));
     cell(row, at === null ? '–' : at.toFixed(2));
     cell(row, t.status, t.status === 'ok' ? 'status-ok' : 'status-failed');
     cell(row, t.device);
-    cell(row, formatMs(t.time_ms));
+    let time = formatMs(t.time_ms);
+    if (typeof t.duel_ms === 'number')
+      time += ' · duel ' + formatMs(t.duel_ms) + ' vs ' + formatMs(t.duel_best_ms) + (t.duel_ms < t.duel_best_ms ? ' won' : ' lost');
+    if (t.drift_flagged) time += ' · drift';
+    cell(row, time);
     cell(row, t.compile_s.toFixed(3));
     cell(row, t.run_s.toFixed(3));
     cell(row, JSON.stringify(t.config), 'config');
@@ -486,6 +526,15 @@ function onEvent(event) {
       break;
     case 'progress':
       if (panel.mode === 'live') panel.progress = event;
+      break;
+    case 'drift':
+      if (panel.mode === 'live') {
+        panel.drift = event;
+        for (const seq of event.flagged) {
+          const t = panel.trials.get(seq);
+          if (t) t.drift_flagged = true;
+        }
+      }
       break;
     case 'run_finished':
       if (panel.mode === 'live') panel.finished = event;

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "actors/scratch_dir.hpp"
+#include "skip.hpp"
 #include "tune/dashboard/server.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
@@ -182,10 +183,7 @@ std::string write_cache(const std::filesystem::path& dir) {
 
 TEST_CASE("a browser shows a replay run live and from the database with run strings as text") {
   auto chromium = find_chromium();
-  if (chromium.empty()) {
-    std::puts("SKIPPED: chromium not found (Debian's chromium; bash scripts/test.sh installs it)");
-    return;
-  }
+  if (chromium.empty()) SKIP_TEST("chromium not found (Debian's chromium; bash scripts/test.sh installs it)");
   scratch_dir dir("dashboard-browser");
   auto db_path = (dir / "runs.db").string();
   auto events = "ipc://" + (dir / "events.ipc").string();
@@ -392,4 +390,58 @@ TEST_CASE("a browser shows a replay run live and from the database with run stri
     CHECK_THAT(page, !Contains(injected));
     CHECK_THAT(page, !Contains("data-injected"));
   }
+}
+
+TEST_CASE("a browser shows a run's drift-flagged trials and its duels, and judges the best as the engine does") {
+  auto chromium = find_chromium();
+  if (chromium.empty()) SKIP_TEST("chromium not found (Debian's chromium; bash scripts/test.sh installs it)");
+  scratch_dir dir("dashboard-browser-drift");
+  auto db_path = (dir / "runs.db").string();
+  {
+    storage::results_db db(db_path);
+    storage::run_spec spec;
+    spec.task_key = "matmul:64x64x64";
+    spec.strategy = "bo";
+    spec.device_kind = "cpu";
+    auto run = db.create_run(spec);
+    auto ok = [](int x, double ms) {
+      storage::trial_record t;
+      t.config_json = "{\"x\":" + std::to_string(x) + "}";
+      t.state = status::ok;
+      t.time_ms = ms;
+      t.device = "cpu0";
+      return t;
+    };
+    db.record_trial(run, ok(0, 10.0));
+    auto lucky = ok(1, 8.5);  // lost its duel: never the best
+    lucky.duel_ms = 10.5;
+    lucky.duel_best_ms = 10.0;
+    db.record_trial(run, lucky);
+    auto drifted = ok(2, 9.0);
+    drifted.drift_flagged = true;
+    db.record_trial(run, drifted);
+    auto early = ok(3, 5.0);  // timing stopped early: not a full measurement
+    early.stopped_early = true;
+    db.record_trial(run, early);
+    db.finish_run(run, end_reason::budget);
+  }
+  dashboard::server_options bo;
+  bo.listen = "127.0.0.1:0";
+  bo.databases = {db_path};
+  bo.event_endpoints = {"ipc://" + (dir / "silent.ipc").string()};
+  dashboard::server board(bo);
+  board.start();
+  auto file = dir / "drift.html";
+  CHECK(run_chromium(chromium, dir / "profile-drift", board.url(), {"--dump-dom"}, file) == 0);
+  auto page = read_file(file);
+  INFO(page);
+  CHECK(attribute(page, "trials", "data-count") == "4");
+  CHECK(attribute(page, "best", "data-seq") == "2");
+  CHECK(std::stod("0" + attribute(page, "best", "data-ms")) == 9.0);
+  CHECK(attribute(page, "drift", "data-flagged") == "1");
+  CHECK(attribute(page, "duels", "data-count") == "1");
+  CHECK(attribute(page, "duels", "data-lost") == "1");
+  CHECK(std::regex_search(page, std::regex("data-seq=\"2\"[^>]*data-drift=\"true\"")));
+  CHECK(std::regex_search(page, std::regex("data-seq=\"0\"[^>]*data-drift=\"false\"")));
+  CHECK_THAT(page, Contains("duel 10.500 ms vs 10.000 ms lost"));
 }
