@@ -11,41 +11,21 @@
 #
 # e.g. bench/drift_load.sh build/cli/tune-engine
 set -euo pipefail
+source "$(dirname "$0")/bench_lib.sh"
 budget=150 every=10 on=10 off=25 load_core=0 out=${TMPDIR:-/tmp}/drift-load-$$
-bin=
-while [ $# -gt 0 ]; do
-  case $1 in
-    --budget) budget=$2; shift 2 ;;
-    --every) every=$2; shift 2 ;;
-    --on) on=$2; shift 2 ;;
-    --off) off=$2; shift 2 ;;
-    --load-core) load_core=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-    *) bin=$1; shift ;;
-  esac
-done
-[ -n "$bin" ] || { echo "usage: $0 [--budget N] [--every N] [--on S] [--off S] [--load-core C] [--out DIR] BIN" >&2; exit 2; }
-mkdir -p "$out"
-cc -O2 -o "$out/stream_load" "$(dirname "$0")/stream_load.c"
-echo 'compile_workers: 1
-compile_timeout_s: 60
-run_timeout_s: 10
-devices: [{backend: cpu, id: 0, name: cpu0, prefetch: 1}]' >"$out/topology.yaml"
+bench_options "$@"
+[ ${#ARGS[@]} -eq 1 ] || { echo "usage: $0 [--budget N] [--every N] [--on S] [--off S] [--load-core C] [--out DIR] BIN" >&2; exit 2; }
+bin=${ARGS[0]}
+bench_setup "$out"
 rm -f "$out/run.db"*
-load_pid=
-cleanup() { if [ -n "$load_pid" ]; then kill "$load_pid" 2>/dev/null || true; fi; }
-trap cleanup EXIT
 "$bin" tune --topology "$out/topology.yaml" --task matmul:512x1024x1024 --strategy opevo --budget "$budget" \
   --seed 1 --db "$out/run.db" --summary-json "$out/summary.json" --drift-every "$every" --quiet >"$out/log.txt" 2>&1 &
 run_pid=$!
 sleep "$on"
 load_on=$(date +%s.%N)
-taskset -c "$load_core" "$out/stream_load" &
-load_pid=$!
+load_start "$out" "$load_core"
 sleep $((off - on))
-kill "$load_pid"; wait "$load_pid" 2>/dev/null || true
-load_pid=
+load_stop
 load_off=$(date +%s.%N)
 wait "$run_pid" || { echo "the run failed; its log:" >&2; cat "$out/log.txt" >&2; exit 1; }
 grep "drift probe" "$out/log.txt" || true

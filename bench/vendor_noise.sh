@@ -13,36 +13,12 @@
 #
 # e.g. bench/vendor_noise.sh /work/wt/base/build/cli/tune-engine build/cli/tune-engine
 set -euo pipefail
+source "$(dirname "$0")/bench_lib.sh"
 runs=5 budget=60 load_core=1 out=${TMPDIR:-/tmp}/vendor-noise-$$
-bins=()
-while [ $# -gt 0 ]; do
-  case $1 in
-    --runs) runs=$2; shift 2 ;;
-    --budget) budget=$2; shift 2 ;;
-    --load-core) load_core=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) bins+=("$1"); shift ;;
-  esac
-done
-[ ${#bins[@]} -gt 0 ] || { echo "usage: $0 [--runs N] [--budget N] [--load-core C] [--out DIR] BIN [BIN …]" >&2; exit 2; }
-mkdir -p "$out"
-
-# The load: reads one 128 MiB half and writes the other, forever.
-cc -O2 -o "$out/stream_load" "$(dirname "$0")/stream_load.c"
-
-# scripts/demo.sh's topology on two cores: one compile worker, device cpu0 on core 0.
-echo 'compile_workers: 1
-compile_timeout_s: 60
-run_timeout_s: 10
-devices: [{backend: cpu, id: 0, name: cpu0, prefetch: 1}]' >"$out/topology.yaml"
-
-load_pid=
-stop_load() {
-  if [ -n "$load_pid" ]; then kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true; fi
-  load_pid=
-}
-trap stop_load EXIT
+bench_options "$@"
+[ ${#ARGS[@]} -gt 0 ] || { echo "usage: $0 [--runs N] [--budget N] [--load-core C] [--out DIR] BIN [BIN …]" >&2; exit 2; }
+bins=("${ARGS[@]}")
+bench_setup "$out"
 
 # One run of the demo's command; prints its ratio (or "none").
 one_run() {
@@ -69,12 +45,11 @@ for condition in idle load; do
     for i in "${!bins[@]}"; do
       bin=${bins[$i]}
       if [ "$condition" = load ]; then
-        taskset -c "$load_core" "$out/stream_load" &
-        load_pid=$!
+        load_start "$out" "$load_core"
         sleep 1
       fi
       line=$(one_run "$bin" "b$i-$condition-$r")
-      stop_load
+      load_stop
       echo "$bin $condition $r $line" | tee -a "$out/runs.txt"
     done
   done

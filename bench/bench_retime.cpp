@@ -1,0 +1,78 @@
+// The reported best of a tuning run against an independent re-timing of the
+// same configuration: reads what `tune-engine best` answers for the task from
+// a results database (the confirmed winner's median when the run confirmed its
+// best, else the fastest trial), builds that configuration for this CPU again
+// and measures it in full `--rounds` times (nothing stopped early, each a
+// measurement of its own, the default protocol); prints one JSON line:
+//   {"task", "config", "reported_ms", "retimed_ms" (median), "rounds_ms",
+//    "optimism" (retimed / reported − 1: > 0 when the run's figure was lower
+//    than what the configuration runs at now)}
+// bench/winners_curse.sh runs it after each run, under the same load.
+//
+//   build/bench/bench_retime --db runs.db --task matmul:512x1024x1024 [--rounds 5]
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tune/kernels/task.hpp"
+#include "tune/storage/results_db.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"re-time a results database's best configuration of a task"};
+  std::string db_path, task;
+  int rounds = 5, core = 0;
+  app.add_option("--db", db_path, "results database")->required();
+  app.add_option("--task", task, "task string, as tuned (e.g. matmul:512x1024x1024)")->required();
+  app.add_option("--rounds", rounds, "full measurements (default 5)")->check(CLI::Range(1, 1000));
+  app.add_option("--core", core, "core to measure on (default 0, the demo topology's device)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    tune::storage::results_db db(db_path, tune::storage::results_db::open_mode::read_only);
+    tune::task_backend_options options;
+    options.first_core = core;
+    auto backend = tune::make_task_backend(task, "cpu", options);
+    auto summary = db.best(backend->task_key());
+    if (!summary || !summary->best) {
+      std::fprintf(stderr, "%s: no ok trial of %s\n", db_path.c_str(), backend->task_key().c_str());
+      return 1;
+    }
+    double reported = summary->confirmed_ms.value_or(summary->best->time_ms);
+    auto config = backend->space()->from_json(summary->best->config_json);
+    auto build = backend->build(config, 120.0);
+    if (build.state != tune::status::ok) {
+      std::fprintf(stderr, "build failed: %s\n", build.message.c_str());
+      return 1;
+    }
+    std::vector<double> times;
+    for (int r = 0; r < rounds; ++r) {
+      tune::run_limits limits(10.0);
+      limits.early_stop = tune::early_stop_policy::off();
+      auto run = backend->run(config, build, 0, limits);
+      if (run.state != tune::status::ok) {
+        std::fprintf(stderr, "round %d: %s: %s\n", r, std::string(tune::to_string(run.state)).c_str(),
+                     run.message.c_str());
+        return 1;
+      }
+      times.push_back(run.time_ms);
+    }
+    auto sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    auto n = sorted.size();
+    double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    nlohmann::json out = {{"task", backend->task_key()},
+                          {"config", nlohmann::json::parse(summary->best->config_json)},
+                          {"reported_ms", reported},
+                          {"confirmed", summary->confirmed_ms.has_value()},
+                          {"retimed_ms", median},
+                          {"rounds_ms", times},
+                          {"optimism", median / reported - 1.0}};
+    std::puts(out.dump().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_retime: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
