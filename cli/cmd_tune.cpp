@@ -127,6 +127,11 @@ void add_tune_command(CLI::App& app, command_list& commands) {
            "report the winner (default 5; 0: none)");
   f.option("confirm_rounds", "--confirm-rounds", o.confirm.rounds,
            "--confirm-top: rounds of that (default 5; the reported time is the winner's median)");
+  f.option("duel_rounds", "--duel-rounds", o.confirm.duel_rounds,
+           "before a configuration becomes the best, measure it against the best so far, in turn, this many rounds "
+           "on the same device; it becomes the best only if its median is lower (default " +
+               std::to_string(duel_policy{}.rounds) + "; 0: none; not when it is more than " +
+               fmt::format("{:g}", 100 * duel_policy{}.margin) + "% faster)");
   f.option("drift", "--drift-every", o.drift.every_trials,
            "run the device's drift probe (a fixed configuration of the run, measured in full) before every this "
            "many trials, and at least every " +

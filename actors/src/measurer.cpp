@@ -38,6 +38,18 @@ device_runner_actor::behavior_type device_runner(device_runner_actor::pointer, b
         }
         return out;
       },
+      [backend, device, limits](duel_atom, const compiled_candidate& challenger, const compiled_candidate& best,
+                                std::uint32_t rounds) {
+        interleaved_times out;
+        try {
+          out = backend->run_interleaved({{challenger.cand.config, challenger.build}, {best.cand.config, best.build}},
+                                         device, static_cast<int>(rounds), limits.timeout_s);
+        } catch (const std::exception& e) {
+          out.state = status::unknown;
+          out.message = std::string("duel threw: ") + e.what();
+        }
+        return out;
+      },
   };
 }
 
@@ -53,6 +65,36 @@ struct waiting_run {
   compiled_candidate compiled;
   trial_promise promise;
   bool probe = false;  ///< the drift probe: no promise, its time goes to the probe's series
+  /// A duel of `compiled` against the device's best: the trial it decides,
+  /// delivered when the duel ends.
+  std::optional<measured_trial> duel_for;
+};
+
+double median_of(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  auto n = xs.size();
+  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
+}
+
+/// The device's best so far, which a would-be new best meets in a duel
+/// (duel_policy) before it becomes the best.
+struct device_best {
+  std::optional<compiled_candidate> config;
+  double judged_ms = 0.0;  ///< trial::best_judged_ms of it
+
+  /// True when `trial` must win a duel against this best first.
+  bool duel_due(const duel_policy& policy, const measured_trial& trial) const {
+    return policy.rounds > 0 && config && trial.ok() && !trial.stopped_early && trial.time_ms < judged_ms &&
+           trial.time_ms >= judged_ms * (1.0 - policy.margin);
+  }
+  /// Takes a trial measured in full that no duel stopped, when it is faster.
+  void offer(const compiled_candidate& compiled, const measured_trial& trial) {
+    if (!trial.ok() || trial.stopped_early || trial.duel_lost()) return;
+    if (config && !std::isfinite(trial.duel_ms) && trial.best_judged_ms() >= judged_ms) return;
+    config = compiled;
+    config->cand.reference_ms = std::nan("");
+    judged_ms = trial.best_judged_ms();
+  }
 };
 
 /// The device's drift probe: a fixed configuration of the run measured in
@@ -132,11 +174,13 @@ struct measurer_state {
   /// its deadline, is dropped) and its steady-clock deadline.
   std::optional<waiting_run> current;
   std::uint64_t run_number = 0;
+  double started_at = 0.0;  ///< steady seconds the current job was sent
   double deadline = 0.0;
   bool ticking = false;
   detail::busy_tracker tracker{1};
   double cpu_s = 0.0;
   drift_probe drift;
+  device_best best;
   static inline const char* name = "measurer";
 };
 
@@ -166,12 +210,19 @@ measured_trial make_trial(const compiled_candidate& compiled, const run_result& 
 constexpr auto tick_interval = std::chrono::milliseconds(250);
 
 void start_next(measurer_pointer self);
+void start_current(measurer_pointer self);
 
 void schedule_tick(measurer_pointer self) {
   auto& st = self->state;
   if (st.ticking) return;
   st.ticking = true;
   self->delayed_send(self, tick_interval, tick_atom::value);
+}
+
+/// Delivers a finished trial and starts the next run.
+void deliver(measurer_pointer self, waiting_run& job, measured_trial trial) {
+  job.promise.deliver(std::move(trial));
+  start_next(self);
 }
 
 void finish_run(measurer_pointer self, const run_result& run) {
@@ -205,8 +256,36 @@ void finish_run(measurer_pointer self, const run_result& run) {
   trial.probe_s = drift.pending_s;
   drift.pending_s = 0.0;
   trial.drift = drift.state;
-  job.promise.deliver(std::move(trial));
-  start_next(self);
+  if (st.best.duel_due(st.options.duel, trial)) {
+    // It runs next, before anything queued: the trial waits for it.
+    job.duel_for = std::move(trial);
+    st.current = std::move(job);
+    start_current(self);
+    return;
+  }
+  st.best.offer(job.compiled, trial);
+  deliver(self, job, std::move(trial));
+}
+
+/// The duel of a would-be new best has ended: the trial says how it went
+/// (nothing when the duel failed: the trial keeps its own time and the best
+/// does not change, the end-of-run confirmation has the last word).
+void finish_duel(measurer_pointer self, const interleaved_times& times, double duel_s) {
+  auto& st = self->state;
+  st.tracker.stop(0);
+  auto job = std::move(*st.current);
+  st.current.reset();
+  auto trial = std::move(*job.duel_for);
+  trial.duel_s = duel_s;
+  if (times.ok() && times.time_ms.size() == 2 && !times.time_ms[0].empty() && !times.time_ms[1].empty()) {
+    trial.duel_ms = median_of(times.time_ms[0]);
+    trial.duel_best_ms = median_of(times.time_ms[1]);
+    st.best.offer(job.compiled, trial);
+  } else {
+    trial.message += (trial.message.empty() ? "" : "\n") + std::string("duel against the best failed: ") +
+                     (times.message.empty() ? std::string(to_string(times.state)) : times.message);
+  }
+  deliver(self, job, std::move(trial));
 }
 
 /// The runner did not answer (an error, or the deadline passed): it may still
@@ -219,11 +298,57 @@ void runner_failed(measurer_pointer self, status state, std::string message) {
   self->send_exit(st.runner, caf::exit_reason::kill);
   st.runner =
       self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device, runner_limits(st.options));
+  if (st.current->duel_for) {
+    interleaved_times times;
+    times.state = state;
+    times.message = std::move(message);
+    finish_duel(self, times, detail::steady_seconds() - st.started_at);
+    return;
+  }
   run_result run;
   run.state = state;
   run.run_s = st.options.timing.timeouts.run_s;
   run.message = std::move(message);
   finish_run(self, run);
+}
+
+/// Sends the current job (a run, the drift probe or a duel) to the runner,
+/// with its deadline.
+void start_current(measurer_pointer self) {
+  auto& st = self->state;
+  st.tracker.start(0);
+  st.started_at = detail::steady_seconds();
+  // A duel is 2 × rounds runs, each within the run timeout.
+  double runs = st.current->duel_for ? 2.0 * st.options.duel.rounds : 1.0;
+  st.deadline = st.started_at + runs * st.options.timing.timeouts.run_s * st.options.timing.time_scale +
+                st.options.timing.request_grace_s;
+  auto number = ++st.run_number;
+  schedule_tick(self);
+  auto failed = [self, number](caf::error& err) {
+    detail::cpu_scope cpu(self->state.cpu_s);
+    if (number != self->state.run_number || !self->state.current) return;
+    runner_failed(self, status::unknown, "device runner gave no answer: " + self->system().render(err));
+  };
+  if (st.current->duel_for) {
+    self->request(st.runner, caf::infinite, duel_atom::value, st.current->compiled, *st.best.config,
+                  st.options.duel.rounds)
+        .then(
+            [self, number](interleaved_times& times) {
+              detail::cpu_scope cpu(self->state.cpu_s);
+              if (number != self->state.run_number || !self->state.current) return;
+              finish_duel(self, times, detail::steady_seconds() - self->state.started_at);
+            },
+            failed);
+    return;
+  }
+  self->request(st.runner, caf::infinite, run_atom::value, st.current->compiled)
+      .then(
+          [self, number](run_result& run) {
+            detail::cpu_scope cpu(self->state.cpu_s);
+            if (number != self->state.run_number || !self->state.current) return;
+            finish_run(self, run);
+          },
+          failed);
 }
 
 void start_next(measurer_pointer self) {
@@ -239,23 +364,7 @@ void start_next(measurer_pointer self) {
     st.current = std::move(st.queue.front());
     st.queue.pop_front();
   }
-  st.tracker.start(0);
-  st.deadline = detail::steady_seconds() + st.options.timing.timeouts.run_s * st.options.timing.time_scale +
-                st.options.timing.request_grace_s;
-  auto number = ++st.run_number;
-  schedule_tick(self);
-  self->request(st.runner, caf::infinite, run_atom::value, st.current->compiled)
-      .then(
-          [self, number](run_result& run) {
-            detail::cpu_scope cpu(self->state.cpu_s);
-            if (number != self->state.run_number || !self->state.current) return;
-            finish_run(self, run);
-          },
-          [self, number](caf::error& err) {
-            detail::cpu_scope cpu(self->state.cpu_s);
-            if (number != self->state.run_number || !self->state.current) return;
-            runner_failed(self, status::unknown, "device runner gave no answer: " + self->system().render(err));
-          });
+  start_current(self);
 }
 
 measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backend, measurer_options options) {

@@ -47,12 +47,13 @@ std::string engine_version() {
 
 std::string message_set_signature() {
   // Bump the leading number when a type below changes its fields.
-  return "nodes-3 caf-" + std::to_string(CAF_VERSION) +
+  return "nodes-4 caf-" + std::to_string(CAF_VERSION) +
          " candidate(id,config,reference_ms) compiled_candidate(cand,build,unbuilt,artifact_bytes) "
          "build_result(state,artifact,compile_s,message)"
          " run_result(state,time_ms,run_s,message,objectives,repeats,stopped_early,kernel_s) "
          "measured_trial(candidate_id,config,state,time_ms,objectives,compile_s,run_s,device_id,message,finished_s,"
-         "reused_from_run,abandoned,repeats,stopped_early,kernel_s,drift_flagged,drift_suspects,probe_s,drift) "
+         "reused_from_run,abandoned,repeats,stopped_early,kernel_s,drift_flagged,drift_suspects,probe_s,drift,duel_ms,"
+         "duel_best_ms,duel_s) "
          "stage_stats(workers,busy_s,window_s,"
          "cpu_s) measurer(measure,stats) build_worker(build) open(json,measurers,builders)";
 }
@@ -359,6 +360,7 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
           m.timing.timeouts = limits;
           m.timing.time_scale = job.time_scale > 0 ? job.time_scale : 1.0;
           m.early_stop = job.early_stop;
+          m.duel.rounds = 0;  // a node's devices neither probe their drift nor duel
           auto measurer = real ? self->system().spawn(node_measurer, backend, m, compile_timeout_s)
                                : spawn_measurer(self->system(), backend, m);
           st.measurers.push_back(caf::actor_cast<caf::actor>(measurer));

@@ -74,6 +74,7 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
     m.timing = options.timing;
     m.early_stop = options.early_stop;
     m.drift = options.drift;
+    m.duel = options.duel;
     pool_options.measurers.push_back(spawn_measurer(system, backend, m));
     pool_options.prefetch.push_back(slot.prefetch);
   }

@@ -10,6 +10,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <unordered_map>
@@ -108,7 +109,7 @@ void print_progress(const population_state& st, bool final_line) {
   std::uint64_t trials = st.options.prior.size() + st.completed;
   double at = backend_seconds(st, detail::steady_seconds());
   char best[64] = "-";
-  if (st.has_best) std::snprintf(best, sizeof best, "%.4g ms", st.best.time_ms);
+  if (st.has_best) std::snprintf(best, sizeof best, "%.4g ms", st.best.best_judged_ms());
   std::fprintf(stderr,
                "\rtrials %llu/%llu  best %s  %.2f trials/s  compile %3.0f%%  devices %3.0f%%  in flight %llu   %s",
                static_cast<unsigned long long>(trials), static_cast<unsigned long long>(st.options.budget.trials), best,
@@ -217,7 +218,7 @@ void hand_out(population_pointer self, std::vector<candidate>& batch) {
     }
     auto id = cand.id;
     // Measured against the best known now (a later best is only faster).
-    if (st.has_best) cand.reference_ms = st.best.time_ms;
+    if (st.has_best) cand.reference_ms = st.best.best_judged_ms();
     st.awaiting[id] = {detail::steady_seconds() + st.options.evaluate_timeout_s, cand.config};
     // An answer for a candidate no longer awaited (its timeout was reported
     // on the tick) is dropped: the trial was recorded once, as unknown.
@@ -333,8 +334,12 @@ void on_trial(population_pointer self, measured_trial trial) {
   else if (st.handing_out)
     ++st.steady_trials;
   // A time from timing stopped early (the candidate was clearly slower than
-  // the best) is never the best.
-  bool new_best = trial.ok() && !trial.stopped_early && (!st.has_best || trial.time_ms < st.best.time_ms);
+  // the best) is never the best, nor one that lost its duel against the best
+  // before it; one that won it against this best is (its duel median may be
+  // above the best's figure from an earlier, quieter moment).
+  bool new_best = trial.ok() && !trial.stopped_early && !trial.duel_lost() &&
+                  (!st.has_best || (std::isfinite(trial.duel_ms) && trial.device_id == st.best.device_id) ||
+                   trial.best_judged_ms() < st.best.best_judged_ms());
   if (trial.device_id >= 0) {
     auto it = std::find_if(st.device_times.begin(), st.device_times.end(),
                            [&](const auto& entry) { return entry.first == trial.device_id; });
@@ -345,7 +350,10 @@ void on_trial(population_pointer self, measured_trial trial) {
   if (trial.device_id >= 0) {
     auto time = std::find_if(st.device_times.begin(), st.device_times.end(),
                              [&](const auto& entry) { return entry.first == trial.device_id; });
-    if (time != st.device_times.end()) time->second.probe_s += trial.probe_s;
+    if (time != st.device_times.end()) {
+      time->second.probe_s += trial.probe_s;
+      time->second.duel_s += trial.duel_s;
+    }
     auto drift = std::find_if(st.device_drifts.begin(), st.device_drifts.end(),
                               [&](const auto& entry) { return entry.first == trial.device_id; });
     if (drift == st.device_drifts.end())
@@ -356,7 +364,7 @@ void on_trial(population_pointer self, measured_trial trial) {
   if (new_best) {
     st.best = trial;
     st.has_best = true;
-    st.trace.push_back({trial.finished_s, st.options.prior.size() + st.completed, trial.time_ms});
+    st.trace.push_back({trial.finished_s, st.options.prior.size() + st.completed, trial.best_judged_ms()});
   }
   self->send(st.generator, observe_atom::value, trial);
   if (st.options.listener) {
@@ -405,7 +413,8 @@ population_actor::behavior_type population(population_pointer self, generator_ac
       if (st.options.measurers[d].address() == down.source) st.measurer_down[d] = true;
   });
   for (const auto& trial : st.options.prior) {
-    if (trial.ok() && (!st.has_best || trial.time_ms < st.best.time_ms)) {
+    if (trial.ok() && !trial.stopped_early && !trial.duel_lost() &&
+        (!st.has_best || trial.best_judged_ms() < st.best.best_judged_ms())) {
       st.best = trial;
       st.has_best = true;
     }
@@ -414,7 +423,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
       [self](start_atom) {
         auto& st = self->state;
         st.start = detail::steady_seconds();
-        if (st.has_best) st.trace.push_back({0.0, st.options.prior.size(), st.best.time_ms});
+        if (st.has_best) st.trace.push_back({0.0, st.options.prior.size(), st.best.best_judged_ms()});
         self->delayed_send(self, tick_interval, tick_atom::value);
         maybe_demand(self);
         maybe_finish(self);
@@ -444,7 +453,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
           report.rate = at > 0 ? static_cast<double>(st.completed) / at : 0.0;
           report.compile_busy = st.compile_busy;
           report.device_busy = st.device_busy;
-          if (st.has_best) report.best_time_ms = st.best.time_ms;
+          if (st.has_best) report.best_time_ms = st.best.best_judged_ms();
           report.in_flight = st.in_flight;
           st.options.listener->on_progress(report);
         }

@@ -71,6 +71,8 @@ nlohmann::json trial_info::to_json() const {
           {"message", message},
           {"finished_s", finished_s},
           {"reused_from_run", reused() ? nlohmann::json(*reused_from_run) : nlohmann::json(nullptr)},
+          {"duel_ms", number_or_null(duel_ms)},
+          {"duel_best_ms", number_or_null(duel_best_ms)},
           {"new_best", new_best}};
 }
 
@@ -109,12 +111,13 @@ nlohmann::json run_report::to_json() const {
     measuring[name] = {
         {"trials", t.trials},         {"measured_s", t.measured_s}, {"stopped_early_s", t.stopped_early_s},
         {"too_slow_s", t.too_slow_s}, {"timeout_s", t.timeout_s},   {"failed_s", t.failed_s},
-        {"overhead_s", t.overhead_s}, {"probe_s", t.probe_s}};
+        {"overhead_s", t.overhead_s}, {"probe_s", t.probe_s},       {"duel_s", t.duel_s}};
   for (const auto& [name, d] : device_drifts)
     if (measuring.contains(name))
       measuring[name]["drift"] = {{"probes", d.probes},       {"baseline_ms", d.baseline_ms}, {"band", d.band},
                                   {"min_ratio", d.min_ratio}, {"max_ratio", d.max_ratio},     {"flagged", d.flagged}};
   out["drift_flagged"] = drift_flagged;
+  out["duels"] = {{"count", duels.count}, {"lost", duels.lost}};
   out["time"] = {{"devices", measuring},
                  {"compile", {{"workers", compile_workers}, {"build_s", build_s}, {"waiting_s", waiting_s()}}},
                  {"confirmation_s", confirmation_s}};
@@ -162,9 +165,12 @@ std::string run_report::to_text() const {
   for (const auto& [name, t] : device_times)
     out += fmt::format(
         "{} measuring {:.2f} s: timed in full {:.2f}, stopped early {:.2f}, too slow {:.2f}, timeouts {:.2f}, "
-        "failed {:.2f}, overhead {:.2f}, drift probes {:.2f}\n",
+        "failed {:.2f}, overhead {:.2f}, drift probes {:.2f}, duels {:.2f}\n",
         name, t.total_s(), t.measured_s, t.stopped_early_s, t.too_slow_s, t.timeout_s, t.failed_s, t.overhead_s,
-        t.probe_s);
+        t.probe_s, t.duel_s);
+  if (duels.count > 0)
+    out += fmt::format("duels: {} would-be best{} measured against the best before, in turn; {} lost\n", duels.count,
+                       duels.count == 1 ? "" : "s", duels.lost);
   for (const auto& [name, d] : device_drifts) {
     if (d.baseline_ms > 0)
       out += fmt::format(

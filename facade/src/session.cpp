@@ -121,6 +121,7 @@ const std::vector<std::string>& session_option_fields() {
                                                   "early_stop",
                                                   "confirm_top",
                                                   "confirm_rounds",
+                                                  "duel_rounds",
                                                   "drift"};
   return fields;
 }
@@ -443,6 +444,11 @@ class session_listener final : public actors::trial_listener {
   }
 
  public:
+  /// The would-be new bests measured against the best before them.
+  run_report::duel_count duels() const {
+    std::lock_guard lock(mutex_);
+    return duels_;
+  }
   /// The trials flagged as measured while their device had drifted, by seq.
   std::vector<std::uint64_t> drift_flagged() const {
     std::lock_guard lock(mutex_);
@@ -454,6 +460,11 @@ class session_listener final : public actors::trial_listener {
  private:
   void tell(const actors::measured_trial& trial, bool new_best) {
     auto seq = next_seq_++;
+    if (std::isfinite(trial.duel_ms)) {
+      std::lock_guard lock(mutex_);
+      ++duels_.count;
+      if (trial.duel_lost()) ++duels_.lost;
+    }
     if (trial.drift.probes > 0 || trial.drift_flagged) {
       std::lock_guard lock(mutex_);
       seq_of_[trial.candidate_id] = seq;
@@ -504,6 +515,7 @@ class session_listener final : public actors::trial_listener {
   detail::fastest_trials fastest_;
   std::unordered_map<std::uint64_t, std::uint64_t> seq_of_;  ///< candidate id -> seq, once a device probes
   std::vector<std::uint64_t> drift_flagged_;
+  run_report::duel_count duels_;
   std::uint64_t recorded_ = 0;  ///< trials committed (a resumed run's recorded ones included)
 };
 
@@ -572,6 +584,8 @@ run_report session::run() {
   if (!s.what->remeasures()) drift.every_trials = 0;
   std::uint32_t confirm_top =
       o.confirm.rounds > 0 && s.what->remeasures() && !s.topo.devices.empty() ? o.confirm.top : 0;
+  duel_policy duel;
+  duel.rounds = s.what->remeasures() ? o.confirm.duel_rounds : 0;
   std::string machine_note;
   if (auto protocol = s.what->protocol(o, s.topo)) {
     // How each configuration is timed, and the machine's frequency settings,
@@ -590,7 +604,11 @@ run_report session::run() {
                                      {"every_s", drift.every_s},
                                      {"baseline", drift.baseline},
                                      {"min_band", drift.min_band}}},
-                                   {"confirm", {{"top", confirm_top}, {"rounds", o.confirm.rounds}}},
+                                   {"confirm",
+                                    {{"top", confirm_top},
+                                     {"rounds", o.confirm.rounds},
+                                     {"duel_rounds", duel.rounds},
+                                     {"duel_margin", duel.margin}}},
                                    {"machine", detail::frequency_json(frequency)}};
     machine_note = detail::machine_change_note(o.db_path, ro.spec.task_key, ro.spec.device_kind, frequency);
     if (!machine_note.empty() && o.progress_line) std::fprintf(stderr, "note: %s\n", machine_note.c_str());
@@ -632,6 +650,7 @@ run_report session::run() {
   po.budget = o.budget;
   po.early_stop = o.early_stop;
   po.drift = drift;
+  po.duel = duel;
   po.mode = o.mode == run_mode::generational ? actors::pipeline_mode::generational : actors::pipeline_mode::steady;
   po.batch = o.batch;
   for (const auto& row : recorder->prior())
@@ -718,6 +737,7 @@ run_report session::run() {
   }
   report.confirmation = std::move(confirmation);
   report.drift_flagged = listener->drift_flagged();
+  report.duels = listener->duels();
   report.confirmation_note = std::move(confirmation_note);
   report.confirmation_s = confirmation_s;
   report.machine_note = std::move(machine_note);

@@ -110,6 +110,10 @@ class cpu_runner final : public kernel_runner {
     return marks.end();
   }
 
+  void before_timed_runs() override {
+    if (prepare_) prepare_(pointers_.data());
+  }
+
  private:
   entry_function entry_ = nullptr, prepare_ = nullptr, finish_ = nullptr;
   std::vector<void*> pointers_;
@@ -314,6 +318,54 @@ nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer
                  {"max_error", max_error},
                  {"kernel_s", marks.kernel_s()}});
   return answer;
+}
+
+nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& runners,
+                                   std::vector<argument_buffer>& buffers, const expected_outputs& expected,
+                                   const nlohmann::json& request, run_marks& marks, bool& device_failed) {
+  device_failed = false;
+  auto failed = [&](std::size_t k, nlohmann::json answer) {
+    answer["message"] = "kernel " + std::to_string(k) + ": " + answer.value("message", "");
+    answer["kernel_s"] = marks.kernel_s();
+    return answer;
+  };
+  const double tolerance = request.value("tolerance", 1e-3);
+  for (std::size_t k = 0; k < runners.size(); ++k) {
+    if (k > 0)
+      if (auto answer = runners[k]->reset_outputs(buffers); !answer.is_null()) return failed(k, std::move(answer));
+    if (auto answer = runners[k]->run_checked(buffers, marks); !answer.is_null()) {
+      device_failed = true;
+      return failed(k, std::move(answer));
+    }
+    double max_error = 0.0;
+    if (auto answer = compare_outputs(buffers, expected, tolerance, max_error); !answer.is_null())
+      return failed(k, std::move(answer));
+  }
+  const int rounds = std::max(1, request.value("rounds", 5));
+  const double burst_min_s = request.value("burst_min_s", 0.002);
+  const int max_repeats = std::max(1, request.value("max_repeats", 1000));
+  auto rounds_ms = nlohmann::json::array();
+  std::vector<std::vector<double>> per_kernel(runners.size());
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t k = 0; k < runners.size(); ++k) {
+      runners[k]->before_timed_runs();
+      std::vector<double> burst;
+      double total = 0.0;
+      while (burst.empty() || (total < burst_min_s && static_cast<int>(burst.size()) < max_repeats)) {
+        double ms = runners[k]->run_timed(marks);
+        if (!(ms >= 0)) {
+          device_failed = true;
+          return failed(k, failure("a timed run failed: " + runners[k]->error()));
+        }
+        burst.push_back(ms);
+        total += ms * 1e-3;
+      }
+      std::sort(burst.begin(), burst.end());
+      auto n = burst.size();
+      per_kernel[k].push_back(n % 2 ? burst[n / 2] : 0.5 * (burst[n / 2 - 1] + burst[n / 2]));
+    }
+  }
+  return {{"status", "ok"}, {"rounds_ms", per_kernel}, {"kernel_s", marks.kernel_s()}};
 }
 
 }  // namespace tune::worker

@@ -113,6 +113,9 @@ class kernel_runner {
   /// Milliseconds of one run of the entry alone; negative on failure (see
   /// error()).
   virtual double run_timed(run_marks& marks) = 0;
+  /// Before a burst of timed runs that may follow another kernel's runs on
+  /// the same buffers (measure_interleaved): a CPU kernel's "prepare" again.
+  virtual void before_timed_runs() {}
   /// Forgets the loaded kernel (GPU: unloads its module).
   virtual void unload() {}
   const std::string& error() const { return error_; }
@@ -137,6 +140,17 @@ std::unique_ptr<kernel_runner> make_gpu_runner(const std::string& device_kind, s
 nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer>& buffers,
                               const expected_outputs& expected, const nlohmann::json& request, run_marks& marks,
                               bool& device_failed);
+
+/// Loaded kernels timed against each other on the same buffers: each checked
+/// once as measure_loaded() does (its outputs poisoned first), then, in each
+/// of the request's "rounds" rounds, each kernel's timed runs in turn, a
+/// burst of at least "burst_min_s" of kernel time (at least one run, at most
+/// "max_repeats"), the round's time the burst's median. The reply: "status"
+/// ok and "rounds_ms" (per kernel, per round), "kernel_s"; or the first
+/// failure, its message naming the kernel ("kernel N: …").
+nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& runners,
+                                   std::vector<argument_buffer>& buffers, const expected_outputs& expected,
+                                   const nlohmann::json& request, run_marks& marks, bool& device_failed);
 
 /// A runtime_error reply.
 nlohmann::json failure(const std::string& message);

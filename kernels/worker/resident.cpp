@@ -228,13 +228,29 @@ nlohmann::json keep_inputs(const nlohmann::json& request, resident_state& state)
     limit(request, "cpu");
     try {
       std::string why;
+      shared_marks marks(state.page);
+      bool device_failed = false;
+      if (request.value("mode", "measure") == "interleave") {
+        // Built configurations of the same task against each other: every
+        // library loaded into this child, each with its own runner.
+        std::vector<std::unique_ptr<kernel_runner>> runners;
+        for (const auto& library : request.at("libraries")) {
+          runners.push_back(make_runner("cpu", why));
+          auto failed = runners.back()->attach(request, state.buffers);
+          if (failed.is_null())
+            failed = runners.back()->load(request, library.get<std::string>(), request.value("entry", "tune_entry"));
+          if (!failed.is_null()) {
+            failed["message"] = "kernel " + std::to_string(runners.size() - 1) + ": " + failed.value("message", "");
+            return failed;
+          }
+        }
+        return measure_interleaved(runners, state.buffers, state.expected, request, marks, device_failed);
+      }
       auto runner = make_runner("cpu", why);
       if (auto failed = runner->attach(request, state.buffers); !failed.is_null()) return failed;
       if (auto failed = runner->load(request, request.value("library", ""), request.value("entry", "tune_entry"));
           !failed.is_null())
         return failed;
-      shared_marks marks(state.page);
-      bool device_failed = false;
       return measure_loaded(*runner, state.buffers, state.expected, request, marks, device_failed);
     } catch (const std::bad_alloc&) {
       return out_of_memory(request);
@@ -545,8 +561,9 @@ int run_resident() {
     if (answer.is_null()) {
       std::string device = request.value("device", "cpu");
       kind wanted = device == "cpu" ? kind::cpu : kind::gpu;
-      if (request.value("mode", "measure") != "measure") {
-        answer = failure("a resident worker only measures (mode \"measure\")");
+      std::string mode = request.value("mode", "measure");
+      if (mode != "measure" && !(mode == "interleave" && wanted == kind::cpu)) {
+        answer = failure("a resident worker only measures (mode \"measure\", and \"interleave\" for the CPU)");
       } else if (serving != kind::none && serving != wanted) {
         // A process with GPU threads may not fork, nor one with CPU children
         // take a GPU: one process per kind.

@@ -23,6 +23,11 @@
 //    "stopped_early", "kernel_s", "max_error", "message"}: the reply, with
 //                     "exit": true when this process ends after it (a GPU
 //                     error may have broken the context).
+// A CPU request with "mode": "interleave" and "libraries" (built
+// configurations of the same task) instead of "library" times them against
+// each other in one child (measure_interleaved: each checked, then "rounds"
+// rounds of a burst of each in turn); its reply has "rounds_ms" (per
+// library, per round) instead of the times.
 // It exits when the channel closes (the engine is gone), killing the child
 // it runs.
 //

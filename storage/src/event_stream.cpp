@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -79,8 +80,8 @@ bool has_kind(const nlohmann::json& value, kind expected) {
 /// when present.
 const std::map<std::string, std::vector<field>>& optional_event_fields() {
   static const std::map<std::string, std::vector<field>> fields{
-      {"trial_finished", {{"wall_elapsed_s", kind::number}}},
-      {"new_best", {{"wall_elapsed_s", kind::number}}},
+      {"trial_finished", {{"wall_elapsed_s", kind::number}, {"duel_ms", kind::number}, {"duel_best_ms", kind::number}}},
+      {"new_best", {{"wall_elapsed_s", kind::number}, {"duel_ms", kind::number}, {"duel_best_ms", kind::number}}},
       {"progress", {{"in_flight", kind::unsigned_integer}, {"wall_elapsed_s", kind::number}}},
   };
   return fields;
@@ -143,6 +144,8 @@ std::string check_nested(const std::string& type, const nlohmann::json& event) {
     if ((*state == status::ok) != event["time_ms"].is_number())
       return "field 'time_ms' must be a number exactly when status is ok";
   }
+  if ((type == "trial_finished" || type == "new_best") && event.contains("duel_ms") != event.contains("duel_best_ms"))
+    return "fields 'duel_ms' and 'duel_best_ms' come together";
   if (type == "drift")
     for (const auto& seq : event["flagged"])
       if (!seq.is_number_integer()) return "field 'flagged' holds a value that is not a trial number";
@@ -181,6 +184,15 @@ nlohmann::json make_event(const run_started_event& e) {
   return event;
 }
 
+namespace {
+/// A trial's duel against the best before it, when it had one.
+void add_duel(nlohmann::json& event, const trial& t) {
+  if (!std::isfinite(t.duel_ms) || !std::isfinite(t.duel_best_ms)) return;
+  event["duel_ms"] = t.duel_ms;
+  event["duel_best_ms"] = t.duel_best_ms;
+}
+}  // namespace
+
 nlohmann::json make_event(const trial_finished_event& e) {
   const auto& t = e.trial;
   auto event = header("trial_finished");
@@ -197,6 +209,7 @@ nlohmann::json make_event(const trial_finished_event& e) {
   event["stopped_early"] = t.stopped_early;
   event["kernel_s"] = t.kernel_s;
   event["drift_flagged"] = t.drift_flagged;
+  add_duel(event, t);
   if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
   return event;
 }
@@ -206,6 +219,7 @@ nlohmann::json make_event(const new_best_event& e) {
   event["seq"] = e.trial.seq;
   event["config"] = nlohmann::json::parse(e.trial.config_json);
   event["time_ms"] = e.trial.time_ms;
+  add_duel(event, e.trial);
   event["elapsed_s"] = e.elapsed_s;
   if (e.wall_elapsed_s) event["wall_elapsed_s"] = *e.wall_elapsed_s;
   return event;

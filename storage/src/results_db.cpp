@@ -44,6 +44,8 @@ std::string trials_table_sql(const std::string& name) {
   stopped_early   INTEGER NOT NULL DEFAULT 0,  -- 1: timing stopped early, clearly slower than the best
   kernel_s        REAL NOT NULL DEFAULT 0,     -- seconds inside the kernel's runs; 0: unknown
   drift_flagged   INTEGER NOT NULL DEFAULT 0,  -- 1: measured while its device had drifted (the probe said so)
+  duel_ms         REAL,              -- a would-be new best's median against the best before it (version 4); NULL: no duel
+  duel_best_ms    REAL,              -- that best's median in the same rounds
   UNIQUE (run_id, seq)
 );
 )sql";
@@ -268,8 +270,9 @@ struct results_db::impl {
           next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", name, true),
           insert(db,
                  "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
-                 "objectives, reused_from_run, config_hash, message, repeats, stopped_early, kernel_s, drift_flagged) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                 "objectives, reused_from_run, config_hash, message, repeats, stopped_early, kernel_s, drift_flagged, "
+                 "duel_ms, duel_best_ms) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
                  name, true) {}
   };
   std::unique_ptr<trial_writer> writer;
@@ -345,8 +348,9 @@ struct results_db::impl {
     return std::string(
                "t.id, t.run_id, t.seq, t.config, t.status, t.time_ms, t.compile_s, t.run_s, t.device, t.finished_at, "
                "t.objectives, t.reused_from_run, ") +
-           (file_version >= 3 ? "t.message, t.repeats, t.stopped_early, t.kernel_s, t.drift_flagged"
-                              : "NULL, 0, 0, 0.0, 0");
+           (file_version >= 3 ? "t.message, t.repeats, t.stopped_early, t.kernel_s, t.drift_flagged, "
+                              : "NULL, 0, 0, 0.0, 0, ") +
+           (file_version >= 4 ? "t.duel_ms, t.duel_best_ms" : "NULL, NULL");
   }
 
   run_record read_run(const statement& s) const {
@@ -419,6 +423,14 @@ struct results_db::impl {
     auto drifted = row.integer(16, "drift_flagged", 0);
     if (drifted > 1) row.fail("drift_flagged", "is neither 0 nor 1");
     trial.drift_flagged = drifted == 1;
+    auto duel = row.optional_real(17, "duel_ms"), duel_best = row.optional_real(18, "duel_best_ms");
+    if (duel.has_value() != duel_best.has_value())
+      row.fail("duel_ms", "and duel_best_ms are not both set or both NULL");
+    if (duel && trial.state != status::ok) row.fail("duel_ms", "is set but the status is " + state);
+    if (duel) {
+      trial.duel_ms = *duel;
+      trial.duel_best_ms = *duel_best;
+    }
     return trial;
   }
 
@@ -555,9 +567,10 @@ void results_db::impl::migrate() {
            "ALTER TABLE trials_v3 RENAME TO trials;\n" +
            trials_index_sql);
     }
-    // 2 -> 3: what each trial adds (a table copied from version 1 has them),
-    // room for confirmation rounds, and why each finished run ended, as far as
-    // its trials and budget tell. Only what is missing is added.
+    // 2 -> 3 -> 4: what each trial adds (a table copied from version 1 has
+    // them; version 4 added the duel's columns), room for confirmation rounds,
+    // and why each finished run ended, as far as its trials and budget tell.
+    // Only what is missing is added.
     auto has_column = [&](const char* table, const char* column) {
       statement s(db, std::string("SELECT count(*) FROM pragma_table_info('") + table + "') WHERE name = ?1", name);
       s.bind(1, std::string(column));
@@ -570,7 +583,9 @@ void results_db::impl::migrate() {
                                                           {"repeats", "INTEGER NOT NULL DEFAULT 0"},
                                                           {"stopped_early", "INTEGER NOT NULL DEFAULT 0"},
                                                           {"kernel_s", "REAL NOT NULL DEFAULT 0"},
-                                                          {"drift_flagged", "INTEGER NOT NULL DEFAULT 0"}})
+                                                          {"drift_flagged", "INTEGER NOT NULL DEFAULT 0"},
+                                                          {"duel_ms", "REAL"},
+                                                          {"duel_best_ms", "REAL"}})
       if (!has_column("trials", column))
         sql += std::string("ALTER TABLE trials ADD COLUMN ") + column + " " + type + ";\n";
     if (!has_column("runs", "confirmed_seq")) sql += "ALTER TABLE runs ADD COLUMN confirmed_seq INTEGER;\n";
@@ -712,6 +727,11 @@ void check_trial(const trial_record& trial) {
     if (!std::isfinite(value)) throw std::invalid_argument("record_trial: objectives must be finite numbers");
   if (!(std::isfinite(trial.finished_at) && trial.finished_at >= 0))
     throw std::invalid_argument("record_trial: finished_at must be a finite time >= 0 (Unix seconds)");
+  bool duel = !std::isnan(trial.duel_ms), duel_best = !std::isnan(trial.duel_best_ms);
+  if (duel != duel_best || (duel && !(trial.state == status::ok && std::isfinite(trial.duel_ms) && trial.duel_ms > 0 &&
+                                      std::isfinite(trial.duel_best_ms) && trial.duel_best_ms > 0)))
+    throw std::invalid_argument(
+        "record_trial: duel_ms and duel_best_ms must both be NaN (no duel) or both finite times > 0 of an ok trial");
 }
 
 }  // namespace
@@ -778,6 +798,10 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
           .bind(15, static_cast<std::int64_t>(trial.stopped_early ? 1 : 0))
           .bind(16, trial.kernel_s)
           .bind(17, static_cast<std::int64_t>(trial.drift_flagged ? 1 : 0));
+      if (!std::isnan(trial.duel_ms))  // checked: both set on an ok trial
+        insert.bind(18, trial.duel_ms).bind(19, trial.duel_best_ms);
+      else
+        insert.bind_null(18).bind_null(19);
       insert.step();
       out.push_back({true, seq++, finished_at});
     }
@@ -974,9 +998,16 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
       return summary;
     }
   }
+  // A trial that lost its duel against the best before it is not the best;
+  // one that had a duel counts by its duel's median (trial::best_judged_ms).
+  const bool duels = impl_->file_version >= 4;
   statement best(impl_->db,
                  "SELECT " + impl_->trial_columns() + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " + filter +
-                     " AND t.status = 'ok' ORDER BY t.time_ms ASC, t.finished_at ASC, t.id ASC LIMIT 1",
+                     " AND t.status = 'ok'" +
+                     (duels ? " AND NOT (t.duel_ms IS NOT NULL AND t.duel_ms >= t.duel_best_ms) ORDER BY "
+                              "COALESCE(t.duel_ms, t.time_ms) ASC"
+                            : " ORDER BY t.time_ms ASC") +
+                     ", t.finished_at ASC, t.id ASC LIMIT 1",
                  impl_->name);
   best.bind(1, task_key);
   if (device_kind) best.bind(2, *device_kind);

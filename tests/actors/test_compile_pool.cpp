@@ -29,6 +29,7 @@ struct pool_fixture {
       measurer_options m;
       m.device = d;
       m.drift.every_trials = 0;  // these tests count the device's runs: no drift probe among them
+      m.duel.rounds = 0;         // nor a duel
       options.measurers.push_back(spawn_measurer(t.system, backend, m));
       options.prefetch.push_back(prefetch);
     }

@@ -27,6 +27,7 @@ TEST_CASE("measurer runs one candidate at a time, in the order they arrive", "[a
   measurer_options options;
   options.device = 1;
   options.drift.every_trials = 0;  // the run order is the trials' alone
+  options.duel.rounds = 0;
   auto m = spawn_measurer(t.system, backend, options);
 
   std::vector<std::uint64_t> sent = {7, 3, 12, 0, 30};
@@ -125,6 +126,7 @@ TEST_CASE("the drift probe flags the trials measured while its device had slowed
   options.drift.every_trials = 4;
   options.drift.every_s = 0;
   options.drift.baseline = 3;
+  options.duel.rounds = 0;  // the device's runs are the trials' and the probes' alone
   auto m = spawn_measurer(t.system, backend, options);
   // One at a time, so that the device's runs come in a known order: a probe
   // after every 4 trials (runs 5, 10, 15, ...), the first three the baseline.
@@ -157,7 +159,7 @@ TEST_CASE("the drift probe flags the trials measured while its device had slowed
   }
   CHECK_FALSE(flagged.empty());
   for (std::uint64_t id = 16; id <= 27; ++id) CHECK(flagged.count(id) == 1);  // measured slow
-  CHECK(flagged.count(0) == 0);   // before the slow runs
+  CHECK(flagged.count(0) == 0);                                               // before the slow runs
   CHECK(flagged.count(15) == 0);  // measured before them, the probe after it in the band
   CHECK(flagged.count(39) == 0);  // after the device recovered
   CHECK(last.flagged == flagged.size());
@@ -183,5 +185,98 @@ TEST_CASE("without probes nothing is flagged", "[actors]") {
               CHECK(trial.drift.probes == 0);
             },
             [&](caf::error& err) { FAIL(t.system.render(err)); });
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+/// A device whose runs give each configuration its own time, except the
+/// first run of the "lucky" ones, which comes out low: a search that kept that
+/// figure would crown an outlier.
+class lucky_backend final : public tune::testing::grid_backend {
+ public:
+  using grid_backend::grid_backend;
+  std::map<configuration, double> time_ms, lucky_first_ms;
+  run_result run(const configuration& config, const build_result& build, int device,
+                 const run_limits& limits) override {
+    auto out = grid_backend::run(config, build, device, limits);
+    std::lock_guard<std::mutex> lock(mutex_);
+    out.time_ms = time_ms.at(config);
+    if (auto lucky = lucky_first_ms.find(config); lucky != lucky_first_ms.end()) {
+      out.time_ms = lucky->second;
+      lucky_first_ms.erase(lucky);
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+};
+}  // namespace
+
+TEST_CASE("a would-be new best duels the best before it: a lucky figure loses, a real improvement wins", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<lucky_backend>(space);
+  auto config = [&](std::uint64_t flat) { return space->unflatten(flat); };
+  backend->time_ms = {{config(0), 10.0}, {config(1), 10.5}, {config(2), 9.0}, {config(3), 4.0}, {config(4), 9.5}};
+  backend->lucky_first_ms = {{config(1), 8.5}};  // 15% below the best: within the margin, so it duels
+  measurer_options options;
+  options.drift.every_trials = 0;
+  options.duel.rounds = 3;
+  options.duel.margin = 0.2;
+  auto m = spawn_measurer(t.system, backend, options);
+
+  std::map<std::uint64_t, measured_trial> got;
+  for (std::uint64_t flat : {0u, 1u, 2u, 4u, 3u})
+    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
+        .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
+                 [&](caf::error& err) { FAIL("no trial: " << t.system.render(err)); });
+  REQUIRE(got.size() == 5);
+  // The first ok trial has nothing to meet.
+  CHECK(std::isnan(got[0].duel_ms));
+  // The lucky one measured 8.5 but is 10.5 against the best's 10 in turn.
+  CHECK(got[1].time_ms == 8.5);
+  CHECK(got[1].duel_ms == 10.5);
+  CHECK(got[1].duel_best_ms == 10.0);
+  CHECK(got[1].duel_lost());
+  CHECK(got[1].duel_s > 0);
+  // A real improvement wins and becomes the device's best...
+  CHECK(got[2].duel_ms == 9.0);
+  CHECK(got[2].duel_best_ms == 10.0);
+  CHECK_FALSE(got[2].duel_lost());
+  // ...so the next one meets it, not the first best: 9.5 is not below 9.
+  CHECK(std::isnan(got[4].duel_ms));
+  // Far faster than the best (beyond the margin): no duel.
+  CHECK(std::isnan(got[3].duel_ms));
+  // Each duel ran the two in turn, challenger first, 3 rounds.
+  auto order = backend->run_order(0);
+  std::vector<configuration> expected = {config(0), config(1)};
+  for (int r = 0; r < 3; ++r) expected.insert(expected.end(), {config(1), config(0)});
+  expected.push_back(config(2));
+  for (int r = 0; r < 3; ++r) expected.insert(expected.end(), {config(2), config(0)});
+  expected.insert(expected.end(), {config(4), config(3)});
+  CHECK(order == expected);
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("duels off: no trial is measured twice", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<lucky_backend>(space);
+  auto config = [&](std::uint64_t flat) { return space->unflatten(flat); };
+  backend->time_ms = {{config(0), 10.0}, {config(1), 10.5}};
+  backend->lucky_first_ms = {{config(1), 8.5}};
+  measurer_options options;
+  options.drift.every_trials = 0;
+  options.duel.rounds = 0;
+  auto m = spawn_measurer(t.system, backend, options);
+  std::map<std::uint64_t, measured_trial> got;
+  for (std::uint64_t flat : {0u, 1u})
+    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
+        .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
+                 [&](caf::error& err) { FAIL("no trial: " << t.system.render(err)); });
+  CHECK(std::isnan(got[1].duel_ms));
+  CHECK_FALSE(got[1].duel_lost());
+  CHECK(backend->run_order(0).size() == 2);
   t.self->send_exit(m, caf::exit_reason::user_shutdown);
 }

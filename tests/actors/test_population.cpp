@@ -40,6 +40,7 @@ struct session {
     for (int d = 0; d < devices; ++d) options.devices.push_back({d, 1});
     options.listener = listener;
     options.drift.every_trials = 0;  // these tests count the devices' runs: no drift probe among them
+    options.duel.rounds = 0;         // nor a duel
   }
   run_summary run() {
     return run_pipeline(backend, std::make_unique<tune::testing::sweep_strategy>(space, log), options);

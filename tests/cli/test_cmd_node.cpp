@@ -197,8 +197,9 @@ TEST_CASE("node: a run that loses every node waits then ends resumable", "[cli][
   auto args = tune_args(topology, db, budget, 0.5);
   args.push_back("--resume");
   cli_process resumed(args);
-  REQUIRE(resumed.wait() == 0);
+  int resumed_exit = resumed.wait();
   INFO(resumed.err());
+  REQUIRE(resumed_exit == 0);
   CHECK_THAT(resumed.out(), Contains("run 1 (resumed)"));
   check_exactly_once(db, budget);
 }

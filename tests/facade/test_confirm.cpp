@@ -136,3 +136,65 @@ TEST_CASE("confirmation: a stopped run is not confirmed", "[facade]") {
   CHECK(finished.reason == end_reason::budget);
   CHECK(finished.confirmation.size() == 4);
 }
+
+TEST_CASE("duel: a would-be new best measured lucky loses to the best before it during the run, and says so",
+          "[facade]") {
+  // x = 0 runs at 10 ms; x = 1 is measured once at 8.5 ms (a lucky moment,
+  // 15% below: close enough to duel) and at 10.5 ms every time after.
+  std::mutex mutex;
+  std::map<std::uint64_t, int> calls;
+  session_options o;
+  o.custom_backend = detail::make_objective_backend(
+      [&](const configuration& c) {
+        std::lock_guard lock(mutex);
+        auto n = calls[c[0]]++;
+        if (c[0] == 1) return n == 0 ? 8.5 : 10.5;
+        return 10.0;
+      },
+      line_space(2), "duel");
+  o.strategy = "random";
+  o.budget.trials = 2;
+  o.seed = 1;
+  o.confirm.top = 0;  // the search's own answer, to see the duel's effect alone
+  o.db_path = (std::filesystem::temp_directory_path() / ("tune-duel-" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(o.db_path);
+  std::vector<trial_info> seen;
+  o.on_trial = [&](const trial_info& t) { seen.push_back(t); };
+  auto report = session(o).run();
+  REQUIRE(seen.size() == 2);
+  REQUIRE(seen[0].config_json == "{\"x\": 0}");  // seed 1 proposes x = 0 first
+  CHECK(std::isnan(seen[0].duel_ms));
+  CHECK(seen[1].time_ms == 8.5);
+  CHECK(seen[1].duel_ms == 10.5);
+  CHECK(seen[1].duel_best_ms == 10.0);
+  CHECK_FALSE(seen[1].new_best);
+  REQUIRE(report.best);
+  CHECK(report.best->config_json == "{\"x\": 0}");
+  CHECK(report.duels.count == 1);
+  CHECK(report.duels.lost == 1);
+  CHECK_THAT(report.to_text(), Catch::Matchers::Contains("duels: 1 would-be best measured against the best before"));
+  CHECK(report.to_json()["duels"]["lost"] == 1);
+  CHECK(report.to_json()["time"]["devices"].begin().value()["duel_s"].get<double>() > 0);
+  // The database keeps both medians; `best` answers x = 0.
+  storage::results_db db(o.db_path, storage::results_db::open_mode::read_only);
+  auto trials = db.trials(report.run_id);
+  REQUIRE(trials.size() == 2);
+  CHECK(trials[1].duel_ms == 10.5);
+  CHECK(trials[1].duel_best_ms == 10.0);
+  CHECK(std::isnan(trials[0].duel_ms));
+  auto best = db.best(report.task_key);
+  REQUIRE(best);
+  REQUIRE(best->best);
+  CHECK(best->best->config_json == "{\"x\": 0}");
+  std::filesystem::remove(o.db_path);
+
+  // Without duels, the lucky figure is the best.
+  calls.clear();
+  seen.clear();
+  o.confirm.duel_rounds = 0;
+  o.db_path.clear();
+  auto plain = session(o).run();
+  REQUIRE(plain.best);
+  CHECK(plain.best->config_json == "{\"x\": 1}");
+  CHECK(plain.duels.count == 0);
+}

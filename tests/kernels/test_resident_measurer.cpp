@@ -296,3 +296,31 @@ TEST_CASE("the resident measurer and its kernel die with the engine", "[kernels]
   std::filesystem::remove_all(std::filesystem::temp_directory_path() /
                               ("tune-kernels-resident-" + std::to_string(engine)));
 }
+
+TEST_CASE("configurations timed against each other run in one child of the resident process, in turn, round by round",
+          "[kernels]") {
+  sleeping_kernel kernel;
+  auto fast = kernel.built(0), slow = kernel.built(5), slower = kernel.built(20);
+  REQUIRE(kernel.run(0).state == status::ok);  // the resident process is up
+  auto started = residents();
+  REQUIRE(started.size() == 1);
+  auto times = kernel.backend->run_interleaved({fast, slow, slower}, 0, 3, 10.0);
+  INFO(times.message);
+  REQUIRE(times.ok());
+  REQUIRE(times.time_ms.size() == 3);
+  for (const auto& rounds : times.time_ms) CHECK(rounds.size() == 3);
+  for (int r = 0; r < 3; ++r) {
+    CHECK(times.time_ms[0][r] < 5.0);
+    CHECK(times.time_ms[1][r] >= 5.0);
+    CHECK(times.time_ms[2][r] >= 20.0);
+  }
+  CHECK(residents() == started);  // measured by the same process
+  // A configuration that cannot be loaded fails the whole, naming it.
+  auto broken = slow;
+  broken.second.artifact = (kernel.scratch.path() / "missing.so").string();
+  auto failed = kernel.backend->run_interleaved({fast, broken}, 0, 2, 10.0);
+  CHECK_FALSE(failed.ok());
+  CHECK_THAT(failed.message, Catch::Matchers::Contains("kernel 1: dlopen"));
+  // And the process measures on.
+  CHECK(kernel.run(0).state == status::ok);
+}

@@ -934,3 +934,73 @@ TEST_CASE("results db keeps a run's confirmation rounds, and best answers with t
   CHECK(db.confirmations(run).size() == 1);
   CHECK(db.best("gemm/1024")->best->seq == 0);
 }
+
+TEST_CASE("results db keeps a trial's duel, and best passes over one that lost it", "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-duel");
+  results_db db(dir / "results.db");
+  auto run = db.create_run(spec());
+  db.record_trial(run, ok_trial(config(1), 10.0));  // seq 0: the best before
+  auto lucky = ok_trial(config(2), 8.5);            // seq 1: lost its duel, 10.5 against 10.0
+  lucky.duel_ms = 10.5;
+  lucky.duel_best_ms = 10.0;
+  db.record_trial(run, lucky);
+  auto trials = db.trials(run);
+  REQUIRE(trials.size() == 2);
+  CHECK(std::isnan(trials[0].duel_ms));
+  CHECK(trials[1].duel_ms == 10.5);
+  CHECK(trials[1].duel_best_ms == 10.0);
+  CHECK(trials[1].duel_lost());
+  CHECK(db.best("gemm/1024")->best->seq == 0);
+  auto winner = ok_trial(config(3), 9.0);  // seq 2: won, 9.6 against 10.0 (a louder moment)
+  winner.duel_ms = 9.6;
+  winner.duel_best_ms = 10.0;
+  db.record_trial(run, winner);
+  CHECK(db.best("gemm/1024")->best->seq == 2);
+  auto quiet = ok_trial(config(4), 9.4);  // seq 3: no duel, its own figure below 9.6
+  db.record_trial(run, quiet);
+  CHECK(db.best("gemm/1024")->best->seq == 3);
+  // A duel's medians come together, as times, and only on an ok trial.
+  auto half = ok_trial(config(5), 1.0);
+  half.duel_ms = 1.0;
+  CHECK_THROWS_WITH(db.record_trial(run, half), Contains("duel_ms and duel_best_ms"));
+  half.duel_best_ms = -1.0;
+  CHECK_THROWS_WITH(db.record_trial(run, half), Contains("duel_ms and duel_best_ms"));
+  auto failed = failed_trial(config(6), status::runtime_error);
+  failed.duel_ms = failed.duel_best_ms = 1.0;
+  CHECK_THROWS_WITH(db.record_trial(run, failed), Contains("of an ok trial"));
+  raw_sql(dir / "results.db", "UPDATE trials SET duel_best_ms = NULL WHERE seq = 1");
+  CHECK_THROWS_WITH(results_db(dir / "results.db").trials(run),
+                    Contains("table trials") && Contains("duel_ms") && Contains("not both set"));
+}
+
+TEST_CASE("results db reads a version 3 file without duels and adds their columns when opened for writing",
+          "[storage]") {
+  tune::test::scratch_dir dir("tune-test-db-v3");
+  auto file = dir / "v3.db";
+  std::int64_t run = 0;
+  {
+    results_db db(file);
+    run = db.create_run(spec());
+    db.record_trial(run, ok_trial(config(1), 2.0));
+  }
+  raw_sql(file,
+          "ALTER TABLE trials DROP COLUMN duel_ms; ALTER TABLE trials DROP COLUMN duel_best_ms; "
+          "UPDATE schema_version SET version = 3");
+  {
+    results_db read_only(file, results_db::open_mode::read_only);
+    auto trials = read_only.trials(run);
+    REQUIRE(trials.size() == 1);
+    CHECK(std::isnan(trials[0].duel_ms));
+    CHECK(read_only.best("gemm/1024")->best->seq == 0);
+  }
+  CHECK(raw_count(file, "SELECT version FROM schema_version") == 3);
+  results_db db(file);
+  CHECK(db.migrated_from() == 3);
+  CHECK(raw_count(file, "SELECT version FROM schema_version") == results_db::schema_version);
+  CHECK(raw_count(file, "SELECT count(*) FROM pragma_table_info('trials') WHERE name LIKE 'duel%'") == 2);
+  auto lost = ok_trial(config(2), 1.0);
+  lost.duel_ms = 2.5;
+  lost.duel_best_ms = 2.0;
+  db.record_trial(run, lost);
+  CHECK(db.best("gemm/1024")->best->seq == 0);
+}

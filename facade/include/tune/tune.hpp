@@ -84,7 +84,8 @@ struct trial_info : trial {
   bool new_best = false;    ///< it improved the best time
   /// {"seq", "config", "status", "time_ms" (null unless ok), "objectives",
   /// "compile_s", "run_s", "device", "message", "finished_s",
-  /// "reused_from_run" (null unless reused), "new_best"}.
+  /// "reused_from_run" (null unless reused), "duel_ms" and "duel_best_ms"
+  /// (null unless it had a duel), "new_best"}.
   nlohmann::json to_json() const;
 };
 
@@ -213,9 +214,15 @@ struct session_options {
   /// over those rounds, and the rounds are recorded. top 0: none (a replayed
   /// dataset, program-edit evolution and an objective function are never
   /// confirmed, nor probed for drift).
+  /// During the run, a would-be new best (measured in full, faster than the
+  /// device's best but by less than duel_policy::margin) is measured against
+  /// that best in turn, `duel_rounds` rounds, before it becomes the best; it
+  /// becomes the best only if its median is the lower (trial_info::duel_ms).
+  /// duel_rounds 0: none.
   struct confirm_options {
     std::uint32_t top = 5;
     std::uint32_t rounds = 5;
+    std::uint32_t duel_rounds = duel_policy{}.rounds;
   } confirm;
   /// Built-in tasks: after the run, time the vendor kernels of the task on the
   /// same cores and threads (tune/kernels/vendor_reference.hpp: oneDNN, and
@@ -292,6 +299,12 @@ struct run_report {
   std::vector<std::pair<std::string, device_drift>> device_drifts;
   /// The trials (seq) flagged as measured while their device had drifted.
   std::vector<std::uint64_t> drift_flagged;
+  /// Would-be new bests measured against the best before them during the run
+  /// (session_options::confirm.duel_rounds), and how many of them lost.
+  struct duel_count {
+    std::uint64_t count = 0;
+    std::uint64_t lost = 0;
+  } duels;
   std::uint32_t compile_workers = 0;
   /// (Backend) seconds the compile workers spent building; waiting_s() the rest.
   double build_s = 0.0;

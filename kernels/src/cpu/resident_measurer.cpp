@@ -147,7 +147,7 @@ bool resident_measurer::read_line(std::string& line) {
   return true;
 }
 
-run_result resident_measurer::measure(nlohmann::json request, const run_limits& limits) {
+run_result resident_measurer::measure(nlohmann::json request, const run_limits& limits, nlohmann::json* raw_reply) {
   std::lock_guard lock(mutex_);
   const auto start_time = clock_type::now();
   run_result out;
@@ -246,6 +246,7 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
   switch (end) {
     case ending::replied:
       read_reply(reply, out);
+      if (raw_reply) *raw_reply = reply;
       if (reply.value("exit", false)) {
         // It ends after this reply; it is given a moment, then killed.
         auto until = clock_type::now() + std::chrono::seconds(5);

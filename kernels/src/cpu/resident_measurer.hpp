@@ -50,7 +50,9 @@ class resident_measurer {
   /// Measures one worker request (mode "measure") within `limits`, starting
   /// the process when none runs. run_s counts from the call (a start
   /// included) to the reply. Serialised: one trial at a time.
-  run_result measure(nlohmann::json request, const run_limits& limits);
+  /// `reply`, when given, receives the process's reply as it came (empty
+  /// when there was none: the process died or timed out).
+  run_result measure(nlohmann::json request, const run_limits& limits, nlohmann::json* reply = nullptr);
 
  private:
   using clock_type = std::chrono::steady_clock;

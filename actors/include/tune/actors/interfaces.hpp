@@ -60,7 +60,12 @@ typename Inspector::result_type inspect(Inspector& f, build_result& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, device_time& x) {
   return f(caf::meta::type_name("device_time"), x.trials, x.measured_s, x.stopped_early_s, x.too_slow_s, x.timeout_s,
-           x.failed_s, x.overhead_s, x.probe_s);
+           x.failed_s, x.overhead_s, x.probe_s, x.duel_s);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, interleaved_times& x) {
+  return f(caf::meta::type_name("interleaved_times"), x.state, x.message, x.time_ms);
 }
 
 template <class Inspector>
@@ -124,6 +129,8 @@ struct measured_trial : trial {
   double probe_s = 0.0;
   /// The device's drift so far.
   device_drift drift;
+  /// Seconds of this trial's duel against the best before it (duel_policy).
+  double duel_s = 0.0;
 };
 
 /// How busy one stage was inside a window of wall-clock time.
@@ -187,13 +194,20 @@ typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
   // CAF 0.17 has no inspector for std::optional: reused_from_run travels as
   // a run id or -1 (none; run ids start at 1).
   std::int64_t reused = x.reused_from_run.value_or(-1);
+  // A NaN does not survive CAF's portable encoding of a double (it arrives as
+  // -1): the duel's medians travel as -1 when there was no duel.
+  double duel = std::isfinite(x.duel_ms) ? x.duel_ms : -1.0;
+  double duel_best = std::isfinite(x.duel_best_ms) ? x.duel_best_ms : -1.0;
   auto load = [&]() -> caf::error {
     x.reused_from_run = reused >= 0 ? std::optional<std::int64_t>(reused) : std::nullopt;
+    x.duel_ms = duel > 0 ? duel : std::nan("");
+    x.duel_best_ms = duel_best > 0 ? duel_best : std::nan("");
     return caf::none;
   };
   return f(caf::meta::type_name("measured_trial"), x.candidate_id, x.config, x.state, x.time_ms, x.objectives,
            x.compile_s, x.run_s, x.device_id, x.message, x.finished_s, reused, x.abandoned, x.repeats, x.stopped_early,
-           x.kernel_s, x.drift_flagged, x.drift_suspects, x.probe_s, x.drift, caf::meta::load_callback(load));
+           x.kernel_s, x.drift_flagged, x.drift_suspects, x.probe_s, x.drift, duel, duel_best, x.duel_s,
+           caf::meta::load_callback(load));
 }
 
 template <class Inspector>
@@ -222,6 +236,7 @@ CAF_ADD_TYPE_ID(tune_actors, (tune::run_result))
 CAF_ADD_TYPE_ID(tune_actors, (tune::actors::measured_trial))
 CAF_ADD_TYPE_ID(tune_actors, (tune::actors::stage_stats))
 CAF_ADD_TYPE_ID(tune_actors, (tune::actors::run_summary))
+CAF_ADD_TYPE_ID(tune_actors, (tune::interleaved_times))
 CAF_ADD_ATOM(tune_actors, tune::actors, demand_atom, "demand")
 CAF_ADD_ATOM(tune_actors, tune::actors, observe_atom, "observe")
 CAF_ADD_ATOM(tune_actors, tune::actors, evaluate_atom, "evaluate")
@@ -239,6 +254,7 @@ CAF_ADD_ATOM(tune_actors, tune::actors, hello_atom, "nodehello")
 CAF_ADD_ATOM(tune_actors, tune::actors, open_atom, "nodeopen")
 CAF_ADD_ATOM(tune_actors, tune::actors, close_atom, "nodeclose")
 CAF_ADD_ATOM(tune_actors, tune::actors, reconnect_atom, "reconnect")
+CAF_ADD_ATOM(tune_actors, tune::actors, duel_atom, "duel")
 CAF_END_TYPE_ID_BLOCK(tune_actors)
 
 namespace tune::actors {
@@ -276,7 +292,11 @@ compiled_candidate build_candidate(backend& backend, candidate cand, double time
 
 // -- a device runner (detached: backend::run blocks) --------------------------
 /// - (run, compiled_candidate) -> run_result: one run on the runner's device.
-using device_runner_actor = caf::typed_actor<caf::replies_to<run_atom, compiled_candidate>::with<run_result>>;
+/// - (duel, challenger, best, rounds) -> interleaved_times: the two measured
+///   in turn (backend::run_interleaved), challenger first, each round.
+using device_runner_actor = caf::typed_actor<
+    caf::replies_to<run_atom, compiled_candidate>::with<run_result>,
+    caf::replies_to<duel_atom, compiled_candidate, compiled_candidate, std::uint32_t>::with<interleaved_times>>;
 
 /// `limits`: the timeout and early-stop policy of every run; each
 /// candidate's reference_ms is added to them.
@@ -287,7 +307,8 @@ device_runner_actor spawn_device_runner(caf::actor_system& system, backend_ptr b
 /// Runs one candidate at a time on its device and queues the rest (the
 /// compile pool sends at most 1 + prefetch at once). Messages:
 /// - (measure, compiled_candidate) -> measured_trial: replied when the run ends,
-///   failed or timed out runs included.
+///   failed or timed out runs included; for a would-be new best, after its
+///   duel against the device's best (duel_policy; measured_trial::duel_ms).
 /// - (stats, from, to) -> stage_stats: device busy time inside [from, to]
 ///   (steady-clock seconds).
 /// - (tick): internal timer while a run is in progress (its deadline).
@@ -313,6 +334,8 @@ struct measurer_options {
   early_stop_policy early_stop;
   /// When the device probes its own drift.
   drift_policy drift;
+  /// When a would-be new best is measured against the best before it.
+  duel_policy duel;
 };
 
 measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, const measurer_options& options);

@@ -49,6 +49,9 @@ struct pipeline_options {
   early_stop_policy early_stop;
   /// When each local device probes its own drift (nodes' devices do not).
   drift_policy drift;
+  /// When a would-be new best of a local device is measured against the
+  /// device's best before it becomes the best (nodes' devices do not).
+  duel_policy duel;
   pipeline_mode mode = pipeline_mode::steady;
   std::uint32_t batch = 8;            ///< generational mode: candidates per generation
   std::vector<measured_trial> prior;  ///< recorded trials to resume from, in recorded order

@@ -71,11 +71,22 @@ struct trial : trial_result {
   /// the device runs every so often said so), or between the last probe in
   /// the band and the first out of it: its time is suspect.
   bool drift_flagged = false;
+  /// A would-be new best is measured again against the best before it, in
+  /// turn on the same device (a duel), before it becomes the best: its median
+  /// over those rounds and the best's median over the same rounds; NaN when it
+  /// had no duel (not faster than the best, clearly faster, or no best yet).
+  double duel_ms = std::nan("");
+  double duel_best_ms = std::nan("");
   /// The earlier run whose recorded measurement was reused instead of
   /// measuring again; empty when measured by this run.
   std::optional<std::int64_t> reused_from_run;
 
   bool reused() const { return reused_from_run.has_value(); }
+  /// It had a duel and was not faster in it: it never becomes the best.
+  bool duel_lost() const { return duel_ms >= duel_best_ms; }
+  /// The time a best is judged by: the duel's median when it had one (a
+  /// measurement that was not picked for being low), else time_ms.
+  double best_judged_ms() const { return std::isfinite(duel_ms) ? duel_ms : time_ms; }
 };
 
 }  // namespace tune

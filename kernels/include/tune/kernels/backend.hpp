@@ -151,11 +151,12 @@ struct device_time {
   double failed_s = 0.0;         ///< whole trials that failed otherwise (crash, wrong answer, …)
   double overhead_s = 0.0;       ///< the rest of ok trials: process, buffers, checking, answering
   double probe_s = 0.0;          ///< the drift probe's runs (not a trial's)
+  double duel_s = 0.0;           ///< would-be new bests measured against the best (duel_policy)
 
   /// Adds one trial (a reused one, measured by another run, adds nothing).
   void add(const trial& t);
   double total_s() const {
-    return measured_s + stopped_early_s + too_slow_s + timeout_s + failed_s + overhead_s + probe_s;
+    return measured_s + stopped_early_s + too_slow_s + timeout_s + failed_s + overhead_s + probe_s + duel_s;
   }
 };
 
@@ -170,6 +171,18 @@ struct drift_policy {
   double every_s = 30.0;            ///< or when this many seconds passed since the last
   std::uint32_t baseline = 3;
   double min_band = 0.05;
+};
+
+/// When a would-be new best is measured again against the best before it on
+/// the same device (a duel: the two in turn, `rounds` rounds, each run in
+/// full) before it becomes the best: when it was measured in full, is faster
+/// than the best, and not by more than `margin` (a candidate that much faster
+/// is faster beyond what load moves a measurement; the end-of-run
+/// confirmation re-measures the fastest anyway). It becomes the best only if
+/// its median over the rounds is lower than the best's.
+struct duel_policy {
+  std::uint32_t rounds = 3;  ///< 0: no duels
+  double margin = 0.2;
 };
 
 /// How a device's probe time moved during a run.

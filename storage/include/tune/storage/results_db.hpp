@@ -132,8 +132,9 @@ class results_db {
   /// trials.message and writes why a run ended into runs.status; an older
   /// file's "finished" is read as the reason its trial count and budget give:
   /// budget when the trials reached it, else time with a time budget, else
-  /// exhausted).
-  static constexpr int schema_version = 3;
+  /// exhausted; version 4 added trials.duel_ms and duel_best_ms, NULL in a
+  /// migrated file's older trials).
+  static constexpr int schema_version = 4;
 
   enum class open_mode { read_write, read_only };
 
@@ -224,7 +225,8 @@ class results_db {
   /// The best trial of the task over all its runs (any device kind unless
   /// given) with counts; nullopt when the task has no run. When runs of the
   /// task were confirmed, the winner with the lowest confirmed time (the
-  /// median of its rounds); else the fastest ok trial.
+  /// median of its rounds); else the fastest ok trial that did not lose a duel
+  /// (by its duel's median when it had one: trial::best_judged_ms).
 
   std::optional<task_summary> best(const std::string& task_key,
                                    const std::optional<std::string>& device_kind = std::nullopt) const;
