@@ -16,6 +16,12 @@ std::vector<double> fraction_curve(const replay_run_result& run, double optimum_
   return out;
 }
 
+std::optional<double> sim_time_to_reach(const replay_run_result& run, double optimum_ms, double threshold) {
+  for (const auto& step : run.steps)
+    if (std::isfinite(step.best_ms) && optimum_ms / step.best_ms >= threshold) return step.sim_time_s;
+  return std::nullopt;
+}
+
 std::vector<double> random_fraction_curve(const std::vector<double>& sorted_ok_ms, std::size_t total,
                                           std::size_t budget) {
   // Best of n draws is the j-th best ok configuration (1-based) exactly when
