@@ -164,6 +164,16 @@ TEST_CASE("a scheduled search is reproducible by seed, fills the pipeline and be
   CHECK(makespan >= measure / 4 - 1e-9);
   auto serial = replay_scheduled_search(d, options, replay_schedule::serial());
   CHECK(makespan < serial.steps.back().sim_time_s / 4);
+
+  // Several seeds on two threads: run r is the search with seed + r.
+  auto runs = replay_scheduled_searches(d, options, wide, 3, 2);
+  REQUIRE(runs.size() == 3);
+  REQUIRE(runs[0].steps.size() == a.steps.size());
+  for (std::size_t i = 0; i < a.steps.size(); ++i) CHECK(runs[0].steps[i].sim_time_s == a.steps[i].sim_time_s);
+  options.seed += 2;
+  auto third = replay_scheduled_search(d, options, wide);
+  REQUIRE(runs[2].steps.size() == third.steps.size());
+  for (std::size_t i = 0; i < third.steps.size(); ++i) CHECK(runs[2].steps[i].config == third.steps[i].config);
 }
 
 TEST_CASE("time to reach a fraction of the optimum", "[kernels]") {

@@ -1,5 +1,6 @@
 // A replayed search on simulated compile workers and devices, on a virtual
 // clock: a discrete-event simulation of the actor pipeline's scheduling.
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "parallel_runs.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/replay_schedule.hpp"
 
@@ -49,6 +51,7 @@ class scheduler {
   }
 
   replay_run_result run() {
+    auto started = std::chrono::steady_clock::now();
     demand();
     pump();
     while (!events_.empty()) {
@@ -61,6 +64,7 @@ class scheduler {
         finish_run(ev.index);
       }
     }
+    out_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return std::move(out_);
   }
 
@@ -247,6 +251,19 @@ replay_run_result replay_scheduled_search(const replay_dataset& dataset, const r
   sopt.prior = options.prior;
   auto search = make_strategy(options.strategy, dataset.space, sopt);
   return replay_scheduled_search(dataset, *search, options, schedule);
+}
+
+std::vector<replay_run_result> replay_scheduled_searches(const replay_dataset& dataset,
+                                                         const replay_run_options& options,
+                                                         const replay_schedule& schedule, std::size_t runs,
+                                                         unsigned threads) {
+  std::vector<replay_run_result> out(runs);
+  detail::parallel_runs(runs, threads, [&](std::size_t r) {
+    auto o = options;
+    o.seed = options.seed + r;
+    out[r] = replay_scheduled_search(dataset, o, schedule);
+  });
+  return out;
 }
 
 }  // namespace tune

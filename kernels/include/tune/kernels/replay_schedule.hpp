@@ -27,6 +27,7 @@
 // replay_search's clock (Kernel Tuner's simulation mode's accounting).
 
 #include <cstddef>
+#include <vector>
 
 #include "tune/kernels/replay.hpp"
 
@@ -65,5 +66,11 @@ replay_run_result replay_scheduled_search(const replay_dataset& dataset, strateg
 /// made with options.seed.
 replay_run_result replay_scheduled_search(const replay_dataset& dataset, const replay_run_options& options,
                                           const replay_schedule& schedule);
+
+/// `runs` scheduled searches with seeds seed, seed+1, …, on at most `threads` threads.
+std::vector<replay_run_result> replay_scheduled_searches(const replay_dataset& dataset,
+                                                         const replay_run_options& options,
+                                                         const replay_schedule& schedule, std::size_t runs,
+                                                         unsigned threads = 2);
 
 }  // namespace tune
