@@ -184,6 +184,9 @@ TEST_CASE("time to reach a fraction of the optimum", "[kernels]") {
   CHECK(sim_time_to_reach(run, 1.0, 0.4) == 3.0);
   CHECK(sim_time_to_reach(run, 1.0, 0.9) == 4.5);
   CHECK_FALSE(sim_time_to_reach(run, 1.0, 0.95).has_value());
+  CHECK(first_step_reaching(run, 1.0, 0.4) == 1u);
+  CHECK(first_step_reaching(run, 1.0, 0.9) == 2u);
+  CHECK_FALSE(first_step_reaching(run, 1.0, 0.95).has_value());
 }
 
 TEST_CASE("a schedule without workers or devices is an error", "[kernels]") {
