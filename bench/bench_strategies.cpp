@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "bench_replay.hpp"
 #include "bench_text.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/replay.hpp"
@@ -29,43 +30,8 @@
 namespace {
 
 using namespace tune;
-
-/// Mean f of the best of Kernel Tuner 1.0's eleven strategies at 20, 50, 100,
-/// 200 and 500 evaluations (30 runs, simulation mode, one evaluation = one
-/// distinct configuration, failures included), as published with the datasets.
-struct peer_row {
-  const char* dataset;
-  double f20, f50, f100, f200, f500;
-  const char *s20, *s50, *s100, *s200, *s500;
-};
-constexpr peer_row peer_table[] = {
-    {"gemm_clblast/RTX_3090", 0.806, 0.892, 0.943, 0.976, 0.997, "dual_annealing", "bayes_opt", "greedy_ils",
-     "greedy_ils", "greedy_ils"},
-    {"convolution/A100", 0.615, 0.750, 0.854, 0.940, 0.979, "dual_annealing", "mls", "genetic_algorithm",
-     "genetic_algorithm", "mls"},
-    {"convolution_v1_rtx/RTX_2080_Ti", 0.819, 0.896, 0.956, 0.999, 0.999, "dual_annealing", "dual_annealing",
-     "dual_annealing", "genetic_algorithm", "greedy_mls"},
-    {"pnpoly/RTX_3090", 0.895, 0.987, 0.999, 0.999, 1.000, "dual_annealing", "pso", "bayes_opt", "firefly_algorithm",
-     "mls"},
-    {"dedispersion/MI250X", 0.703, 0.989, 0.998, 0.962, 1.000, "basinhopping", "bayes_opt", "bayes_opt",
-     "dual_annealing", "dual_annealing"},
-};
-
-/// "data/datasets/gemm_clblast/RTX_3090.json.gz" -> "gemm_clblast/RTX_3090".
-std::string dataset_label(const std::string& path) {
-  std::filesystem::path p(path);
-  std::string stem = p.filename().string();
-  for (const char* ext : {".gz", ".json"})
-    if (stem.size() > std::strlen(ext) && stem.substr(stem.size() - std::strlen(ext)) == ext)
-      stem.resize(stem.size() - std::strlen(ext));
-  return p.parent_path().filename().string() + "/" + stem;
-}
-
-const peer_row* find_peer(const std::string& label) {
-  for (const auto& row : peer_table)
-    if (label == row.dataset) return &row;
-  return nullptr;
-}
+using bench::dataset_label;
+using bench::find_peer;
 
 struct cell {
   std::string strategy;
@@ -152,45 +118,29 @@ std::string fmt_f(const replay_summary& s, std::size_t evals) {
 }
 
 int run(int argc, char** argv) {
-  std::size_t runs = 50, budget = 500;
-  std::uint64_t seed = 1;
-  std::string out_dir = "bench/results";
+  bench::replay_bench_args args;
   std::vector<std::string> strategies = strategy_names();
   std::map<std::string, std::map<std::string, double>> hyper;
-  std::vector<std::pair<std::string, std::string>> datasets;  // path, kind-override file
-  std::string kinds;
   for (int i = 1; i < argc; ++i) {
+    if (args.take(argc, argv, i)) continue;
     std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--runs")
-      runs = std::stoul(value());
-    else if (arg == "--budget")
-      budget = std::stoul(value());
-    else if (arg == "--seed")
-      seed = std::stoull(value());
-    else if (arg == "--out")
-      out_dir = value();
-    else if (arg == "--strategies")
-      strategies = bench::split(value(), ',');
+    if (arg == "--strategies")
+      strategies = bench::split(bench::next_value(argc, argv, i), ',');
     else if (arg == "--hyper") {
       // strategy:name=value
-      std::string h = value();
+      std::string h = bench::next_value(argc, argv, i);
       auto colon = h.find(':'), eq = h.find('=');
       if (colon == std::string::npos || eq == std::string::npos || eq < colon)
         throw std::invalid_argument("--hyper " + h + ": expected strategy:name=value, e.g. opevo:lambda=8");
       hyper[h.substr(0, colon)][h.substr(colon + 1, eq - colon - 1)] = std::stod(h.substr(eq + 1));
-    } else if (arg == "--kinds")
-      kinds = value();
-    else if (!arg.empty() && arg[0] == '-')
+    } else
       throw std::invalid_argument("unknown option " + arg);
-    else
-      datasets.emplace_back(arg, std::exchange(kinds, {}));
   }
-  if (datasets.empty()) throw std::invalid_argument("give at least one dataset file");
-  if (!kinds.empty()) throw std::invalid_argument("--kinds " + kinds + " must come before the dataset it applies to");
+  args.check();
+  const std::size_t runs = args.runs, budget = args.budget;
+  const std::uint64_t seed = args.seed;
+  const std::string& out_dir = args.out_dir;
+  const auto& datasets = args.datasets;
   std::filesystem::create_directories(out_dir);
   std::ofstream csv(out_dir + "/strategies.csv");
   csv << "dataset,strategy,evals,mean_f,std_f,random_f\n";

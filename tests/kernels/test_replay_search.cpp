@@ -7,29 +7,9 @@
 
 using namespace tune;
 using tune::test::conv_slice;
+using tune::test::scripted_strategy;
 
 namespace {
-
-/// Proposes a fixed script of configurations, one at a time, and records what
-/// it was told.
-class scripted_strategy final : public strategy {
- public:
-  explicit scripted_strategy(std::deque<configuration> script) : script_(std::move(script)) {}
-  std::string name() const override { return "scripted"; }
-  std::vector<configuration> propose(std::size_t n) override {
-    std::vector<configuration> out;
-    while (out.size() < n && !script_.empty()) {
-      out.push_back(script_.front());
-      script_.pop_front();
-    }
-    return out;
-  }
-  void observe(const trial_result& result) override { told.push_back(result); }
-  std::vector<trial_result> told;
-
- private:
-  std::deque<configuration> script_;
-};
 
 /// A configuration of the Cartesian product that the dataset lacks.
 configuration outside_config(const replay_dataset& d) {

@@ -16,6 +16,18 @@ std::vector<double> fraction_curve(const replay_run_result& run, double optimum_
   return out;
 }
 
+std::optional<std::size_t> first_step_reaching(const replay_run_result& run, double optimum_ms, double threshold) {
+  for (std::size_t i = 0; i < run.steps.size(); ++i)
+    if (std::isfinite(run.steps[i].best_ms) && optimum_ms / run.steps[i].best_ms >= threshold) return i;
+  return std::nullopt;
+}
+
+std::optional<double> sim_time_to_reach(const replay_run_result& run, double optimum_ms, double threshold) {
+  auto i = first_step_reaching(run, optimum_ms, threshold);
+  if (!i) return std::nullopt;
+  return run.steps[*i].sim_time_s;
+}
+
 std::vector<double> random_fraction_curve(const std::vector<double>& sorted_ok_ms, std::size_t total,
                                           std::size_t budget) {
   // Best of n draws is the j-th best ok configuration (1-based) exactly when

@@ -1,12 +1,11 @@
 // Replayed evaluation and searches: strategies ask, the dataset answers.
 #include <algorithm>
-#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
+#include "parallel_runs.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/replay.hpp"
 
@@ -81,6 +80,7 @@ replay_run_result replay_search(const replay_dataset& dataset, const replay_run_
 
 replay_run_result replay_search(const replay_dataset& dataset, strategy& search, const replay_run_options& options) {
   auto* strat = &search;
+  auto started = std::chrono::steady_clock::now();
   rng_type noise_rng(fork_seed(options.seed, 0x6e6f697365));
   replay_run_result out;
   configuration_set seen;
@@ -125,34 +125,18 @@ replay_run_result replay_search(const replay_dataset& dataset, strategy& search,
       strat->observe(tr);
     }
   }
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }
 
 std::vector<replay_run_result> replay_searches(const replay_dataset& dataset, const replay_run_options& options,
                                                std::size_t runs, unsigned threads) {
   std::vector<replay_run_result> out(runs);
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto worker = [&] {
-    for (std::size_t r; (r = next++) < runs;) {
-      try {
-        auto o = options;
-        o.seed = options.seed + r;
-        out[r] = replay_search(dataset, o);
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        next = runs;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(runs)));
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  detail::parallel_runs(runs, threads, [&](std::size_t r) {
+    auto o = options;
+    o.seed = options.seed + r;
+    out[r] = replay_search(dataset, o);
+  });
   return out;
 }
 

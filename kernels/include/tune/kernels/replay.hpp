@@ -114,6 +114,8 @@ struct replay_run_result {
   /// Proposals not counted: outside the dataset (rejected) or repeated.
   std::size_t rejected = 0;
   std::size_t duplicates = 0;
+  /// Real seconds the search took: the strategy's own work, mostly.
+  double wall_s = 0.0;
 };
 
 /// One search of `options.budget` evaluations. One evaluation is one distinct

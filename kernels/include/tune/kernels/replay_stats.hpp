@@ -27,6 +27,13 @@ std::vector<double> random_fraction_curve(const std::vector<double>& sorted_ok_m
 /// f >= threshold, (T + 1) / (G + 1) for G such configurations among T.
 double random_evals_to_reach(const std::vector<double>& sorted_ok_ms, std::size_t total, double threshold);
 
+/// Index of the first step whose f = optimum_ms / best_ms reaches
+/// `threshold` (so index + 1 evaluations); nullopt when no step does.
+std::optional<std::size_t> first_step_reaching(const replay_run_result& run, double optimum_ms, double threshold);
+
+/// Simulated seconds (replay_step::sim_time_s) at that step; nullopt when no step reaches it.
+std::optional<double> sim_time_to_reach(const replay_run_result& run, double optimum_ms, double threshold);
+
 /// Mean of (s - r) / (1 - r) over n = 1 … size, skipping n where r == 1.
 double willemsen_score(const std::vector<double>& strategy_mean, const std::vector<double>& random_mean);
 
