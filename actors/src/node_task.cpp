@@ -38,7 +38,8 @@ std::string node_task::to_json() const {
   if (measurement)
     doc["measurement"] = {{"min_time_s", measurement->min_time_s},
                           {"min_repeats", measurement->min_repeats},
-                          {"max_repeats", measurement->max_repeats}};
+                          {"max_repeats", measurement->max_repeats},
+                          {"flush_cache", measurement->flush_cache}};
   if (!devices.empty()) doc["devices"] = devices;
   doc["early_stop"] = {
       {"slow_factor", early_stop.slow_factor}, {"min_slow_ms", early_stop.min_slow_ms}, {"margin", early_stop.margin}};
@@ -101,6 +102,7 @@ node_task node_task::from_json(const std::string& text) {
     p.min_time_s = get<double>(m, "min_time_s", &nlohmann::json::is_number, "a number", p.min_time_s);
     p.min_repeats = get<int>(m, "min_repeats", &nlohmann::json::is_number_integer, "an integer", p.min_repeats);
     p.max_repeats = get<int>(m, "max_repeats", &nlohmann::json::is_number_integer, "an integer", p.max_repeats);
+    p.flush_cache = get<bool>(m, "flush_cache", &nlohmann::json::is_boolean, "true or false", p.flush_cache);
     if (auto problem = tune::measurement_problem(p); !problem.empty()) bad("measurement", "is wrong: " + problem);
     out.measurement = p;
   }

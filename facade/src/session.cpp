@@ -599,6 +599,7 @@ run_report session::run() {
                                    {"min_time_s", protocol->min_time_s},
                                    {"min_repeats", protocol->min_repeats},
                                    {"max_repeats", protocol->max_repeats},
+                                   {"flush_cache", protocol->flush_cache},
                                    {"drift",
                                     {{"every_trials", drift.every_trials},
                                      {"every_s", drift.every_s},

@@ -119,6 +119,32 @@ class cpu_runner final : public kernel_runner {
   std::vector<void*> pointers_;
 };
 
+/// The caches evicted before each timed run (the request's "flush_cache",
+/// measurement_protocol::flush_cache): every line of a buffer twice the
+/// last-level cache ("cache_bytes") written, when the kernel's arguments fit
+/// in that cache (larger ones evict themselves between runs).
+class cache_flusher {
+ public:
+  cache_flusher(const nlohmann::json& request, const std::vector<argument_buffer>& buffers) {
+    if (!request.value("flush_cache", false)) return;
+    auto cache = request.value("cache_bytes", std::uint64_t{0});
+    std::uint64_t used = 0;
+    for (const auto& b : buffers) used += b.bytes.size();
+    if (cache == 0 || used > cache) return;
+    scratch_.assign(2 * cache, 0);
+  }
+  bool active() const { return !scratch_.empty(); }
+  /// Outside the run's marks: not kernel time.
+  void flush() {
+    ++pass_;
+    for (std::size_t i = 0; i < scratch_.size(); i += 64) scratch_[i] = static_cast<char>(pass_ + i);
+  }
+
+ private:
+  std::vector<char> scratch_;
+  unsigned pass_ = 0;
+};
+
 }  // namespace
 
 nlohmann::json failure(const std::string& message) { return {{"status", "runtime_error"}, {"message", message}}; }
@@ -294,12 +320,14 @@ nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer
   std::vector<double> times;
   double total = 0.0, fastest = std::numeric_limits<double>::infinity();
   bool stopped_early = false;
+  cache_flusher flusher(request, buffers);
   while (static_cast<int>(times.size()) < max_repeats &&
          (static_cast<int>(times.size()) < min_repeats || total < min_time)) {
     if (!times.empty() && measure_rules::stop_timing(fastest, reference_ms, margin)) {
       stopped_early = true;
       break;
     }
+    if (flusher.active()) flusher.flush();
     double ms = runner.run_timed(marks);
     if (!(ms >= 0)) {
       device_failed = true;
@@ -316,6 +344,7 @@ nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer
                  {"repeats", times.size()},
                  {"stopped_early", stopped_early},
                  {"max_error", max_error},
+                 {"flushed", flusher.active()},
                  {"kernel_s", marks.kernel_s()}});
   return answer;
 }
@@ -344,7 +373,7 @@ nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& 
   const int rounds = std::max(1, request.value("rounds", 5));
   const double burst_min_s = request.value("burst_min_s", 0.002);
   const int max_repeats = std::max(1, request.value("max_repeats", 1000));
-  auto rounds_ms = nlohmann::json::array();
+  cache_flusher flusher(request, buffers);
   std::vector<std::vector<double>> per_kernel(runners.size());
   for (int round = 0; round < rounds; ++round) {
     for (std::size_t k = 0; k < runners.size(); ++k) {
@@ -352,6 +381,7 @@ nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& 
       std::vector<double> burst;
       double total = 0.0;
       while (burst.empty() || (total < burst_min_s && static_cast<int>(burst.size()) < max_repeats)) {
+        if (flusher.active()) flusher.flush();
         double ms = runners[k]->run_timed(marks);
         if (!(ms >= 0)) {
           device_failed = true;
@@ -365,7 +395,7 @@ nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& 
       per_kernel[k].push_back(n % 2 ? burst[n / 2] : 0.5 * (burst[n / 2 - 1] + burst[n / 2]));
     }
   }
-  return {{"status", "ok"}, {"rounds_ms", per_kernel}, {"kernel_s", marks.kernel_s()}};
+  return {{"status", "ok"}, {"rounds_ms", per_kernel}, {"flushed", flusher.active()}, {"kernel_s", marks.kernel_s()}};
 }
 
 }  // namespace tune::worker

@@ -133,9 +133,11 @@ std::unique_ptr<kernel_runner> make_gpu_runner(const std::string& device_kind, s
 /// `expected` (tolerance: the request's "tolerance"), then timed runs until
 /// "min_time_s" of kernel time and "min_repeats" runs (at most
 /// "max_repeats"), stopped early when measure_rules::stop_timing says so
-/// against the request's "reference_ms" and "margin". The reply: "status",
-/// "time_ms" (the "statistic": median or min), "median_ms", "min_ms",
-/// "repeats" (timed runs), "stopped_early", "max_error", "kernel_s"; or a
+/// against the request's "reference_ms" and "margin"; with "flush_cache"
+/// the caches are evicted before each timed run when the arguments fit in
+/// "cache_bytes" (the last-level cache). The reply: "status", "time_ms" (the
+/// "statistic": median or min), "median_ms", "min_ms", "repeats" (timed
+/// runs), "stopped_early", "max_error", "flushed", "kernel_s"; or a
 /// failure. A run that fails on the device sets `device_failed`.
 nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer>& buffers,
                               const expected_outputs& expected, const nlohmann::json& request, run_marks& marks,

@@ -212,12 +212,12 @@ std::vector<node_spec> read_nodes(const reader& in, const YAML::Node& nodes) {
   return out;
 }
 
-/// `measurement: {min_time_s, min_repeats, max_repeats}`: how each
+/// `measurement: {min_time_s, min_repeats, max_repeats, flush_cache}`: how each
 /// configuration is timed (measurement_protocol); keys left out keep their
 /// defaults.
 std::optional<measurement_protocol> read_measurement(const reader& in, const YAML::Node& node) {
   if (!node) return std::nullopt;
-  in.check_keys("measurement", node, {"min_time_s", "min_repeats", "max_repeats"});
+  in.check_keys("measurement", node, {"min_time_s", "min_repeats", "max_repeats", "flush_cache"});
   measurement_protocol out;
   if (const auto t = node["min_time_s"]) {
     if (!t.IsScalar()) in.fail("measurement.min_time_s", t, "expected a number of seconds, got a " + reader::kind(t));
@@ -233,6 +233,11 @@ std::optional<measurement_protocol> read_measurement(const reader& in, const YAM
     out.min_repeats = static_cast<int>(in.integer("measurement.min_repeats", r, 1, 1000000));
   if (const auto r = node["max_repeats"])
     out.max_repeats = static_cast<int>(in.integer("measurement.max_repeats", r, 1, 1000000));
+  if (const auto f = node["flush_cache"]) {
+    if (!f.IsScalar() || (f.Scalar() != "true" && f.Scalar() != "false"))
+      in.fail("measurement.flush_cache", f, "expected true or false");
+    out.flush_cache = f.Scalar() == "true";
+  }
   if (out.max_repeats < out.min_repeats)
     in.fail("measurement.max_repeats", node["max_repeats"] ? node["max_repeats"] : node,
             "is below min_repeats (" + std::to_string(out.min_repeats) + "); make it at least that");

@@ -52,3 +52,22 @@ TEST_CASE("machine: a change between two runs is named, an unknown side is no ch
         "since run 3 of this task the CPU's frequency governor went from powersave to performance and its boost "
         "(turbo) went from on to off: times of the two runs are not comparable");
 }
+
+TEST_CASE("machine: the last-level cache's size is the largest level's, read from sysfs", "[kernels]") {
+  tune::test::scratch_dir sys("machine-cache");
+  CHECK(tune::last_level_cache_bytes(0, sys.path()) == 0);  // a machine that says nothing
+  auto cache = sys.path() / "devices/system/cpu/cpu1/cache";
+  write(cache / "index0/level", "1\n");
+  write(cache / "index0/size", "48K\n");
+  write(cache / "index2/level", "2\n");
+  write(cache / "index2/size", "2048K\n");
+  write(cache / "index3/level", "3\n");
+  write(cache / "index3/size", "32768K\n");
+  CHECK(tune::last_level_cache_bytes(1, sys.path()) == 32ull * 1024 * 1024);
+  CHECK(tune::last_level_cache_bytes(0, sys.path()) == 0);  // another core's own files
+  write(cache / "index3/size", "64M\n");
+  CHECK(tune::last_level_cache_bytes(1, sys.path()) == 64ull * 1024 * 1024);
+  // A size that is not a number is passed over: the level below counts.
+  write(cache / "index3/size", "lots\n");
+  CHECK(tune::last_level_cache_bytes(1, sys.path()) == 2048ull * 1024);
+}

@@ -16,6 +16,7 @@
 
 #include "kernel_fixtures.hpp"
 #include "kernels/process_checks.hpp"
+#include "resident_channel.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 
 using tune::status;
@@ -323,4 +324,64 @@ TEST_CASE("configurations timed against each other run in one child of the resid
   CHECK_THAT(failed.message, Catch::Matchers::Contains("kernel 1: dlopen"));
   // And the process measures on.
   CHECK(kernel.run(0).state == status::ok);
+}
+
+TEST_CASE("flush_cache: the caches are flushed before each timed run when the arguments fit in the last-level cache",
+          "[kernels]") {
+  // A kernel that writes 1 into its four outputs, built by the CPU backend
+  // and measured by a resident worker asked directly (the reply says whether
+  // it flushed).
+  tune::test::kernel_scratch scratch("flush");
+  auto program = std::make_shared<tune::kernel_program>();
+  program->key = "ones:cpu";
+  auto unused = tune::make_discrete_parameter("unused", {0});
+  program->space = std::make_shared<tune::search_space>(std::vector<tune::parameter_ptr>{unused}, "test");
+  const std::string ones = R"(extern "C" void tune_entry(void* const* a) {
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 1.0f;
+}
+)";
+  program->source = [ones](const tune::configuration&) { return ones; };
+  program->reference_source = "extern \"C\" void tune_reference(void* const*) {}";
+  program->arguments = {{"out", tune::argument_type::f32_array, 4, true}};
+  auto backend = tune::make_cpu_backend(program, scratch.options());
+  auto build = backend->build(backend->space()->unflatten(0), 120.0);
+  REQUIRE(build.state == status::ok);
+  float expected[4] = {1, 1, 1, 1};
+  auto reference = scratch.write("expected.bin", std::string(reinterpret_cast<const char*>(expected), sizeof expected));
+  auto resident = tune::start_with_channel({tune::kernel_worker_path(scratch.options()), "--resident"});
+  REQUIRE(resident.pid > 0);
+  nlohmann::json request = {{"mode", "measure"},
+                            {"library", build.artifact},
+                            {"arguments", {{{"type", "float*"}, {"size", 4}, {"output", true}}}},
+                            {"reference", reference},
+                            {"min_time_s", 0.0},
+                            {"min_repeats", 3},
+                            {"timeout_s", 20.0}};
+  auto plain = tune::test::ask_resident(resident, request);
+  INFO(plain.dump());
+  REQUIRE(plain.value("status", "") == "ok");
+  CHECK_FALSE(plain.value("flushed", true));
+  request["flush_cache"] = true;
+  request["cache_bytes"] = 1 << 20;  // the 16 bytes fit
+  auto flushed = tune::test::ask_resident(resident, request);
+  INFO(flushed.dump());
+  REQUIRE(flushed.value("status", "") == "ok");
+  CHECK(flushed.value("flushed", false));
+  CHECK(flushed.value("repeats", 0) == 3);
+  request["cache_bytes"] = 8;  // they do not: their own runs evict them
+  CHECK_FALSE(tune::test::ask_resident(resident, request).value("flushed", true));
+  request["cache_bytes"] = 0;  // the machine does not say
+  CHECK_FALSE(tune::test::ask_resident(resident, request).value("flushed", true));
+  // Configurations against each other are flushed alike.
+  auto interleave = request;
+  interleave.erase("library");
+  interleave["mode"] = "interleave";
+  interleave["libraries"] = {build.artifact, build.artifact};
+  interleave["rounds"] = 2;
+  interleave["cache_bytes"] = 1 << 20;
+  auto both = tune::test::ask_resident(resident, interleave);
+  INFO(both.dump());
+  REQUIRE(both.value("status", "") == "ok");
+  CHECK(both.value("flushed", false));
+  CHECK(both["rounds_ms"].size() == 2);
 }

@@ -149,6 +149,12 @@ TEST_CASE("topology: measurement sets how each configuration is timed, and bad v
   CHECK_THAT(error_of("measurement:\n  min_repeats: 9\n  max_repeats: 4\n" + good_devices),
              Catch::Matchers::Contains("measurement.max_repeats: is below min_repeats (9)"));
   CHECK_THAT(error_of("measurement: 3\n" + good_devices), Catch::Matchers::Contains("measurement: expected a mapping"));
+  CHECK_FALSE(t.measurement->flush_cache);
+  auto flushed = parse_topology("measurement:\n  flush_cache: true\n" + good_devices);
+  REQUIRE(flushed.measurement);
+  CHECK(flushed.measurement->flush_cache);
+  CHECK_THAT(error_of("measurement:\n  flush_cache: yes please\n" + good_devices),
+             Catch::Matchers::Contains("measurement.flush_cache: expected true or false"));
 }
 
 TEST_CASE("topology files that cannot be read are named", "[storage]") {

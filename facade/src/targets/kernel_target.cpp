@@ -26,7 +26,7 @@ class kernel_target final : public target {
     task_backend_options ko;
     ko.first_core = 0;
     ko.threads = o.threads;
-    ko.measurement = measurement_of(o, topo);
+    ko.measurement = measurement_on(o, topo, backend_kind);
     return make_user_kernel_backend(launch_file(o.kernel), backend_kind, ko);
   }
 

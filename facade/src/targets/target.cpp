@@ -48,6 +48,17 @@ measurement_protocol measurement_of(const session_options& o, const storage::top
   return {};
 }
 
+measurement_protocol measurement_on(const session_options& o, const storage::topology& topo,
+                                    const std::string& backend_kind) {
+  auto p = measurement_of(o, topo);
+  if (p.flush_cache && backend_kind != "cpu")
+    throw input_error(std::string(o.measurement ? "session_options::measurement" : topo.origin + ": measurement") +
+                      ".flush_cache: only CPU kernels have their caches flushed between runs, and this run's devices "
+                      "are " +
+                      backend_kind + ": remove flush_cache");
+  return p;
+}
+
 void wrong_backend(const storage::topology& topo, const std::string& backend_kind, const std::string& what_needs) {
   throw input_error(topo.origin + ": devices[0].backend is '" + backend_kind + "'; " + what_needs);
 }

@@ -105,6 +105,10 @@ std::unique_ptr<target> make_workload_target();
 
 /// session_options::measurement, else the topology file's, else the defaults.
 measurement_protocol measurement_of(const session_options& o, const storage::topology& topo);
+/// measurement_of() for kernels measured on `backend_kind` devices: refuses
+/// flush_cache on any but the CPU (the GPU backends do not flush their caches).
+measurement_protocol measurement_on(const session_options& o, const storage::topology& topo,
+                                    const std::string& backend_kind);
 
 /// The topology's message when its devices cannot run `what`.
 [[noreturn]] void wrong_backend(const storage::topology& topo, const std::string& backend_kind,

@@ -20,7 +20,7 @@ class task_target final : public target {
     task_backend_options ko;
     ko.first_core = 0;
     ko.threads = o.threads;
-    ko.measurement = measurement_of(o, topo);
+    ko.measurement = measurement_on(o, topo, backend_kind);
     return make_task_backend(o.task, backend_kind, ko);
   }
 

@@ -19,6 +19,7 @@
 #include "resident_measurer.hpp"
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/devices.hpp"
+#include "tune/kernels/machine.hpp"
 #include "tune/kernels/subprocess.hpp"
 
 // Where the worker lies relative to the folder of the library holding this code
@@ -294,9 +295,7 @@ class cpu_backend final : public backend {
   run_result run(const configuration&, const build_result& build, int device, const run_limits& limits) override {
     auto plan = plan_measurement(*program_, options_, build);
     if (plan.failure) return *plan.failure;
-    auto cores = nlohmann::json::array();
-    for (int t = 0; t < options_.threads; ++t) cores.push_back(options_.first_core + device * options_.threads + t);
-    plan.request["cores"] = cores;
+    on_device(plan.request, device);
     if (!options_.resident_measurer)
       return run_worker(kernel_worker_path(options_), plan.request.dump(), limits.timeout_s, options_.max_processes);
     return measurers_.device(device, options_).measure(std::move(plan.request), limits);
@@ -327,9 +326,7 @@ class cpu_backend final : public backend {
     request["mode"] = "interleave";
     request["libraries"] = std::move(libraries);
     request["rounds"] = rounds;
-    auto cores = nlohmann::json::array();
-    for (int t = 0; t < options_.threads; ++t) cores.push_back(options_.first_core + device * options_.threads + t);
-    request["cores"] = cores;
+    on_device(request, device);
     // Each entry's checked run and its bursts, each within the run timeout.
     run_limits limits(timeout_s * static_cast<double>(entries.size()) * (1.0 + rounds));
     limits.early_stop = early_stop_policy::off();
@@ -360,6 +357,19 @@ class cpu_backend final : public backend {
   }
 
  private:
+  /// The device's cores, and whether and how far to flush the caches before
+  /// each timed run (measurement_protocol::flush_cache: the last-level cache
+  /// of the device's first core).
+  void on_device(nlohmann::json& request, int device) const {
+    auto cores = nlohmann::json::array();
+    for (int t = 0; t < options_.threads; ++t) cores.push_back(options_.first_core + device * options_.threads + t);
+    if (options_.measurement.flush_cache) {
+      request["flush_cache"] = true;
+      request["cache_bytes"] = last_level_cache_bytes(cores.front().get<int>());
+    }
+    request["cores"] = std::move(cores);
+  }
+
   kernel_program_ptr program_;
   task_backend_options options_;
   resident_measurers measurers_{resident_measurer::kind::cpu};

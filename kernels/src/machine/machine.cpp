@@ -22,6 +22,30 @@ std::string first_line(const std::filesystem::path& file) {
 
 }  // namespace
 
+std::uint64_t last_level_cache_bytes(int core, const std::filesystem::path& sys) {
+  std::error_code ec;
+  auto caches = sys / "devices/system/cpu" / ("cpu" + std::to_string(core)) / "cache";
+  int best_level = 0;
+  std::uint64_t best_bytes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(caches, ec)) {
+    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+    auto level = first_line(entry.path() / "level"), size = first_line(entry.path() / "size");
+    if (level.empty() || size.empty() || level.size() > 2) continue;
+    std::uint64_t unit = 1;
+    if (size.back() == 'K') unit = 1024;
+    if (size.back() == 'M') unit = 1024 * 1024;
+    if (unit != 1) size.pop_back();
+    if (size.empty() || size.size() > 12 || size.find_first_not_of("0123456789") != std::string::npos) continue;
+    int l = std::stoi(level);
+    std::uint64_t bytes = std::stoull(size) * unit;
+    if (l > best_level || (l == best_level && bytes > best_bytes)) {
+      best_level = l;
+      best_bytes = bytes;
+    }
+  }
+  return best_bytes;
+}
+
 cpu_frequency_state read_cpu_frequency(int core, const std::filesystem::path& sys) {
   cpu_frequency_state out;
   auto cpu = sys / "devices/system/cpu";

@@ -115,3 +115,21 @@ TEST_CASE("targets: a session without a budget takes its target's, without a see
   // Two draws are different seeds (64 random bits).
   CHECK(session(objective_over_line()).seed() != drawn);
 }
+
+TEST_CASE("targets: flush_cache is refused on any device but the CPU, naming where it was set", "[facade]") {
+  session_options o;
+  o.task = "matmul:64x64x64";
+  storage::topology topo;
+  topo.origin = "topo.yaml";
+  topo.measurement = measurement_protocol{};
+  topo.measurement->flush_cache = true;
+  CHECK(detail::measurement_on(o, topo, "cpu").flush_cache);
+  CHECK_THAT(test::input_error_of([&] { detail::measurement_on(o, topo, "cuda"); }, "(no error)"),
+             Catch::Matchers::Contains("topo.yaml: measurement.flush_cache") &&
+                 Catch::Matchers::Contains("devices are cuda: remove flush_cache"));
+  o.measurement = topo.measurement;
+  CHECK_THAT(test::input_error_of([&] { detail::measurement_on(o, topo, "hip"); }, "(no error)"),
+             Catch::Matchers::Contains("session_options::measurement.flush_cache"));
+  o.measurement->flush_cache = false;
+  CHECK_FALSE(detail::measurement_on(o, topo, "cuda").flush_cache);
+}

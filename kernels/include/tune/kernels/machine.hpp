@@ -24,6 +24,11 @@ struct cpu_frequency_state {
 /// machine). Never throws: what cannot be read stays empty.
 cpu_frequency_state read_cpu_frequency(int core, const std::filesystem::path& sys = "/sys");
 
+/// The size in bytes of the largest cache level `core` sees (sysfs
+/// devices/system/cpu/cpuN/cache/index*/level and size, e.g. "32768K");
+/// 0 when the machine does not say. Never throws.
+std::uint64_t last_level_cache_bytes(int core, const std::filesystem::path& sys = "/sys");
+
 /// "" when nothing changed or either side is unknown; otherwise one line
 /// naming what changed from `before` (of run `before_run`) to `now`, e.g.
 /// "since run 3 of this task the CPU's frequency governor went from
