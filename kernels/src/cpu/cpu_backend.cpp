@@ -103,8 +103,10 @@ std::vector<std::string> shared_object_flags() { return {"-std=c++20", "-fPIC", 
 
 nlohmann::json arguments_json(const kernel_program& program) {
   auto list = nlohmann::json::array();
-  for (const auto& a : program.arguments)
+  for (const auto& a : program.arguments) {
     list.push_back({{"type", to_string(a.type)}, {"size", a.size}, {"output", a.output}, {"value", a.value}});
+    if (!a.data.empty()) list.back()["data"] = a.data;
+  }
   return list;
 }
 
@@ -228,7 +230,8 @@ measurement_plan plan_measurement(const kernel_program& program, const task_back
     plan.failure = out;
     return plan;
   }
-  auto ref = prepare_reference(program, options);
+  auto ref = program.expected_file.empty() ? prepare_reference(program, options)
+                                           : reference_outputs{program.expected_file, {}};
   if (ref.path.empty()) {
     run_result out;
     out.state = status::runtime_error;
@@ -249,6 +252,8 @@ measurement_plan plan_measurement(const kernel_program& program, const task_back
                   {"arguments", arguments_json(program)},
                   {"reference", ref.path},
                   {"tolerance", program.tolerance > 0 ? program.tolerance : options.tolerance},
+                  {"absolute_tolerance", program.absolute_tolerance},
+                  {"reported_time", program.reported_time},
                   {"min_time_s", options.measurement.min_time_s},
                   {"min_repeats", options.measurement.min_repeats},
                   {"max_repeats", options.measurement.max_repeats}};
