@@ -396,7 +396,8 @@ repeated with seed=report["seed"]. resume=True continues the latest unfinished
 run in db of the same task, strategy and seed: give the seed that run used.
 
 on_trial and on_new_best get each trial as a dict: "seq" (its number in the
-run), "config", "status", "time_ms" (None unless ok), "objectives",
+run), "config", "status", "time_ms" (None unless ok), "times_ms" (each timed
+run's milliseconds; [] when unknown), "objectives",
 "compile_s", "run_s", "device", "message", "finished_s", "reused_from_run"
 (the earlier run whose measurement was reused, else None) and "new_best".
 
