@@ -382,6 +382,8 @@ def _result_entry(trial, keys, now):
         "InvalidConfig" if trial["status"] == "instantiation_error" else
         "CompilationFailedConfig" if trial["status"].startswith("compile") or trial["status"] == "build_timeout"
         else "RuntimeFailedConfig")
+    if ok and trial["times_ms"]:
+        entry["times"] = trial["times_ms"]
     entry["compile_time"] = trial["compile_s"] * 1e3
     entry["verification_time"] = 0
     entry["benchmark_time"] = trial["run_s"] * 1e3
@@ -401,7 +403,7 @@ def _apply_metrics(entry, metrics):
         entry[name] = metric(entry) if callable(metric) else eval(metric, {}, dict(entry))  # Kernel Tuner's way
 
 
-def _simulate(kernel_name, cache, keys, strategy, budget, seconds, seed, objective, quiet):
+def _simulate(cache, keys, strategy, budget, seconds, seed):
     """Replays a Kernel Tuner cache through the replay backend."""
     if not cache or not os.path.isfile(cache):
         _fail("cache", f"simulation_mode needs an existing cache file, {cache!r} is none",
@@ -439,8 +441,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     other core).
     """
     start = time.time()
-    lang = (lang or "C")
-    if lang.upper() not in ("C", "CUDA", "HIP", "OPENCL", "FORTRAN", "CUPY", "NVCUDA"):
+    source_text = _source_text(kernel_source)
+    lang = lang or _detect_language(source_text)
+    if not isinstance(lang, str) or lang.upper() not in ("C", "CUDA", "HIP", "OPENCL", "FORTRAN", "CUPY", "NVCUDA"):
         _fail("lang", f"'{lang}' is unknown", "use \"C\" or \"CUDA\"")
     lang = {"C": "C", "CUDA": "CUDA"}.get(lang.upper(), lang)
     if lang not in SUPPORTED_LANGUAGES:
@@ -455,6 +458,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     _refuse("cmem_args", cmem_args, "constant memory")
     _refuse("texmem_args", texmem_args, "texture memory")
     _refuse("log", log, "a log level")
+    if device != 0 or platform != 0:
+        _fail("device" if device != 0 else "platform", f"{device if device != 0 else platform!r}",
+              "leave it out and give a topology file naming the devices to measure on")
     if compiler not in (None, "g++", "c++"):
         _fail("compiler", f"'{compiler}'", "leave it out: kernels are built with the system's C++ compiler (c++)")
     objective = objective or "time"
@@ -484,8 +490,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     engine_strategy, budget, seconds = _strategy_plan(strategy, strategy_options, valid_count)
 
     if simulation_mode:
-        results, report, doc = _simulate(kernel_name, cache, keys, engine_strategy, budget, seconds, seed, objective,
-                                         quiet)
+        results, report, doc = _simulate(cache, keys, engine_strategy, budget, seconds, seed)
         env = {"device_name": doc.get("device_name"), "simulation_mode": True, "strategy": strategy or "brute_force",
                "tune_engine_strategy": engine_strategy, "seed": report["seed"], "tune_engine": report}
         return results, env
@@ -494,7 +499,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     expected = _expected_outputs(answer, arguments, described)
     if atol is None or not (float(atol) >= 0):
         _fail("atol", f"{atol!r}", "give a non-negative tolerance")
-    source = _defines_text(defines) + "#define kernel_tuner 1\n" + _source_text(kernel_source)
+    source = _defines_text(defines) + "#define kernel_tuner 1\n" + source_text
     options = {"tolerance": float(atol) if float(atol) > 0 else 1e-30, "absolute_tolerance": True,
                "flags": [str(f) for f in (compiler_options or [])]}
     backend = "cpu"
@@ -603,6 +608,16 @@ def _rewrite_space(folder, params, expressions):
         spec = json.load(f)
     spec["ConfigurationSpace"]["Conditions"] = [{"Expression": e, "Parameters": list(params)} for e in expressions]
     _write_if_changed(path, json.dumps(spec))
+
+
+def _detect_language(source):
+    """Kernel Tuner's guess when lang is None: CUDA for a __global__ function,
+    OpenCL for a __kernel one, else C."""
+    if "__global__" in source:
+        return "CUDA"
+    if "__kernel" in source:
+        return "OpenCL"
+    return "C"
 
 
 def _c_return_type(source, name):

@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import runpy
+import statistics
 
 import numpy
 import pytest
@@ -48,6 +49,7 @@ def test_the_vector_add_script_runs_with_only_the_import_changed():
     for r in results:
         assert RESULT_KEYS <= set(r), r
         assert isinstance(r["time"], float) and r["time"] > 0, r
+        assert len(r["times"]) == 7 and r["time"] == pytest.approx(statistics.median(r["times"]))
     assert env["strategy"] == "brute_force" and env["iterations"] == 7
     assert env["compiler_options"] == ["-fopenmp", "-O3"]
 
@@ -59,6 +61,7 @@ def test_a_kernel_returning_float_reports_its_own_time():
     results, _ = tune_kernel("fake", source, 64, [out, numpy.int32(64)], {"level": [1, 3]},
                              answer=[numpy.ones(64, dtype=numpy.float32), None], quiet=True)
     assert sorted((r["level"], r["time"]) for r in results) == [(1, 0.5), (3, 1.5)]
+    assert all(r["times"] == [r["time"]] * 7 for r in results)  # every run's returned value
 
 
 def test_the_stencil_resumes_from_its_cache(tmp_path):
@@ -200,6 +203,10 @@ def test_what_is_not_supported_is_refused():
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, verify=lambda *a, **k: True, quiet=True)
     with pytest.raises(ValueError, match=r"observers: "):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, observers=[object()], quiet=True)
+    with pytest.raises(ValueError, match=r"device: 1; leave it out and give a topology file"):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, device=1, quiet=True)
+    with pytest.raises(ValueError, match=r"lang: 'OpenCL' is not supported"):
+        tune_kernel("scale", "__kernel void scale(__global float* x) {}", 16, args, {"x": [1]}, quiet=True)
     with pytest.raises(ValueError, match=r"objective: 'GFLOP/s'"):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, objective="GFLOP/s", objective_higher_is_better=True,
                     metrics={"GFLOP/s": lambda p: 1.0 / p["time"]}, quiet=True)
@@ -231,6 +238,9 @@ def test_cuda_without_a_gpu_says_so():
     with pytest.raises(RuntimeError, match=r'lang="CUDA" needs an NVIDIA GPU and none is usable here'):
         tune_kernel("vector_add", CUDA_ADD, 10000, args, {"block_size_x": [64, 128]}, answer=answer, lang="CUDA",
                     quiet=True)
+    # Without lang, a __global__ function is CUDA, as Kernel Tuner guesses.
+    with pytest.raises(RuntimeError, match=r'lang="CUDA" needs an NVIDIA GPU'):
+        tune_kernel("vector_add", CUDA_ADD, 10000, args, {"block_size_x": [64, 128]}, answer=answer, quiet=True)
 
 
 def test_cuda_tunes_the_block_size_on_a_gpu():
