@@ -293,8 +293,7 @@ def _kernel_folder(kernel_name, source, lang, params, expressions, described, bl
     task every time (its measurements reusable from a results database)."""
     key = _digest(kernel_name, source, lang, json.dumps(params), json.dumps(expressions), json.dumps(described),
                   *(b for b in blobs if b is not None), expected, json.dumps(options, sort_keys=True))
-    base = os.environ.get("TUNE_CACHE_DIR") or os.path.join(tempfile.gettempdir(), f"tune-engine-{os.getuid()}")
-    folder = os.path.join(base, "kernel_tuner", key)
+    folder = os.path.join(_cache_dir(), "kernel_tuner", key)
     os.makedirs(folder, exist_ok=True)
     for arg, blob in zip(described, blobs):
         if blob is not None and not arg.get("output"):
@@ -313,6 +312,14 @@ def _kernel_folder(kernel_name, source, lang, params, expressions, described, bl
                   expected="expected.bin", constants="define", untyped_pointers=lang == "C")
     _write_if_changed(os.path.join(folder, "launch.json"), json.dumps(launch, indent=1))
     return folder
+
+
+def _cache_dir():
+    """Where the kernel backends keep their builds (the same rule as theirs)."""
+    for variable, suffix in (("TUNE_CACHE_DIR", ""), ("XDG_CACHE_HOME", "tune-engine"), ("HOME", ".cache/tune-engine")):
+        if os.environ.get(variable):
+            return os.path.join(os.environ[variable], suffix) if suffix else os.environ[variable]
+    return os.path.join(tempfile.gettempdir(), "tune-engine-cache")
 
 
 def _source_text(kernel_source):
@@ -545,6 +552,11 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 header = {k: v for k, v in exported.items() if k != "cache"}
                 header.update(kernel_name=kernel_name, problem_size=problem_size if not callable(problem_size)
                               else "callable", tune_params_keys=keys, tune_params=params, objective=objective)
+                # The results database keeps each trial's time, not its runs: add them.
+                times = {_config_key(r, keys): r["times"] for r in results[len(cached_in_space):] if "times" in r}
+                for key, entry in exported["cache"].items():
+                    if key in times:
+                        entry["times"] = times[key]
                 entries = dict(cached)
                 entries.update(exported["cache"])
                 _write_cache(cache, header, entries)

@@ -78,6 +78,7 @@ def test_the_stencil_resumes_from_its_cache(tmp_path):
     assert len(doc["cache"]) == 10
     for key, entry in doc["cache"].items():
         assert key == f"{entry['tile_size']},{entry['unroll']}"
+        assert len(entry["times"]) == 5 and isinstance(entry["time"], float)
 
     second = run_script("stencil.py", STENCIL_CACHE=cache, STENCIL_FEVALS=14)
     results, env = second["results"], second["env"]
