@@ -258,6 +258,20 @@ def _read_cache(path, kernel_name, keys):
     return doc.get("cache", {})
 
 
+def _cached_configurations(cached, keys, space):
+    """The configurations of the search space that the cache's entries hold."""
+    configs = []
+    for entry in cached.values():
+        if isinstance(entry, dict) and all(k in entry for k in keys):
+            config = {k: entry[k] for k in keys}
+            try:
+                if space.is_valid(config):
+                    configs.append(config)
+            except (ValueError, TypeError, KeyError):
+                pass  # a value the space does not have: not one of its configurations
+    return configs
+
+
 def _write_cache(path, header, entries):
     doc = dict(header)
     doc["cache"] = entries
@@ -526,7 +540,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     # The cache: what it holds is not measured again (and counts towards
     # max_fevals, as in Kernel Tuner); what this run measures is added.
     cached = _read_cache(cache, kernel_name, keys) if cache else {}
-    cached_in_space = [c for c in (valid or []) if _config_key(c, keys) in cached]
+    cached_in_space = _cached_configurations(cached, keys, space)
     remaining = budget - len(cached_in_space)
     results = [dict(cached[_config_key(c, keys)]) for c in cached_in_space][:budget]
     report = None

@@ -89,6 +89,31 @@ def test_the_stencil_resumes_from_its_cache(tmp_path):
     assert len(json.loads(cache.read_text())["cache"]) == 14
 
 
+def test_a_kernel_tuner_cache_left_open_resumes(tmp_path):
+    # Kernel Tuner writes its cache append-only and closes it at the end; this
+    # one is as a stopped Kernel Tuner run leaves it (its C device name is the
+    # processor's, often empty).
+    entries = {f"{t},{u}": {"tile_size": t, "unroll": u, "time": 1.5 + t / 1e4, "times": [1.5] * 5,
+                            "compile_time": 140.0, "verification_time": 1.0, "benchmark_time": 8.0,
+                            "strategy_time": 0.1, "framework_time": 0.2, "timestamp": "2026-11-27 10:00:00+00:00"}
+               for t, u in ((64, 4), (128, 8), (1024, 1))}
+    header = {"device_name": "", "kernel_name": "smooth", "problem_size": 65536,
+              "tune_params_keys": ["tile_size", "unroll"],
+              "tune_params": {"tile_size": [16, 32, 64, 128, 256, 512, 1024], "unroll": [1, 2, 4, 8, 16]},
+              "objective": "time", "cache": {}}
+    text = json.dumps(header, indent="")[:-3] + "".join(f"\n{json.dumps(k)}: {json.dumps(v)}," for k, v in
+                                                        entries.items())
+    cache = tmp_path / "kernel_tuner_cache.json"
+    cache.write_text(text)
+    script = run_script("stencil.py", STENCIL_CACHE=cache, STENCIL_FEVALS=7)
+    results, env = script["results"], script["env"]
+    assert env["cached"] == 3 and env["tune_engine"]["trials"] == 4
+    assert results[:3] == list(entries.values())  # returned as Kernel Tuner recorded them
+    assert len({(r["tile_size"], r["unroll"]) for r in results}) == 7
+    written = json.loads(cache.read_text())["cache"]
+    assert len(written) == 7 and all(written[k] == v for k, v in entries.items())
+
+
 def test_the_transpose_keeps_its_restriction_function_and_computes_the_metric():
     script = run_script("transpose.py")
     results, env = script["results"], script["env"]
