@@ -222,10 +222,10 @@ std::string read_expected(const std::string& path, const std::vector<argument_bu
   return {};
 }
 
-std::string write_expected(const std::string& path, const std::vector<argument_buffer>& buffers) {
+std::string write_expected(const std::string& path, const std::vector<argument_buffer>& buffers, bool every_array) {
   std::ofstream out(path + ".tmp", std::ios::binary);
   for (const auto& b : buffers)
-    if (b.output)
+    if (b.output || (every_array && is_array(b.type)))
       out.write(reinterpret_cast<const char*>(b.bytes.data()), static_cast<std::streamsize>(array_bytes(b)));
   out.close();
   if (!out || std::rename((path + ".tmp").c_str(), path.c_str()) != 0)

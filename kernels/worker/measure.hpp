@@ -68,9 +68,10 @@ using expected_outputs = std::vector<std::vector<std::uint8_t>>;
 std::string read_expected(const std::string& path, const std::vector<argument_buffer>& buffers,
                           expected_outputs& expected);
 
-/// Writes the output arrays to `path` (through a temporary name); empty on
-/// success, else why not.
-std::string write_expected(const std::string& path, const std::vector<argument_buffer>& buffers);
+/// Writes the output arrays (`every_array`: all arrays) to `path` (through a
+/// temporary name); empty on success, else why not.
+std::string write_expected(const std::string& path, const std::vector<argument_buffer>& buffers,
+                           bool every_array = false);
 
 /// Null when every output element is within `tolerance` of the expected one
 /// (|out - ref| <= tolerance * max(1, |ref|), or |out - ref| <= tolerance

@@ -14,7 +14,9 @@
 
 #include "bindings.hpp"
 #include "conversions.hpp"
+#include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/devices.hpp"
+#include "tune/kernels/user_kernel.hpp"
 #include "tune/storage/export.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
@@ -369,6 +371,31 @@ py::object export_run(py::handle db, py::handle run, const std::string& format) 
   return py::module_::import("json").attr("loads")(document);
 }
 
+// One configuration of a C/C++ user kernel built and run once on its inputs;
+// every array afterwards in `arrays` (Kernel Tuner's run_kernel).
+py::dict run_user_kernel(py::handle kernel, py::handle config, py::handle arrays) {
+  auto launch = path_from_python(kernel, "run_user_kernel: kernel (a launch description)");
+  auto path = path_from_python(arrays, "run_user_kernel: arrays (a file to write)");
+  kernel_program_ptr program;
+  try {
+    program = read_user_kernel(launch);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(std::string("run_user_kernel: ") + e.what());
+  }
+  if (program->geometry)
+    throw py::value_error("run_user_kernel: " + launch + " is a CUDA kernel; only C/C++ kernels run once here");
+  auto configuration = config_from_dict(*program->space, config, "run_user_kernel: config");
+  run_result result;
+  {
+    py::gil_scoped_release release;
+    result = run_cpu_program_once(*program, {}, configuration, path);
+  }
+  py::dict out;
+  out["status"] = std::string(to_string(result.state));
+  out["message"] = result.message;
+  return out;
+}
+
 }  // namespace
 
 void bind_session(py::module_& m) {
@@ -459,6 +486,13 @@ or "t4", returned as a dict.
 What each backend (cpu, cuda, hip) sees on this machine, as
 `tune-engine devices --json` prints it: a list of {"backend", "built",
 "available", "message", "devices": [{"id", "name", "details"}]}.
+)doc");
+
+  m.def("run_user_kernel", &run_user_kernel, py::arg("kernel"), py::arg("config"), py::arg("arrays"), R"doc(
+Builds one configuration (a dict) of the C/C++ user kernel described by
+`kernel` (its launch.json) and runs it once on its inputs in the measuring
+process; every array as it is afterwards is written to the file `arrays`
+(raw elements, in argument order). Returns {"status", "message"}.
 )doc");
 
   m.def("replay", &replay, py::arg("dataset"), py::arg("strategy") = py::none(), py::arg("budget") = 100,
