@@ -26,7 +26,7 @@ import numpy as np
 
 import tune_engine as _engine
 
-__all__ = ["tune_kernel", "STRATEGIES", "SUPPORTED_LANGUAGES"]
+__all__ = ["tune_kernel", "run_kernel", "STRATEGIES", "SUPPORTED_LANGUAGES"]
 
 # Kernel Tuner's strategy names and the tune-engine strategy doing the same
 # job (docs/kernel-tuner.md has the table and why).
@@ -445,6 +445,97 @@ def _simulate(cache, keys, strategy, budget, seconds, seed):
     return results, report, doc
 
 
+def _language(lang, source):
+    """Kernel Tuner's lang (guessed from the source when None), checked."""
+    lang = lang or _detect_language(source)
+    if not isinstance(lang, str) or lang.upper() not in ("C", "CUDA", "HIP", "OPENCL", "FORTRAN", "CUPY", "NVCUDA"):
+        _fail("lang", f"'{lang}' is unknown", "use \"C\" or \"CUDA\"")
+    lang = {"C": "C", "CUDA": "CUDA"}.get(lang.upper(), lang)
+    if lang not in SUPPORTED_LANGUAGES:
+        _fail("lang", f"'{lang}' is not supported: tune-engine's user kernels are C/C++ on the CPU and CUDA "
+              "(NVRTC); HIP runs only its built-in kernels, and there is no OpenCL or Fortran backend",
+              "use \"C\" or \"CUDA\"")
+    return lang
+
+
+def _refuse_unsupported(kernel_name, device, platform, compiler, smem_args, cmem_args, texmem_args, log):
+    """The arguments tune_kernel and run_kernel share that have no equivalent here."""
+    if not isinstance(kernel_name, str) or not kernel_name.isidentifier():
+        _fail("kernel_name", f"{kernel_name!r} is not a function name", "give the kernel's C name")
+    _refuse("smem_args", smem_args, "dynamic shared memory")
+    _refuse("cmem_args", cmem_args, "constant memory")
+    _refuse("texmem_args", texmem_args, "texture memory")
+    _refuse("log", log, "a log level")
+    if device != 0 or platform != 0:
+        _fail("device" if device != 0 else "platform", f"{device if device != 0 else platform!r}",
+              "leave it out and give a topology file naming the devices to measure on")
+    if compiler not in (None, "g++", "c++"):
+        _fail("compiler", f"'{compiler}'", "leave it out: kernels are built with the system's C++ compiler (c++)")
+
+
+def _write_kernel(kernel_name, source_text, lang, defines, atol, compiler_options, problem_size, params, expressions,
+                  described, blobs, expected, grid_div, block_size_names, topology):
+    """The user kernel's folder (source with its #defines, space, launch.json,
+    data) and the backend that runs it."""
+    if atol is None or not (float(atol) >= 0):
+        _fail("atol", f"{atol!r}", "give a non-negative tolerance")
+    source = _defines_text(defines) + "#define kernel_tuner 1\n" + source_text
+    options = {"tolerance": float(atol) if float(atol) > 0 else 1e-30, "absolute_tolerance": True,
+               "flags": [str(f) for f in (compiler_options or [])]}
+    backend = "cpu"
+    if lang == "C":
+        if _c_return_type(source, kernel_name) in ("float", "double"):
+            options["returns_time"] = True
+        if "extern \"C\"" not in source:
+            source = "extern \"C\" {\n" + source + "\n}\n"
+    else:
+        backend = "cuda"
+        options.update(_cuda_launch(problem_size, params, *grid_div, block_size_names))
+        options.pop("flags")
+        if topology is None:
+            _require_gpu("cuda")
+    return _kernel_folder(kernel_name, source, lang, params, expressions, described, blobs, expected, options), backend
+
+
+def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid_div_x=None, grid_div_y=None,
+               grid_div_z=None, lang=None, device=0, platform=0, smem_args=None, cmem_args=None, texmem_args=None,
+               compiler=None, compiler_options=None, defines=None, block_size_names=None, quiet=False, log=None):
+    """Runs one configuration of a C kernel once, as Kernel Tuner's
+    run_kernel does; returns the arguments as they are afterwards (new numpy
+    arrays; the ones passed in are not changed) in a list."""
+    source_text = _source_text(kernel_source)
+    lang = _language(lang, source_text)
+    if lang != "C":
+        _fail("lang", f"run_kernel runs C kernels on the CPU here, not {lang}", "use lang=\"C\"")
+    _refuse_unsupported(kernel_name, device, platform, compiler, smem_args, cmem_args, texmem_args, log)
+    if not isinstance(params, dict) or not params:
+        _fail("params", f"got {type(params).__name__}", "give a dict of the tunable parameters' values", TypeError)
+    config = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in params.items()}
+    space_params, expressions, _ = _build_space({k: [v] for k, v in config.items()}, None)
+    described, blobs = _launch_arguments(arguments)
+    folder, _ = _write_kernel(kernel_name, source_text, lang, defines, 0, compiler_options, problem_size,
+                              space_params, expressions, described, blobs, b"", (grid_div_x, grid_div_y, grid_div_z),
+                              block_size_names, None)
+    workdir = tempfile.mkdtemp(prefix="run_kernel_")
+    try:
+        out = os.path.join(workdir, "arrays.bin")
+        outcome = _engine.run_user_kernel(os.path.join(folder, "launch.json"), config, out)
+        if outcome["status"] != "ok":
+            raise RuntimeError(f"run_kernel: {kernel_name} {config}: {outcome['status']}: {outcome['message']}")
+        data = np.fromfile(out, dtype=np.uint8)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    results, offset = [], 0
+    for arg in arguments:
+        if isinstance(arg, np.ndarray):
+            size = arg.size * arg.dtype.itemsize
+            results.append(data[offset:offset + size].view(arg.dtype).reshape(arg.shape).copy())
+            offset += size
+        else:
+            results.append(arg)
+    return results
+
+
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None, grid_div_y=None,
                 grid_div_z=None, restrictions=None, answer=None, atol=1e-6, verify=None, verbose=False, lang=None,
                 device=0, platform=0, smem_args=None, cmem_args=None, texmem_args=None, compiler=None,
@@ -463,27 +554,12 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     """
     start = time.time()
     source_text = _source_text(kernel_source)
-    lang = lang or _detect_language(source_text)
-    if not isinstance(lang, str) or lang.upper() not in ("C", "CUDA", "HIP", "OPENCL", "FORTRAN", "CUPY", "NVCUDA"):
-        _fail("lang", f"'{lang}' is unknown", "use \"C\" or \"CUDA\"")
-    lang = {"C": "C", "CUDA": "CUDA"}.get(lang.upper(), lang)
-    if lang not in SUPPORTED_LANGUAGES:
-        _fail("lang", f"'{lang}' is not supported: tune-engine's user kernels are C/C++ on the CPU and CUDA "
-              "(NVRTC); HIP runs only its built-in kernels, and there is no OpenCL or Fortran backend",
-              "use \"C\" or \"CUDA\"")
+    lang = _language(lang, source_text)
     if verify is not None:
         _fail("verify", "a Python verification function needs the outputs in Python, which the measuring process "
               "keeps", "give the expected outputs as answer (with atol)")
     _refuse("observers", observers, "observers (power and energy sensors)")
-    _refuse("smem_args", smem_args, "dynamic shared memory")
-    _refuse("cmem_args", cmem_args, "constant memory")
-    _refuse("texmem_args", texmem_args, "texture memory")
-    _refuse("log", log, "a log level")
-    if device != 0 or platform != 0:
-        _fail("device" if device != 0 else "platform", f"{device if device != 0 else platform!r}",
-              "leave it out and give a topology file naming the devices to measure on")
-    if compiler not in (None, "g++", "c++"):
-        _fail("compiler", f"'{compiler}'", "leave it out: kernels are built with the system's C++ compiler (c++)")
+    _refuse_unsupported(kernel_name, device, platform, compiler, smem_args, cmem_args, texmem_args, log)
     objective = objective or "time"
     if objective not in _OBJECTIVES and objective not in (metrics or {}):
         _fail("objective", f"'{objective}' is neither time nor one of the metrics",
@@ -497,8 +573,6 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
               "minimises the kernel's time", "use objective=\"time\"; metrics are still computed for every result")
     if not isinstance(iterations, (int, np.integer)) or isinstance(iterations, bool) or iterations < 1:
         _fail("iterations", f"{iterations!r}", "give a positive number of timed runs")
-    if not isinstance(kernel_name, str) or not kernel_name.isidentifier():
-        _fail("kernel_name", f"{kernel_name!r} is not a function name", "give the kernel's C name")
 
     params, expressions, space = _build_space(tune_params, restrictions)
     keys = list(params)
@@ -518,24 +592,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
 
     described, blobs = _launch_arguments(arguments)
     expected = _expected_outputs(answer, arguments, described)
-    if atol is None or not (float(atol) >= 0):
-        _fail("atol", f"{atol!r}", "give a non-negative tolerance")
-    source = _defines_text(defines) + "#define kernel_tuner 1\n" + source_text
-    options = {"tolerance": float(atol) if float(atol) > 0 else 1e-30, "absolute_tolerance": True,
-               "flags": [str(f) for f in (compiler_options or [])]}
-    backend = "cpu"
-    if lang == "C":
-        if _c_return_type(source, kernel_name) in ("float", "double"):
-            options["returns_time"] = True
-        if "extern \"C\"" not in source:
-            source = "extern \"C\" {\n" + source + "\n}\n"
-    else:
-        backend = "cuda"
-        options.update(_cuda_launch(problem_size, params, grid_div_x, grid_div_y, grid_div_z, block_size_names))
-        options.pop("flags")
-        if topology is None:
-            _require_gpu("cuda")
-    folder = _kernel_folder(kernel_name, source, lang, params, expressions, described, blobs, expected, options)
+    folder, backend = _write_kernel(kernel_name, source_text, lang, defines, atol, compiler_options, problem_size,
+                                    params, expressions, described, blobs, expected,
+                                    (grid_div_x, grid_div_y, grid_div_z), block_size_names, topology)
 
     # The cache: what it holds is not measured again (and counts towards
     # max_fevals, as in Kernel Tuner); what this run measures is added.

@@ -11,7 +11,7 @@ import statistics
 import numpy
 import pytest
 
-from tune_engine.kernel_tuner import STRATEGIES, tune_kernel
+from tune_engine.kernel_tuner import STRATEGIES, run_kernel, tune_kernel
 
 SCRIPTS = pathlib.Path(__file__).parent / "kernel_tuner_scripts"
 RESULT_KEYS = {"time", "compile_time", "verification_time", "benchmark_time", "strategy_time", "framework_time",
@@ -236,6 +236,29 @@ def test_what_is_not_supported_is_refused():
     with pytest.raises(ValueError, match=r"objective: 'GFLOP/s'"):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, objective="GFLOP/s", objective_higher_is_better=True,
                     metrics={"GFLOP/s": lambda p: 1.0 / p["time"]}, quiet=True)
+
+
+def test_run_kernel_returns_the_arguments_after_one_run():
+    source = "void axpy(float* y, const double* x, int n) { for (int i = 0; i < n; i++) y[i] += factor * x[i]; }"
+    x = numpy.linspace(-1, 1, 50)
+    y = numpy.ones(50, dtype=numpy.float32)
+    out = run_kernel("axpy", source, 50, [y, x, numpy.int32(50)], {"factor": 3})
+    assert out[0].dtype == numpy.float32 and out[0].shape == (50,)
+    numpy.testing.assert_allclose(out[0], 1 + 3 * x, rtol=1e-6)  # an in/out array starts from its data
+    numpy.testing.assert_array_equal(out[1], x)
+    assert out[2] == 50
+    assert (y == 1).all()  # the caller's arrays are left as they were
+    matrix = numpy.arange(12, dtype=numpy.int32).reshape(3, 4)
+    negate = "void negate(int* m, int n) { for (int i = 0; i < n; i++) m[i] = -m[i] * k; }"
+    numpy.testing.assert_array_equal(run_kernel("negate", negate, 12, [matrix, numpy.int32(12)], {"k": 2})[0],
+                                     -2 * matrix)
+
+
+def test_run_kernel_says_why_a_kernel_did_not_run():
+    with pytest.raises(RuntimeError, match=r"(?s)run_kernel: broken \{'k': 1\}: compile_error: .*error"):
+        run_kernel("broken", "void broken(float* a) { this is not C; }", 4, [numpy.zeros(4, numpy.float32)], {"k": 1})
+    with pytest.raises(ValueError, match=r"lang: run_kernel runs C kernels"):
+        run_kernel("vector_add", CUDA_ADD, 4, [numpy.zeros(4, numpy.float32)], {"block_size_x": 32})
 
 
 def cuda_available():
