@@ -235,13 +235,13 @@ std::string write_expected(const std::string& path, const std::vector<argument_b
 
 namespace {
 
-// The first of `n` elements out of tolerance (or NaN), or n; the largest
-// error before it goes into max_error.
 // The error of `got` against `ref`: relative to max(1, |ref|), or absolute.
 double output_error(double got, double ref, bool absolute) {
   return std::fabs(got - ref) / (absolute ? 1.0 : std::max(1.0, std::fabs(ref)));
 }
 
+// The first of `n` elements out of tolerance (or NaN), or n; the largest
+// error before it goes into max_error.
 template <typename T>
 std::size_t first_wrong(const T* got, const T* ref, std::size_t n, double tolerance, bool absolute, double& max_error) {
   for (std::size_t i = 0; i < n; ++i) {
