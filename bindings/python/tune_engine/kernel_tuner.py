@@ -115,7 +115,7 @@ def _expected_outputs(answer, arguments, described):
             continue
         where = f"answer[{i}]"
         if not isinstance(arg, np.ndarray):
-            _fail(where, "argument {i} is a scalar, which the kernel cannot write", "put None there")
+            _fail(where, f"argument {i} is a scalar, which the kernel cannot write", "put None there")
         if not isinstance(expected, np.ndarray):
             _fail(where, f"a {type(expected).__name__}", "give a numpy array like the argument", TypeError)
         if expected.shape != arg.shape and expected.size != arg.size:

@@ -195,6 +195,8 @@ def test_an_answer_of_the_wrong_shape_names_the_entry():
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, quiet=True)
     with pytest.raises(ValueError, match=r"answer: has 2 entries for 3 arguments"):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer[:2], quiet=True)
+    with pytest.raises(ValueError, match=r"answer\[2\]: argument 2 is a scalar, which the kernel cannot write"):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=[None, None, numpy.int32(3)], quiet=True)
     answer = [numpy.zeros(16), None, None]
     with pytest.raises(TypeError, match=r"answer\[0\]: has dtype float64, the argument float32"):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, quiet=True)
