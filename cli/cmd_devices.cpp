@@ -2,8 +2,6 @@
 // model, CUDA devices or why there are none, HIP).
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "commands.hpp"
 #include "tune/kernels/devices.hpp"
 
@@ -30,24 +28,6 @@ void print_table(const std::vector<backend_devices>& all) {
   }
 }
 
-nlohmann::json to_json(const std::vector<backend_devices>& all) {
-  auto out = nlohmann::json::array();
-  for (const auto& b : all) {
-    auto devices = nlohmann::json::array();
-    for (const auto& d : b.devices) {
-      nlohmann::json details = nlohmann::json::object();
-      for (const auto& [key, value] : d.details) details[key] = value;
-      devices.push_back({{"id", d.info.id}, {"name", d.info.name}, {"details", details}});
-    }
-    out.push_back({{"backend", b.backend},
-                   {"built", b.built},
-                   {"available", b.available},
-                   {"message", b.message},
-                   {"devices", devices}});
-  }
-  return out;
-}
-
 }  // namespace
 
 void add_devices_command(CLI::App& app, command_list& commands) {
@@ -57,7 +37,7 @@ void add_devices_command(CLI::App& app, command_list& commands) {
   commands.emplace_back(sub, [json] {
     auto all = list_devices();
     if (*json) {
-      fmt::print("{}\n", to_json(all).dump(2));
+      fmt::print("{}\n", devices_json(all).dump(2));
     } else {
       print_table(all);
     }

@@ -198,6 +198,7 @@ measured_trial make_trial(const compiled_candidate& compiled, const run_result& 
   trial.device_id = device;
   trial.message = run.message;
   trial.repeats = run.repeats;
+  trial.times_ms = run.times_ms;
   trial.stopped_early = run.stopped_early;
   trial.kernel_s = run.kernel_s;
   return trial;

@@ -50,9 +50,10 @@ std::string message_set_signature() {
   return "nodes-4 caf-" + std::to_string(CAF_VERSION) +
          " candidate(id,config,reference_ms) compiled_candidate(cand,build,unbuilt,artifact_bytes) "
          "build_result(state,artifact,compile_s,message)"
-         " run_result(state,time_ms,run_s,message,objectives,repeats,stopped_early,kernel_s) "
+         " run_result(state,time_ms,run_s,message,objectives,repeats,times_ms,stopped_early,kernel_s) "
          "measured_trial(candidate_id,config,state,time_ms,objectives,compile_s,run_s,device_id,message,finished_s,"
-         "reused_from_run,abandoned,repeats,stopped_early,kernel_s,drift_flagged,drift_suspects,probe_s,drift,duel_ms,"
+         "reused_from_run,abandoned,repeats,times_ms,stopped_early,kernel_s,drift_flagged,drift_suspects,probe_s,drift,"
+         "duel_ms,"
          "duel_best_ms,duel_s) "
          "stage_stats(workers,busy_s,window_s,"
          "cpu_s) measurer(measure,stats) build_worker(build) open(json,measurers,builders)";

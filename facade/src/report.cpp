@@ -64,6 +64,7 @@ nlohmann::json trial_info::to_json() const {
           {"config", nlohmann::json::parse(config_json)},
           {"status", std::string(tune::to_string(state))},
           {"time_ms", number_or_null(time_ms)},
+          {"times_ms", times_ms},
           {"objectives", objectives},
           {"compile_s", compile_s},
           {"run_s", run_s},

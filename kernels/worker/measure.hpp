@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,15 +20,37 @@
 
 namespace tune::worker {
 
+/// Allocates on 64-byte boundaries, as numpy does for large arrays: a
+/// kernel may read its arrays with aligned vector loads of any width.
+template <class T>
+struct aligned_allocator {
+  using value_type = T;
+  static constexpr std::size_t alignment = 64;
+  aligned_allocator() = default;
+  template <class U>
+  aligned_allocator(const aligned_allocator<U>&) noexcept {}  // NOLINT: rebinding
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{alignment})); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{alignment}); }
+  template <class U>
+  bool operator==(const aligned_allocator<U>&) const noexcept {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const aligned_allocator<U>&) const noexcept {
+    return false;
+  }
+};
+
 struct argument_buffer {
   argument_type type = argument_type::f32_array;
   bool output = false;
-  std::vector<std::uint8_t> bytes;
+  std::vector<std::uint8_t, aligned_allocator<std::uint8_t>> bytes;
   std::size_t count = 0;
 };
 
 /// The buffers of a request's "arguments": scalars hold their value, input
-/// arrays a fixed hash of (argument, element) (the same in every process),
+/// arrays a fixed hash of (argument, element) (the same in every process) or
+/// the raw elements of the file their "data" names,
 /// output arrays NaN (-1 for int*), so that unwritten elements show. Throws
 /// on a malformed argument.
 std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments);
@@ -45,15 +68,17 @@ using expected_outputs = std::vector<std::vector<std::uint8_t>>;
 std::string read_expected(const std::string& path, const std::vector<argument_buffer>& buffers,
                           expected_outputs& expected);
 
-/// Writes the output arrays to `path` (through a temporary name); empty on
-/// success, else why not.
-std::string write_expected(const std::string& path, const std::vector<argument_buffer>& buffers);
+/// Writes the output arrays (`every_array`: all arrays) to `path` (through a
+/// temporary name); empty on success, else why not.
+std::string write_expected(const std::string& path, const std::vector<argument_buffer>& buffers,
+                           bool every_array = false);
 
 /// Null when every output element is within `tolerance` of the expected one
-/// (|out - ref| <= tolerance * max(1, |ref|)), with the largest such error in
-/// max_error; else a wrong_answer reply naming the first element off.
+/// (|out - ref| <= tolerance * max(1, |ref|), or |out - ref| <= tolerance
+/// when `absolute`), with the largest such error in max_error; else a
+/// wrong_answer reply naming the first element off.
 nlohmann::json compare_outputs(const std::vector<argument_buffer>& buffers, const expected_outputs& expected,
-                               double tolerance, double& max_error);
+                               double tolerance, bool absolute, double& max_error);
 
 /// Where each kernel run begins and ends. The runners call begin() right
 /// before the kernel's part of a run and end() right after; whoever watches

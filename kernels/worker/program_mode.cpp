@@ -31,6 +31,7 @@ bool read_values(std::ifstream& in, std::vector<T>& values, std::size_t count) {
 }  // namespace
 
 nlohmann::json time_statistics(std::vector<double> times_ms, const nlohmann::json& request) {
+  nlohmann::json runs = times_ms;  // in the order they ran
   std::sort(times_ms.begin(), times_ms.end());
   auto half = times_ms.size() / 2;
   double median = times_ms.size() % 2 ? times_ms[half] : 0.5 * (times_ms[half - 1] + times_ms[half]);
@@ -38,7 +39,8 @@ nlohmann::json time_statistics(std::vector<double> times_ms, const nlohmann::jso
   return {{"time_ms", minimum ? times_ms.front() : median},
           {"median_ms", median},
           {"min_ms", times_ms.front()},
-          {"statistic", minimum ? "min" : "median"}};
+          {"statistic", minimum ? "min" : "median"},
+          {"times_ms", std::move(runs)}};
 }
 
 int run_program_mode(const nlohmann::json& request) {

@@ -6,9 +6,11 @@
 //   tune-kernel-worker --resident          request after request on descriptor 3
 //                                          (see resident.hpp)
 //
-// Request ("program" mode: see program_mode.hpp): {"mode": "measure" | "reference", "library": ".so", "entry": name,
+// Request ("program" mode: see program_mode.hpp): {"mode": "measure" | "reference" | "run", "library": ".so",
+//           "entry": name,
 //           "arguments": [{"type": "float*", "size": n, "output": bool, "value": x}],
-//           "reference": file of expected outputs (written in reference mode),
+//           "reference": file of expected outputs (written in reference mode; in run mode, every array
+//           after one run),
 //           "tolerance": t, "cores": [c, ...], "min_time_s": s,
 //           "min_repeats": r, "max_repeats": r, "statistic": "median" | "min",
 //           "reference_ms": the best time known (optional), "margin": m (timing stops early once even the
@@ -62,9 +64,10 @@ int measure(const nlohmann::json& request) {
 
   std::string reference_path = request.value("reference", "");
   run_marks marks;
-  if (mode == "reference") {
+  if (mode == "reference" || mode == "run") {
     if (auto answer = runner->run_checked(buffers, marks); !answer.is_null()) return reply(answer);
-    if (auto problem = write_expected(reference_path, buffers); !problem.empty()) return reply(failure(problem));
+    if (auto problem = write_expected(reference_path, buffers, mode == "run"); !problem.empty())
+      return reply(failure(problem));
     return reply({{"status", "ok"}, {"kernel_s", marks.kernel_s()}});
   }
   expected_outputs expected;

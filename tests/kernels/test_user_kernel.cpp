@@ -100,6 +100,20 @@ struct misbehaving_kernel {
   }
 };
 
+// Reading `text` as a launch description fails naming the file and `field`.
+void expect_launch_error(const tune::test::kernel_scratch& scratch, const std::string& text, const std::string& field) {
+  auto path = scratch.write("bad.json", text);
+  try {
+    tune::read_user_kernel(path);
+    FAIL("no error for " << text);
+  } catch (const std::invalid_argument& e) {
+    std::string message = e.what();
+    INFO(message);
+    CHECK(message.find("bad.json") != std::string::npos);
+    CHECK(message.find(field) != std::string::npos);
+  }
+}
+
 tune::run_result try_behaviour(tune::backend& backend, double behaviour, double timeout_s = 20.0) {
   auto config = backend.space()->from_values({{"behaviour", behaviour}});
   auto built = backend.build(config, 120.0);
@@ -237,16 +251,7 @@ TEST_CASE("a user kernel that does not compile is a compile error with the compi
 TEST_CASE("bad launch descriptions name the file, the field and the fix", "[kernels]") {
   misbehaving_kernel kernel;
   auto expect_error = [&](const std::string& text, const std::string& field) {
-    auto path = kernel.scratch.write("bad.json", text);
-    try {
-      tune::read_user_kernel(path);
-      FAIL("no error for " << text);
-    } catch (const std::invalid_argument& e) {
-      std::string message = e.what();
-      INFO(message);
-      CHECK(message.find("bad.json") != std::string::npos);
-      CHECK(message.find(field) != std::string::npos);
-    }
+    expect_launch_error(kernel.scratch, text, field);
   };
   expect_error(R"({"entry": "scale"})", "source");
   expect_error(R"({"source": "missing.cpp", "entry": "scale"})", "source");
@@ -265,6 +270,93 @@ TEST_CASE("bad launch descriptions name the file, the field and the fix", "[kern
                    "arguments": [{"type": "float*", "size": 4, "output": true}]})",
                "reference");
   CHECK_THROWS_AS(tune::make_user_kernel_backend(kernel.launch_path, "cuda"), std::invalid_argument);
+}
+
+namespace {
+
+// Kernel Tuner's way: the configuration as #defines, arrays handed over as
+// raw pointers (here to a vector type of the configuration's width), inputs
+// and expected outputs from files, an absolute tolerance, and a kernel that
+// returns its own time in milliseconds.
+const char* self_timed_source = R"(
+typedef float lanes __attribute__((vector_size(width * 4)));
+extern "C" float twice(lanes* out, const lanes* in, int n) {
+  for (int i = 0; i < n / width; ++i) out[i] = in[i] + in[i];
+  return 0.25f * factor;
+}
+)";
+
+struct self_timed_kernel {
+  tune::test::kernel_scratch scratch{"self-timed"};
+  std::string launch_path;
+  explicit self_timed_kernel(float expected_scale = 2.0f) {
+    scratch.write("twice.c", self_timed_source);
+    scratch.write("space.json", R"({"width": {"_type": "choice", "_value": [1, 8]},
+                                    "factor": {"_type": "choice", "_value": [1, 2]}})");
+    std::string input, expected;
+    for (int i = 0; i < 64; ++i) {
+      float x = static_cast<float>(i) - 20.5f, y = expected_scale * x;
+      input.append(reinterpret_cast<const char*>(&x), sizeof x);
+      expected.append(reinterpret_cast<const char*>(&y), sizeof y);
+    }
+    scratch.write("in.bin", input);
+    scratch.write("expected.bin", expected);
+    launch_path = scratch.write("launch.json", R"({
+      "source": "twice.c", "entry": "twice", "space": "space.json", "constants": "define",
+      "untyped_pointers": true, "returns_time": true,
+      "arguments": [{"name": "out", "type": "float*", "size": 64, "output": true},
+                    {"name": "in", "type": "float*", "size": 64, "data": "in.bin"},
+                    {"name": "n", "type": "int", "value": 64}],
+      "expected": "expected.bin", "tolerance": 1e-6, "absolute_tolerance": true})");
+  }
+  tune::run_result run(double width, double factor) {
+    auto backend = tune::make_user_kernel_backend(launch_path, "cpu", scratch.options());
+    auto config = backend->space()->from_values({{"width", width}, {"factor", factor}});
+    auto built = backend->build(config, 120.0);
+    INFO(built.message);
+    REQUIRE(built.state == status::ok);
+    return backend->run(config, built, 0, 30.0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a Kernel Tuner style kernel: #defines, data files, expected outputs, its own time", "[kernels]") {
+  self_timed_kernel kernel;
+  auto program = tune::read_user_kernel(kernel.launch_path);
+  auto source = program->source(program->space->from_values({{"width", 8.0}, {"factor", 2.0}}));
+  CHECK(source.find("#define width 8\n") != std::string::npos);
+  CHECK(source.find("#define factor 2\n") != std::string::npos);
+  for (auto [width, factor] : {std::pair{1.0, 1.0}, std::pair{8.0, 2.0}}) {
+    auto measured = kernel.run(width, factor);
+    INFO(measured.message);
+    REQUIRE(measured.state == status::ok);
+    CHECK(measured.time_ms == Approx(0.25 * factor));  // what the kernel returned, not the clock
+  }
+}
+
+TEST_CASE("expected outputs given as a file are checked with an absolute tolerance", "[kernels]") {
+  self_timed_kernel kernel(2.001f);  // off by 0.002 * |x|, up to 0.04
+  auto measured = kernel.run(8.0, 1.0);
+  CHECK(measured.state == status::wrong_answer);
+  CHECK(measured.message.find("absolute tolerance") != std::string::npos);
+}
+
+TEST_CASE("Kernel Tuner style launch fields that are wrong name the field", "[kernels]") {
+  self_timed_kernel kernel;
+  auto expect_error = [&](const std::string& text, const std::string& field) {
+    expect_launch_error(kernel.scratch, text, field);
+  };
+  const std::string head = R"({"source": "twice.c", "entry": "twice", "space": "space.json",
+      "arguments": [{"type": "float*", "size": 64, "output": true}, {"type": "float*", "size": 64, "data": "in.bin"}],)";
+  expect_error(head + R"("expected": "expected.bin", "constants": "macro"})", "constants");
+  expect_error(head + R"("expected": "expected.bin", "reference": {"source": "twice.c", "entry": "twice"}})",
+               "expected");
+  expect_error(head + R"("expected": "expected.bin", "returns_time": 1})", "returns_time");
+  expect_error(head + R"("expected": "expected.bin", "absolute_tolerance": "yes"})", "absolute_tolerance");
+  expect_error(R"({"source": "twice.c", "entry": "twice", "space": "space.json",
+      "arguments": [{"type": "float*", "size": 64, "output": true, "data": "in.bin"}], "expected": "expected.bin"})",
+               "arguments[0].data");
 }
 
 #ifdef TUNE_WITH_NVRTC

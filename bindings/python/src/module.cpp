@@ -1,5 +1,8 @@
 // The Python module tune_engine.
+#include <dlfcn.h>
 #include <pybind11/pybind11.h>
+
+#include <string>
 
 #include "bindings.hpp"
 #include "tune/tune.hpp"
@@ -18,4 +21,15 @@ Bad input raises ValueError naming the argument and the fix.)doc";
   tune::python::bind_space(m);
   tune::python::bind_strategy(m);
   tune::python::bind_session(m);
+  // The parts written in Python (tune_engine.kernel_tuner) are in the folder
+  // tune_engine/ beside this file: a __path__ makes them its submodules.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&tune::python::bind_session), &info) != 0 && info.dli_fname) {
+    std::string file = info.dli_fname;
+    auto slash = file.rfind('/');
+    std::string folder = (slash == std::string::npos ? std::string(".") : file.substr(0, slash)) + "/tune_engine";
+    pybind11::list path;
+    path.append(folder);
+    m.attr("__path__") = path;
+  }
 }

@@ -4,14 +4,21 @@
 // and the calling thread wakes every 50 ms to let Ctrl-C through.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <thread>
 
 #include "bindings.hpp"
 #include "conversions.hpp"
+#include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/devices.hpp"
+#include "tune/kernels/user_kernel.hpp"
+#include "tune/storage/export.hpp"
+#include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::python {
@@ -158,13 +165,41 @@ run_mode mode_from_python(const std::string& mode) {
   throw py::value_error("Session: mode '" + mode + "' is neither 'steady' nor 'generational'");
 }
 
+// {"min_time_s", "min_repeats", "max_repeats"}, each optional; None: the
+// topology's or the defaults.
+std::optional<measurement_protocol> measurement_from_python(py::handle value) {
+  if (value.is_none()) return std::nullopt;
+  if (!py::isinstance<py::dict>(value))
+    throw py::value_error("Session: measurement is " + py::repr(value).cast<std::string>() +
+                          "; give a dict such as {\"min_time_s\": 0, \"min_repeats\": 7, \"max_repeats\": 7}");
+  measurement_protocol p;
+  for (auto [key, item] : value.cast<py::dict>()) {
+    auto name = py::str(key).cast<std::string>();
+    std::string what = "Session: measurement[\"" + name + "\"]";
+    if (name == "min_time_s") {
+      if (!py::hasattr(item, "__float__") || py::isinstance<py::str>(item))
+        throw py::value_error(what + " is " + py::repr(item).cast<std::string>() + "; give seconds as a number");
+      p.min_time_s = py::float_(py::reinterpret_borrow<py::object>(item)).cast<double>();
+    } else if (name == "min_repeats" || name == "max_repeats") {
+      auto n = unsigned_from_python(item, what);
+      (name == "min_repeats" ? p.min_repeats : p.max_repeats) = static_cast<int>(std::min<std::uint64_t>(n, 1u << 30));
+    } else {
+      throw py::value_error(what + ": unknown field; the fields are min_time_s, min_repeats, max_repeats");
+    }
+  }
+  if (auto problem = measurement_problem(p); !problem.empty())
+    throw py::value_error("Session: measurement: " + problem);
+  return p;
+}
+
 class session_handle {
  public:
   session_handle(py::object objective, py::object space, std::optional<std::string> strategy, py::object budget,
                  py::object seed, py::object topology, py::object db, py::object on_trial, py::object on_new_best,
                  py::object on_progress, std::optional<std::string> task, py::object dataset, py::object kinds,
                  double time_scale, py::object hyper, double time_budget_s, std::string task_name, bool resume,
-                 std::string mode, py::object batch, std::optional<std::string> backend, bool progress)
+                 std::string mode, py::object batch, std::optional<std::string> backend, bool progress,
+                 py::object kernel, py::object measurement, py::object confirm, bool early_stop)
       : callbacks_(std::make_shared<python_callbacks>()) {
     require_callable(objective, "objective");
     require_callable(on_trial, "on_trial");
@@ -208,6 +243,12 @@ class session_handle {
     o.batch = static_cast<std::uint32_t>(batch_size);
     o.backend_name = backend.value_or("");
     o.progress_line = progress;
+    o.kernel = path_from_python(kernel, "Session: kernel (a launch description or the folder holding launch.json)");
+    o.measurement = measurement_from_python(measurement);
+    if (!confirm.is_none())
+      o.confirm.top = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+          unsigned_from_python(confirm, "Session: confirm"), std::numeric_limits<std::uint32_t>::max()));
+    if (!early_stop) o.early_stop = early_stop_policy::off();
     if (!on_trial.is_none()) {
       callbacks_->on_trial = on_trial;
       o.on_trial = wrap_trial_callback(callbacks_, &python_callbacks::on_trial);
@@ -303,6 +344,58 @@ py::object replay(py::handle dataset, std::optional<std::string> strategy, py::h
   return to_python(statistics);
 }
 
+// A recorded run as a document of another tool (storage::export_run), in
+// its own key order.
+py::object export_run(py::handle db, py::handle run, const std::string& format) {
+  auto path = path_from_python(db, "export_run: db");
+  auto which = storage::export_format_from_string(format);
+  if (!which) {
+    std::string names;
+    for (const auto& name : storage::export_format_names()) names += (names.empty() ? "" : ", ") + name;
+    throw py::value_error("export_run: format '" + format + "' is not one of " + names);
+  }
+  std::string document;
+  {
+    py::gil_scoped_release release;
+    storage::results_db results(path, storage::results_db::open_mode::read_only);
+    std::int64_t run_id = 0;
+    if (run.is_none()) {
+      for (const auto& r : results.runs()) run_id = std::max(run_id, r.id);
+      if (run_id == 0) throw std::invalid_argument("export_run: results DB " + path + " holds no runs yet");
+    } else {
+      py::gil_scoped_acquire gil;
+      run_id = static_cast<std::int64_t>(unsigned_from_python(run, "export_run: run"));
+    }
+    document = storage::export_run(results, run_id, *which).dump();
+  }
+  return py::module_::import("json").attr("loads")(document);
+}
+
+// One configuration of a C/C++ user kernel built and run once on its inputs;
+// every array afterwards in `arrays` (Kernel Tuner's run_kernel).
+py::dict run_user_kernel(py::handle kernel, py::handle config, py::handle arrays) {
+  auto launch = path_from_python(kernel, "run_user_kernel: kernel (a launch description)");
+  auto path = path_from_python(arrays, "run_user_kernel: arrays (a file to write)");
+  kernel_program_ptr program;
+  try {
+    program = read_user_kernel(launch);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(std::string("run_user_kernel: ") + e.what());
+  }
+  if (program->geometry)
+    throw py::value_error("run_user_kernel: " + launch + " is a CUDA kernel; only C/C++ kernels run once here");
+  auto configuration = config_from_dict(*program->space, config, "run_user_kernel: config");
+  run_result result;
+  {
+    py::gil_scoped_release release;
+    result = run_cpu_program_once(*program, {}, configuration, path);
+  }
+  py::dict out;
+  out["status"] = std::string(to_string(result.state));
+  out["message"] = result.message;
+  return out;
+}
+
 }  // namespace
 
 void bind_session(py::module_& m) {
@@ -317,13 +410,21 @@ a built-in `task` ("matmul:512x1024x1024"); a measured `dataset` to replay.
                 budget=50, seed=1, on_trial=print)
     report = s.run()          # a dict: best, trials, reason, seed, ...
 
+A user `kernel` (its launch description, or the folder holding launch.json;
+docs/kernels.md) is measured on the topology's devices; `measurement`
+({"min_time_s", "min_repeats", "max_repeats"}) says how each configuration
+is timed, `confirm` how many of the fastest are measured again against each
+other at the end (0: none; default 5), and early_stop=False times every
+candidate in full instead of stopping clearly slower ones early.
+
 budget=None gives the target's default (s.budget tells it); seed=None draws
 one, which s.seed and the report's "seed" tell, so that the run can be
 repeated with seed=report["seed"]. resume=True continues the latest unfinished
 run in db of the same task, strategy and seed: give the seed that run used.
 
 on_trial and on_new_best get each trial as a dict: "seq" (its number in the
-run), "config", "status", "time_ms" (None unless ok), "objectives",
+run), "config", "status", "time_ms" (None unless ok), "times_ms" (each timed
+run's milliseconds; [] when unknown), "objectives",
 "compile_s", "run_s", "device", "message", "finished_s", "reused_from_run"
 (the earlier run whose measurement was reused, else None) and "new_best".
 
@@ -335,7 +436,8 @@ in a callback stops the run and is raised again by run().
 )doc")
       .def(py::init<py::object, py::object, std::optional<std::string>, py::object, py::object, py::object, py::object,
                     py::object, py::object, py::object, std::optional<std::string>, py::object, py::object, double,
-                    py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool>(),
+                    py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool,
+                    py::object, py::object, py::object, bool>(),
            py::arg("objective") = py::none(), py::kw_only(), py::arg("space") = py::none(),
            py::arg("strategy") = py::none(), py::arg("budget") = py::none(), py::arg("seed") = py::none(),
            py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("on_trial") = py::none(),
@@ -343,7 +445,8 @@ in a callback stops the run and is raised again by run().
            py::arg("dataset") = py::none(), py::arg("kinds") = py::none(), py::arg("time_scale") = 1.0,
            py::arg("hyper") = py::none(), py::arg("time_budget_s") = 0.0, py::arg("task_name") = "objective",
            py::arg("resume") = false, py::arg("mode") = "steady", py::arg("batch") = 8, py::arg("backend") = py::none(),
-           py::arg("progress") = false)
+           py::arg("progress") = false, py::arg("kernel") = py::none(), py::arg("measurement") = py::none(),
+           py::arg("confirm") = py::none(), py::arg("early_stop") = true)
       .def("run", &session_handle::run, "Runs to the end and returns the report as a dict. Once per session.")
       .def("stop", &session_handle::stop, "Ends the run once the trials in flight have finished. Thread-safe.")
       .def_property_readonly("space", &session_handle::space, "The Space being searched.")
@@ -361,6 +464,36 @@ in a callback stops the run and is raised again by run().
 
 Session(...).run(): tunes and returns the report as a dict (its "seed" is the
 one drawn when seed is None). See Session.)doc");
+
+  m.def("export_run", &export_run, py::arg("db"), py::arg("run") = py::none(), py::arg("format") = "kernel-tuner",
+        R"doc(
+A recorded run of the results database `db` (the latest when run is None) as
+`tune-engine export` writes it: format "kernel-tuner" (a Kernel Tuner cache)
+or "t4", returned as a dict.
+)doc");
+
+  m.def(
+      "devices",
+      [] {
+        nlohmann::json all;
+        {
+          py::gil_scoped_release release;
+          all = devices_json(list_devices());
+        }
+        return to_python(all);
+      },
+      R"doc(
+What each backend (cpu, cuda, hip) sees on this machine, as
+`tune-engine devices --json` prints it: a list of {"backend", "built",
+"available", "message", "devices": [{"id", "name", "details"}]}.
+)doc");
+
+  m.def("run_user_kernel", &run_user_kernel, py::arg("kernel"), py::arg("config"), py::arg("arrays"), R"doc(
+Builds one configuration (a dict) of the C/C++ user kernel described by
+`kernel` (its launch.json) and runs it once on its inputs in the measuring
+process; every array as it is afterwards is written to the file `arrays`
+(raw elements, in argument order). Returns {"status", "message"}.
+)doc");
 
   m.def("replay", &replay, py::arg("dataset"), py::arg("strategy") = py::none(), py::arg("budget") = 100,
         py::arg("runs") = 10, py::arg("seed") = 0, py::arg("kinds") = py::none(), py::arg("noise") = false,

@@ -82,7 +82,8 @@ struct trial_info : trial {
   std::string device;       ///< the topology's device name
   double finished_s = 0.0;  ///< seconds since the start (simulated for replay)
   bool new_best = false;    ///< it improved the best time
-  /// {"seq", "config", "status", "time_ms" (null unless ok), "objectives",
+  /// {"seq", "config", "status", "time_ms" (null unless ok), "times_ms" (each
+  /// timed run, [] when unknown), "objectives",
   /// "compile_s", "run_s", "device", "message", "finished_s",
   /// "reused_from_run" (null unless reused), "duel_ms" and "duel_best_ms"
   /// (null unless it had a duel), "new_best"}.

@@ -104,8 +104,10 @@ std::vector<std::string> shared_object_flags() { return {"-std=c++20", "-fPIC", 
 
 nlohmann::json arguments_json(const kernel_program& program) {
   auto list = nlohmann::json::array();
-  for (const auto& a : program.arguments)
+  for (const auto& a : program.arguments) {
     list.push_back({{"type", to_string(a.type)}, {"size", a.size}, {"output", a.output}, {"value", a.value}});
+    if (!a.data.empty()) list.back()["data"] = a.data;
+  }
   return list;
 }
 
@@ -229,7 +231,8 @@ measurement_plan plan_measurement(const kernel_program& program, const task_back
     plan.failure = out;
     return plan;
   }
-  auto ref = prepare_reference(program, options);
+  auto ref = program.expected_file.empty() ? prepare_reference(program, options)
+                                           : reference_outputs{program.expected_file, {}};
   if (ref.path.empty()) {
     run_result out;
     out.state = status::runtime_error;
@@ -250,10 +253,50 @@ measurement_plan plan_measurement(const kernel_program& program, const task_back
                   {"arguments", arguments_json(program)},
                   {"reference", ref.path},
                   {"tolerance", program.tolerance > 0 ? program.tolerance : options.tolerance},
+                  {"absolute_tolerance", program.absolute_tolerance},
+                  {"reported_time", program.reported_time},
                   {"min_time_s", options.measurement.min_time_s},
                   {"min_repeats", options.measurement.min_repeats},
                   {"max_repeats", options.measurement.max_repeats}};
   return plan;
+}
+
+namespace {
+
+// A configuration of a CPU kernel program compiled into a shared object.
+build_result build_cpu_program(const kernel_program& program, const task_backend_options& options,
+                               const configuration& config, double timeout_s) {
+  if (auto failed = instantiation_failure(program, config)) return *failed;
+  build_result out;
+  std::string source;
+  try {
+    source = program.source(config);
+  } catch (const std::exception& e) {
+    out.state = status::instantiation_error;
+    out.message = e.what();
+    return out;
+  }
+  auto flags = shared_object_flags();
+  auto kernel_flags = cpu_kernel_flags(program, config);
+  flags.insert(flags.end(), kernel_flags.begin(), kernel_flags.end());
+  return compile_shared_object(options, options.compiler, source, ".cpp", flags, timeout_s);
+}
+
+}  // namespace
+
+run_result run_cpu_program_once(const kernel_program& program, const task_backend_options& options,
+                                const configuration& config, const std::string& arrays_path, double timeout_s) {
+  auto built = build_cpu_program(program, options, config, timeout_s);
+  if (built.state != status::ok) {
+    run_result out;
+    out.state = built.state;
+    out.message = built.message;
+    return out;
+  }
+  nlohmann::json request{
+      {"mode", "run"},          {"memory_limit_mb", options.memory_limit_mb}, {"library", built.artifact},
+      {"entry", program.entry}, {"arguments", arguments_json(program)},       {"reference", arrays_path}};
+  return run_worker(kernel_worker_path(options), request.dump(), timeout_s, options.max_processes);
 }
 
 namespace {
@@ -273,20 +316,7 @@ class cpu_backend final : public backend {
   search_space_ptr space() const override { return program_->space; }
 
   build_result build(const configuration& config, double timeout_s) override {
-    if (auto failed = instantiation_failure(*program_, config)) return *failed;
-    build_result out;
-    std::string source;
-    try {
-      source = program_->source(config);
-    } catch (const std::exception& e) {
-      out.state = status::instantiation_error;
-      out.message = e.what();
-      return out;
-    }
-    auto flags = shared_object_flags();
-    auto kernel_flags = cpu_kernel_flags(*program_, config);
-    flags.insert(flags.end(), kernel_flags.begin(), kernel_flags.end());
-    return compile_shared_object(options_, options_.compiler, source, ".cpp", flags, timeout_s);
+    return build_cpu_program(*program_, options_, config, timeout_s);
   }
 
   // Measured by the device's resident process (started on its first run),

@@ -66,6 +66,7 @@ void read_reply(const nlohmann::json& reply, run_result& out) {
   out.time_ms = reply.value("time_ms", std::nan(""));
   out.objectives = {out.time_ms, reply.value("max_error", 0.0)};
   out.repeats = reply.value("repeats", 0U);
+  out.times_ms = reply.value("times_ms", std::vector<double>{});
   out.stopped_early = reply.value("stopped_early", false);
 }
 

@@ -131,4 +131,22 @@ backend_devices hip_devices() {
 
 std::vector<backend_devices> list_devices() { return {cpu_devices(), cuda_devices(), hip_devices()}; }
 
+nlohmann::json devices_json(const std::vector<backend_devices>& all) {
+  auto out = nlohmann::json::array();
+  for (const auto& b : all) {
+    auto devices = nlohmann::json::array();
+    for (const auto& d : b.devices) {
+      nlohmann::json details = nlohmann::json::object();
+      for (const auto& [key, value] : d.details) details[key] = value;
+      devices.push_back({{"id", d.info.id}, {"name", d.info.name}, {"details", details}});
+    }
+    out.push_back({{"backend", b.backend},
+                   {"built", b.built},
+                   {"available", b.available},
+                   {"message", b.message},
+                   {"devices", devices}});
+  }
+  return out;
+}
+
 }  // namespace tune

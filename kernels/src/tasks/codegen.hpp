@@ -31,6 +31,12 @@ bool is_identifier(const std::string& name);
 /// `constexpr long NAME[] = {…};`.
 std::string configuration_constants(const search_space& space, const configuration& config, bool with_arrays);
 
+/// The configuration as Kernel Tuner writes it in front of a kernel:
+/// `#define NAME value` per parameter (numbers as written, integral ones
+/// without a fraction; strings as their text, unquoted), tuples as `NAME_0`,
+/// `NAME_1`, ….
+std::string configuration_defines(const search_space& space, const configuration& config);
+
 /// `constexpr long NAME = value;\n`
 std::string constant(const std::string& name, std::int64_t value);
 

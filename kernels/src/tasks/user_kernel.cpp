@@ -24,11 +24,32 @@ bool is_identifier(const std::string& name) {
   return true;
 }
 
+namespace {
+bool integral(double number) { return number == std::floor(number) && std::fabs(number) < 9e18; }
+}  // namespace
+
+std::string configuration_defines(const search_space& space, const configuration& config) {
+  std::string out = "// configuration\n";
+  for (const auto& [name, value] : space.values(config)) {
+    if (auto* number = std::get_if<double>(&value)) {
+      out += "#define " + name + " " +
+             (integral(*number) ? std::to_string(static_cast<std::int64_t>(*number)) : tune::to_string(value)) + "\n";
+    } else if (auto* text = std::get_if<std::string>(&value)) {
+      out += "#define " + name + " " + *text + "\n";
+    } else {
+      const auto& tuple = std::get<std::vector<std::int64_t>>(value);
+      for (std::size_t i = 0; i < tuple.size(); ++i)
+        out += "#define " + name + "_" + std::to_string(i) + " " + std::to_string(tuple[i]) + "\n";
+    }
+  }
+  return out;
+}
+
 std::string configuration_constants(const search_space& space, const configuration& config, bool with_arrays) {
   std::string out = "// configuration\n";
   for (const auto& [name, value] : space.values(config)) {
     if (auto* number = std::get_if<double>(&value)) {
-      if (*number == std::floor(*number) && std::fabs(*number) < 9e18)
+      if (integral(*number))
         out += codegen::constant(name, static_cast<std::int64_t>(*number));
       else
         out += "constexpr double " + name + " = " + tune::to_string(value) + ";\n";
@@ -72,18 +93,39 @@ std::string read_source(const fs::path& base, const std::string& name, const std
   }
 }
 
-// `extern "C" void <symbol>(void* const* a)` calling `entry` with typed arguments.
+// How the trampoline hands over arrays: as the described pointer type, or
+// (Kernel Tuner passes raw pointers) as whatever pointer type the entry
+// declares, e.g. a vector type's.
+enum class array_passing { typed, untyped };
+
+// Converts to any pointer type.
+constexpr const char* untyped_pointer =
+    "\nnamespace {\nstruct tune_untyped_pointer {\n  void* p;\n  template <class T>\n"
+    "  operator T*() const { return static_cast<T*>(p); }\n};\n}  // namespace\n";
+
+// `extern "C" void <symbol>(void* const* a)` calling `entry` with typed
+// arguments; with `reported` the entry returns its run's milliseconds, which
+// the trampoline keeps in the `double` of that name.
 std::string trampoline(const std::string& symbol, const std::string& entry,
-                       const std::vector<kernel_argument>& arguments) {
+                       const std::vector<kernel_argument>& arguments, const std::string& reported = {},
+                       array_passing arrays = array_passing::typed) {
   std::string call;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     std::string type = to_string(arguments[i].type);
     std::string slot = "a[" + std::to_string(i) + "]";
     if (!call.empty()) call += ", ";
-    call += is_array(arguments[i].type) ? "static_cast<" + type + ">(" + slot + ")"
-                                        : "*static_cast<const " + type + "*>(" + slot + ")";
+    if (!is_array(arguments[i].type))
+      call += "*static_cast<const " + type + "*>(" + slot + ")";
+    else if (arrays == array_passing::untyped)
+      call += "tune_untyped_pointer{" + slot + "}";
+    else
+      call += "static_cast<" + type + ">(" + slot + ")";
   }
-  return "\nextern \"C\" void " + symbol + "(void* const* a) { " + entry + "(" + call + "); }\n";
+  std::string prelude = arrays == array_passing::untyped ? untyped_pointer : "";
+  if (!reported.empty())
+    return prelude + "\nextern \"C\" {\ndouble " + reported + " = -1.0;\nvoid " + symbol + "(void* const* a) { " +
+           reported + " = static_cast<double>(" + entry + "(" + call + ")); }\n}\n";
+  return prelude + "\nextern \"C\" void " + symbol + "(void* const* a) { " + entry + "(" + call + "); }\n";
 }
 
 // Kernel Tuner's convention: the grid covers problem_size with blocks of
@@ -183,6 +225,13 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
         bad(file, field + ".size", "an array needs a positive element count, e.g. \"size\": 1024");
       arg.size = a["size"].get<std::int64_t>();
       arg.output = a.value("output", false);
+      if (a.contains("data")) {
+        if (!a["data"].is_string() || arg.output)
+          bad(file, field + ".data",
+              "an input array's data is the name of a file of its raw elements, e.g. \"data\": \"a.bin\"");
+        fs::path data = a["data"].get<std::string>();
+        arg.data = (data.is_absolute() ? data : fs::absolute(base / data)).string();
+      }
       any_output = any_output || arg.output;
     } else {
       if (!a.contains("value") || !a["value"].is_number())
@@ -191,19 +240,32 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
     }
     program->arguments.push_back(arg);
   }
-  if (!any_output) bad(file, "arguments", "no array has \"output\": true, so nothing could be checked");
-
-  if (!doc.contains("reference") || !doc["reference"].is_object())
-    bad(file, "reference", "missing; give {\"source\": \"reference.cpp\", \"entry\": \"name\"}");
-  const auto& ref = doc["reference"];
-  std::string ref_entry = text_field(ref, "entry", file, "reference.entry");
-  if (!codegen::is_identifier(ref_entry))
-    bad(file, "reference.entry", "'" + ref_entry + "' is not a C++ function name");
-  program->reference_source =
-      read_source(base, text_field(ref, "source", file, "reference.source"), file, "reference.source") +
-      trampoline("tune_reference", ref_entry, program->arguments);
-  program->reference_entry = "tune_reference";
+  // The expected outputs: computed by a reference, or given as a file (which
+  // may check nothing when no array is an output).
+  if (doc.contains("expected")) {
+    if (doc.contains("reference")) bad(file, "expected", "give either \"expected\" or \"reference\", not both");
+    std::string expected = text_field(doc, "expected", file, "expected");
+    program->expected_file =
+        (fs::path(expected).is_absolute() ? fs::path(expected) : fs::absolute(base / expected)).string();
+  } else {
+    if (!any_output) bad(file, "arguments", "no array has \"output\": true, so nothing could be checked");
+    if (!doc.contains("reference") || !doc["reference"].is_object())
+      bad(file, "reference",
+          "missing; give {\"source\": \"reference.cpp\", \"entry\": \"name\"}, or the expected outputs as "
+          "\"expected\": \"file\"");
+    const auto& ref = doc["reference"];
+    std::string ref_entry = text_field(ref, "entry", file, "reference.entry");
+    if (!codegen::is_identifier(ref_entry))
+      bad(file, "reference.entry", "'" + ref_entry + "' is not a C++ function name");
+    program->reference_source =
+        read_source(base, text_field(ref, "source", file, "reference.source"), file, "reference.source") +
+        trampoline("tune_reference", ref_entry, program->arguments);
+    program->reference_entry = "tune_reference";
+  }
   program->tolerance = doc.value("tolerance", 0.0);
+  if (doc.contains("absolute_tolerance") && !doc["absolute_tolerance"].is_boolean())
+    bad(file, "absolute_tolerance", "expected true (|out - expected| <= tolerance) or false (relative, the default)");
+  program->absolute_tolerance = doc.value("absolute_tolerance", false);
   program->flops = doc.value("flops", 0.0);
   std::vector<std::string> flags;
   if (doc.contains("flags")) {
@@ -219,17 +281,35 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
   auto arguments = program->arguments;
   std::string full_source = "#line 1 \"" + fs::absolute(base / source_name).string() + "\"\n" + source;
   std::string language = doc.value("language", "c++");
+  std::string constants = doc.value("constants", "constexpr");
+  if (constants != "constexpr" && constants != "define")
+    bad(file, "constants", "'" + constants + "' is neither \"constexpr\" (the default) nor \"define\" (#define lines)");
+  bool defines = constants == "define";
+  std::string reported;
+  if (doc.contains("returns_time")) {
+    if (!doc["returns_time"].is_boolean() || language != "c++")
+      bad(file, "returns_time",
+          "expected true (a C++ entry returns its run's milliseconds, which are its time) or false");
+    if (doc["returns_time"].get<bool>()) reported = program->reported_time = "tune_reported_ms";
+  }
+  if (doc.contains("untyped_pointers") && !doc["untyped_pointers"].is_boolean())
+    bad(file, "untyped_pointers",
+        "expected true (arrays converted to the pointer types the entry declares) or false (the default)");
+  auto arrays = doc.value("untyped_pointers", false) ? array_passing::untyped : array_passing::typed;
   if (language == "cuda") {
     read_cuda_launch(doc, file, *program);
-    program->source = [space, full_source](const configuration& config) {
-      return codegen::configuration_constants(*space, config, false) + full_source;
+    program->source = [space, full_source, defines](const configuration& config) {
+      return (defines ? codegen::configuration_defines(*space, config)
+                      : codegen::configuration_constants(*space, config, false)) +
+             full_source;
     };
     program->entry = entry;
     program->key += ":cuda";
   } else if (language == "c++") {
-    program->source = [space, full_source, entry, arguments](const configuration& config) {
-      return codegen::configuration_constants(*space, config, true) + full_source +
-             trampoline("tune_entry", entry, arguments);
+    program->source = [space, full_source, entry, arguments, defines, reported, arrays](const configuration& config) {
+      return (defines ? codegen::configuration_defines(*space, config)
+                      : codegen::configuration_constants(*space, config, true)) +
+             full_source + trampoline("tune_entry", entry, arguments, reported, arrays);
     };
   } else {
     bad(file, "language", "'" + language + "' is neither \"c++\" (the default) nor \"cuda\"");

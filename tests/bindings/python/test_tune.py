@@ -231,3 +231,23 @@ def test_session_exposes_its_space_and_refuses_two_things_to_tune(data_dir):
     assert session.space.names == ["x", "y"]
     with pytest.raises(ValueError):
         tune_engine.Session(cost, space=SPACE, dataset=data_dir / "replay" / "conv_a100_slice.json.gz")
+
+
+def test_the_measurement_protocol_is_checked():
+    with pytest.raises(ValueError, match=r'Session: measurement\["repeats"\]: unknown field; the fields are'):
+        tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement={"repeats": 3})
+    with pytest.raises(ValueError, match=r"Session: measurement: max_repeats must be from min_repeats"):
+        tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement={"min_repeats": 5, "max_repeats": 2})
+    with pytest.raises(ValueError, match=r"Session: measurement is \[7\]; give a dict"):
+        tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement=[7])
+
+
+def test_export_run_writes_a_recorded_run_as_kernel_tuner_and_t4(tmp_path):
+    db = tmp_path / "runs.db"
+    tune_engine.tune(cost, space=SPACE, strategy="random", budget=4, seed=3, db=db)
+    cache = tune_engine.export_run(db)
+    assert cache["tune_params_keys"] == ["x", "y"] and len(cache["cache"]) == 4
+    assert all(isinstance(e["time"], float) for e in cache["cache"].values())
+    assert len(tune_engine.export_run(db, 1, "t4")["results"]) == 4
+    with pytest.raises(ValueError, match=r"export_run: format 'csv' is not one of t4, kernel-tuner"):
+        tune_engine.export_run(db, format="csv")

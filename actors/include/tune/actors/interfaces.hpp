@@ -76,7 +76,7 @@ typename Inspector::result_type inspect(Inspector& f, device_drift& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_result& x) {
   return f(caf::meta::type_name("run_result"), x.state, x.time_ms, x.run_s, x.message, x.objectives, x.repeats,
-           x.stopped_early, x.kernel_s);
+           x.times_ms, x.stopped_early, x.kernel_s);
 }
 
 }  // namespace tune
@@ -205,9 +205,9 @@ typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
     return caf::none;
   };
   return f(caf::meta::type_name("measured_trial"), x.candidate_id, x.config, x.state, x.time_ms, x.objectives,
-           x.compile_s, x.run_s, x.device_id, x.message, x.finished_s, reused, x.abandoned, x.repeats, x.stopped_early,
-           x.kernel_s, x.drift_flagged, x.drift_suspects, x.probe_s, x.drift, duel, duel_best, x.duel_s,
-           caf::meta::load_callback(load));
+           x.compile_s, x.run_s, x.device_id, x.message, x.finished_s, reused, x.abandoned, x.repeats, x.times_ms,
+           x.stopped_early, x.kernel_s, x.drift_flagged, x.drift_suspects, x.probe_s, x.drift, duel, duel_best,
+           x.duel_s, caf::meta::load_callback(load));
 }
 
 template <class Inspector>

@@ -61,6 +61,10 @@ struct trial : trial_result {
   std::string message;
   /// Timed runs behind time_ms; 0 when unknown.
   std::uint32_t repeats = 0;
+  /// Each timed run's milliseconds, in the order they ran; empty when
+  /// unknown (a reused or replayed measurement: the results database keeps
+  /// time_ms and repeats, not the runs).
+  std::vector<double> times_ms;
   /// Timing stopped early, the candidate being clearly slower than the best:
   /// time_ms is the median of fewer runs and never becomes the best.
   bool stopped_early = false;

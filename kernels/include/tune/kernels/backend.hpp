@@ -48,6 +48,9 @@ struct run_result {
   /// Timed runs behind time_ms (the checked warm-up run not counted); 0 when
   /// unknown (a backend that does not say, a failed run).
   std::uint32_t repeats = 0;
+  /// Each timed run's milliseconds, in the order they ran; empty when
+  /// unknown.
+  std::vector<double> times_ms;
   /// The timed runs stopped before the measurement's minimum repeats and time
   /// because they were already clearly slower than run_limits::reference_ms:
   /// time_ms is the median of fewer runs. Such a time never becomes the best.

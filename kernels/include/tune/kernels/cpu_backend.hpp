@@ -62,6 +62,13 @@ struct reference_outputs {
 reference_outputs prepare_reference(const kernel_program& program, const task_backend_options& options,
                                     double timeout_s = 1800.0);
 
+/// Builds `config` of a CPU kernel program (as its backend does) and runs it
+/// once on its inputs, in the worker; every array as it is after the run goes
+/// to `arrays_path` (raw elements, in argument order). Kernel Tuner's
+/// run_kernel.
+run_result run_cpu_program_once(const kernel_program& program, const task_backend_options& options,
+                                const configuration& config, const std::string& arrays_path, double timeout_s = 600.0);
+
 /// Runs the worker once with a request (JSON text), in a process of its own;
 /// maps a crash, a timeout and the worker's reply to a run_result. (The
 /// reference outputs, program mode, and runs with

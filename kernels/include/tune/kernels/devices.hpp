@@ -1,6 +1,7 @@
 #pragma once
 // What each backend can see on this machine, for `tune-engine devices`.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct backend_devices {
 
 /// One entry per backend: cpu, cuda, hip.
 std::vector<backend_devices> list_devices();
+
+/// As `tune-engine devices --json` prints them: a list of {backend, built,
+/// available, message, devices: [{id, name, details}]}.
+nlohmann::json devices_json(const std::vector<backend_devices>& all);
 
 /// "model name" of /proc/cpuinfo ("unknown CPU" when absent).
 std::string cpu_model_name();

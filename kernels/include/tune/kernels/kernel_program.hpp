@@ -54,6 +54,9 @@ struct kernel_argument {
   std::int64_t size = 0;  ///< elements (arrays)
   bool output = false;    ///< compared with the reference; filled with NaN before a checked run
   double value = 0.0;     ///< scalars
+  /// Arrays: a file of `size` raw elements to start from instead of the
+  /// fixed hash (inputs; an output's start is poisoned all the same).
+  std::string data;
 };
 
 /// A device launch for GPU kernels: grid and block extents.
@@ -91,6 +94,17 @@ struct kernel_program {
   double flops = 0.0;
   /// Overrides the backend's tolerance when positive.
   double tolerance = 0.0;
+  /// The tolerance bounds |out - expected| itself (Kernel Tuner's atol)
+  /// instead of |out - expected| / max(1, |expected|).
+  bool absolute_tolerance = false;
+  /// A file of the expected outputs (raw elements, one block per output array
+  /// in argument order) used instead of running reference_source; with no
+  /// output array it may be empty and nothing is checked.
+  std::string expected_file;
+  /// CPU kernels that time themselves: a `double` symbol the entry sets to
+  /// the milliseconds of its run, which then is the run's time; empty: the
+  /// worker's clock times the run.
+  std::string reported_time;
 };
 
 using kernel_program_ptr = std::shared_ptr<const kernel_program>;

@@ -25,6 +25,13 @@
 // writes every output element. The reference has the same signature and sees
 // no configuration constants.
 //
+// Kernel Tuner's conventions (docs/kernels.md, "Bring your own kernel"):
+// "constants": "define" (#define lines instead of constexpr), an input
+// array's "data": "file" (its raw elements), "expected": "file" instead of
+// "reference" (the outputs' raw elements), "absolute_tolerance": true,
+// "returns_time": true (the entry returns its run's milliseconds) and
+// "untyped_pointers": true (arrays convert to the entry's pointer types).
+//
 // CUDA kernels ("language": "cuda", built with NVRTC) name an
 // `extern "C" __global__` entry and give the launch the way Kernel Tuner does:
 // "problem_size": [x, y, z] and "block_size": [bx, by, bz], each block extent
