@@ -388,6 +388,7 @@ nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& 
     return answer;
   };
   const double tolerance = request.value("tolerance", 1e-3);
+  const bool absolute = request.value("absolute_tolerance", false);
   for (std::size_t k = 0; k < runners.size(); ++k) {
     if (k > 0)
       if (auto answer = runners[k]->reset_outputs(buffers); !answer.is_null()) return failed(k, std::move(answer));
@@ -396,7 +397,7 @@ nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& 
       return failed(k, std::move(answer));
     }
     double max_error = 0.0;
-    if (auto answer = compare_outputs(buffers, expected, tolerance, max_error); !answer.is_null())
+    if (auto answer = compare_outputs(buffers, expected, tolerance, absolute, max_error); !answer.is_null())
       return failed(k, std::move(answer));
   }
   const int rounds = std::max(1, request.value("rounds", 5));

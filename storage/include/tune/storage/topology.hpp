@@ -9,6 +9,7 @@
 //     min_time_s: 0.05        # timed runs until this much kernel time …
 //     min_repeats: 3          # … and at least this many runs,
 //     max_repeats: 1000       # at most this many; the time is their median
+//     flush_cache: false      # CPU: evict the caches before each timed run
 //   devices:
 //     - backend: replay       # cpu | cuda | hip | replay
 //       id: 0
