@@ -80,12 +80,14 @@ double median_of(std::vector<double> xs) {
 /// (duel_policy) before it becomes the best.
 struct device_best {
   std::optional<compiled_candidate> config;
-  double judged_ms = 0.0;  ///< trial::best_judged_ms of it
+  double judged_ms = 0.0;    ///< trial::best_judged_ms of it
+  double measuring_s = 0.0;  ///< the device's trials' run_s so far
+  double duels_s = 0.0;      ///< of which, or besides, its duels
 
   /// True when `trial` must win a duel against this best first.
   bool duel_due(const duel_policy& policy, const measured_trial& trial) const {
     return policy.rounds > 0 && config && trial.ok() && !trial.stopped_early && trial.time_ms < judged_ms &&
-           trial.time_ms >= judged_ms * (1.0 - policy.margin);
+           trial.time_ms >= judged_ms * (1.0 - policy.margin) && duels_s <= policy.max_share * measuring_s;
   }
   /// Takes a trial measured in full that no duel stopped, when it is faster.
   void offer(const compiled_candidate& compiled, const measured_trial& trial) {
@@ -257,6 +259,7 @@ void finish_run(measurer_pointer self, const run_result& run) {
   trial.probe_s = drift.pending_s;
   drift.pending_s = 0.0;
   trial.drift = drift.state;
+  st.best.measuring_s += std::max(0.0, trial.run_s);
   if (st.best.duel_due(st.options.duel, trial)) {
     // It runs next, before anything queued: the trial waits for it.
     job.duel_for = std::move(trial);
@@ -278,6 +281,7 @@ void finish_duel(measurer_pointer self, const interleaved_times& times, double d
   st.current.reset();
   auto trial = std::move(*job.duel_for);
   trial.duel_s = duel_s;
+  st.best.duels_s += duel_s;
   if (times.ok() && times.time_ms.size() == 2 && !times.time_ms[0].empty() && !times.time_ms[1].empty()) {
     trial.duel_ms = median_of(times.time_ms[0]);
     trial.duel_best_ms = median_of(times.time_ms[1]);
@@ -319,8 +323,9 @@ void start_current(measurer_pointer self) {
   auto& st = self->state;
   st.tracker.start(0);
   st.started_at = detail::steady_seconds();
-  // A duel is 2 × rounds runs, each within the run timeout.
-  double runs = st.current->duel_for ? 2.0 * st.options.duel.rounds : 1.0;
+  // A duel measures 2 configurations, each checked once and then once per
+  // round, each run within the run timeout (as the CPU backend's own limit).
+  double runs = st.current->duel_for ? 2.0 * (1.0 + st.options.duel.rounds) : 1.0;
   st.deadline = st.started_at + runs * st.options.timing.timeouts.run_s * st.options.timing.time_scale +
                 st.options.timing.request_grace_s;
   auto number = ++st.run_number;

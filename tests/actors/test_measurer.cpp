@@ -224,6 +224,7 @@ TEST_CASE("a would-be new best duels the best before it: a lucky figure loses, a
   options.drift.every_trials = 0;
   options.duel.rounds = 3;
   options.duel.margin = 0.2;
+  options.duel.max_share = 1e9;  // this device's runs report 2 ms each: no bound on the duels here
   auto m = spawn_measurer(t.system, backend, options);
 
   std::map<std::uint64_t, measured_trial> got;
@@ -278,5 +279,29 @@ TEST_CASE("duels off: no trial is measured twice", "[actors]") {
   CHECK(std::isnan(got[1].duel_ms));
   CHECK_FALSE(got[1].duel_lost());
   CHECK(backend->run_order(0).size() == 2);
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("duels stop once they have taken their share of the device's measuring time", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<lucky_backend>(space);
+  auto config = [&](std::uint64_t flat) { return space->unflatten(flat); };
+  backend->time_ms = {{config(0), 10.0}, {config(1), 10.5}, {config(2), 9.0}};
+  backend->lucky_first_ms = {{config(1), 8.5}};
+  measurer_options options;
+  options.drift.every_trials = 0;
+  options.duel.rounds = 3;
+  options.duel.max_share = 1e-9;  // the first duel takes the whole share
+  auto m = spawn_measurer(t.system, backend, options);
+  std::map<std::uint64_t, measured_trial> got;
+  for (std::uint64_t flat : {0u, 1u, 2u})
+    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
+        .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
+                 [&](caf::error& err) { FAIL("no trial: " << t.system.render(err)); });
+  REQUIRE(got.size() == 3);
+  CHECK(got[1].duel_lost());          // the first duel runs
+  CHECK(std::isnan(got[2].duel_ms));  // the next would-be best is taken as measured
+  CHECK(backend->run_order(0).size() == 3 + 6);
   t.self->send_exit(m, caf::exit_reason::user_shutdown);
 }

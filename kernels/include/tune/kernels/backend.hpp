@@ -182,10 +182,14 @@ struct drift_policy {
 /// than the best, and not by more than `margin` (a candidate that much faster
 /// is faster beyond what load moves a measurement; the end-of-run
 /// confirmation re-measures the fastest anyway). It becomes the best only if
-/// its median over the rounds is lower than the best's.
+/// its median over the rounds is lower than the best's. Once the device's
+/// duels have taken more than `max_share` of its measuring time so far, a
+/// would-be best is taken as measured (long kernels made duels cost a quarter
+/// of a run); the end-of-run confirmation still measures the fastest again.
 struct duel_policy {
   std::uint32_t rounds = 3;  ///< 0: no duels
   double margin = 0.2;
+  double max_share = 0.1;
 };
 
 /// How a device's probe time moved during a run.
