@@ -82,7 +82,7 @@ struct device_best {
   std::optional<compiled_candidate> config;
   double judged_ms = 0.0;    ///< trial::best_judged_ms of it
   double measuring_s = 0.0;  ///< the device's trials' run_s so far
-  double duels_s = 0.0;      ///< of which, or besides, its duels
+  double duels_s = 0.0;      ///< the wall seconds of its duels so far (duel_policy::max_share)
 
   /// True when `trial` must win a duel against this best first.
   bool duel_due(const duel_policy& policy, const measured_trial& trial) const {
@@ -384,7 +384,10 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
       [self](measure_atom, compiled_candidate& compiled) {
         detail::cpu_scope cpu(self->state.cpu_s);
         auto promise = self->make_response_promise<measured_trial>();
-        self->state.queue.push_back({std::move(compiled), promise});
+        waiting_run job;
+        job.compiled = std::move(compiled);
+        job.promise = promise;
+        self->state.queue.push_back(std::move(job));
         start_next(self);
         return promise;
       },
