@@ -1,14 +1,20 @@
 // The CUDA and HIP kernel runners. attach() selects the device and copies
-// the arrays to it once; load() loads one kernel's module and checks its
-// launch against the device; reset_outputs() poisons the device's outputs
-// again before the next kernel's checked run; unload() unloads the module.
-// A resident worker keeps one runner (its context, its buffers, its events)
-// for request after request.
+// the arrays to it once; keep_expected() copies the expected outputs there
+// too when the request names a comparison module (CUDA), so that a checked
+// run's outputs are compared where they are instead of copied back to the
+// host; load() loads one kernel's module and checks its launch against the
+// device; reset_outputs() poisons the device's outputs again before the next
+// kernel's checked run; unload() unloads the module. A resident worker keeps
+// one runner (its context, its buffers, its expected outputs, its events) for
+// request after request.
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <type_traits>
 
 #include "measure.hpp"
+#include "tune/kernels/cuda_backend.hpp"
 #include "tune/kernels/cuda_driver.hpp"
 
 #ifdef TUNE_WITH_HIP
@@ -40,6 +46,7 @@ class gpu_runner : public kernel_runner {
     bool ran = launch() && synchronize();
     marks.end();
     if (!ran) return failure(error_);
+    if (compares_on_device()) return nullptr;
     std::size_t array = 0;
     for (auto& b : buffers) {
       if (!is_array(b.type)) continue;
@@ -92,6 +99,10 @@ class gpu_runner : public kernel_runner {
     return true;
   }
 
+  /// Whether the outputs are compared on the device (and stay there after
+  /// a checked run).
+  virtual bool compares_on_device() const { return false; }
+
   // The API-specific steps; each sets error_ when it fails. upload() stores
   // the address it allocated even when the copy fails, so it is freed.
   virtual bool upload(device_address* address, const void* host, std::size_t bytes) = 0;
@@ -121,8 +132,71 @@ class cuda_runner final : public gpu_runner {
   ~cuda_runner() override {
     if (!api_) return;
     unload();
+    forget_expected();
     for (auto p : device_memory_) api_->mem_free(p);
   }
+
+  void keep_expected(const nlohmann::json& request, const expected_outputs& expected) override {
+    forget_expected();
+    auto path = request.value("check_module", std::string());
+    if (path.empty()) return;
+    auto module = read_binary(path);
+    bool kept = !module.empty() && ok(api_->module_load_data(&check_module_, module.data()), "cuModuleLoadData");
+    for (std::size_t t = 0; kept && t < 3; ++t)
+      kept = ok(api_->module_get_function(&check_functions_[t], check_module_, cuda_check_entries[t]),
+                "cuModuleGetFunction");
+    kept = kept && upload(&check_result_, nullptr, 0, 2 * sizeof(device_address));
+    for (const auto& block : expected) {
+      if (!kept) break;
+      device_address address = 0;
+      kept = upload(&address, block.data(), block.size(), block.size());
+      if (address != 0) expected_memory_.push_back(address);
+    }
+    // Without the module or the memory the host compares, as it always can.
+    if (!kept) forget_expected();
+    error_.clear();
+  }
+
+  nlohmann::json check_outputs(std::vector<argument_buffer>& buffers, const expected_outputs& expected,
+                               double tolerance, bool absolute, double& max_error) override {
+    if (!compares_on_device()) return gpu_runner::check_outputs(buffers, expected, tolerance, absolute, max_error);
+    max_error = 0.0;
+    std::size_t array = 0, output = 0;
+    for (auto& b : buffers) {
+      if (!is_array(b.type)) continue;
+      auto address = device_memory_[array++];
+      if (!b.output) continue;
+      if (output >= expected.size() || output >= expected_memory_.size())
+        return failure("the reference outputs are fewer than the outputs");
+      auto want = expected_memory_[output];
+      const auto& want_host = expected[output++];
+      unsigned long long n = b.count, result[2] = {~0ull, 0ull};
+      int absolute_flag = absolute ? 1 : 0;
+      void* params[] = {&address, &want, &n, &tolerance, &absolute_flag, &check_result_};
+      auto function = check_functions_[b.type == argument_type::f32_array   ? 0
+                                       : b.type == argument_type::f64_array ? 1
+                                                                            : 2];
+      // A thread per element up to 1024 blocks of 256, then a grid-stride loop.
+      auto blocks = static_cast<unsigned>(std::clamp<unsigned long long>((n + 255) / 256, 1, 1024));
+      if (!copy_to_device(check_result_, result, sizeof result) ||
+          !ok(api_->launch_kernel(function, blocks, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel") ||
+          !ok(api_->ctx_synchronize(), "the output comparison") || !download(result, check_result_, sizeof result))
+        return failure(error_);
+      double worst = 0.0;
+      std::memcpy(&worst, &result[1], sizeof worst);
+      max_error = std::max(max_error, worst);
+      if (result[0] != ~0ull) {
+        auto i = static_cast<std::size_t>(result[0]);
+        auto bytes = element_bytes(b.type);
+        std::uint8_t got[8] = {};
+        if (i >= b.count || !download(got, address + i * bytes, bytes)) return failure(error_);
+        return wrong_element(b, i, element(b, got, 0), element(b, want_host.data(), i), tolerance, absolute);
+      }
+    }
+    return nullptr;
+  }
+
+  const char* checks_on() const override { return compares_on_device() ? "device" : "host"; }
 
   nlohmann::json attach(const nlohmann::json& request, std::vector<argument_buffer>& buffers) override {
     std::string why;
@@ -172,13 +246,29 @@ class cuda_runner final : public gpu_runner {
   }
 
  private:
+  bool compares_on_device() const override { return check_module_ != nullptr; }
+
+  void forget_expected() {
+    for (auto p : expected_memory_) api_->mem_free(p);
+    expected_memory_.clear();
+    if (check_result_) api_->mem_free(check_result_);
+    check_result_ = 0;
+    if (check_module_) api_->module_unload(check_module_);
+    check_module_ = nullptr;
+  }
+
   bool ok(cuda::result_code rc, const char* what) {
     if (rc == 0) return true;
     error_ = std::string(what) + ": " + api_->error_text(rc);
     return false;
   }
   bool upload(device_address* address, const void* host, std::size_t bytes) override {
-    return ok(api_->mem_alloc(address, bytes), "cuMemAlloc") && copy_to_device(*address, host, bytes);
+    return upload(address, host, bytes, bytes);
+  }
+  /// `allocate` bytes on the device, the first `bytes` copied from `host`.
+  bool upload(device_address* address, const void* host, std::size_t bytes, std::size_t allocate) {
+    return ok(api_->mem_alloc(address, std::max<std::size_t>(allocate, 1)), "cuMemAlloc") &&
+           (bytes == 0 || copy_to_device(*address, host, bytes));
   }
   bool copy_to_device(device_address address, const void* host, std::size_t bytes) override {
     return ok(api_->memcpy_htod(address, host, bytes), "cuMemcpyHtoD");
@@ -211,6 +301,12 @@ class cuda_runner final : public gpu_runner {
   cuda::module_handle module_ = nullptr;
   cuda::function_handle function_ = nullptr;
   cuda::event_handle events_[2] = {nullptr, nullptr};
+  // The comparison on the device: its module and entries (by element type:
+  // f32, f64, i32), the expected outputs, the two-word result.
+  cuda::module_handle check_module_ = nullptr;
+  cuda::function_handle check_functions_[3] = {nullptr, nullptr, nullptr};
+  std::vector<device_address> expected_memory_;
+  device_address check_result_ = 0;
 };
 
 #ifdef TUNE_WITH_HIP

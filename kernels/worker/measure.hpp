@@ -80,6 +80,14 @@ std::string write_expected(const std::string& path, const std::vector<argument_b
 nlohmann::json compare_outputs(const std::vector<argument_buffer>& buffers, const expected_outputs& expected,
                                double tolerance, bool absolute, double& max_error);
 
+/// The wrong_answer reply for output element `i` of `buffer`, `got` where
+/// `expected` was wanted.
+nlohmann::json wrong_element(const argument_buffer& buffer, std::size_t i, double got, double expected,
+                             double tolerance, bool absolute);
+
+/// Element `i` of an array of `buffer`'s type at `bytes`, as a double.
+double element(const argument_buffer& buffer, const std::uint8_t* bytes, std::size_t i);
+
 /// Where each kernel run begins and ends. The runners call begin() right
 /// before the kernel's part of a run and end() right after; whoever watches
 /// the runs (the resident process, through shared memory; the engine, through
@@ -132,9 +140,22 @@ class kernel_runner {
     poison_outputs(buffers);
     return nullptr;
   }
+  /// Once the expected outputs are known (after attach(), and again when
+  /// they change): a runner that compares on its device (a CUDA runner given
+  /// the request's "check_module") copies them there; the others keep
+  /// nothing, and so does one that cannot (it compares on the host then).
+  virtual void keep_expected(const nlohmann::json& /*request*/, const expected_outputs& /*expected*/) {}
   /// Runs once (with prepare and finish) and leaves the outputs in the host
-  /// buffers.
+  /// buffers, or on the device when the runner compares there.
   virtual nlohmann::json run_checked(std::vector<argument_buffer>& buffers, run_marks& marks) = 0;
+  /// The checked run's outputs against `expected`: compare_outputs() on the
+  /// host buffers, or on the device (checks_on() says which).
+  virtual nlohmann::json check_outputs(std::vector<argument_buffer>& buffers, const expected_outputs& expected,
+                                       double tolerance, bool absolute, double& max_error) {
+    return compare_outputs(buffers, expected, tolerance, absolute, max_error);
+  }
+  /// Where check_outputs() compares: "host" or "device".
+  virtual const char* checks_on() const { return "host"; }
   /// Milliseconds of one run of the entry alone; negative on failure (see
   /// error()).
   virtual double run_timed(run_marks& marks) = 0;
@@ -162,8 +183,9 @@ std::unique_ptr<kernel_runner> make_gpu_runner(const std::string& device_kind, s
 /// the caches are evicted before each timed run when the arguments fit in
 /// "cache_bytes" (the last-level cache). The reply: "status", "time_ms" (the
 /// "statistic": median or min), "median_ms", "min_ms", "repeats" (timed
-/// runs), "stopped_early", "max_error", "flushed", "kernel_s"; or a
-/// failure. A run that fails on the device sets `device_failed`.
+/// runs), "stopped_early", "max_error", "checked_on" (host or device),
+/// "flushed", "kernel_s"; or a failure. A run (or a comparison on the device)
+/// that fails on the device sets `device_failed`.
 nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer>& buffers,
                               const expected_outputs& expected, const nlohmann::json& request, run_marks& marks,
                               bool& device_failed);

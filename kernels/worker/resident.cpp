@@ -141,20 +141,20 @@ class shared_marks final : public run_marks {
   progress_page* page_;
 };
 
-// GPU runs are watched by the engine: each timed run's start and end are
-// sent to it when a run may be too slow. Not the checked run's: a module's
-// first launch may load it onto the device, which the best time never
-// includes; the run timeout covers it.
+// GPU runs are watched by the engine: each run's start and end, the checked
+// run's too (the module is loaded onto the device before it, eagerly, so its
+// first launch is the kernel's own), are sent to it when a run may be too
+// slow, as a CPU kernel's runs are watched by this process.
 class channel_marks final : public run_marks {
  public:
   explicit channel_marks(bool report) : report_(report) {}
 
  protected:
   void began(clock_type::time_point) override {
-    if (report_ && runs_ > 0) send_line({{"run", runs_}});
+    if (report_) send_line({{"run", runs_}});
   }
   void ended(clock_type::time_point) override {
-    if (report_ && runs_ > 0) send_line({{"idle", runs_}});
+    if (report_) send_line({{"idle", runs_}});
     ++runs_;
   }
 
@@ -175,7 +175,8 @@ struct resident_state {
   int child_exits = -1;  // signalfd of SIGCHLD
   // GPU
   std::unique_ptr<kernel_runner> runner;
-  std::string device;  // device kind, index and arguments the runner is attached to
+  std::string device;           // device kind, index and arguments the runner is attached to
+  std::string runner_expected;  // the expected outputs and comparison module the runner keeps
   bool outputs_fresh = false;
   bool watchdog = false;
 };
@@ -473,9 +474,15 @@ nlohmann::json measure_gpu(const nlohmann::json& request, resident_state& state,
       return failed;
     }
     state.device = device;
+    state.runner_expected.clear();
     state.outputs_fresh = true;
   }
   auto& runner = *state.runner;
+  if (auto expected = state.expected_path + "\n" + request.value("check_module", std::string());
+      expected != state.runner_expected) {
+    runner.keep_expected(request, state.expected);
+    state.runner_expected = expected;
+  }
   if (!state.outputs_fresh) {
     if (auto failed = runner.reset_outputs(state.buffers); !failed.is_null()) {
       exit_after = true;

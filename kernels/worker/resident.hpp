@@ -3,7 +3,8 @@
 // once per device and keeps, measuring one request after another. What does
 // not change between trials stays in it: the filled inputs, the expected
 // outputs (read once), the pinning to the device's cores, and for a GPU the
-// context, the device buffers and the events.
+// context, the device buffers, the expected outputs on the device with the
+// comparison module ("check_module" in the request, CUDA) and the events.
 //
 // Channel: descriptor 3, a stream socket to the engine (stdin, stdout and
 // stderr are /dev/null). The engine writes one request per line: the measure
@@ -15,12 +16,12 @@
 // per line:
 //   {"started": pid}  CPU: the child measuring this request leads process
 //                     group pid (the engine kills it if this process dies);
-//   {"run": n}        GPU, when a run may be too slow: run n begins now (the
-//                     engine stops a run past the limit by killing this
-//                     process);
+//   {"run": n}        GPU, when a run may be too slow: run n (0: the checked
+//                     run) begins now (the engine stops a run past the limit
+//                     by killing this process);
 //   {"idle": n}       GPU: run n has ended;
 //   {"status": ..., "time_ms", "median_ms", "min_ms", "repeats",
-//    "stopped_early", "kernel_s", "max_error", "message"}: the reply, with
+//    "stopped_early", "kernel_s", "max_error", "checked_on", "message"}: the reply, with
 //                     "exit": true when this process ends after it (a GPU
 //                     error may have broken the context).
 // A CPU request with "mode": "interleave" and "libraries" (built

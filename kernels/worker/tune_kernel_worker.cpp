@@ -72,6 +72,7 @@ int measure(const nlohmann::json& request) {
   }
   expected_outputs expected;
   if (auto problem = read_expected(reference_path, buffers, expected); !problem.empty()) return reply(failure(problem));
+  runner->keep_expected(request, expected);
   bool device_failed = false;
   return reply(measure_loaded(*runner, buffers, expected, request, marks, device_failed));
 }

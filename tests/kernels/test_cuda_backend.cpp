@@ -7,10 +7,15 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernel_fixtures.hpp"
 #include "resident_channel.hpp"
@@ -188,6 +193,114 @@ TEST_CASE("running a CUDA kernel without a driver is a runtime error that says s
   auto measured = backend->run(config, built, 0, 30.0);
   CHECK(measured.state == status::runtime_error);
   CHECK(measured.message == tune::cuda::no_driver_message);
+}
+
+TEST_CASE("the output comparison module compiles with NVRTC once, with its three entries", "[kernels][cuda]") {
+  tune::test::kernel_scratch scratch("cuda-check");
+  for (int arch : {80, 90}) {
+    std::string why;
+    auto module = tune::cuda_check_module(arch, scratch.path().string(), &why);
+    INFO("sm_" << arch << ": " << why);
+    REQUIRE(!module.empty());
+    std::ifstream file(module, std::ios::binary);
+    std::string cubin{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+    for (const char* entry : tune::cuda_check_entries) CHECK(cubin.find(entry) != std::string::npos);
+    // Kept in the compile cache: the second call finds the same file.
+    auto written = std::filesystem::last_write_time(module);
+    CHECK(tune::cuda_check_module(arch, scratch.path().string()) == module);
+    CHECK(std::filesystem::last_write_time(module) == written);
+  }
+}
+
+TEST_CASE("on a GPU the outputs are compared on the device as the host compares them", "[kernels][cuda][gpu]") {
+  auto no_device = no_cuda_device();
+  if (!no_device.empty()) SKIP_TEST("no CUDA GPU here (" << no_device << "); scripts/pack_gpu.sh runs this on one");
+  tune::test::kernel_scratch scratch("cuda-compare");
+  const auto* api = tune::cuda::load_driver();
+  tune::cuda::device_handle device = 0;
+  int major = 0, minor = 0;
+  api->device_get(&device, 0);
+  api->device_get_attribute(&major, tune::cuda::compute_capability_major, device);
+  api->device_get_attribute(&minor, tune::cuda::compute_capability_minor, device);
+  const int arch = major * 10 + minor;
+
+  // One output of each element type, from an input the test chose.
+  const int n = 300000;
+  auto kernel = tune::nvrtc_compile(R"(
+extern "C" __global__ void outputs(const float* a, float* x, double* y, int* z, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { x[i] = 2.0f * a[i]; y[i] = 3.0 * (double)a[i]; z[i] = (int)(a[i] * 100.0f); }
+})",
+                                    arch, 120.0);
+  INFO(kernel.log);
+  REQUIRE(kernel.state == status::ok);
+  auto library = scratch.write("outputs.cubin", kernel.cubin);
+  std::vector<float> a(n), x(n);
+  std::vector<double> y(n);
+  std::vector<std::int32_t> z(n);
+  for (int i = 0; i < n; ++i) {
+    a[i] = static_cast<float>((i % 1999) - 999) / 37.0f;
+    x[i] = 2.0f * a[i];
+    y[i] = 3.0 * static_cast<double>(a[i]);
+    z[i] = static_cast<std::int32_t>(a[i] * 100.0f);
+  }
+  auto bytes = [](const auto& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof v[0]);
+  };
+  auto input = scratch.write("a.bin", bytes(a));
+  auto expected_file = [&](const std::string& name) { return scratch.write(name, bytes(x) + bytes(y) + bytes(z)); };
+  auto exact = expected_file("exact.bin");
+  x[5000] *= 1.0f + 1e-5f;  // within the tolerance: the largest error
+  auto close = expected_file("close.bin");
+  y[700] += 1.0;  // the first wrong element, in the second output
+  z[9] += 5;
+  auto wrong = expected_file("wrong.bin");
+
+  auto check_module = tune::cuda_check_module(arch, scratch.path().string());
+  REQUIRE(!check_module.empty());
+  auto resident = tune::start_with_channel({tune::kernel_worker_path(scratch.options()), "--resident"});
+  REQUIRE(resident.pid > 0);
+  auto ask = [&](const std::string& reference, bool on_device) {
+    nlohmann::json request = {{"mode", "measure"},
+                              {"device", "cuda"},
+                              {"device_index", 0},
+                              {"library", library},
+                              {"entry", "outputs"},
+                              {"arguments",
+                               {{{"type", "float*"}, {"size", n}, {"data", input}},
+                                {{"type", "float*"}, {"size", n}, {"output", true}},
+                                {{"type", "double*"}, {"size", n}, {"output", true}},
+                                {{"type", "int*"}, {"size", n}, {"output", true}},
+                                {{"type", "int"}, {"value", n}}}},
+                              {"reference", reference},
+                              {"grid", {(n + 255) / 256, 1, 1}},
+                              {"block", {256, 1, 1}},
+                              {"min_time_s", 0.0},
+                              {"min_repeats", 1}};
+    if (on_device) request["check_module"] = check_module;
+    auto answer = tune::test::ask_resident(resident, request);
+    INFO(answer.dump());
+    REQUIRE(answer.is_object());
+    return answer;
+  };
+  for (const auto& reference : {exact, close, wrong}) {
+    auto device_answer = ask(reference, true), host_answer = ask(reference, false);
+    INFO(reference << "\non the device: " << device_answer.dump() << "\non the host: " << host_answer.dump());
+    CHECK(device_answer.value("status", "") == host_answer.value("status", ""));
+    CHECK(device_answer.value("message", "") == host_answer.value("message", ""));
+    CHECK(device_answer.value("max_error", -2.0) == host_answer.value("max_error", -3.0));
+    if (device_answer.value("status", "") == "ok") {
+      CHECK(device_answer.value("checked_on", "") == "device");
+      CHECK(host_answer.value("checked_on", "") == "host");
+    }
+  }
+  CHECK(ask(exact, true).value("max_error", -1.0) == 0.0);
+  CHECK(ask(close, true).value("max_error", 0.0) > 0.0);
+  auto answer = ask(wrong, true);
+  CHECK(answer.value("status", "") == "wrong_answer");
+  CHECK(answer.value("message", "").find("output element 700 is") == 0);
+  ::close(resident.channel);
+  CHECK(tune::test::exits_soon(resident.pid));
 }
 
 TEST_CASE("the small CUDA tasks of the GPU test compile with NVRTC", "[kernels][cuda]") {

@@ -96,6 +96,71 @@ nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s
 
 namespace {
 
+// The comparison kernels (cuda_check_entries): a grid-stride loop keeps each
+// thread's lowest wrong index and largest error, a warp reduces them with
+// shuffles, and one lane per warp folds them into the result with atomics
+// (a non-negative double orders as its bits do).
+constexpr const char* check_source = R"(
+template <typename T>
+__device__ void check(const T* got, const T* want, unsigned long long n, double tolerance, int absolute,
+                      unsigned long long* result) {
+  unsigned long long first = ~0ull;
+  double worst = 0.0;
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    double g = (double)got[i], r = (double)want[i];
+    double error = fabs(g - r) / (absolute ? 1.0 : fmax(1.0, fabs(r)));
+    if (!(error <= tolerance)) {
+      if (i < first) first = i;
+    } else if (error > worst) {
+      worst = error;
+    }
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    unsigned long long other_first = __shfl_down_sync(0xffffffffu, first, offset);
+    double other_worst = __shfl_down_sync(0xffffffffu, worst, offset);
+    if (other_first < first) first = other_first;
+    if (other_worst > worst) worst = other_worst;
+  }
+  if ((threadIdx.x & 31) == 0) {
+    if (first != ~0ull) atomicMin(&result[0], first);
+    if (worst > 0.0) atomicMax(&result[1], (unsigned long long)__double_as_longlong(worst));
+  }
+}
+extern "C" __global__ void tune_check_f32(const float* got, const float* want, unsigned long long n,
+                                          double tolerance, int absolute, unsigned long long* result) {
+  check(got, want, n, tolerance, absolute, result);
+}
+extern "C" __global__ void tune_check_f64(const double* got, const double* want, unsigned long long n,
+                                          double tolerance, int absolute, unsigned long long* result) {
+  check(got, want, n, tolerance, absolute, result);
+}
+extern "C" __global__ void tune_check_i32(const int* got, const int* want, unsigned long long n,
+                                          double tolerance, int absolute, unsigned long long* result) {
+  check(got, want, n, tolerance, absolute, result);
+}
+)";
+
+}  // namespace
+
+std::string cuda_check_module(int arch, const std::string& cache_dir, std::string* why) {
+  compile_cache cache(fs::path(cache_dir) / "cuda", ".cubin");
+  auto built =
+      cache.fetch({"check-module", check_source, std::to_string(arch), nvrtc_version()}, [&](const fs::path& cubin) {
+        auto compiled = nvrtc_compile(check_source, arch, 120.0);
+        build_result out{compiled.state, {}, compiled.seconds, compiled.log};
+        if (compiled.state == status::ok)
+          if (auto problem = compile_cache::write_file(cubin, compiled.cubin); !problem.empty())
+            out = {status::compile_error, {}, compiled.seconds, problem};
+        return out;
+      });
+  if (built.state == status::ok) return built.artifact;
+  if (why) *why = "the comparison module did not build: " + built.message;
+  return {};
+}
+
+namespace {
+
 int device_arch(int device) {
   const auto* api = cuda::load_driver();
   if (!api) return 80;
@@ -155,15 +220,28 @@ class cuda_backend final : public backend {
     plan.request["device_index"] = device;
     plan.request["grid"] = {geometry.grid[0], geometry.grid[1], geometry.grid[2]};
     plan.request["block"] = {geometry.block[0], geometry.block[1], geometry.block[2]};
+    if (auto module = check_module(); !module.empty()) plan.request["check_module"] = module;
     if (!options_.resident_measurer)
       return run_worker(kernel_worker_path(options_), plan.request.dump(), limits.timeout_s, options_.max_processes);
     return measurers_.device(device, options_).measure(std::move(plan.request), limits);
   }
 
  private:
+  // The comparison module, built on the first run (a build alone needs none);
+  // when it cannot be built the worker compares on the host.
+  std::string check_module() {
+    std::call_once(check_module_built_, [&] {
+      std::string why;
+      check_module_ = cuda_check_module(arch_, kernel_cache_dir(options_), &why);
+    });
+    return check_module_;
+  }
+
   kernel_program_ptr program_;
   task_backend_options options_;
   int arch_ = 80;
+  std::once_flag check_module_built_;
+  std::string check_module_;
   resident_measurers measurers_{resident_measurer::kind::gpu};  // context, module and buffers kept per device
 };
 

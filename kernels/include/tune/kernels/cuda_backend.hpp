@@ -5,7 +5,9 @@
 // context, buffers and events kept between trials) loads it through the
 // driver API (dlopen'ed libcuda.so.1), checks the launch against the device's
 // limits, times it with CUDA events and compares the output with the
-// reference. A device error ends that process, a hang or a run far slower
+// reference — on the device, with a comparison module compiled once per
+// compute capability (cuda_check_module), so that a trial's cost does not
+// grow with its output. A device error ends that process, a hang or a run far slower
 // than the best time is ended by killing it; the next trial starts another.
 // Without a driver, runs end as runtime_error with "no CUDA driver found
 // (libcuda.so.1)".
@@ -30,6 +32,20 @@ nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s
 
 /// "NVRTC major.minor".
 std::string nvrtc_version();
+
+/// The entry points of the comparison module, one per element type: each
+/// compares `n` outputs with the expected ones as the host does
+/// (|out - ref| <= tolerance * max(1, |ref|), or <= tolerance when absolute;
+/// NaN is wrong) and leaves in result[0] the lowest index out of tolerance
+/// (all bits set when none) and in result[1] the bits of the largest error
+/// of the elements within it (a double), both reduced with atomics.
+inline constexpr const char* cuda_check_entries[] = {"tune_check_f32", "tune_check_f64", "tune_check_i32"};
+
+/// The comparison module for sm_<arch>, compiled with NVRTC once and kept in
+/// the compile cache under `cache_dir` (the CUDA backend's folder): its path;
+/// empty with `why` when it cannot be built (the comparison then happens on
+/// the host, as before).
+std::string cuda_check_module(int arch, const std::string& cache_dir, std::string* why = nullptr);
 
 /// A CUDA backend for a program with launch geometry. options.cuda_arch 0
 /// asks the driver for device 0's compute capability (80 when there is no
