@@ -347,6 +347,13 @@ void start_current(measurer_pointer self) {
             failed);
     return;
   }
+  // Measured against the best known now: the population's when the
+  // candidate was issued, or this device's own since, whichever is faster (a
+  // candidate that waited long for its build may have been issued before any
+  // best existed, and would run unwatched up to the run timeout). A probe is
+  // measured in full, against nothing.
+  auto& reference = st.current->compiled.cand.reference_ms;
+  if (!st.current->probe && st.best.config && !(reference <= st.best.judged_ms)) reference = st.best.judged_ms;
   self->request(st.runner, caf::infinite, run_atom::value, st.current->compiled)
       .then(
           [self, number](run_result& run) {

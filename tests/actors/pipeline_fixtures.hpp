@@ -82,13 +82,14 @@ class grid_backend : public backend {
     return out;
   }
 
-  run_result run(const configuration& config, const build_result&, int device, const run_limits&) override {
+  run_result run(const configuration& config, const build_result&, int device, const run_limits& limits) override {
     if (before_run) before_run();
     auto& here = running_.at(static_cast<std::size_t>(device));
     if (++here > 1) overlapping_runs_ = true;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       run_order_[device].push_back(config);
+      references_[device].push_back(limits.reference_ms);
     }
     std::this_thread::sleep_for(hang_run.count(config) ? hang_time : run_time);
     --here;
@@ -114,6 +115,13 @@ class grid_backend : public backend {
     auto it = run_order_.find(device);
     return it == run_order_.end() ? std::vector<configuration>{} : it->second;
   }
+  /// The best time each run on `device` was measured against
+  /// (run_limits::reference_ms), in run order.
+  std::vector<double> references(int device) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = references_.find(device);
+    return it == references_.end() ? std::vector<double>{} : it->second;
+  }
 
  private:
   static void update_max(std::atomic<int>& max, int value) {
@@ -129,6 +137,7 @@ class grid_backend : public backend {
   std::atomic<bool> overlapping_runs_{false};
   mutable std::mutex mutex_;
   std::map<int, std::vector<configuration>> run_order_;
+  std::map<int, std::vector<double>> references_;
 };
 
 /// What a sweep_strategy saw, shared with the test (the strategy itself is

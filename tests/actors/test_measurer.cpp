@@ -1,5 +1,8 @@
+#include <algorithm>
 #include <caf/exit_reason.hpp>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
 
 #include "actors/pipeline_fixtures.hpp"
 
@@ -48,6 +51,36 @@ TEST_CASE("measurer runs one candidate at a time, in the order they arrive", "[a
     CHECK(got[i].compile_s == 0.5);
   }
   CHECK_FALSE(backend->overlapping_runs());
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a run is measured against the faster of its candidate's reference and the device's own best", "[actors]") {
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<tune::testing::grid_backend>(space);
+  measurer_options options;
+  options.drift.every_trials = 0;
+  options.duel.rounds = 0;
+  auto m = spawn_measurer(t.system, backend, options);
+  // Issued before any best was known (no reference), then one issued against
+  // a slower best than the device has measured since, then a faster one.
+  std::vector<compiled_candidate> sent = {built(*space, 7), built(*space, 3), built(*space, 12), built(*space, 30),
+                                          built(*space, 0)};
+  sent[3].cand.reference_ms = 1000.0;
+  sent[4].cand.reference_ms = 0.5;
+  for (const auto& c : sent) t.self->send(m, measure_atom::value, c);
+  std::vector<double> times;
+  for (std::size_t i = 0; i < sent.size(); ++i)
+    t.self->receive([&](measured_trial& trial) { times.push_back(trial.time_ms); },
+                    caf::after(reply_timeout) >> [&] { FAIL("no trial from the measurer"); });
+  REQUIRE(times.size() == sent.size());
+  auto references = backend->references(0);
+  REQUIRE(references.size() == sent.size());
+  CHECK(std::isnan(references[0]));  // nothing measured yet
+  CHECK(references[1] == times[0]);
+  CHECK(references[2] == std::min(times[0], times[1]));
+  CHECK(references[3] == std::min({times[0], times[1], times[2]}));
+  CHECK(references[4] == 0.5);
   t.self->send_exit(m, caf::exit_reason::user_shutdown);
 }
 
