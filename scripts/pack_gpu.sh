@@ -83,6 +83,17 @@ export LD_LIBRARY_PATH="$here/lib:${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRAR
 export TUNE_KERNEL_WORKER="$here/bin/tune-kernel-worker"
 exec "$here/bin/tune-engine" "$@"
 RUN
+# The GPU machine's topology: device 0, 15 NVRTC compile workers (of 16 cores).
+cat > "$out/gpu-topology.yaml" <<'YAML'
+compile_workers: 15
+compile_timeout_s: 60
+run_timeout_s: 10
+devices:
+  - backend: cuda
+    id: 0
+    name: gpu0
+    prefetch: 2
+YAML
 cat > "$out/run-gpu-tests.sh" <<'RUN'
 #!/usr/bin/env bash
 # The GPU checks, everything written into one folder (RESULTS_DIR, default
@@ -184,16 +195,7 @@ if [[ ${#failures[@]} -gt 0 ]]; then failed=1; fi
 budget=${TUNE_GPU_BUDGET:-300}
 run_s=${TUNE_GPU_RUN_S:-75}
 tune_s=${TUNE_GPU_TUNE_S:-330}
-cat >"$results/tune/topology.yaml" <<'YAML'
-compile_workers: 15
-compile_timeout_s: 60
-run_timeout_s: 10
-devices:
-  - backend: cuda
-    id: 0
-    name: gpu0
-    prefetch: 2
-YAML
+cp "$here/gpu-topology.yaml" "$results/tune/topology.yaml"
 tuned=()
 if [[ $gpu_checked != yes ]]; then
   say "tuning runs: Skipped (no on-GPU test passed here)"
