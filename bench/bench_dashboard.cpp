@@ -39,6 +39,7 @@
 
 #include "dashboard/dashboard_client.hpp"
 #include "tune/dashboard/server.hpp"
+#include "tune/engine/median.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/tune.hpp"
 
@@ -177,15 +178,9 @@ run_cost replay_run(int trials, setup how) {
   return c;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::string spread(const std::vector<double>& v) {
   auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  return fmt::format("median {:.1f} us (range {:.1f} to {:.1f}, n={})", median(v), *lo, *hi, v.size());
+  return fmt::format("median {:.1f} us (range {:.1f} to {:.1f}, n={})", tune::median(v), *lo, *hi, v.size());
 }
 
 }  // namespace
@@ -230,7 +225,7 @@ int main(int argc, char** argv) {
   for (int k = 0; k < 3; ++k) fmt::print("{}: process CPU per trial {}\n", names[k], spread(process[k]));
   auto print_ratio = [](const char* what, const std::vector<double>& ratios) {
     auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
-    fmt::print("{}: median {:+.1f}% (range {:+.1f}% to {:+.1f}%)\n", what, 100.0 * (median(ratios) - 1.0),
+    fmt::print("{}: median {:+.1f}% (range {:+.1f}% to {:+.1f}%)\n", what, 100.0 * (tune::median(ratios) - 1.0),
                100.0 * (*lo - 1.0), 100.0 * (*hi - 1.0));
   };
   print_ratio("engine CPU: 10 clients add (C/B per round)", c_over_b);

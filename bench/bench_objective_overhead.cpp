@@ -14,16 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "tune/engine/median.hpp"
 #include "tune/tune.hpp"
-
-namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   std::uint64_t trials = 3000;
@@ -70,7 +62,7 @@ int main(int argc, char** argv) {
     o.seed = seed + r / 2;
     auto report = tune::tune_once(std::move(o));
     if (timing_calls) {
-      call_us.push_back(median(run_us));
+      call_us.push_back(tune::median(run_us));
     } else {
       wall_us.push_back(report.wall_s * 1e6 / static_cast<double>(report.new_trials));
       engine_us.push_back(report.engine_cpu_us_per_trial);
@@ -79,9 +71,9 @@ int main(int argc, char** argv) {
   nlohmann::json out{{"objective", "c++"},
                      {"trials", trials},
                      {"repeats", repeats},
-                     {"wall_us_per_trial", median(wall_us)},
-                     {"engine_cpu_us_per_trial", median(engine_us)},
-                     {"call_us", median(call_us)}};
+                     {"wall_us_per_trial", tune::median(wall_us)},
+                     {"engine_cpu_us_per_trial", tune::median(engine_us)},
+                     {"call_us", tune::median(call_us)}};
   std::cout << out.dump() << "\n";
   return 0;
 }

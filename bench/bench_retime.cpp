@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/engine/median.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/storage/results_db.hpp"
 
@@ -58,10 +59,7 @@ int main(int argc, char** argv) {
       }
       times.push_back(run.time_ms);
     }
-    auto sorted = times;
-    std::sort(sorted.begin(), sorted.end());
-    auto n = sorted.size();
-    double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    double median = tune::median(times);
     nlohmann::json out = {{"task", backend->task_key()},
                           {"config", nlohmann::json::parse(summary->best->config_json)},
                           {"reported_ms", reported},

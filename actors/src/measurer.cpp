@@ -17,6 +17,7 @@
 
 #include "stage_clock.hpp"
 #include "tune/actors/interfaces.hpp"
+#include "tune/engine/median.hpp"
 
 namespace tune::actors {
 namespace {
@@ -69,12 +70,6 @@ struct waiting_run {
   /// delivered when the duel ends.
   std::optional<measured_trial> duel_for;
 };
-
-double median_of(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  auto n = xs.size();
-  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
-}
 
 /// The device's best so far, which a would-be new best meets in a duel
 /// (duel_policy) before it becomes the best.
@@ -283,8 +278,8 @@ void finish_duel(measurer_pointer self, const interleaved_times& times, double d
   trial.duel_s = duel_s;
   st.best.duels_s += duel_s;
   if (times.ok() && times.time_ms.size() == 2 && !times.time_ms[0].empty() && !times.time_ms[1].empty()) {
-    trial.duel_ms = median_of(times.time_ms[0]);
-    trial.duel_best_ms = median_of(times.time_ms[1]);
+    trial.duel_ms = tune::median(times.time_ms[0]);
+    trial.duel_best_ms = tune::median(times.time_ms[1]);
     st.best.offer(job.compiled, trial);
   } else {
     trial.message += (trial.message.empty() ? "" : "\n") + std::string("duel against the best failed: ") +

@@ -3,16 +3,9 @@
 #include <algorithm>
 
 #include "report_detail.hpp"
+#include "tune/engine/median.hpp"
 
 namespace tune::detail {
-
-namespace {
-double median_of(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  auto n = xs.size();
-  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
-}
-}  // namespace
 
 void fastest_trials::offer(const trial_info& t) {
   if (!t.ok() || t.stopped_early || keep_ == 0) return;
@@ -55,7 +48,7 @@ std::vector<run_report::confirmation_entry> confirm_fastest(backend& be, const s
     entry.seq = built[e]->seq;
     entry.search_ms = built[e]->time_ms;
     entry.rounds_ms = times.time_ms[e];
-    entry.median_ms = median_of(entry.rounds_ms);
+    entry.median_ms = tune::median(entry.rounds_ms);
     out.push_back(std::move(entry));
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.median_ms < b.median_ms; });

@@ -15,6 +15,7 @@
 #include "../src/cpu/measure_rules.hpp"
 #include "address_limit.hpp"
 #include "program_mode.hpp"
+#include "tune/engine/median.hpp"
 
 namespace tune::worker {
 
@@ -429,9 +430,7 @@ nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& 
         burst.push_back(ms);
         total += ms * 1e-3;
       }
-      std::sort(burst.begin(), burst.end());
-      auto n = burst.size();
-      per_kernel[k].push_back(n % 2 ? burst[n / 2] : 0.5 * (burst[n / 2 - 1] + burst[n / 2]));
+      per_kernel[k].push_back(tune::median(std::move(burst)));
     }
   }
   return {{"status", "ok"}, {"rounds_ms", per_kernel}, {"flushed", flusher.active()}, {"kernel_s", marks.kernel_s()}};

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "tune/engine/median.hpp"
+
 namespace {
 using program_entry = void (*)(const float*, const int*, int, int, float*, float*);
 
@@ -33,8 +35,7 @@ bool read_values(std::ifstream& in, std::vector<T>& values, std::size_t count) {
 nlohmann::json time_statistics(std::vector<double> times_ms, const nlohmann::json& request) {
   nlohmann::json runs = times_ms;  // in the order they ran
   std::sort(times_ms.begin(), times_ms.end());
-  auto half = times_ms.size() / 2;
-  double median = times_ms.size() % 2 ? times_ms[half] : 0.5 * (times_ms[half - 1] + times_ms[half]);
+  double median = tune::sorted_median(times_ms);
   bool minimum = request.value("statistic", std::string("median")) == "min";
   return {{"time_ms", minimum ? times_ms.front() : median},
           {"median_ms", median},

@@ -16,6 +16,8 @@
 #include <thread>
 #include <utility>
 
+#include "tune/engine/median.hpp"
+
 namespace tune::storage {
 namespace {
 
@@ -979,8 +981,7 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
         if (c.seq == seq) times.push_back(c.time_ms);
       if (times.empty()) continue;
       std::sort(times.begin(), times.end());
-      double median =
-          times.size() % 2 ? times[times.size() / 2] : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+      double median = tune::sorted_median(times);
       if (summary.confirmed_ms && median >= *summary.confirmed_ms) continue;
       statement trial(impl_->db,
                       "SELECT " + impl_->trial_columns() + " FROM trials t WHERE t.run_id = ?1 AND t.seq = ?2",

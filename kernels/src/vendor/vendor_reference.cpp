@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tune/engine/median.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/subprocess.hpp"
 
@@ -132,9 +133,7 @@ vendor_result measure(const std::string& worker, nlohmann::json request, const v
 spread spread_of(std::vector<double> values) {
   if (values.empty()) return {};
   std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  const double median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
-  return {median, values.front(), values.back()};
+  return {tune::sorted_median(values), values.front(), values.back()};
 }
 
 void vendor_result::summarize(double flops) {
