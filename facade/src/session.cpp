@@ -10,6 +10,7 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <thread>
 #include <utility>
 
 #include "dashboard_detail.hpp"
@@ -18,6 +19,7 @@
 #include "tune/actors/pipeline.hpp"
 #include "tune/engine/readers.hpp"
 #include "tune/engine/strategy.hpp"
+#include "tune/kernels/device_lease.hpp"
 #include "tune/kernels/machine.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/storage/results_db.hpp"
@@ -90,6 +92,8 @@ std::uint64_t drawn_seed() {
 const std::vector<std::string>& session_option_fields() {
   static const std::vector<std::string> fields = {"topology_file",
                                                   "backend_name",
+                                                  "lease_devices",
+                                                  "device_wait",
                                                   "task",
                                                   "workload",
                                                   "dataset",
@@ -519,6 +523,85 @@ class session_listener final : public actors::trial_listener {
   std::uint64_t recorded_ = 0;  ///< trials committed (a resumed run's recorded ones included)
 };
 
+const char* device_wait_name(device_wait_policy p) {
+  return p == device_wait_policy::wait ? "wait" : p == device_wait_policy::free ? "free" : "fail";
+}
+
+/// Leases the resources of the topology's local devices as o.device_wait
+/// says: all of them, waiting for those another process holds (wait); those
+/// of the devices that are free, the others dropped from the topology, waiting
+/// while none is (free); all of them or a std::runtime_error naming the holder
+/// (fail). Nothing when leases are off or no device occupies anything real.
+device_lease lease_local_devices(const session_options& o, const backend& be, storage::topology& topo) {
+  if (!o.lease_devices || topo.devices.empty()) return {};
+  std::vector<std::vector<std::string>> per_device;
+  std::vector<std::string> all;
+  for (const auto& d : topo.devices) {
+    per_device.push_back(be.device_resources(d.id));
+    all.insert(all.end(), per_device.back().begin(), per_device.back().end());
+  }
+  if (all.empty()) return {};
+  auto device_of = [&](const std::string& resource) {
+    for (std::size_t i = 0; i < per_device.size(); ++i)
+      if (std::find(per_device[i].begin(), per_device[i].end(), resource) != per_device[i].end())
+        return topo.devices[i].name;
+    return std::string("?");
+  };
+  auto wait_flag = detail::option_name(o, "device_wait");
+  auto say_waiting = [&](const std::string& resource, const lease_holder& holder) {
+    if (!o.progress_line) return;
+    std::fprintf(stderr,
+                 "waiting for %s (%s), leased by %s (%s fail: fail at once; free: measure on the free devices)\n",
+                 device_of(resource).c_str(), resource.c_str(), holder.describe().c_str(), wait_flag.c_str());
+  };
+  auto stop = [&] { return o.stop.stop_requested(); };
+  switch (o.device_wait) {
+    case device_wait_policy::fail: {
+      std::string taken;
+      lease_holder holder;
+      if (auto lease = try_lease(all, &taken, &holder)) return std::move(*lease);
+      throw std::runtime_error(device_of(taken) + " (" + taken + ") is leased by " + holder.describe() + "; " +
+                               wait_flag + " wait waits for it, " + wait_flag + " free measures on the free devices, " +
+                               detail::option_name(o, "lease_devices") + " measures without a lease");
+    }
+    case device_wait_policy::wait: {
+      auto lease = lease_devices(all, say_waiting, stop);
+      return lease ? std::move(*lease) : device_lease{};  // stopped while waiting: the run stops at once
+    }
+    case device_wait_policy::free:
+      break;
+  }
+  bool said = false;
+  for (;;) {
+    device_lease held;
+    std::vector<storage::device_spec> kept;
+    std::string taken;
+    lease_holder holder;
+    for (std::size_t i = 0; i < topo.devices.size(); ++i) {
+      std::string device_taken;
+      lease_holder device_holder;
+      if (auto lease = try_lease(per_device[i], &device_taken, &device_holder)) {
+        held.merge(std::move(*lease));
+        kept.push_back(topo.devices[i]);
+      } else if (taken.empty()) {
+        taken = device_taken;
+        holder = device_holder;
+      }
+    }
+    if (!kept.empty()) {
+      if (kept.size() < topo.devices.size() && o.progress_line)
+        std::fprintf(stderr, "measuring on %zu of %zu devices: the others are leased by other processes\n", kept.size(),
+                     topo.devices.size());
+      topo.devices = std::move(kept);
+      return held;
+    }
+    if (!said) say_waiting(taken, holder);
+    said = true;
+    if (stop()) return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 /// What the nodes of the topology need (the target's node_job) and the
 /// network settings; their devices join the run's device list when they answer.
 void add_nodes(const detail::target& what, const session_options& o, storage::topology& topo,
@@ -556,6 +639,9 @@ run_report session::run() {
   if (s.ran) throw std::logic_error("session::run: a session runs once; make a new session for another run");
   s.ran = true;
   const auto& o = s.options;
+  // Held until run() returns: the confirmation and the vendor comparison at
+  // the end measure on the devices too.
+  auto lease = lease_local_devices(o, *s.be, s.topo);
 
   storage::recorder_options ro;
   ro.db_path = o.db_path.empty() ? ":memory:" : o.db_path;
@@ -569,6 +655,7 @@ run_report session::run() {
                                  {"batch", o.batch},
                                  {"hyper", o.hyper},
                                  {"topology", s.topo.summary()},
+                                 {"device_lease", o.lease_devices ? device_wait_name(o.device_wait) : "off"},
                                  {"time_scale", o.time_scale},
                                  {"seed_drawn", s.seed_drawn},
                                  {"early_stop",

@@ -28,6 +28,7 @@
 #include "cli/cli_process.hpp"
 #include "kernels/process_checks.hpp"
 #include "skip.hpp"
+#include "tune/kernels/device_lease.hpp"
 #include "tune/kernels/subprocess.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
@@ -775,5 +776,54 @@ TEST_CASE("tune stops at SIGINT or SIGTERM with a resumable summary and exit cod
     auto summary = summary_of(dir / "s.json");
     CHECK(summary["reason"] == "stopped");
     CHECK(summary["trials"].get<int>() < 100000);
+  }
+}
+
+TEST_CASE("tune: a device another process has leased: fail names the holder, free measures on the others, wait waits",
+          "[cli]") {
+  tune::test::scratch_dir dir("tune-lease");
+  write_topology(dir / "two.yaml", 1, 2);
+  auto base = tune_args(dir, 3);
+  base.erase(base.begin() + 1, base.begin() + 3);              // no topology: one device, core 0
+  base.erase(std::find(base.begin(), base.end(), "--quiet"));  // the progress line says who waits
+  base.insert(base.end(), {"--confirm-top", "0"});
+  auto with = [](std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  // This process holds core 0, as another run would.
+  auto held = tune::try_lease({"cpu-core-0"});
+  REQUIRE(held);
+  const std::string holder = "leased by pid " + std::to_string(::getpid());
+  {
+    cli_process p(with(base, {"--device-wait", "fail"}));
+    CHECK(p.wait() == 1);
+    CHECK_THAT(p.err(), Contains("cpu0 (cpu-core-0) is " + holder));
+    CHECK_THAT(p.err(), Contains("--device-wait wait waits for it"));
+    CHECK_THAT(p.err(), Contains("--no-lease"));
+  }
+  {
+    // Both devices of the topology: core 1 is free.
+    cli_process p(with(base, {"--topology", (dir / "two.yaml").string(), "--device-wait", "free", "--summary-json",
+                              (dir / "free.json").string()}));
+    CHECK(p.wait() == 0);
+    INFO(p.err());
+    CHECK_THAT(p.err(), Contains("measuring on 1 of 2 devices"));
+    auto busy = summary_of(dir / "free.json")["busy"]["devices"];
+    CHECK(busy.size() == 1);
+    CHECK(busy.contains("cpu1"));
+  }
+  {
+    cli_process p(with(base, {"--no-lease", "--quiet"}));
+    CHECK(p.wait() == 0);
+    CHECK(p.err().find("waiting") == std::string::npos);
+  }
+  {
+    // Waits, saying who holds core 0, and runs once it is given back.
+    cli_process p(base);
+    REQUIRE(p.wait_for_err("waiting for cpu0 (cpu-core-0), " + holder));
+    CHECK(p.running());
+    held->release();
+    CHECK(p.wait() == 0);
   }
 }

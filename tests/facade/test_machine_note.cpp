@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "actors/scratch_dir.hpp"
+#include "facade/small_task.hpp"
 #include "report_detail.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
@@ -44,15 +45,9 @@ TEST_CASE("machine note: a governor changed since the task's last run is named, 
 
 TEST_CASE("machine note: a task's run records its protocol and is timed by it", "[facade]") {
   tune::test::scratch_dir dir("facade-protocol");
-  ::setenv("TUNE_CACHE_DIR", (dir / "cache").c_str(), 1);
-  session_options o;
-  o.task = "matmul:64x64x64";
-  o.strategy = "random";
-  o.budget.trials = 4;
-  o.seed = 2;
+  auto o = tune::test::small_task_options(dir.path(), 4, 2);
   o.db_path = (dir / "runs.db").string();
   o.early_stop = early_stop_policy::off();
-  o.confirm.top = 0;
   o.measurement = measurement_protocol{0.0, 2, 2};
   auto report = session(o).run();
   storage::results_db db(o.db_path, storage::results_db::open_mode::read_only);

@@ -13,8 +13,11 @@
 
 #include "actors/scratch_dir.hpp"
 #include "facade/input_error_of.hpp"
+#include "facade/small_task.hpp"
 #include "objective_backend.hpp"
+#include "tune/kernels/device_lease.hpp"
 #include "tune/storage/results_db.hpp"
+#include "tune/storage/topology.hpp"
 #include "tune/tune.hpp"
 
 using namespace tune;
@@ -545,4 +548,39 @@ TEST_CASE("session: trials measured while the device slowed down are flagged, in
   CHECK(function_calls == 40);
   CHECK(plain.device_drifts.empty());
   CHECK(plain.confirmation.empty());
+}
+
+TEST_CASE(
+    "session: a device another process has leased: fail names the holder, free measures on the others, "
+    "lease_devices false measures anyway",
+    "[facade]") {
+  scratch_dir dir("facade-lease");
+  auto o = tune::test::small_task_options(dir.path(), 4, 3);
+  o.topology = storage::parse_topology(
+      "compile_workers: 1\ndevices:\n  - {backend: cpu, id: 0, name: a}\n  - {backend: cpu, id: 1, name: b}\n");
+  // This process holds device a's core, as another run would.
+  auto held = try_lease({"cpu-core-0"});
+  REQUIRE(held);
+  o.device_wait = device_wait_policy::fail;
+  try {
+    session(o).run();
+    FAIL("a leased device was measured on");
+  } catch (const std::runtime_error& e) {
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("a (cpu-core-0) is leased by pid " + std::to_string(::getpid())));
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("device_wait wait waits for it"));
+  }
+  o.device_wait = device_wait_policy::free;
+  std::set<std::string> devices;
+  o.on_trial = [&](const trial_info& t) { devices.insert(t.device); };
+  auto report = session(o).run();
+  CHECK(report.trials == 4);
+  CHECK(devices == std::set<std::string>{"b"});
+  // The run gave back what it leased: core 1 is free again, core 0 still ours.
+  CHECK(try_lease({"cpu-core-1"}));
+  CHECK_FALSE(try_lease({"cpu-core-0"}));
+  o.lease_devices = false;
+  o.device_wait = device_wait_policy::fail;
+  devices.clear();
+  CHECK(session(o).run().trials == 4);
+  CHECK(devices.count("a") + devices.count("b") == devices.size());
 }

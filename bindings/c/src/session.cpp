@@ -13,7 +13,7 @@ namespace {
 
 const char* const option_keys =
     "strategy, hyper, budget, time_budget_s, seed, db, resume, topology, space_file, task, dataset, kinds, "
-    "time_scale, task_name, mode, batch";
+    "time_scale, task_name, mode, batch, lease, device_wait";
 
 std::uint64_t parse_unsigned(const std::string& key, const std::string& text) {
   std::uint64_t value = 0;
@@ -84,6 +84,19 @@ void set_option(tune_options& o, const std::string& key, const std::string& valu
     auto batch = parse_unsigned(key, value);
     if (batch == 0 || batch > 1'000'000) throw std::invalid_argument("batch: '" + value + "' must lie in 1 .. 1000000");
     s.batch = static_cast<std::uint32_t>(batch);
+  } else if (key == "lease") {
+    auto flag = parse_unsigned(key, value);
+    if (flag > 1) throw std::invalid_argument("lease: '" + value + "' is neither 0 nor 1");
+    s.lease_devices = flag == 1;
+  } else if (key == "device_wait") {
+    if (value == "wait")
+      s.device_wait = tune::device_wait_policy::wait;
+    else if (value == "free")
+      s.device_wait = tune::device_wait_policy::free;
+    else if (value == "fail")
+      s.device_wait = tune::device_wait_policy::fail;
+    else
+      throw std::invalid_argument("device_wait: '" + value + "' is none of \"wait\", \"free\" and \"fail\"");
   } else {
     throw std::invalid_argument("unknown key '" + key + "' (accepted: " + option_keys + ")");
   }

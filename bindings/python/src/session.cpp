@@ -199,7 +199,8 @@ class session_handle {
                  py::object on_progress, std::optional<std::string> task, py::object dataset, py::object kinds,
                  double time_scale, py::object hyper, double time_budget_s, std::string task_name, bool resume,
                  std::string mode, py::object batch, std::optional<std::string> backend, bool progress,
-                 py::object kernel, py::object measurement, py::object confirm, bool early_stop)
+                 py::object kernel, py::object measurement, py::object confirm, bool early_stop, bool lease,
+                 std::string device_wait)
       : callbacks_(std::make_shared<python_callbacks>()) {
     require_callable(objective, "objective");
     require_callable(on_trial, "on_trial");
@@ -249,6 +250,16 @@ class session_handle {
       o.confirm.top = static_cast<std::uint32_t>(std::min<std::uint64_t>(
           unsigned_from_python(confirm, "Session: confirm"), std::numeric_limits<std::uint32_t>::max()));
     if (!early_stop) o.early_stop = early_stop_policy::off();
+    o.lease_devices = lease;
+    if (device_wait == "wait")
+      o.device_wait = device_wait_policy::wait;
+    else if (device_wait == "free")
+      o.device_wait = device_wait_policy::free;
+    else if (device_wait == "fail")
+      o.device_wait = device_wait_policy::fail;
+    else
+      throw py::value_error("Session: device_wait is '" + device_wait + "'; use \"wait\", \"free\" or \"fail\"");
+    o.option_names.emplace("lease_devices", "lease");
     if (!on_trial.is_none()) {
       callbacks_->on_trial = on_trial;
       o.on_trial = wrap_trial_callback(callbacks_, &python_callbacks::on_trial);
@@ -417,6 +428,12 @@ is timed, `confirm` how many of the fastest are measured again against each
 other at the end (0: none; default 5), and early_stop=False times every
 candidate in full instead of stopping clearly slower ones early.
 
+Each local device (its cores, its GPU) is leased for the run, so that no
+other run on this machine measures on it meanwhile; when another process
+holds one, device_wait="wait" (the default) waits for it, "free" measures
+on the devices that are free and "fail" raises RuntimeError naming the
+holder. lease=False measures without.
+
 budget=None gives the target's default (s.budget tells it); seed=None draws
 one, which s.seed and the report's "seed" tell, so that the run can be
 repeated with seed=report["seed"]. resume=True continues the latest unfinished
@@ -437,7 +454,7 @@ in a callback stops the run and is raised again by run().
       .def(py::init<py::object, py::object, std::optional<std::string>, py::object, py::object, py::object, py::object,
                     py::object, py::object, py::object, std::optional<std::string>, py::object, py::object, double,
                     py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool,
-                    py::object, py::object, py::object, bool>(),
+                    py::object, py::object, py::object, bool, bool, std::string>(),
            py::arg("objective") = py::none(), py::kw_only(), py::arg("space") = py::none(),
            py::arg("strategy") = py::none(), py::arg("budget") = py::none(), py::arg("seed") = py::none(),
            py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("on_trial") = py::none(),
@@ -446,7 +463,8 @@ in a callback stops the run and is raised again by run().
            py::arg("hyper") = py::none(), py::arg("time_budget_s") = 0.0, py::arg("task_name") = "objective",
            py::arg("resume") = false, py::arg("mode") = "steady", py::arg("batch") = 8, py::arg("backend") = py::none(),
            py::arg("progress") = false, py::arg("kernel") = py::none(), py::arg("measurement") = py::none(),
-           py::arg("confirm") = py::none(), py::arg("early_stop") = true)
+           py::arg("confirm") = py::none(), py::arg("early_stop") = true, py::arg("lease") = true,
+           py::arg("device_wait") = "wait")
       .def("run", &session_handle::run, "Runs to the end and returns the report as a dict. Once per session.")
       .def("stop", &session_handle::stop, "Ends the run once the trials in flight have finished. Thread-safe.")
       .def_property_readonly("space", &session_handle::space, "The Space being searched.")

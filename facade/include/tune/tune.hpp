@@ -114,6 +114,14 @@ class stop_source {
   std::shared_ptr<std::atomic<bool>> flag_;
 };
 
+/// What a run does when another process on this machine holds the lease of a
+/// device it would measure on (session_options::device_wait).
+enum class device_wait_policy {
+  wait,  ///< wait for it, saying who holds it
+  free,  ///< measure on the devices that are free (waiting while none is)
+  fail,  ///< fail at once (std::runtime_error naming the holder)
+};
+
 struct session_options {
   // -- where it runs ----------------------------------------------------------
   /// Topology YAML file; else `topology`; else the target's default: one
@@ -122,6 +130,13 @@ struct session_options {
   std::string topology_file;
   std::optional<storage::topology> topology;
   std::string backend_name;  ///< without a topology: cpu, cuda, hip (default cpu)
+  /// Lease the resources of every local device (its cores, its GPU:
+  /// backend::device_resources) for the session's run, so that no other run on
+  /// this machine measures on them meanwhile (tune/kernels/device_lease.hpp;
+  /// the leases end when run() returns, or with the process). false: measure without
+  /// (two runs on one core then time each other's kernels).
+  bool lease_devices = true;
+  device_wait_policy device_wait = device_wait_policy::wait;
 
   // -- what to tune: exactly one (the target) -------------------------------------
   std::string task;  ///< built-in kernel, e.g. "matmul:512x1024x1024"

@@ -386,13 +386,25 @@ class cpu_backend final : public backend {
     return out;
   }
 
+  std::vector<std::string> device_resources(int device) const override {
+    std::vector<std::string> out;
+    for (int core : device_cores(device)) out.push_back("cpu-core-" + std::to_string(core));
+    return out;
+  }
+
  private:
+  /// The cores measuring on `device` runs on.
+  std::vector<int> device_cores(int device) const {
+    std::vector<int> cores;
+    for (int t = 0; t < options_.threads; ++t) cores.push_back(options_.first_core + device * options_.threads + t);
+    return cores;
+  }
+
   /// The device's cores, and whether and how far to flush the caches before
   /// each timed run (measurement_protocol::flush_cache: the last-level cache
   /// of the device's first core).
   void on_device(nlohmann::json& request, int device) const {
-    auto cores = nlohmann::json::array();
-    for (int t = 0; t < options_.threads; ++t) cores.push_back(options_.first_core + device * options_.threads + t);
+    nlohmann::json cores = device_cores(device);
     if (options_.measurement.flush_cache) {
       request["flush_cache"] = true;
       request["cache_bytes"] = last_level_cache_bytes(cores.front().get<int>());

@@ -226,6 +226,8 @@ class cuda_backend final : public backend {
     return measurers_.device(device, options_).measure(std::move(plan.request), limits);
   }
 
+  std::vector<std::string> device_resources(int device) const override { return {"cuda-" + std::to_string(device)}; }
+
  private:
   // The comparison module, built on the first run (a build alone needs none);
   // when it cannot be built the worker compares on the host.

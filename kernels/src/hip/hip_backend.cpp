@@ -133,6 +133,8 @@ class hip_backend final : public backend {
     return measurers_.device(device, options_).measure(std::move(plan.request), limits);
   }
 
+  std::vector<std::string> device_resources(int device) const override { return {"hip-" + std::to_string(device)}; }
+
  private:
   // hipcc builds `code_object` (a temporary name of the cache's) from a
   // source file of this thread's own; the source is kept beside the cached

@@ -241,6 +241,10 @@ class program_backend_impl final : public program_backend {
     return result;
   }
 
+  std::vector<std::string> device_resources(int device) const override {
+    return {"cpu-core-" + std::to_string(options_.first_core + device * options_.threads)};
+  }
+
  private:
   void prepare_work_dir() {
     worker_ = kernel_worker_path(options_);

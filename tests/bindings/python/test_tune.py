@@ -201,6 +201,7 @@ def test_another_exception_in_a_callback_stops_the_run_and_is_raised_again():
         (dict(objective=cost, space=SPACE, time_budget_s=-1.0), "time_budget_s: must be >= 0"),
         (dict(objective=cost, space=SPACE, seed=1.5), "seed is 1.5"),
         (dict(objective=cost, space=SPACE, mode="fast"), "mode 'fast'"),
+        (dict(objective=cost, space=SPACE, device_wait="later"), "device_wait is 'later'; use \"wait\""),
         (dict(objective=cost, space="/no/such/space.json"), "/no/such/space.json"),
         (dict(objective=cost, space=SPACE, topology="/no/such/topology.yaml"), "/no/such/topology.yaml"),
         (dict(objective=cost, space=3), "space"),

@@ -194,7 +194,13 @@ TUNE_API void tune_options_free(tune_options* options);
  *   time_scale      with dataset: wall seconds per recorded second
  *   task_name       names the objective's task in the results database
  *   mode            "steady" (default) or "generational"
- *   batch           generational mode: candidates per generation */
+ *   batch           generational mode: candidates per generation
+ *   lease           0 or 1 (default 1): lease each local device (its cores,
+ *                   its GPU) for the run, so that no other run on this
+ *                   machine measures on it meanwhile
+ *   device_wait     when another process holds a device's lease: "wait"
+ *                   (default) for it, measure on the "free" devices, or
+ *                   "fail" at once (tune_session_run fails naming the holder) */
 TUNE_API tune_status tune_options_set(tune_options* options, const char* key, const char* value);
 /* The space an objective searches (copied: it may be freed afterwards). */
 TUNE_API tune_status tune_options_set_space(tune_options* options, const tune_space* space);

@@ -139,6 +139,12 @@ class backend {
   /// together. Serialised per device with run().
   virtual interleaved_times run_interleaved(const std::vector<std::pair<configuration, build_result>>& entries,
                                             int device, int rounds, double timeout_s);
+
+  /// The machine's resources that measuring on `device` occupies, as lease
+  /// names (device_lease.hpp): a CPU device its cores ("cpu-core-3"), a GPU
+  /// itself ("cuda-0"); none (the default) where nothing real is measured
+  /// (replay, objective functions).
+  virtual std::vector<std::string> device_resources(int /*device*/) const { return {}; }
 };
 
 using backend_ptr = std::shared_ptr<backend>;
