@@ -29,6 +29,7 @@
 #include "tune/actors/nodes.hpp"
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/device_lease.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/storage/loopback.hpp"
@@ -263,6 +264,7 @@ struct node_state {
   caf::node_id owner_node;
   std::vector<caf::actor> measurers;
   std::vector<caf::actor> builders;
+  device_lease lease;  ///< the session's devices' cores or GPUs (device_lease.hpp)
   std::string since;
   static inline const char* name = "tune_node";
 };
@@ -298,6 +300,7 @@ void end_session(node_pointer self, const char* why) {
       self->unlink_from(m);
       self->send_exit(m, caf::exit_reason::user_shutdown);
     }
+  st.lease.release();  // before it is said: a reader of the message may lease at once
   if (st.owner) std::fprintf(stderr, "node: session ended (%s)\n", why);
   st.measurers.clear();
   st.builders.clear();
@@ -353,6 +356,28 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
         if (job.devices.empty())
           for (std::size_t d = 0; d < st.options.devices.size(); ++d) chosen.push_back(d);
         bool real = job.kind == node_task::kind_t::task;
+        // The devices' cores or GPUs, leased for the session as a local run
+        // leases them: another run on this machine holding one is a refusal,
+        // which the coordinator retries as it retries a busy node.
+        device_lease lease;
+        if (real) {
+          std::vector<std::string> resources;
+          for (auto index : chosen) {
+            auto r = backend->device_resources(st.options.devices[index].id);
+            resources.insert(resources.end(), r.begin(), r.end());
+          }
+          std::string taken;
+          lease_holder holder;
+          try {
+            auto got = try_lease(resources, &taken, &holder);
+            if (!got)
+              return refusal("busy: " + taken + " is leased by " + holder.describe() +
+                             " (another run on the node's machine); try again when it ends");
+            lease = std::move(*got);
+          } catch (const std::exception& e) {
+            return refusal(std::string("cannot lease the devices here: ") + e.what());
+          }
+        }
         auto limits = job.timeouts.value_or(st.options.timeouts);
         double compile_timeout_s = limits.compile_s;
         for (auto index : chosen) {
@@ -373,6 +398,7 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
               self->system().spawn<caf::detached>(packing_build_worker, backend, compile_timeout_s)));
           self->link_to(st.builders.back());
         }
+        st.lease = std::move(lease);
         st.owner = caf::actor_cast<caf::actor_addr>(sender);
         st.owner_node = sender->node();
         self->monitor(sender);

@@ -17,6 +17,7 @@
 
 #include "actors/scratch_dir.hpp"
 #include "cli/cli_process.hpp"
+#include "tune/kernels/device_lease.hpp"
 
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
@@ -426,4 +427,26 @@ TEST_CASE("node: a device the node does not offer is refused naming the node and
   auto bad = tune_task(topology, (dir / "r2.db").string(), 2, (dir / "cache-c").string());
   CHECK(bad.wait() == 2);
   CHECK_THAT(bad.err(), Contains(topology) && Contains("nodes[0].weight"));
+}
+
+TEST_CASE("node: a device another run on the node's machine has leased is refused naming the holder", "[cli][node]") {
+  scratch_dir dir("tune-test-node-lease");
+  auto a = start_cpu_node((dir / "cache-a").string());
+  auto topology = (dir / "topology.yaml").string();
+  std::ofstream(topology) << "compile_workers: 1\nrun_timeout_s: 120\nnodes:\n"
+                          << "  - {host: 127.0.0.1, port: " << a.port << ", devices: [0], prefetch: 1}\n";
+  // This process holds core 0 of the node's machine, as a run there would.
+  auto held = tune::try_lease({"cpu-core-0"});
+  REQUIRE(held);
+  auto refused = tune_task(topology, (dir / "refused.db").string(), 2, (dir / "cache-coordinator").string());
+  CHECK(refused.wait() == 2);
+  CHECK_THAT(refused.err(),
+             Contains("node 127.0.0.1:" + std::to_string(a.port) +
+                      " refused the run: busy: cpu-core-0 is leased by pid " + std::to_string(::getpid())));
+  held->release();
+  auto served = tune_task(topology, (dir / "served.db").string(), 2, (dir / "cache-coordinator").string());
+  CHECK(served.wait() == 0);
+  // The node gave its lease back when the session ended.
+  REQUIRE(a.process->wait_for_err("session ended"));
+  CHECK(tune::try_lease({"cpu-core-0"}));
 }
