@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -548,6 +549,49 @@ TEST_CASE("session: trials measured while the device slowed down are flagged, in
   CHECK(function_calls == 40);
   CHECK(plain.device_drifts.empty());
   CHECK(plain.confirmation.empty());
+}
+
+TEST_CASE("session: a trial measured while its device had slowed down is measured again at the end, and can win",
+          "[facade]") {
+  std::atomic<int> calls{0}, slow_from{0};
+  const configuration optimum = {5, 2};
+  session_options o;
+  // Every run takes its bowl time, except the fifteen from the optimum's
+  // first run on (trials and probes alike): ten times as long. Measured then,
+  // the optimum looks slower than the run's five fastest.
+  o.custom_backend = detail::make_objective_backend(
+      [&](const configuration& c) {
+        int n = ++calls;
+        if (c == optimum && slow_from == 0) slow_from = n;
+        return bowl(c) * (slow_from > 0 && n < slow_from + 15 ? 10.0 : 1.0);
+      },
+      grid_space(), "slowed");
+  o.strategy = "random";
+  o.budget.trials = 64;
+  o.seed = 4;
+  o.drift.every_trials = 5;
+  o.drift.every_s = 0;
+  o.confirm.top = 5;
+  o.confirm.rounds = 3;
+  o.confirm.duel_rounds = 0;
+  std::optional<std::uint64_t> optimum_seq;
+  o.on_trial = [&](const trial_info& t) {
+    if (t.config == optimum) optimum_seq = t.seq;
+  };
+  auto report = session(o).run();
+  REQUIRE(optimum_seq);
+  INFO("the optimum was trial " << *optimum_seq << ", first run " << slow_from << " of " << calls);
+  REQUIRE(std::find(report.drift_flagged.begin(), report.drift_flagged.end(), *optimum_seq) !=
+          report.drift_flagged.end());
+  // Measured again with the five fastest (and at most five flagged ones), at
+  // the device's own pace: it wins.
+  CHECK(report.confirmation.size() > 5);
+  CHECK(report.confirmation.size() <= 10);
+  REQUIRE_FALSE(report.confirmation.empty());
+  CHECK(report.confirmation.front().seq == *optimum_seq);
+  CHECK(report.confirmation.front().median_ms == 1.0);
+  REQUIRE(report.best);
+  CHECK(report.best->config == optimum);
 }
 
 TEST_CASE(
