@@ -417,3 +417,58 @@ TEST_CASE("a CUDA user kernel compiles with NVRTC", "[kernels][cuda]") {
 }
 
 #endif
+
+#ifdef TUNE_WITH_HIP
+
+TEST_CASE("a HIP user kernel compiles with hipcc and says plainly when there is no AMD GPU", "[kernels][hip]") {
+  misbehaving_kernel kernel;
+  kernel.scratch.write("scale.hip", R"(
+extern "C" __global__ void scale(float* out, const float* in, int n) {
+  int i = blockIdx.x * block_size_x + threadIdx.x;
+  if (i < n) out[i] = in[i] * 2.0f;
+}
+)");
+  kernel.scratch.write("hip_space.json", R"({"block_size_x": {"_type": "choice", "_value": [64, 256, 2048]}})");
+  auto launch = [&](const char* language) {
+    return std::string(R"({"language": ")") + language + R"(", "source": "scale.hip", "entry": "scale",
+      "space": "hip_space.json", "problem_size": [1000], "block_size": ["block_size_x"],
+      "arguments": [{"name": "out", "type": "float*", "size": 1000, "output": true},
+                    {"name": "in", "type": "float*", "size": 1000},
+                    {"name": "n", "type": "int", "value": 1000}],
+      "reference": {"source": "reference.cpp", "entry": "scale_reference"}})";
+  };
+  auto path = kernel.scratch.write("hip.json", launch("hip"));
+  auto options = kernel.scratch.options();
+  options.hip_arch = "gfx90a";
+  auto backend = tune::make_user_kernel_backend(path, "hip", options);
+  CHECK(backend->name() == "hip");
+  CHECK(backend->task_key().find(":hip") != std::string::npos);
+  auto space = backend->space();
+  auto config = space->from_values({{"block_size_x", 256.0}});
+  auto built = backend->build(config, 120.0);
+  INFO(built.message);
+  REQUIRE(built.state == status::ok);
+  CHECK(backend->build(space->from_values({{"block_size_x", 2048.0}}), 60.0).state == status::instantiation_error);
+  auto measured = backend->run(config, built, 0, 30.0);
+  INFO(measured.message);
+  if (measured.state == status::runtime_error) {
+    CHECK(measured.message.find("no AMD GPU found") == 0);
+  } else {
+    CHECK(measured.state == status::ok);  // a machine with an AMD GPU runs it
+  }
+  // A HIP kernel is not a CUDA one, nor the other way round.
+  CHECK_THROWS_WITH(tune::make_user_kernel_backend(path, "cuda", options),
+                    Catch::Contains("\"language\": \"hip\" kernel cannot run on the 'cuda' backend"));
+  auto cuda_path = kernel.scratch.write("cuda.json", launch("cuda"));
+  CHECK_THROWS_AS(tune::make_user_kernel_backend(cuda_path, "hip", options), std::invalid_argument);
+  auto bad_path = kernel.scratch.write("opencl.json", launch("opencl"));
+  CHECK_THROWS_WITH(tune::read_user_kernel(bad_path), Catch::Contains("\"hip\""));
+}
+
+#else
+
+TEST_CASE("a HIP user kernel compiles with hipcc", "[kernels][hip]") {
+  SKIP_TEST("built without hipcc: the HIP backend is not built");
+}
+
+#endif

@@ -48,7 +48,7 @@ STRATEGIES = {
     "ordered_greedy_mls": "opevo+knn",
 }
 
-SUPPORTED_LANGUAGES = ("C", "CUDA")
+SUPPORTED_LANGUAGES = ("C", "CUDA", "HIP")
 STRATEGY_OPTIONS = ("max_fevals", "time_limit", "fraction")
 DEFAULT_MAX_FEVALS = 100  # strategies other than brute_force, without max_fevals
 
@@ -449,12 +449,12 @@ def _language(lang, source):
     """Kernel Tuner's lang (guessed from the source when None), checked."""
     lang = lang or _detect_language(source)
     if not isinstance(lang, str) or lang.upper() not in ("C", "CUDA", "HIP", "OPENCL", "FORTRAN", "CUPY", "NVCUDA"):
-        _fail("lang", f"'{lang}' is unknown", "use \"C\" or \"CUDA\"")
-    lang = {"C": "C", "CUDA": "CUDA"}.get(lang.upper(), lang)
+        _fail("lang", f"'{lang}' is unknown", "use \"C\", \"CUDA\" or \"HIP\"")
+    lang = {"C": "C", "CUDA": "CUDA", "HIP": "HIP"}.get(lang.upper(), lang)
     if lang not in SUPPORTED_LANGUAGES:
-        _fail("lang", f"'{lang}' is not supported: tune-engine's user kernels are C/C++ on the CPU and CUDA "
-              "(NVRTC); HIP runs only its built-in kernels, and there is no OpenCL or Fortran backend",
-              "use \"C\" or \"CUDA\"")
+        _fail("lang", f"'{lang}' is not supported: tune-engine's user kernels are C/C++ on the CPU, CUDA "
+              "(NVRTC) and HIP (hipcc); there is no OpenCL or Fortran backend",
+              "use \"C\", \"CUDA\" or \"HIP\"")
     return lang
 
 
@@ -489,11 +489,12 @@ def _write_kernel(kernel_name, source_text, lang, defines, atol, compiler_option
         if "extern \"C\"" not in source:
             source = "extern \"C\" {\n" + source + "\n}\n"
     else:
-        backend = "cuda"
+        backend = lang.lower()  # cuda or hip: the same launch conventions
         options.update(_cuda_launch(problem_size, params, *grid_div, block_size_names))
+        options["language"] = backend
         options.pop("flags")
         if topology is None:
-            _require_gpu("cuda")
+            _require_gpu(backend)
     return _kernel_folder(kernel_name, source, lang, params, expressions, described, blobs, expected, options), backend
 
 
@@ -675,8 +676,9 @@ def _require_gpu(backend):
     for entry in _engine.devices():
         if entry["backend"] == backend and not entry["available"]:
             why = entry["message"] if entry["built"] else f"this build has no {backend} backend"
-            raise RuntimeError(f"tune_kernel: lang=\"CUDA\" needs an NVIDIA GPU and none is usable here: {why}; "
-                               "tune on a machine with one, or give a topology with a remote node that has one")
+            gpu = "an NVIDIA GPU" if backend == "cuda" else "an AMD GPU"
+            raise RuntimeError(f"tune_kernel: lang=\"{backend.upper()}\" needs {gpu} and none is usable here: "
+                               f"{why}; tune on a machine with one, or give a topology with a remote node that has one")
 
 
 def _device_name(backend):

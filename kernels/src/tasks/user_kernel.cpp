@@ -10,6 +10,7 @@
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/cuda_backend.hpp"
+#include "tune/kernels/hip_backend.hpp"
 
 namespace tune {
 
@@ -296,15 +297,18 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
     bad(file, "untyped_pointers",
         "expected true (arrays converted to the pointer types the entry declares) or false (the default)");
   auto arrays = doc.value("untyped_pointers", false) ? array_passing::untyped : array_passing::typed;
-  if (language == "cuda") {
+  if (language == "cuda" || language == "hip") {
+    // A HIP kernel is CUDA's launch with the HIP runtime header in front.
     read_cuda_launch(doc, file, *program);
-    program->source = [space, full_source, defines](const configuration& config) {
-      return (defines ? codegen::configuration_defines(*space, config)
+    std::string header = language == "hip" ? "#include <hip/hip_runtime.h>\n" : "";
+    program->source = [space, full_source, defines, header](const configuration& config) {
+      return header +
+             (defines ? codegen::configuration_defines(*space, config)
                       : codegen::configuration_constants(*space, config, false)) +
              full_source;
     };
     program->entry = entry;
-    program->key += ":cuda";
+    program->key += ":" + language;
   } else if (language == "c++") {
     program->source = [space, full_source, entry, arguments, defines, reported, arrays](const configuration& config) {
       return (defines ? codegen::configuration_defines(*space, config)
@@ -312,7 +316,7 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
              full_source + trampoline("tune_entry", entry, arguments, reported, arrays);
     };
   } else {
-    bad(file, "language", "'" + language + "' is neither \"c++\" (the default) nor \"cuda\"");
+    bad(file, "language", "'" + language + "' is none of \"c++\" (the default), \"cuda\" and \"hip\"");
   }
   return program;
 }
@@ -320,14 +324,21 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
 backend_ptr make_user_kernel_backend(const std::string& launch_path, const std::string& backend_name,
                                      const task_backend_options& options) {
   auto program = read_user_kernel(launch_path);
-  bool cuda = static_cast<bool>(program->geometry);
-  if (backend_name == "cpu" && !cuda) return make_cpu_backend(program, options);
+  bool gpu = static_cast<bool>(program->geometry);
+  bool hip = gpu && program->key.size() > 4 && program->key.compare(program->key.size() - 4, 4, ":hip") == 0;
+  if (backend_name == "cpu" && !gpu) return make_cpu_backend(program, options);
 #ifdef TUNE_WITH_NVRTC
-  if (backend_name == "cuda" && cuda) return make_cuda_backend(program, options);
+  if (backend_name == "cuda" && gpu && !hip) return make_cuda_backend(program, options);
 #endif
-  throw std::invalid_argument(launch_path + ": a " + (cuda ? "\"language\": \"cuda\"" : "C++") +
-                              " kernel cannot run on the '" + backend_name + "' backend" +
-                              (cuda ? "; use cuda (in a build with NVRTC)" : "; use cpu"));
+#ifdef TUNE_WITH_HIP
+  if (backend_name == "hip" && hip) return make_hip_backend(program, options);
+#endif
+  std::string kind = hip ? "\"language\": \"hip\"" : gpu ? "\"language\": \"cuda\"" : "C++";
+  std::string fix = hip   ? "; use hip (in a build with hipcc)"
+                    : gpu ? "; use cuda (in a build with NVRTC)"
+                          : "; use cpu";
+  throw std::invalid_argument(launch_path + ": a " + kind + " kernel cannot run on the '" + backend_name + "' backend" +
+                              fix);
 }
 
 }  // namespace tune

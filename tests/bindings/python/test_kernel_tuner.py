@@ -225,8 +225,8 @@ def test_what_is_not_supported_is_refused():
     args, answer = scale_arguments()
     with pytest.raises(ValueError, match=r"lang: 'OpenCL' is not supported"):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, lang="OpenCL", quiet=True)
-    with pytest.raises(ValueError, match=r"lang: 'HIP' is not supported"):
-        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, lang="HIP", quiet=True)
+    with pytest.raises(ValueError, match=r"lang: 'Fortran' is not supported"):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, lang="Fortran", quiet=True)
     with pytest.raises(ValueError, match=r"verify: "):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, verify=lambda *a, **k: True, quiet=True)
     with pytest.raises(ValueError, match=r"observers: "):
@@ -292,6 +292,37 @@ def test_cuda_without_a_gpu_says_so():
     # Without lang, a __global__ function is CUDA, as Kernel Tuner guesses.
     with pytest.raises(RuntimeError, match=r'lang="CUDA" needs an NVIDIA GPU'):
         tune_kernel("vector_add", CUDA_ADD, 10000, args, {"block_size_x": [64, 128]}, answer=answer, quiet=True)
+
+
+def hip_state():
+    import tune_engine
+    return next((e for e in tune_engine.devices() if e["backend"] == "hip"), None)
+
+
+def test_hip_without_an_amd_gpu_says_so(tmp_path):
+    hip = hip_state()
+    if hip is not None and hip["available"]:
+        pytest.skip("this machine has an AMD GPU")
+    args, answer = cuda_arguments()
+    with pytest.raises(RuntimeError, match=r'lang="HIP" needs an AMD GPU and none is usable here'):
+        tune_kernel("vector_add", CUDA_ADD, 10000, args, {"block_size_x": [64, 128]}, answer=answer, lang="HIP",
+                    quiet=True)
+    if hip is None or not hip["built"]:
+        return
+    # Through a topology naming a HIP device the kernel is built with hipcc,
+    # and each run says that there is no AMD GPU: what a HIP user gets here.
+    topology = tmp_path / "hip.yaml"
+    topology.write_text("compile_workers: 1\ndevices:\n  - {backend: hip, id: 0, name: gfx}\n")
+    results, env = tune_kernel("vector_add", CUDA_ADD, 10000, args, {"block_size_x": [64, 128]}, answer=answer,
+                               lang="HIP", topology=str(topology), quiet=True)
+    assert env["lang"] == "HIP"
+    assert sorted(r["block_size_x"] for r in results) == [64, 128]
+    for r in results:
+        assert r["time"] == "RuntimeFailedConfig", r
+        assert r["message"].startswith("no AMD GPU found"), r
+        assert r["compile_time"] > 0, r  # hipcc built it
+    launch = json.loads((pathlib.Path(env["kernel_folder"]) / "launch.json").read_text())
+    assert launch["language"] == "hip"
 
 
 def test_cuda_tunes_the_block_size_on_a_gpu():

@@ -37,7 +37,9 @@
 // "problem_size": [x, y, z] and "block_size": [bx, by, bz], each block extent
 // a number or a parameter name; the grid is ceil(problem_size / block_size).
 // Tuples then appear only as NAME_0, NAME_1, … (device code cannot read host
-// arrays). The reference stays a C++ function run on the CPU.
+// arrays). The reference stays a C++ function run on the CPU. HIP kernels
+// ("language": "hip", built with hipcc for an AMD GPU) are written and
+// launched as CUDA ones; the HIP runtime header goes in front of the source.
 
 #include <string>
 
@@ -51,7 +53,8 @@ namespace tune {
 /// the field and the fix.
 kernel_program_ptr read_user_kernel(const std::string& launch_path);
 
-/// The backend of a user kernel: "cpu" for C++ kernels, "cuda" for CUDA ones.
+/// The backend of a user kernel: "cpu" for C++ kernels, "cuda" for CUDA ones,
+/// "hip" for HIP ones (in a build with hipcc).
 backend_ptr make_user_kernel_backend(const std::string& launch_path, const std::string& backend_name,
                                      const task_backend_options& options = {});
 
