@@ -359,16 +359,20 @@ TEST_CASE("Kernel Tuner style launch fields that are wrong name the field", "[ke
                "arguments[0].data");
 }
 
-#ifdef TUNE_WITH_NVRTC
-
-TEST_CASE("a CUDA user kernel compiles with NVRTC and takes its block from the configuration", "[kernels][cuda]") {
-  misbehaving_kernel kernel;
-  kernel.scratch.write("scale.cu", R"(
+/// A GPU kernel (CUDA, and HIP as it is written alike) of the scale task: its
+/// block extent tuned, and a factorization's second factor read back.
+[[maybe_unused]] constexpr const char* gpu_scale_source = R"(
 extern "C" __global__ void scale(float* out, const float* in, int n) {
   int i = blockIdx.x * block_size_x + threadIdx.x;
   if (i < n) out[i] = in[i] * 2.0f * tile_1 / tile_1;
 }
-)");
+)";
+
+#ifdef TUNE_WITH_NVRTC
+
+TEST_CASE("a CUDA user kernel compiles with NVRTC and takes its block from the configuration", "[kernels][cuda]") {
+  misbehaving_kernel kernel;
+  kernel.scratch.write("scale.cu", gpu_scale_source);
   kernel.scratch.write("cuda_space.json",
                        R"({"block_size_x": {"_type": "choice", "_value": [32, 128, 2048]},
                            "tile": {"_type": "factor", "_value": [4, 2]}})");
@@ -422,13 +426,9 @@ TEST_CASE("a CUDA user kernel compiles with NVRTC", "[kernels][cuda]") {
 
 TEST_CASE("a HIP user kernel compiles with hipcc and says plainly when there is no AMD GPU", "[kernels][hip]") {
   misbehaving_kernel kernel;
-  kernel.scratch.write("scale.hip", R"(
-extern "C" __global__ void scale(float* out, const float* in, int n) {
-  int i = blockIdx.x * block_size_x + threadIdx.x;
-  if (i < n) out[i] = in[i] * 2.0f;
-}
-)");
-  kernel.scratch.write("hip_space.json", R"({"block_size_x": {"_type": "choice", "_value": [64, 256, 2048]}})");
+  kernel.scratch.write("scale.hip", gpu_scale_source);
+  kernel.scratch.write("hip_space.json", R"({"block_size_x": {"_type": "choice", "_value": [64, 256, 2048]},
+                                             "tile": {"_type": "factor", "_value": [4, 2]}})");
   auto launch = [&](const char* language) {
     return std::string(R"({"language": ")") + language + R"(", "source": "scale.hip", "entry": "scale",
       "space": "hip_space.json", "problem_size": [1000], "block_size": ["block_size_x"],
@@ -444,11 +444,12 @@ extern "C" __global__ void scale(float* out, const float* in, int n) {
   CHECK(backend->name() == "hip");
   CHECK(backend->task_key().find(":hip") != std::string::npos);
   auto space = backend->space();
-  auto config = space->from_values({{"block_size_x", 256.0}});
+  auto config = space->from_values({{"block_size_x", 256.0}, {"tile", std::vector<std::int64_t>{2, 2}}});
   auto built = backend->build(config, 120.0);
   INFO(built.message);
   REQUIRE(built.state == status::ok);
-  CHECK(backend->build(space->from_values({{"block_size_x", 2048.0}}), 60.0).state == status::instantiation_error);
+  CHECK(backend->build(space->from_values({{"block_size_x", 2048.0}, {"tile", std::vector<std::int64_t>{2, 2}}}), 60.0)
+            .state == status::instantiation_error);
   auto measured = backend->run(config, built, 0, 30.0);
   INFO(measured.message);
   if (measured.state == status::runtime_error) {
