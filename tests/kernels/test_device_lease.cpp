@@ -84,10 +84,18 @@ TEST_CASE("a device lease is held until released, and a second one is told who h
   CHECK(holder.since > 0);
   CHECK(holder.describe().find("pid " + std::to_string(::getpid()) + " (test_kernels") == 0);
   CHECK(holder.describe().find(" since ") != std::string::npos);
+  // The kernel's lock table shows them, with their holder.
+  auto held = tune::held_leases();
+  REQUIRE(held.size() == 2);
+  CHECK(held[0].resource == "cpu-core-0");
+  CHECK(held[1].resource == "cpu-core-1");
+  CHECK(held[1].holder.pid == ::getpid());
+  CHECK(held[1].holder.command.find("test_kernels") == 0);
   // Other resources are free meanwhile.
   CHECK(tune::try_lease({"cpu-core-2", "cuda-0"}));
   first->release();
   CHECK(first->empty());
+  CHECK(tune::held_leases().empty());
   CHECK(tune::try_lease({"cpu-core-1"}));
   // The folder is shared by every user of the machine.
   struct stat st {};
@@ -128,6 +136,12 @@ TEST_CASE("a device lease ends with its holder, however it ends, and a waiter th
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (tune::try_lease({"cuda-0"}) && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
   REQUIRE_FALSE(tune::try_lease({"cuda-0"}));
+  // A holder that writes no line is named by the lock table: its pid and name.
+  auto held = tune::held_leases();
+  REQUIRE(held.size() == 1);
+  CHECK(held[0].resource == "cuda-0");
+  CHECK(held[0].holder.pid == holder_pid);
+  CHECK(held[0].holder.command == "flock");
   // The wait sees the lease taken (once flock(1) has it), kills its holder
   // with SIGKILL, and takes it once the kernel has dropped the lock.
   std::vector<std::string> waited_for;

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -198,6 +200,57 @@ std::optional<device_lease> try_lease(const std::vector<std::string>& resources,
     lease.files_.push_back(fd);
   }
   return lease;
+}
+
+std::vector<held_lease> held_leases() {
+  std::vector<held_lease> out;
+  auto dir = lease_dir();
+  // The lock files by device and inode, as the lock table names them.
+  struct lock_file {
+    std::string resource, path;
+    unsigned major_id, minor_id;
+    unsigned long long inode;
+  };
+  std::vector<lock_file> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    auto name = entry.path().filename().string();
+    if (name.size() <= 5 || name.compare(name.size() - 5, 5, ".lock") != 0) continue;
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    files.push_back({name.substr(0, name.size() - 5), entry.path().string(), major(st.st_dev), minor(st.st_dev),
+                     static_cast<unsigned long long>(st.st_ino)});
+  }
+  if (files.empty()) return out;
+  // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; "1: -> FLOCK …" is a waiter.
+  std::ifstream locks("/proc/locks");
+  for (std::string line; std::getline(locks, line);) {
+    if (line.find("->") != std::string::npos || line.find("FLOCK") == std::string::npos) continue;
+    char type[16] = {}, advisory[16] = {}, mode[16] = {};
+    long pid = 0;
+    unsigned major_id = 0, minor_id = 0;
+    unsigned long long inode = 0;
+    int n = std::sscanf(line.c_str(), "%*d: %15s %15s %15s %ld %x:%x:%llu", type, advisory, mode, &pid, &major_id,
+                        &minor_id, &inode);
+    if (n != 7) continue;
+    for (const auto& f : files) {
+      if (f.major_id != major_id || f.minor_id != minor_id || f.inode != inode) continue;
+      held_lease h{f.resource, {}};
+      if (int fd = ::open(f.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC); fd >= 0) {
+        h.holder = read_holder(fd);
+        ::close(fd);
+      }
+      if (h.holder.pid != pid) {
+        h.holder = {};
+        h.holder.pid = pid;
+        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+        std::getline(comm, h.holder.command);
+      }
+      out.push_back(std::move(h));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const held_lease& a, const held_lease& b) { return a.resource < b.resource; });
+  return out;
 }
 
 std::optional<device_lease> lease_devices(

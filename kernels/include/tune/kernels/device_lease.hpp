@@ -70,6 +70,19 @@ std::string lease_dir();
 std::optional<device_lease> try_lease(const std::vector<std::string>& resources, std::string* taken_resource = nullptr,
                                       lease_holder* holder = nullptr);
 
+/// A lease held now, and by whom.
+struct held_lease {
+  std::string resource;
+  lease_holder holder;
+};
+
+/// The leases held now in the lease folder, by resource name, as the
+/// kernel's lock table (/proc/locks) shows them: read without taking any lock,
+/// so looking never gets in a run's way. The holder is the one its line
+/// names, else the lock's process (its name from /proc). Empty when there is
+/// no lease folder or no lock table.
+std::vector<held_lease> held_leases();
+
 /// Leases every resource, waiting for those another process holds:
 /// `on_wait(resource, holder)` is called when the wait for a resource begins
 /// and whenever its holder changes; `stop()` true gives up (nullopt). Polls
