@@ -79,11 +79,15 @@ struct device_best {
   double measuring_s = 0.0;  ///< the device's trials' run_s so far
   double duels_s = 0.0;      ///< the wall seconds of its duels so far (duel_policy::max_share)
 
-  /// True when `trial` must win a duel against this best first.
-  bool duel_due(const duel_policy& policy, const measured_trial& trial) const {
+  /// True when `trial` would become the new best by a margin small enough
+  /// to be luck: it must win a duel against this best first.
+  bool duel_wanted(const duel_policy& policy, const measured_trial& trial) const {
     return policy.rounds > 0 && config && trial.ok() && !trial.stopped_early && trial.time_ms < judged_ms &&
-           trial.time_ms >= judged_ms * (1.0 - policy.margin) && duels_s <= policy.max_share * measuring_s;
+           trial.time_ms >= judged_ms * (1.0 - policy.margin);
   }
+  /// True while the duels have taken no more than their share of the
+  /// device's measuring time.
+  bool duel_affordable(const duel_policy& policy) const { return duels_s <= policy.max_share * measuring_s; }
   /// Takes a trial measured in full that no duel stopped, when it is faster.
   void offer(const compiled_candidate& compiled, const measured_trial& trial) {
     if (!trial.ok() || trial.stopped_early || trial.duel_lost()) return;
@@ -255,12 +259,15 @@ void finish_run(measurer_pointer self, const run_result& run) {
   drift.pending_s = 0.0;
   trial.drift = drift.state;
   st.best.measuring_s += std::max(0.0, trial.run_s);
-  if (st.best.duel_due(st.options.duel, trial)) {
-    // It runs next, before anything queued: the trial waits for it.
-    job.duel_for = std::move(trial);
-    st.current = std::move(job);
-    start_current(self);
-    return;
+  if (st.best.duel_wanted(st.options.duel, trial)) {
+    if (st.best.duel_affordable(st.options.duel)) {
+      // It runs next, before anything queued: the trial waits for it.
+      job.duel_for = std::move(trial);
+      st.current = std::move(job);
+      start_current(self);
+      return;
+    }
+    trial.duel_skipped = true;
   }
   st.best.offer(job.compiled, trial);
   deliver(self, job, std::move(trial));

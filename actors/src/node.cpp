@@ -48,7 +48,7 @@ std::string engine_version() {
 
 std::string message_set_signature() {
   // Bump the leading number when a type below changes its fields.
-  return "nodes-4 caf-" + std::to_string(CAF_VERSION) +
+  return "nodes-5 caf-" + std::to_string(CAF_VERSION) +
          " candidate(id,config,reference_ms) compiled_candidate(cand,build,unbuilt,artifact_bytes) "
          "build_result(state,artifact,compile_s,message)"
          " run_result(state,time_ms,run_s,message,objectives,repeats,times_ms,stopped_early,kernel_s) "

@@ -118,7 +118,7 @@ nlohmann::json run_report::to_json() const {
       measuring[name]["drift"] = {{"probes", d.probes},       {"baseline_ms", d.baseline_ms}, {"band", d.band},
                                   {"min_ratio", d.min_ratio}, {"max_ratio", d.max_ratio},     {"flagged", d.flagged}};
   out["drift_flagged"] = drift_flagged;
-  out["duels"] = {{"count", duels.count}, {"lost", duels.lost}};
+  out["duels"] = {{"count", duels.count}, {"lost", duels.lost}, {"skipped", duels.skipped}};
   out["time"] = {{"devices", measuring},
                  {"compile", {{"workers", compile_workers}, {"build_s", build_s}, {"waiting_s", waiting_s()}}},
                  {"confirmation_s", confirmation_s}};
@@ -169,9 +169,14 @@ std::string run_report::to_text() const {
         "failed {:.2f}, overhead {:.2f}, drift probes {:.2f}, duels {:.2f}\n",
         name, t.total_s(), t.measured_s, t.stopped_early_s, t.too_slow_s, t.timeout_s, t.failed_s, t.overhead_s,
         t.probe_s, t.duel_s);
-  if (duels.count > 0)
-    out += fmt::format("duels: {} would-be best{} measured against the best before, in turn; {} lost\n", duels.count,
+  if (duels.count > 0 || duels.skipped > 0) {
+    out += fmt::format("duels: {} would-be best{} measured against the best before, in turn; {} lost", duels.count,
                        duels.count == 1 ? "" : "s", duels.lost);
+    if (duels.skipped > 0)
+      out += fmt::format("; {} more taken as measured (the duels had had their share of the device's time)",
+                         duels.skipped);
+    out += "\n";
+  }
   for (const auto& [name, d] : device_drifts) {
     if (d.baseline_ms > 0)
       out += fmt::format(

@@ -488,10 +488,14 @@ class session_listener final : public actors::trial_listener {
  private:
   void tell(const actors::measured_trial& trial, bool new_best) {
     auto seq = next_seq_++;
-    if (std::isfinite(trial.duel_ms)) {
+    if (std::isfinite(trial.duel_ms) || trial.duel_skipped) {
       std::lock_guard lock(mutex_);
-      ++duels_.count;
-      if (trial.duel_lost()) ++duels_.lost;
+      if (trial.duel_skipped) {
+        ++duels_.skipped;
+      } else {
+        ++duels_.count;
+        if (trial.duel_lost()) ++duels_.lost;
+      }
     }
     if (trial.drift.probes > 0 || trial.drift_flagged) {
       std::lock_guard lock(mutex_);

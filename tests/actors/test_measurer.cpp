@@ -333,8 +333,11 @@ TEST_CASE("duels stop once they have taken their share of the device's measuring
         .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
                  [&](caf::error& err) { FAIL("no trial: " << t.system.render(err)); });
   REQUIRE(got.size() == 3);
-  CHECK(got[1].duel_lost());          // the first duel runs
-  CHECK(std::isnan(got[2].duel_ms));  // the next would-be best is taken as measured
+  CHECK(got[1].duel_lost());  // the first duel runs
+  CHECK_FALSE(got[1].duel_skipped);
+  CHECK(std::isnan(got[2].duel_ms));  // the next would-be best is taken as measured, and says so
+  CHECK(got[2].duel_skipped);
+  CHECK_FALSE(got[0].duel_skipped);
   CHECK(backend->run_order(0).size() == 3 + 6);
   t.self->send_exit(m, caf::exit_reason::user_shutdown);
 }

@@ -92,6 +92,16 @@ TEST_CASE("run_report: JSON and text carry the run", "[facade]") {
   CHECK_THAT(r.to_text(), Catch::Matchers::Contains("results database: migrated from schema version 1 to " +
                                                     std::to_string(storage::results_db::schema_version)));
 
+  // Duels: none, some, and would-be bests taken without one.
+  CHECK_THAT(text, !Catch::Matchers::Contains("duels:"));
+  r.duels = {3, 1, 0};
+  CHECK_THAT(r.to_text(), Catch::Matchers::Contains("duels: 3 would-be bests measured against the best before, in "
+                                                    "turn; 1 lost\n"));
+  r.duels.skipped = 2;
+  CHECK_THAT(r.to_text(), Catch::Matchers::Contains("; 1 lost; 2 more taken as measured (the duels had had their "
+                                                    "share of the device's time)\n"));
+  CHECK(r.to_json()["duels"] == nlohmann::json{{"count", 3}, {"lost", 1}, {"skipped", 2}});
+
   r.best.reset();
   CHECK(r.to_json()["best"]["time_ms"].is_null());
   CHECK_THAT(r.to_text(), Catch::Matchers::Contains("best: none"));

@@ -320,6 +320,9 @@ struct run_report {
   struct duel_count {
     std::uint64_t count = 0;
     std::uint64_t lost = 0;
+    /// Would-be new bests taken as measured: the duels had had their share
+    /// of the device's measuring time.
+    std::uint64_t skipped = 0;
   } duels;
   std::uint32_t compile_workers = 0;
   /// (Backend) seconds the compile workers spent building; waiting_s() the rest.

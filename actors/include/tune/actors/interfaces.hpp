@@ -131,6 +131,9 @@ struct measured_trial : trial {
   device_drift drift;
   /// Seconds of this trial's duel against the best before it (duel_policy).
   double duel_s = 0.0;
+  /// A would-be new best taken as measured, without a duel: the device's
+  /// duels had had their share of its measuring time (duel_policy::max_share).
+  bool duel_skipped = false;
 };
 
 /// How busy one stage was inside a window of wall-clock time.
@@ -207,7 +210,7 @@ typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
   return f(caf::meta::type_name("measured_trial"), x.candidate_id, x.config, x.state, x.time_ms, x.objectives,
            x.compile_s, x.run_s, x.device_id, x.message, x.finished_s, reused, x.abandoned, x.repeats, x.times_ms,
            x.stopped_early, x.kernel_s, x.drift_flagged, x.drift_suspects, x.probe_s, x.drift, duel, duel_best,
-           x.duel_s, caf::meta::load_callback(load));
+           x.duel_s, x.duel_skipped, caf::meta::load_callback(load));
 }
 
 template <class Inspector>
