@@ -463,6 +463,12 @@ class session_listener final : public actors::trial_listener {
           if (auto recent = recent_.find(it->second); recent != recent_.end())
             slowed_.emplace_back(recent->second.time_ms / slowed, recent->second);
         }
+      // Only the fastest of them can join the confirmation: the rest go.
+      if (const std::size_t keep = 2 * keep_fastest_ + 8; slowed_.size() > 2 * keep) {
+        std::nth_element(slowed_.begin(), slowed_.begin() + static_cast<std::ptrdiff_t>(keep), slowed_.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        slowed_.resize(keep);
+      }
     }
     try {
       recorder_->flag_drift(std::move(e));
