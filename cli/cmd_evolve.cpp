@@ -19,6 +19,7 @@ struct evolve_args {
   std::string plot;       // SVG of the front
   std::vector<std::string> hyper;
   bool quiet = false;
+  lease_options lease;
   std::map<std::string, std::string> names;
 };
 
@@ -74,6 +75,7 @@ int run_evolve(const evolve_args& a, bool seed_given) {
   if (seed_given) o.seed = a.seed;
   o.hyper = parse_hyper(a.hyper, a.names.at("hyper"));
   o.progress_line = !a.quiet;
+  a.lease.apply(o);
   stop_source stop = o.stop;  // shares its flag with the session's copy
   session s(std::move(o));
   if (!seed_given)
@@ -122,6 +124,7 @@ void add_evolve_command(CLI::App& app, command_list& commands) {
   f.option("hyper", "--hyper", args->hyper, "gevo hyperparameter name=value (repeatable)");
   sub->add_option("--plot", args->plot, "write an SVG plot of the front, the variants and the original to this file");
   f.flag("progress_line", "--quiet", args->quiet, "no progress line on stderr");
+  args->lease.declare(f);
   args->names = f.names();
   declare_option_names("evolve", args->names);
   commands.emplace_back(sub, [args, seed] { return run_evolve(*args, seed->count() > 0); });

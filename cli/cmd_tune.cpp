@@ -29,8 +29,7 @@ struct tune_args {
   bool no_auto_prior = false;
   bool quiet = false;
   bool no_early_stop = false;
-  bool no_lease = false;
-  std::string device_wait = "wait";
+  lease_options lease;
   std::string summary_json;
   std::map<std::string, std::string> names;
 };
@@ -45,10 +44,7 @@ int run_tune(tune_args& a, bool seed_given, bool publish_given, bool dashboard_g
   o.auto_prior = !a.no_auto_prior;
   o.progress_line = !a.quiet;
   if (a.no_early_stop) o.early_stop = early_stop_policy::off();
-  o.lease_devices = !a.no_lease;
-  o.device_wait = a.device_wait == "free"   ? device_wait_policy::free
-                  : a.device_wait == "fail" ? device_wait_policy::fail
-                                            : device_wait_policy::wait;
+  a.lease.apply(o);
   if (publish_given) o.publish_endpoint = a.publish.empty() ? storage::default_event_endpoint : a.publish;
   if (dashboard_given) o.dashboard_listen = a.dashboard.empty() ? "127.0.0.1:8080" : a.dashboard;
   o.on_dashboard = [](const std::string& url) { std::fprintf(stderr, "dashboard: serving %s\n", url.c_str()); };
@@ -91,13 +87,7 @@ void add_tune_command(CLI::App& app, command_list& commands) {
       ->check(CLI::ExistingFile);
   f.option("backend_name", "--backend", o.backend_name,
            "without --topology: cpu (default), cuda or hip; replay for --dataset");
-  f.flag("lease_devices", "--no-lease", args->no_lease,
-         "measure without leasing the devices (their cores, their GPU): another run on this machine may then "
-         "measure on them at the same time, and each times the other's kernels too");
-  f.option("device_wait", "--device-wait", args->device_wait,
-           "when another process on this machine holds a device's lease: wait for it, saying who holds it "
-           "(default), free (measure on the devices that are free) or fail (at once)")
-      ->check(CLI::IsMember({"wait", "free", "fail"}));
+  args->lease.declare(f);
   f.option("task", "--task", o.task, "built-in kernel and shape, e.g. matmul:512x1024x1024");
   f.option("space_file", "--space", o.space_file, "search-space file: only with an objective, through the API");
   f.option("dataset", "--dataset", o.dataset, "replay a measured dataset (Kernel Tuner cache, T4, KTT)")

@@ -59,6 +59,29 @@ class field_options {
   std::map<std::string, std::string> names_;
 };
 
+/// The device-lease options a measuring command offers (--no-lease,
+/// --device-wait), and what they set in session_options.
+struct lease_options {
+  bool no_lease = false;
+  std::string device_wait = "wait";
+
+  void declare(field_options& f) {
+    f.flag("lease_devices", "--no-lease", no_lease,
+           "measure without leasing the devices (their cores, their GPU): another run on this machine may then "
+           "measure on them at the same time, and each times the other's kernels too");
+    f.option("device_wait", "--device-wait", device_wait,
+             "when another process on this machine holds a device's lease: wait for it, saying who holds it "
+             "(default), free (measure on the devices that are free) or fail (at once)")
+        ->check(CLI::IsMember({"wait", "free", "fail"}));
+  }
+  void apply(session_options& o) const {
+    o.lease_devices = !no_lease;
+    o.device_wait = device_wait == "free"   ? device_wait_policy::free
+                    : device_wait == "fail" ? device_wait_policy::fail
+                                            : device_wait_policy::wait;
+  }
+};
+
 /// A count of at least 1 ("trials", …): CLI11's own range message would print
 /// the largest double.
 inline CLI::Validator at_least_one(const std::string& unit) {

@@ -54,6 +54,8 @@ TEST_CASE("option names: evolve, replay, node and dashboard declare theirs", "[c
   for (const auto& [command, field, flag] :
        std::vector<std::tuple<std::string, std::string, std::string>>{{"evolve", "workload", "--workload"},
                                                                       {"evolve", "budget", "--budget"},
+                                                                      {"evolve", "device_wait", "--device-wait"},
+                                                                      {"evolve", "lease_devices", "--no-lease"},
                                                                       {"replay", "priors", "--prior"},
                                                                       {"replay", "trajectories_file", "--trajectories"},
                                                                       {"node", "topology_file", "--topology"},
