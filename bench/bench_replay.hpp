@@ -4,6 +4,7 @@
 // datasets' short labels, and the common command-line arguments.
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -96,5 +97,17 @@ struct replay_bench_args {
  private:
   std::string kinds_;
 };
+
+/// The main() of a replay benchmark: run(argc, argv), an exception printed
+/// as "name: what" with exit code 2 (bad options, unreadable datasets).
+template <class Run>
+int guarded_main(const char* name, Run run, int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 2;
+  }
+}
 
 }  // namespace tune::bench

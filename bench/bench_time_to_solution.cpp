@@ -354,11 +354,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "bench_time_to_solution: {}\n", e.what());
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return tune::bench::guarded_main("bench_time_to_solution", run, argc, argv); }

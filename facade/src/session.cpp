@@ -411,14 +411,13 @@ class session_listener final : public actors::trial_listener {
     double cutoff = out.size() < keep_fastest_ ? std::numeric_limits<double>::infinity() : out.back().time_ms;
     std::vector<std::pair<double, const trial_info*>> again;
     for (const auto& [corrected, info] : slowed_)
-      if (corrected < cutoff &&
-          std::none_of(out.begin(), out.end(), [&](const trial_info& k) { return k.config_json == info.config_json; }))
-        again.emplace_back(corrected, &info);
+      if (corrected < cutoff) again.emplace_back(corrected, &info);
     std::sort(again.begin(), again.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (std::size_t i = 0; i < again.size() && i < keep_fastest_; ++i)
-      if (std::none_of(out.begin(), out.end(),
-                       [&](const trial_info& k) { return k.config_json == again[i].second->config_json; }))
-        out.push_back(*again[i].second);
+    const std::size_t limit = out.size() + keep_fastest_;
+    for (const auto& [corrected, info] : again)
+      if (out.size() < limit &&
+          std::none_of(out.begin(), out.end(), [&](const trial_info& k) { return k.config_json == info->config_json; }))
+        out.push_back(*info);
     return out;
   }
 

@@ -189,8 +189,11 @@ class cuda_runner final : public gpu_runner {
         auto i = static_cast<std::size_t>(result[0]);
         auto bytes = element_bytes(b.type);
         std::uint8_t got[8] = {};
-        if (i >= b.count || !download(got, address + i * bytes, bytes)) return failure(error_);
-        return wrong_element(b, i, element(b, got, 0), element(b, want_host.data(), i), tolerance, absolute);
+        if (i >= b.count)
+          return failure("the comparison on the device named element " + std::to_string(i) + " of " +
+                         std::to_string(b.count));
+        if (!download(got, address + i * bytes, bytes)) return failure(error_);
+        return wrong_element(i, element(b, got, 0), element(b, want_host.data(), i), tolerance, absolute);
       }
     }
     return nullptr;

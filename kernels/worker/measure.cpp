@@ -289,8 +289,7 @@ std::size_t first_wrong(const T* got, const T* ref, std::size_t n, double tolera
 
 }  // namespace
 
-nlohmann::json wrong_element(const argument_buffer&, std::size_t i, double got, double expected, double tolerance,
-                             bool absolute) {
+nlohmann::json wrong_element(std::size_t i, double got, double expected, double tolerance, bool absolute) {
   double error = output_error(got, expected, absolute);
   char message[256];
   std::snprintf(message, sizeof message, "output element %zu is %.9g, expected %.9g (%s tolerance %g)", i, got,
@@ -321,7 +320,7 @@ nlohmann::json compare_outputs(const std::vector<argument_buffer>& buffers, cons
         i = first_wrong(reinterpret_cast<const std::int32_t*>(got), reinterpret_cast<const std::int32_t*>(want),
                         b.count, tolerance, absolute, max_error);
     }
-    if (i < b.count) return wrong_element(b, i, element(b, got, i), element(b, want, i), tolerance, absolute);
+    if (i < b.count) return wrong_element(i, element(b, got, i), element(b, want, i), tolerance, absolute);
   }
   return nullptr;
 }

@@ -80,10 +80,9 @@ std::string write_expected(const std::string& path, const std::vector<argument_b
 nlohmann::json compare_outputs(const std::vector<argument_buffer>& buffers, const expected_outputs& expected,
                                double tolerance, bool absolute, double& max_error);
 
-/// The wrong_answer reply for output element `i` of `buffer`, `got` where
-/// `expected` was wanted.
-nlohmann::json wrong_element(const argument_buffer& buffer, std::size_t i, double got, double expected,
-                             double tolerance, bool absolute);
+/// The wrong_answer reply for output element `i`, `got` where `expected` was
+/// wanted.
+nlohmann::json wrong_element(std::size_t i, double got, double expected, double tolerance, bool absolute);
 
 /// Element `i` of an array of `buffer`'s type at `bytes`, as a double.
 double element(const argument_buffer& buffer, const std::uint8_t* bytes, std::size_t i);

@@ -2,6 +2,8 @@
 #include <caf/exit_reason.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <initializer_list>
+#include <map>
 #include <vector>
 
 #include "actors/pipeline_fixtures.hpp"
@@ -19,6 +21,20 @@ compiled_candidate built(const search_space& space, std::uint64_t flat) {
   c.build.state = status::ok;
   c.build.compile_s = 0.5;
   return c;
+}
+
+/// Sends the configurations (by flat index) to the measurer one at a time,
+/// each after the last one's trial: the trials, by candidate id.
+template <class Measurer>
+std::map<std::uint64_t, measured_trial> measure_each(tune::testing::actor_test_system& t, const Measurer& m,
+                                                     const search_space& space,
+                                                     std::initializer_list<std::uint64_t> flats) {
+  std::map<std::uint64_t, measured_trial> got;
+  for (auto flat : flats)
+    t.self->request(m, reply_timeout, measure_atom::value, built(space, flat))
+        .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
+                 [&](caf::error& err) { FAIL("error crossed the mailbox: " << t.system.render(err)); });
+  return got;
 }
 
 }  // namespace
@@ -92,12 +108,7 @@ TEST_CASE("a failing device gives statuses, and the measurer goes on", "[actors]
   backend->throw_run = {space->unflatten(2)};
   auto m = spawn_measurer(t.system, backend, measurer_options{});
 
-  std::map<std::uint64_t, measured_trial> got;
-  for (std::uint64_t flat : {1u, 2u, 3u}) {
-    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
-        .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
-                 [&](caf::error& err) { FAIL("error crossed the mailbox: " << t.system.render(err)); });
-  }
+  auto got = measure_each(t, m, *space, {1, 2, 3});
   REQUIRE(got.size() == 3);
   CHECK(got[1].state == status::runtime_error);
   CHECK(got[1].message.find("crashed") != std::string::npos);
@@ -260,11 +271,7 @@ TEST_CASE("a would-be new best duels the best before it: a lucky figure loses, a
   options.duel.max_share = 1e9;  // this device's runs report 2 ms each: no bound on the duels here
   auto m = spawn_measurer(t.system, backend, options);
 
-  std::map<std::uint64_t, measured_trial> got;
-  for (std::uint64_t flat : {0u, 1u, 2u, 4u, 3u})
-    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
-        .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
-                 [&](caf::error& err) { FAIL("no trial: " << t.system.render(err)); });
+  auto got = measure_each(t, m, *space, {0, 1, 2, 4, 3});
   REQUIRE(got.size() == 5);
   // The first ok trial has nothing to meet.
   CHECK(std::isnan(got[0].duel_ms));
@@ -304,11 +311,7 @@ TEST_CASE("duels off: no trial is measured twice", "[actors]") {
   options.drift.every_trials = 0;
   options.duel.rounds = 0;
   auto m = spawn_measurer(t.system, backend, options);
-  std::map<std::uint64_t, measured_trial> got;
-  for (std::uint64_t flat : {0u, 1u})
-    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
-        .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
-                 [&](caf::error& err) { FAIL("no trial: " << t.system.render(err)); });
+  auto got = measure_each(t, m, *space, {0, 1});
   CHECK(std::isnan(got[1].duel_ms));
   CHECK_FALSE(got[1].duel_lost());
   CHECK(backend->run_order(0).size() == 2);
@@ -327,11 +330,7 @@ TEST_CASE("duels stop once they have taken their share of the device's measuring
   options.duel.rounds = 3;
   options.duel.max_share = 1e-9;  // the first duel takes the whole share
   auto m = spawn_measurer(t.system, backend, options);
-  std::map<std::uint64_t, measured_trial> got;
-  for (std::uint64_t flat : {0u, 1u, 2u})
-    t.self->request(m, reply_timeout, measure_atom::value, built(*space, flat))
-        .receive([&](measured_trial& trial) { got[trial.candidate_id] = trial; },
-                 [&](caf::error& err) { FAIL("no trial: " << t.system.render(err)); });
+  auto got = measure_each(t, m, *space, {0, 1, 2});
   REQUIRE(got.size() == 3);
   CHECK(got[1].duel_lost());  // the first duel runs
   CHECK_FALSE(got[1].duel_skipped);

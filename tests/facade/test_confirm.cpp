@@ -2,6 +2,7 @@
 // outlier of the search loses to what is really fastest, the rounds are
 // recorded, and `best` reads the confirmed winner.
 #include <catch2/catch.hpp>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -19,6 +20,20 @@ search_space_ptr line_space(int n) {
   std::vector<double> xs;
   for (int i = 0; i < n; ++i) xs.push_back(i);
   return std::make_shared<search_space>(std::vector<parameter_ptr>{make_discrete_parameter("x", xs)}, "line");
+}
+
+/// A backend of the user's over line_space(n) whose x measures times(x, k),
+/// k the number of times x was measured before (a lucky first measurement,
+/// say).
+std::shared_ptr<backend> measured_line(int n, const std::string& name,
+                                       std::function<double(std::uint64_t x, int k)> times) {
+  auto calls = std::make_shared<std::pair<std::mutex, std::map<std::uint64_t, int>>>();
+  return detail::make_objective_backend(
+      [calls, times](const configuration& c) {
+        std::lock_guard lock(calls->first);
+        return times(c[0], calls->second[c[0]]++);
+      },
+      line_space(n), name);
 }
 
 trial_info info(std::uint64_t seq, int x, double time_ms, bool stopped_early = false) {
@@ -61,20 +76,15 @@ TEST_CASE("confirmation: the fastest distinct trials measured in full are kept, 
 TEST_CASE("confirmation: a lucky measurement of the search loses the rounds, which are recorded", "[facade]") {
   // x = 3 is measured once at 0.5 ms (a lucky moment) and at 2 ms every time
   // after; x = 5 is 1 ms always; the rest are 10 ms and more.
-  std::mutex mutex;
-  std::map<std::uint64_t, int> calls;
   // A backend of the user's that measures these times (a plain objective
   // function is the user's number and is not measured again).
   session_options o;
-  o.custom_backend = detail::make_objective_backend(
-      [&](const configuration& c) {
-        std::lock_guard lock(mutex);
-        auto n = calls[c[0]]++;
-        if (c[0] == 3) return n == 0 ? 0.5 : 2.0;
-        if (c[0] == 5) return 1.0;
-        return 10.0 + static_cast<double>(c[0]);
-      },
-      line_space(8), "confirm");
+  const auto times = [](std::uint64_t x, int n) {
+    if (x == 3) return n == 0 ? 0.5 : 2.0;
+    if (x == 5) return 1.0;
+    return 10.0 + static_cast<double>(x);
+  };
+  o.custom_backend = measured_line(8, "confirm", times);
   o.strategy = "random";
   o.budget.trials = 8;  // every configuration once
   o.seed = 3;
@@ -109,7 +119,7 @@ TEST_CASE("confirmation: a lucky measurement of the search loses the rounds, whi
   std::filesystem::remove(o.db_path);
   // Switched off, the search's lucky 0.5 ms is the answer.
   o.confirm.top = 0;
-  calls.clear();
+  o.custom_backend = measured_line(8, "confirm", times);  // counting from nothing again
   auto unconfirmed = session(o).run();
   CHECK(unconfirmed.best->config_json == "{\"x\": 3}");
   CHECK(unconfirmed.best->time_ms == 0.5);
@@ -141,17 +151,12 @@ TEST_CASE("duel: a would-be new best measured lucky loses to the best before it 
           "[facade]") {
   // x = 0 runs at 10 ms; x = 1 is measured once at 8.5 ms (a lucky moment,
   // 15% below: close enough to duel) and at 10.5 ms every time after.
-  std::mutex mutex;
-  std::map<std::uint64_t, int> calls;
   session_options o;
-  o.custom_backend = detail::make_objective_backend(
-      [&](const configuration& c) {
-        std::lock_guard lock(mutex);
-        auto n = calls[c[0]]++;
-        if (c[0] == 1) return n == 0 ? 8.5 : 10.5;
-        return 10.0;
-      },
-      line_space(2), "duel");
+  const auto times = [](std::uint64_t x, int n) {
+    if (x == 1) return n == 0 ? 8.5 : 10.5;
+    return 10.0;
+  };
+  o.custom_backend = measured_line(2, "duel", times);
   o.strategy = "random";
   o.budget.trials = 2;
   o.seed = 1;
@@ -189,7 +194,7 @@ TEST_CASE("duel: a would-be new best measured lucky loses to the best before it 
   std::filesystem::remove(o.db_path);
 
   // Without duels, the lucky figure is the best.
-  calls.clear();
+  o.custom_backend = measured_line(2, "duel", times);  // counting from nothing again
   seen.clear();
   o.confirm.duel_rounds = 0;
   o.db_path.clear();

@@ -192,6 +192,7 @@ std::shared_ptr<kernel_program> gpu_matmul_program(const task_spec& task, const 
   parameters.push_back(make_factorization_parameter("X", task.n, 4));
   parameters.push_back(make_factorization_parameter("Y", task.m, 4));
   auto program = new_task_program(task, std::move(parameters), dialect.backend);
+  program->gpu_language = dialect.backend;
   auto space = program->space;
   program->source = [task, space, batched, dialect](const configuration& config) {
     auto t = matmul_tiles(*space, config, batched);
@@ -235,6 +236,7 @@ std::string unroll_pragma(bool unrolled, bool explicit_unroll) {
 std::shared_ptr<kernel_program> gpu_conv2d_program(const task_spec& task, const gpu_dialect& dialect) {
   auto parameters = conv2d_parameters(task);
   auto program = new_task_program(task, std::move(parameters), dialect.backend);
+  program->gpu_language = dialect.backend;
   auto space = program->space;
   program->source = [task, space, dialect](const configuration& config) {
     auto t = conv2d_tiles_of(*space, config);

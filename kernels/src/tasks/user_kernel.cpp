@@ -308,6 +308,7 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
              full_source;
     };
     program->entry = entry;
+    program->gpu_language = language;
     program->key += ":" + language;
   } else if (language == "c++") {
     program->source = [space, full_source, entry, arguments, defines, reported, arrays](const configuration& config) {
@@ -324,8 +325,8 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
 backend_ptr make_user_kernel_backend(const std::string& launch_path, const std::string& backend_name,
                                      const task_backend_options& options) {
   auto program = read_user_kernel(launch_path);
-  bool gpu = static_cast<bool>(program->geometry);
-  bool hip = gpu && program->key.size() > 4 && program->key.compare(program->key.size() - 4, 4, ":hip") == 0;
+  bool gpu = !program->gpu_language.empty();
+  bool hip = program->gpu_language == "hip";
   if (backend_name == "cpu" && !gpu) return make_cpu_backend(program, options);
 #ifdef TUNE_WITH_NVRTC
   if (backend_name == "cuda" && gpu && !hip) return make_cuda_backend(program, options);

@@ -76,6 +76,8 @@ struct kernel_program {
   std::function<std::string(const configuration&)> check;
   /// GPU kernels: the launch of a configuration.
   std::function<launch_geometry(const configuration&)> geometry;
+  /// GPU kernels: "cuda" or "hip", the language of `source`; empty for CPU.
+  std::string gpu_language;
   /// Entry symbol of the kernel's source.
   std::string entry = "tune_entry";
   /// CPU kernels: symbols (same convention as the entry) run outside the
