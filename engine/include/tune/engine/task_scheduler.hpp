@@ -1,0 +1,124 @@
+#pragma once
+// Which task of a model to tune next. A model's latency is the weighted sum of
+// its tasks' best times, sum_i w_i * g_i (w_i: how often the task runs per
+// inference, g_i: its best time so far); tuning is spent in rounds of a few
+// trials of one task each, and the scheduler picks the task of the next round.
+//
+//   round_robin  every live task in turn.
+//   gradient     the task where the model's latency is expected to fall most
+//                per round (Zheng et al., "Ansor", OSDI 2020, §6):
+//
+//       dL/dt_i ~ w_i * (alpha * backward_i + (1 - alpha) * forward_i)
+//
+//     backward_i  the task's own recent slope: (g_i now - g_i `window` rounds
+//                 ago) / window; 0 until it has had window + 1 rounds;
+//     forward_i   an optimistic guess of the next round: min(g_i - g_i / r_i,
+//                 beta * flops_i / best throughput of a similar task) - g_i,
+//                 r_i its rounds so far: the first term assumes the time could
+//                 keep falling as fast as it has on average, the second that
+//                 the task could reach beta times the throughput (flops per
+//                 ms) a task of its family already reached.
+//
+//     Every task first gets one round (the warm-up); then the most negative
+//     slope wins (ties and an all-zero slope: the task with the fewest
+//     rounds), and with probability epsilon a live task drawn at random.
+//
+// A task is done when its search has nothing left to propose (mark_done), or
+// when it has had `patience` rounds since its best last improved (0: never).
+// The scheduler has no clock and draws from its own seeded RNG, so the same
+// seed and the same round results give the same order.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tune/engine/parameter.hpp"
+
+namespace tune {
+
+struct scheduled_task {
+  std::string name;
+  /// Runs per inference of the model (its call count; merged identical
+  /// workloads add theirs). > 0.
+  double weight = 1.0;
+  /// Floating-point operations of one run; 0: unknown (the task then has no
+  /// similarity term in its forward slope).
+  double flops = 0.0;
+  /// Tasks of one family (one operator kind) are similar: a task's forward
+  /// slope assumes it can reach beta times the best throughput of its family.
+  /// Empty: similar to none.
+  std::string family;
+};
+
+enum class scheduler_kind { gradient, round_robin };
+
+std::string_view to_string(scheduler_kind kind);
+/// "gradient" or "round_robin" (also "round-robin"); nullopt otherwise.
+std::optional<scheduler_kind> scheduler_kind_from_string(std::string_view text);
+
+struct task_scheduler_options {
+  scheduler_kind kind = scheduler_kind::gradient;
+  double alpha = 0.2;          ///< weight of the backward slope (TVM MetaSchedule's default)
+  std::uint32_t window = 3;    ///< rounds the backward slope spans (the same)
+  double beta = 2.0;           ///< throughput a task may reach over its family's best (Ansor's)
+  double epsilon = 0.05;       ///< share of rounds given to a task drawn at random (the same)
+  std::uint32_t patience = 0;  ///< rounds without improvement before a task is done; 0: never
+  std::uint64_t seed = 0;
+};
+
+/// Throws std::invalid_argument naming the field and the accepted range
+/// (alpha and epsilon in [0, 1], window >= 1, beta > 0).
+void validate(const task_scheduler_options& options);
+
+class task_scheduler {
+ public:
+  /// Throws std::invalid_argument for no task, a weight that is not > 0, or
+  /// invalid options.
+  task_scheduler(std::vector<scheduled_task> tasks, task_scheduler_options options);
+
+  /// The task of the next round; nullopt when every task is done.
+  std::optional<std::size_t> next();
+
+  /// A round of `task` has finished; `best_ms` is the task's best time after
+  /// it (NaN: none yet).
+  void record_round(std::size_t task, double best_ms);
+
+  /// The task's search has nothing more to propose.
+  void mark_done(std::size_t task);
+
+  bool done(std::size_t task) const;
+  bool all_done() const;
+
+  /// sum_i weight_i * best_i over the tasks; NaN while a task has no best.
+  double weighted_latency() const;
+
+  /// The slope the gradient rule computes for a task now (<= 0; the more
+  /// negative, the sooner it is picked); for tests and reports.
+  double gradient(std::size_t task) const;
+
+  std::size_t size() const { return tasks_.size(); }
+  const scheduled_task& task(std::size_t i) const { return tasks_.at(i); }
+  std::uint32_t rounds(std::size_t task) const { return state_.at(task).rounds; }
+  double best_ms(std::size_t task) const { return state_.at(task).best_ms; }
+
+ private:
+  struct task_state {
+    std::uint32_t rounds = 0;
+    std::uint32_t best_round = 0;  ///< the round after which best_ms last fell
+    double best_ms;
+    std::vector<double> history;  ///< best_ms after each round
+    bool exhausted = false;
+  };
+
+  std::optional<std::size_t> fewest_rounds() const;
+
+  std::vector<scheduled_task> tasks_;
+  task_scheduler_options options_;
+  std::vector<task_state> state_;
+  std::size_t next_robin_ = 0;
+  rng_type rng_;
+};
+
+}  // namespace tune

@@ -1,0 +1,232 @@
+// tune::task_scheduler: the warm-up, round robin, Ansor's gradient rule (its
+// backward and forward slopes by hand), patience, epsilon's draws, bad input;
+// a property test that a slope is never positive.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <stdexcept>
+
+#include "tune/engine/task_scheduler.hpp"
+
+using namespace tune;
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+std::vector<scheduled_task> three_tasks(double w0 = 1, double w1 = 1, double w2 = 1) {
+  return {{"a", w0, 0, ""}, {"b", w1, 0, ""}, {"c", w2, 0, ""}};
+}
+
+task_scheduler_options greedy(scheduler_kind kind = scheduler_kind::gradient) {
+  task_scheduler_options o;
+  o.kind = kind;
+  o.epsilon = 0.0;
+  o.seed = 7;
+  return o;
+}
+
+/// Runs the scheduler for `rounds` rounds against tasks whose best time after
+/// their r-th round is curve[task](r); returns how many rounds each got.
+template <class Curve>
+std::vector<int> drive(task_scheduler& s, int rounds, Curve curve) {
+  std::vector<int> got(s.size(), 0);
+  for (int r = 0; r < rounds; ++r) {
+    auto t = s.next();
+    if (!t) break;
+    ++got[*t];
+    s.record_round(*t, curve(*t, got[*t]));
+  }
+  return got;
+}
+
+}  // namespace
+
+TEST_CASE("task_scheduler: every task gets a round before any slope counts", "[engine][task_scheduler]") {
+  task_scheduler s(three_tasks(1, 100, 1), greedy());
+  std::vector<std::size_t> order;
+  for (int i = 0; i < 3; ++i) {
+    auto t = s.next();
+    REQUIRE(t);
+    order.push_back(*t);
+    s.record_round(*t, 10.0);
+  }
+  CHECK(order == std::vector<std::size_t>{0, 1, 2});
+}
+
+TEST_CASE("task_scheduler: round robin takes live tasks in turn and skips done ones", "[engine][task_scheduler]") {
+  task_scheduler s(three_tasks(), greedy(scheduler_kind::round_robin));
+  std::vector<std::size_t> order;
+  for (int i = 0; i < 4; ++i) {
+    auto t = *s.next();
+    order.push_back(t);
+    s.record_round(t, 1.0);
+  }
+  CHECK(order == std::vector<std::size_t>{0, 1, 2, 0});
+  s.mark_done(1);
+  CHECK(*s.next() == 2);
+  CHECK(*s.next() == 0);
+  CHECK(*s.next() == 2);
+}
+
+TEST_CASE("task_scheduler: the gradient rule spends rounds where the weighted latency falls most",
+          "[engine][task_scheduler]") {
+  SECTION("equal tasks, one weighted ten times: it gets most rounds") {
+    task_scheduler s(three_tasks(1, 10, 1), greedy());
+    // Every task improves the same way: best = 10 / rounds.
+    auto got = drive(s, 60, [](std::size_t, int r) { return 10.0 / r; });
+    CHECK(got[1] > got[0] + got[2]);
+  }
+  SECTION("on the backward slope alone, a task that stopped improving yields to those that keep improving") {
+    task_scheduler_options o = greedy();
+    o.alpha = 1.0;
+    task_scheduler s(three_tasks(), o);
+    auto got = drive(s, 60, [](std::size_t task, int r) { return task == 0 ? 5.0 : 20.0 * std::pow(0.8, r); });
+    // Round robin while no slope spans a window (4 rounds each), then the improving two.
+    CHECK(got[0] <= 5);
+    CHECK(got[1] + got[2] >= 55);
+  }
+  SECTION("round robin ignores weights") {
+    task_scheduler s(three_tasks(1, 10, 1), greedy(scheduler_kind::round_robin));
+    auto got = drive(s, 60, [](std::size_t, int r) { return 10.0 / r; });
+    CHECK(got == std::vector<int>{20, 20, 20});
+  }
+}
+
+TEST_CASE("task_scheduler: the backward slope is the fall over the window", "[engine][task_scheduler]") {
+  task_scheduler_options o = greedy();
+  o.alpha = 1.0;  // backward slope only
+  o.window = 2;
+  task_scheduler s({{"a", 3.0, 0, ""}}, o);
+  s.record_round(0, 10.0);
+  s.record_round(0, 8.0);
+  CHECK(s.gradient(0) == 0.0);  // two rounds: no slope over a window of 2 yet
+  s.record_round(0, 4.0);
+  // (4 - 10) / 2 rounds, times the weight 3
+  CHECK_THAT(s.gradient(0), WithinRel(-9.0, 1e-12));
+}
+
+TEST_CASE("task_scheduler: a task far below its family's throughput looks promising", "[engine][task_scheduler]") {
+  task_scheduler_options o = greedy();
+  o.alpha = 0.0;  // forward slope only
+  o.beta = 2.0;
+  // Same flops; b already runs at 1 ms, a at 10 ms after as many rounds.
+  task_scheduler s({{"a", 1.0, 1e6, "conv"}, {"b", 1.0, 1e6, "conv"}, {"c", 1.0, 1e6, "matmul"}}, o);
+  for (int r = 0; r < 4; ++r) {
+    s.record_round(0, 10.0);
+    s.record_round(1, 1.0);
+    s.record_round(2, 10.0);
+  }
+  // a: min(10 - 10/4, 2 * 1e6 / 1e6) - 10 = -8; c (alone in its family): 10 - 10/4 - 10 = -2.5
+  CHECK_THAT(s.gradient(0), WithinRel(-8.0, 1e-12));
+  CHECK_THAT(s.gradient(2), WithinRel(-2.5, 1e-12));
+  CHECK(*s.next() == 0);
+}
+
+TEST_CASE("task_scheduler: the slope is never positive (property)", "[engine][task_scheduler]") {
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    task_scheduler_options o = greedy();
+    o.alpha = std::uniform_real_distribution<double>(0, 1)(rng);
+    o.window = 1 + rng() % 4;
+    o.beta = std::uniform_real_distribution<double>(0.1, 4)(rng);
+    std::vector<scheduled_task> tasks;
+    for (int i = 0; i < 4; ++i)
+      tasks.push_back({std::to_string(i), std::uniform_real_distribution<double>(0.1, 10)(rng),
+                       rng() % 2 ? std::uniform_real_distribution<double>(1, 1e9)(rng) : 0.0, rng() % 2 ? "x" : "y"});
+    task_scheduler s(tasks, o);
+    for (int r = 0; r < 30; ++r) {
+      auto t = s.next();
+      REQUIRE(t);
+      const double best = rng() % 5 == 0 ? std::nan("") : std::uniform_real_distribution<double>(0.01, 100)(rng);
+      s.record_round(*t, best);
+      for (std::size_t i = 0; i < s.size(); ++i) REQUIRE(s.gradient(i) <= 0.0);
+      // The recorded best only ever falls.
+      if (s.rounds(*t) > 1 && std::isfinite(best)) REQUIRE(s.best_ms(*t) <= best);
+    }
+  }
+}
+
+TEST_CASE("task_scheduler: patience ends a task that stopped improving, done tasks are not picked",
+          "[engine][task_scheduler]") {
+  task_scheduler_options o = greedy();
+  o.patience = 3;
+  task_scheduler s(three_tasks(), o);
+  auto got = drive(s, 1000, [](std::size_t task, int r) { return task == 1 ? 100.0 / r : 5.0; });
+  // Tasks 0 and 2 never improve after their first round: done after 1 + 3 rounds.
+  CHECK(got[0] == 4);
+  CHECK(got[2] == 4);
+  CHECK(s.done(0));
+  CHECK_FALSE(s.done(1));
+  s.mark_done(1);
+  CHECK(s.all_done());
+  CHECK_FALSE(s.next());
+}
+
+TEST_CASE("task_scheduler: a task that never succeeds cannot take every round", "[engine][task_scheduler]") {
+  task_scheduler s(three_tasks(), greedy());
+  auto got = drive(s, 60, [](std::size_t task, int r) { return task == 0 ? std::nan("") : 10.0 / r; });
+  CHECK(got[0] <= 6);
+  CHECK(got[1] + got[2] >= 54);
+}
+
+TEST_CASE("task_scheduler: weighted latency", "[engine][task_scheduler]") {
+  task_scheduler s(three_tasks(1, 2, 3), greedy());
+  s.record_round(0, 1.0);
+  s.record_round(1, 2.0);
+  CHECK(std::isnan(s.weighted_latency()));
+  s.record_round(2, 3.0);
+  CHECK_THAT(s.weighted_latency(), WithinRel(1.0 + 4.0 + 9.0, 1e-12));
+  s.record_round(2, 4.0);  // a worse round does not raise the best
+  CHECK_THAT(s.weighted_latency(), WithinRel(14.0, 1e-12));
+}
+
+TEST_CASE("task_scheduler: epsilon draws live tasks at random, reproducibly from the seed",
+          "[engine][task_scheduler]") {
+  task_scheduler_options o;
+  o.epsilon = 1.0;
+  o.seed = 11;
+  auto run = [&] {
+    task_scheduler s(three_tasks(100, 1, 1), o);
+    std::vector<std::size_t> order;
+    for (int r = 0; r < 60; ++r) {
+      auto t = *s.next();
+      order.push_back(t);
+      s.record_round(t, 1.0 / (r + 1));
+    }
+    return order;
+  };
+  auto first = run();
+  CHECK(first == run());
+  std::map<std::size_t, int> counts;
+  for (auto t : first) ++counts[t];
+  CHECK(counts.size() == 3);
+  CHECK(counts[1] >= 10);  // not the weight's choice: drawn uniformly
+}
+
+TEST_CASE("task_scheduler: bad input is refused with the field and the range", "[engine][task_scheduler]") {
+  auto refused = [](std::vector<scheduled_task> tasks, task_scheduler_options o, const char* text) {
+    CHECK_THROWS_WITH(task_scheduler(std::move(tasks), o), Contains(text));
+  };
+  refused({}, {}, "at least one task");
+  refused({{"conv1", 0.0, 0, ""}}, {}, "task 'conv1' has weight");
+  refused({{"conv1", -1.0, 0, ""}}, {}, "count must be a number > 0");
+  task_scheduler_options o;
+  o.alpha = 1.5;
+  refused(three_tasks(), o, "alpha");
+  o = {};
+  o.epsilon = -0.1;
+  refused(three_tasks(), o, "epsilon");
+  o = {};
+  o.window = 0;
+  refused(three_tasks(), o, "window");
+  o = {};
+  o.beta = 0;
+  refused(three_tasks(), o, "beta");
+  CHECK(scheduler_kind_from_string("round-robin") == scheduler_kind::round_robin);
+  CHECK(scheduler_kind_from_string("gradient") == scheduler_kind::gradient);
+  CHECK_FALSE(scheduler_kind_from_string("fifo"));
+  CHECK(to_string(scheduler_kind::round_robin) == "round_robin");
+}
