@@ -1,0 +1,128 @@
+#pragma once
+// Whole-model tuning: the tasks of a model (its operators, each with how often
+// it runs per inference), one trial budget, and a task scheduler that gives
+// the next round of trials to the task where the model's weighted latency,
+// sum of count x best time, is expected to fall most (tune/engine/task_scheduler.hpp).
+//
+//   tune::model m = tune::read_model("examples/models/resnet18.yaml");
+//   tune::model_options o;
+//   o.session.db_path = "resnet18.db";     // every task's run is recorded here
+//   o.budget_trials = 400;                 // for the whole model
+//   tune::model_report r = tune::tune_model(m, o);
+//
+// A model file (YAML):
+//
+//   name: resnet18-b1
+//   tasks:
+//     - name: layer1.0.conv1
+//       task: conv2d:1x64x56x56:64x3x3:s1:p1   # a built-in task, or
+//       count: 1                               # runs per inference (default 1)
+//     - name: gemm
+//       dataset: ../../data/datasets/gemm_clblast/RTX_3090.json.gz   # a measured dataset to replay
+//
+// Identical workloads (the same canonical task, or the same dataset file) are
+// merged: one task, the counts added, every name kept.
+//
+// Each round is a run of one task's session, continued from where its last
+// round stopped (its run is left stopped, hence resumable, between rounds and
+// at the end), so the strategy of each task keeps its whole history; every
+// task's run is recorded in the one results database under the task's own key
+// and `best`, `emit` and the dashboard read it as any run.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tune/engine/task_scheduler.hpp"
+#include "tune/tune.hpp"
+
+namespace tune {
+
+struct model_task {
+  /// The names of the model's entries merged into this task, in file order.
+  std::vector<std::string> names;
+  std::string task;     ///< canonical built-in task; or empty
+  std::string dataset;  ///< a measured dataset (absolute path); or empty
+  double count = 1.0;   ///< runs per inference, merged entries' counts added
+  /// "conv2d", "matmul", "bmm" for built-in tasks, "dataset" otherwise.
+  std::string family;
+  double flops = 0.0;  ///< of one run; 0 for a dataset
+
+  /// The names joined with ", ".
+  std::string label() const;
+};
+
+struct model {
+  std::string origin;  ///< the file read
+  std::string name;
+  std::vector<model_task> tasks;
+  /// Entries of the file, merged or not.
+  std::size_t entries = 0;
+};
+
+/// Reads a model file (YAML). Throws input_error naming the file, the field
+/// (e.g. `tasks[3].count`) and the fix.
+model read_model(const std::string& path);
+
+/// One point of the model's progress: after a round.
+struct model_progress {
+  std::uint64_t trials = 0;  ///< of every task, recorded ones included
+  double wall_s = 0.0;
+  /// sum of count x best time (ms); NaN while a task has none.
+  double latency_ms = 0.0;
+  std::size_t task = 0;  ///< the round's task
+};
+
+struct model_options {
+  /// What every task's session shares: the topology, the strategy and its
+  /// hyperparameters, the results database, the seed (the model's: every
+  /// task's run and the scheduler draw from it), the measurement. Its target
+  /// fields (task, dataset, …) must be empty: the model names the targets.
+  /// Its budget is unused (budget_trials is the model's); stop ends the model
+  /// after the round in progress.
+  session_options session;
+  task_scheduler_options scheduler;
+  /// Trials of one task per round (a round may take a few more: the trials
+  /// already handed out when it is stopped are measured and kept). > 0.
+  std::uint32_t round_trials = 16;
+  /// Trials of every task in all, recorded ones included on resume; 0: 64 per task.
+  std::uint64_t budget_trials = 0;
+  /// Called after each round.
+  std::function<void(const model_progress&)> on_round;
+};
+
+struct model_task_report {
+  std::string label;   ///< model_task::label()
+  std::string target;  ///< the task or dataset
+  double count = 1.0;
+  std::uint64_t trials = 0;  ///< recorded ones included
+  std::uint32_t rounds = 0;
+  std::int64_t run_id = 0;
+  /// The task's best trial (its run's report::best); empty when nothing succeeded.
+  std::optional<trial_info> best;
+  bool done = false;  ///< the scheduler ended it (nothing left to propose, or patience)
+};
+
+struct model_report {
+  std::string name;
+  std::uint64_t seed = 0;
+  scheduler_kind scheduler = scheduler_kind::gradient;
+  std::vector<model_task_report> tasks;  ///< in the model's order
+  std::vector<model_progress> trace;     ///< after every round
+  std::uint64_t trials = 0;
+  double wall_s = 0.0;
+  double latency_ms = 0.0;  ///< sum of count x best time; NaN when a task has no best
+  end_reason reason = end_reason::budget;
+
+  nlohmann::json to_json() const;
+  std::string to_text() const;
+};
+
+/// Tunes a model's tasks in rounds, one task per round as the scheduler
+/// picks. Throws input_error for bad options (a target set in
+/// options.session, round_trials 0, bad scheduler settings) and what a
+/// task's session throws.
+model_report tune_model(const model& m, model_options options);
+
+}  // namespace tune

@@ -1,0 +1,298 @@
+#include "tune/model.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+
+#include "tune/kernels/task.hpp"
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void refuse(const std::string& origin, const std::string& field, const std::string& problem) {
+  throw input_error("model file " + origin + ": " + field + ": " + problem);
+}
+
+std::string family_of(const task_spec& spec) {
+  switch (spec.op) {
+    case operator_kind::matmul:
+      return "matmul";
+    case operator_kind::batch_matmul:
+      return "bmm";
+    case operator_kind::conv2d:
+      return "conv2d";
+  }
+  return "";
+}
+
+std::string scalar_text(const YAML::Node& node, const std::string& origin, const std::string& field) {
+  if (!node.IsScalar()) refuse(origin, field, "must be a string");
+  return node.as<std::string>();
+}
+
+}  // namespace
+
+std::string model_task::label() const {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+model read_model(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw input_error("model file " + path + ": cannot be read; give the path of a YAML model file");
+  } catch (const YAML::ParserException& e) {
+    throw input_error("model file " + path + ": not valid YAML (" + e.msg + " at line " +
+                      std::to_string(e.mark.line + 1) + ")");
+  }
+  if (!root.IsMap()) refuse(path, "(top level)", "must be a mapping with 'tasks:' (a list of tasks)");
+  for (const auto& entry : root) {
+    const auto key = entry.first.as<std::string>();
+    if (key != "name" && key != "tasks") refuse(path, key, "unknown field; a model file has 'name' and 'tasks'");
+  }
+  model m;
+  m.origin = path;
+  m.name = root["name"] ? scalar_text(root["name"], path, "name") : fs::path(path).stem().string();
+  const auto tasks = root["tasks"];
+  if (!tasks || !tasks.IsSequence() || tasks.size() == 0)
+    refuse(path, "tasks", "must be a non-empty list, each item with 'task:' (e.g. matmul:128x768x768) or 'dataset:'");
+  const fs::path folder = fs::absolute(path).parent_path();
+  std::map<std::string, std::size_t> index_of;  // merge key -> index in m.tasks
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto item = tasks[i];
+    const std::string where = "tasks[" + std::to_string(i) + "]";
+    if (!item.IsMap()) refuse(path, where, "must be a mapping with 'task:' or 'dataset:', 'name:' and 'count:'");
+    for (const auto& entry : item) {
+      const auto key = entry.first.as<std::string>();
+      if (key != "name" && key != "task" && key != "dataset" && key != "count")
+        refuse(path, where + "." + key, "unknown field; a task has 'name', 'task' or 'dataset', and 'count'");
+    }
+    if (static_cast<bool>(item["task"]) == static_cast<bool>(item["dataset"]))
+      refuse(path, where, "give exactly one of 'task:' (a built-in task) and 'dataset:' (a measured dataset)");
+    model_task t;
+    std::string key;
+    if (item["task"]) {
+      const auto text = scalar_text(item["task"], path, where + ".task");
+      task_spec spec;
+      try {
+        spec = parse_task(text);
+      } catch (const std::invalid_argument& e) {
+        refuse(path, where + ".task", e.what());
+      }
+      t.task = spec.to_string();
+      t.family = family_of(spec);
+      t.flops = spec.flops();
+      key = "task:" + t.task;
+    } else {
+      const auto text = scalar_text(item["dataset"], path, where + ".dataset");
+      fs::path file = text;
+      if (file.is_relative()) file = folder / file;
+      file = file.lexically_normal();
+      if (!fs::is_regular_file(file))
+        refuse(path, where + ".dataset",
+               "no file " + file.string() + "; a relative path is read from the model file's folder");
+      t.dataset = file.string();
+      t.family = "dataset";
+      key = "dataset:" + t.dataset;
+    }
+    if (item["count"]) {
+      double count = 0;
+      try {
+        count = item["count"].as<double>();
+      } catch (const YAML::BadConversion&) {
+        refuse(path, where + ".count", "must be a number > 0 (how often the task runs per inference)");
+      }
+      if (!std::isfinite(count) || count <= 0)
+        refuse(path, where + ".count", "must be a number > 0 (how often the task runs per inference)");
+      t.count = count;
+    }
+    t.names.push_back(item["name"] ? scalar_text(item["name"], path, where + ".name")
+                                   : (t.task.empty() ? fs::path(t.dataset).filename().string() : t.task));
+    ++m.entries;
+    auto [it, inserted] = index_of.emplace(key, m.tasks.size());
+    if (inserted) {
+      m.tasks.push_back(std::move(t));
+    } else {
+      auto& merged = m.tasks[it->second];
+      merged.count += t.count;
+      merged.names.push_back(t.names.front());
+    }
+  }
+  return m;
+}
+
+model_report tune_model(const model& m, model_options options) {
+  const auto& base = options.session;
+  if (!base.task.empty() || !base.dataset.empty() || !base.kernel.empty() || !base.workload.empty() || base.objective ||
+      base.custom_backend || !base.space_file.empty() || base.space)
+    throw input_error(
+        "model: the model names the tasks; leave the session's target (task, dataset, kernel, "
+        "workload, objective, space) empty");
+  if (m.tasks.empty()) throw input_error("model " + m.origin + ": no tasks");
+  if (options.round_trials == 0) throw input_error("model: round_trials must be at least 1");
+  try {
+    validate(options.scheduler);
+  } catch (const std::invalid_argument& e) {
+    throw input_error(std::string("model: ") + e.what());
+  }
+  const std::uint64_t budget = options.budget_trials ? options.budget_trials : 64 * m.tasks.size();
+  // One seed for the model: every task's run is recorded with it (a resume
+  // finds each run by task, strategy and seed) and the scheduler draws from it.
+  const std::uint64_t seed = base.seed ? *base.seed : std::random_device{}();
+  options.scheduler.seed = seed;
+
+  std::vector<scheduled_task> scheduled;
+  for (const auto& t : m.tasks) scheduled.push_back({t.label(), t.count, t.flops, t.family});
+  task_scheduler scheduler(scheduled, options.scheduler);
+
+  // A task's runs must outlive a round: without a database file the rounds
+  // are recorded in a temporary one, removed at the end.
+  std::string db_path = base.db_path;
+  fs::path temporary;
+  if (db_path.empty()) {
+    temporary = fs::temp_directory_path() / fmt::format("tune-model-{}-{}.db", ::getpid(), seed);
+    db_path = temporary.string();
+  }
+  struct remove_on_exit {
+    fs::path path;
+    ~remove_on_exit() {
+      if (path.empty()) return;
+      std::error_code ec;
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path.string() + suffix, ec);
+    }
+  } cleanup{temporary};
+
+  model_report report;
+  report.name = m.name;
+  report.seed = seed;
+  report.scheduler = options.scheduler.kind;
+  report.tasks.resize(m.tasks.size());
+  for (std::size_t i = 0; i < m.tasks.size(); ++i) {
+    report.tasks[i].label = m.tasks[i].label();
+    report.tasks[i].target = m.tasks[i].task.empty() ? m.tasks[i].dataset : m.tasks[i].task;
+    report.tasks[i].count = m.tasks[i].count;
+  }
+  std::vector<bool> started(m.tasks.size(), false);
+  const auto start = std::chrono::steady_clock::now();
+  report.reason = end_reason::budget;
+  while (report.trials < budget) {
+    if (base.stop.stop_requested()) {
+      report.reason = end_reason::stopped;
+      break;
+    }
+    auto pick = scheduler.next();
+    if (!pick) {
+      report.reason = end_reason::exhausted;
+      break;
+    }
+    const std::size_t t = *pick;
+    auto& task_report = report.tasks[t];
+    session_options o = base;
+    o.task = m.tasks[t].task;
+    o.dataset = m.tasks[t].dataset;
+    o.db_path = db_path;
+    o.seed = seed;
+    // The first round of a task continues its earlier run only when asked
+    // (a resume of the model); later rounds always continue it.
+    o.resume = started[t] || base.resume;
+    // The round is ended by a stop, so that its run stays resumable: the
+    // budget only caps a task at what the whole model may spend.
+    o.budget.trials = budget;
+    o.confirm.top = 0;         // a round is not the end of the task's search
+    o.compare_vendor = false;  // nor a time to compare
+    o.stop = stop_source{};
+    const std::uint64_t left = budget - report.trials;
+    const std::uint64_t round = std::min<std::uint64_t>(options.round_trials, left);
+    auto round_stop = o.stop;
+    auto user_stop = base.stop;
+    auto user_on_trial = base.on_trial;
+    auto seen = std::make_shared<std::uint64_t>(0);
+    o.on_trial = [=](const trial_info& info) {
+      if (user_on_trial) user_on_trial(info);
+      if (++*seen >= round || user_stop.stop_requested()) round_stop.request_stop();
+    };
+    o.progress_line = false;
+    run_report r = session(std::move(o)).run();
+    started[t] = true;
+    const std::uint64_t before = task_report.trials;
+    task_report.trials = r.trials;
+    task_report.run_id = r.run_id;
+    task_report.best = r.best;
+    ++task_report.rounds;
+    // A resumed first round brings the task's recorded trials with it.
+    report.trials += r.trials - before;
+    if (r.reason == end_reason::exhausted || r.new_trials == 0) scheduler.mark_done(t);
+    if (r.reason == end_reason::failed) {
+      report.reason = end_reason::failed;
+      break;
+    }
+    scheduler.record_round(t, r.best ? r.best->time_ms : std::nan(""));
+    model_progress p;
+    p.trials = report.trials;
+    p.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    p.latency_ms = scheduler.weighted_latency();
+    p.task = t;
+    report.trace.push_back(p);
+    if (options.on_round) options.on_round(p);
+  }
+  for (std::size_t i = 0; i < m.tasks.size(); ++i) report.tasks[i].done = scheduler.done(i);
+  report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.latency_ms = scheduler.weighted_latency();
+  return report;
+}
+
+nlohmann::json model_report::to_json() const {
+  auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  nlohmann::json j;
+  j["model"] = name;
+  j["seed"] = std::to_string(seed);
+  j["scheduler"] = std::string(to_string(scheduler));
+  j["trials"] = trials;
+  j["wall_s"] = wall_s;
+  j["latency_ms"] = number(latency_ms);
+  j["reason"] = std::string(to_string(reason));
+  j["tasks"] = nlohmann::json::array();
+  for (const auto& t : tasks) {
+    nlohmann::json tj{{"names", t.label},   {"target", t.target}, {"count", t.count}, {"trials", t.trials},
+                      {"rounds", t.rounds}, {"run_id", t.run_id}, {"done", t.done}};
+    tj["best_ms"] = t.best ? number(t.best->time_ms) : nlohmann::json(nullptr);
+    tj["best_configuration"] = t.best ? nlohmann::json::parse(t.best->config_json) : nlohmann::json(nullptr);
+    j["tasks"].push_back(std::move(tj));
+  }
+  j["trace"] = nlohmann::json::array();
+  for (const auto& p : trace)
+    j["trace"].push_back(
+        {{"trials", p.trials}, {"wall_s", p.wall_s}, {"latency_ms", number(p.latency_ms)}, {"task", p.task}});
+  return j;
+}
+
+std::string model_report::to_text() const {
+  std::string out = fmt::format("model {}: {} trials in {:.2f} s wall; ended by {}; seed {}; scheduler {}\n", name,
+                                trials, wall_s, to_string(reason), seed, to_string(scheduler));
+  out += fmt::format("  {:>8}  {:>6}  {:>6}  {:>12}  {:>12}  {}\n", "count", "trials", "rounds", "best ms",
+                     "count x best", "task");
+  for (const auto& t : tasks) {
+    const double best = t.best ? t.best->time_ms : std::nan("");
+    out += fmt::format("  {:>8g}  {:>6}  {:>6}  {:>12.4f}  {:>12.4f}  {} ({}){}\n", t.count, t.trials, t.rounds, best,
+                       t.count * best, t.target, t.label, t.done ? " · done" : "");
+  }
+  if (std::isfinite(latency_ms))
+    out += fmt::format("model latency (sum of count x best): {:.4f} ms\n", latency_ms);
+  else
+    out += "model latency: not known (a task has no successful trial)\n";
+  return out;
+}
+
+}  // namespace tune

@@ -1,0 +1,235 @@
+// tune::read_model and tune::tune_model: model files (merging identical
+// workloads, every refusal naming the file, the field and the fix), the
+// shipped example models, and whole-model runs on replayed datasets: one
+// budget over the tasks, each task's run continued round after round and
+// left resumable, the scheduler's weights at work, a model resumed.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <set>
+
+#include "actors/scratch_dir.hpp"
+#include "facade/input_error_of.hpp"
+#include "tune/model.hpp"
+#include "tune/storage/results_db.hpp"
+
+using namespace tune;
+using tune::test::input_error_of;
+using tune::test::scratch_dir;
+
+namespace {
+
+std::filesystem::path write(const scratch_dir& dir, const std::string& name, const std::string& text) {
+  auto path = dir / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const std::string data_dir = TUNE_DATA_DIR;
+
+/// Two replayed spaces, the first weighted 10.
+std::string two_dataset_model(int heavy_count = 10) {
+  return "name: two\ntasks:\n"
+         "  - name: conv\n    dataset: " +
+         data_dir + "/datasets/convolution/A100.json.gz\n    count: " + std::to_string(heavy_count) +
+         "\n"
+         "  - name: gemm\n    dataset: " +
+         data_dir + "/datasets/gemm_clblast/RTX_3090.json.gz\n    count: 1\n";
+}
+
+model_options replayed_model_options(const std::filesystem::path& db, std::uint64_t budget) {
+  model_options o;
+  o.session.db_path = db.string();
+  o.session.seed = 5;
+  o.session.strategy = "random";
+  o.session.time_scale = 0.001;  // a recorded second replayed in a millisecond
+  o.budget_trials = budget;
+  o.round_trials = 8;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("model: a file's identical workloads are merged, counts added, names kept", "[facade][model]") {
+  scratch_dir dir("tune-model-file");
+  auto path = write(dir, "m.yaml",
+                    "name: tiny\n"
+                    "tasks:\n"
+                    "  - name: a\n    task: matmul:64x64x64\n    count: 2\n"
+                    "  - name: b\n    task: conv2d:1x8x16x16:8x3x3:p1\n"
+                    "  - name: c\n    task: matmul:64x64x64\n    count: 0.5\n");
+  auto m = read_model(path.string());
+  CHECK(m.name == "tiny");
+  CHECK(m.entries == 3);
+  REQUIRE(m.tasks.size() == 2);
+  CHECK(m.tasks[0].task == "matmul:64x64x64");
+  CHECK(m.tasks[0].count == 2.5);
+  CHECK(m.tasks[0].label() == "a, c");
+  CHECK(m.tasks[0].family == "matmul");
+  CHECK(m.tasks[0].flops == 2.0 * 64 * 64 * 64);
+  CHECK(m.tasks[1].family == "conv2d");
+  CHECK(m.tasks[1].count == 1.0);
+  // The canonical task string: the same convolution written with its defaults spelled out merges too.
+  auto again =
+      write(dir, "n.yaml", "tasks:\n  - task: conv2d:1x8x16x16:8x3x3:s1:p1\n  - task: conv2d:1x8x16x16:8x3x3:p1\n");
+  auto n = read_model(again.string());
+  CHECK(n.name == "n");
+  REQUIRE(n.tasks.size() == 1);
+  CHECK(n.tasks[0].count == 2.0);
+}
+
+TEST_CASE("model: the shipped models read, with ResNet-18's repeated convolutions merged", "[facade][model]") {
+  const std::string examples = std::string(TUNE_SOURCE_DIR) + "/examples/models/";
+  auto resnet = read_model(examples + "resnet18.yaml");
+  CHECK(resnet.entries == 21);
+  REQUIRE(resnet.tasks.size() == 12);
+  double convolutions = 0;
+  for (const auto& t : resnet.tasks)
+    if (t.family == "conv2d") convolutions += t.count;
+  CHECK(convolutions == 20);
+  // layer1's four 3x3 convolutions are one task.
+  CHECK(resnet.tasks[1].count == 4);
+  CHECK(resnet.tasks[1].label() == "layer1.0.conv1, layer1.0.conv2, layer1.1.conv1, layer1.1.conv2");
+  auto bert = read_model(examples + "bert_layer.yaml");
+  REQUIRE(bert.tasks.size() == 5);
+  CHECK(bert.tasks[0].count == 4);  // query, key, value, output projections
+  CHECK(bert.tasks[1].task == "bmm:12x128x64x128:nt");
+  auto replayed = read_model(examples + "replayed_gpu.yaml");
+  REQUIRE(replayed.tasks.size() == 4);
+  for (const auto& t : replayed.tasks) CHECK(std::filesystem::is_regular_file(t.dataset));
+}
+
+TEST_CASE("model: a bad model file is refused with the file, the field and the fix", "[facade][model]") {
+  scratch_dir dir("tune-model-bad");
+  auto refused = [&](const std::string& text) {
+    auto path = write(dir, "bad.yaml", text);
+    return input_error_of([&] { read_model(path.string()); }, "accepted");
+  };
+  CHECK_THAT(input_error_of([&] { read_model((dir / "none.yaml").string()); }, "accepted"),
+             Catch::Contains("none.yaml: cannot be read"));
+  CHECK_THAT(refused("tasks: [\n"), Catch::Contains("not valid YAML"));
+  CHECK_THAT(refused("- a\n"), Catch::Contains("must be a mapping with 'tasks:'"));
+  CHECK_THAT(refused("name: x\n"), Catch::Contains("bad.yaml: tasks: must be a non-empty list"));
+  CHECK_THAT(refused("tasks: []\n"), Catch::Contains("tasks: must be a non-empty list"));
+  CHECK_THAT(refused("tasks: [{task: matmul:8x8x8}]\nmodle: x\n"), Catch::Contains("modle: unknown field"));
+  CHECK_THAT(refused("tasks:\n  - task: matmul:8x8x8\n  - taks: matmul:8x8x8\n"),
+             Catch::Contains("tasks[1].taks: unknown field"));
+  CHECK_THAT(refused("tasks:\n  - name: only\n"), Catch::Contains("tasks[0]: give exactly one of 'task:'"));
+  CHECK_THAT(refused("tasks:\n  - task: matmul:8x8x8\n    dataset: x.json\n"), Catch::Contains("give exactly one of"));
+  CHECK_THAT(refused("tasks:\n  - task: matmul:8x8\n"), Catch::Contains("tasks[0].task: "));
+  CHECK_THAT(refused("tasks:\n  - task: matmul:8x8x8\n    count: 0\n"), Catch::Contains("tasks[0].count: must be"));
+  CHECK_THAT(refused("tasks:\n  - task: matmul:8x8x8\n    count: often\n"), Catch::Contains("tasks[0].count"));
+  CHECK_THAT(refused("tasks:\n  - dataset: missing.json.gz\n"),
+             Catch::Contains("tasks[0].dataset: no file " + (dir / "missing.json.gz").string()));
+  CHECK_THAT(refused("tasks:\n  - task: [1, 2]\n"), Catch::Contains("tasks[0].task: must be a string"));
+}
+
+TEST_CASE("model: one budget over the tasks, each task's run continued round after round", "[facade][model]") {
+  scratch_dir dir("tune-model-run");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto o = replayed_model_options(dir / "r.db", 96);
+  std::vector<model_progress> rounds;
+  o.on_round = [&](const model_progress& p) { rounds.push_back(p); };
+  auto r = tune_model(m, o);
+
+  CHECK(r.reason == end_reason::budget);
+  CHECK(r.trials >= 96);
+  CHECK(r.trials < 96 + 8);  // at most the trials in flight when the last round stopped
+  REQUIRE(r.tasks.size() == 2);
+  CHECK(r.tasks[0].trials + r.tasks[1].trials == r.trials);
+  CHECK(r.trace.size() == rounds.size());
+  CHECK(r.tasks[0].rounds + r.tasks[1].rounds == rounds.size());
+  for (const auto& t : r.tasks) REQUIRE(t.best);
+  CHECK_THAT(r.latency_ms, Catch::WithinRel(10 * r.tasks[0].best->time_ms + 1 * r.tasks[1].best->time_ms, 1e-12));
+  for (std::size_t i = 1; i < rounds.size(); ++i) {
+    CHECK(rounds[i].trials > rounds[i - 1].trials);
+    if (std::isfinite(rounds[i - 1].latency_ms)) CHECK(rounds[i].latency_ms <= rounds[i - 1].latency_ms);
+  }
+
+  // One run per task in the database, stopped (resumable), holding every trial of its rounds.
+  storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+  auto runs = db.runs();
+  REQUIRE(runs.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(runs[i].reason == end_reason::stopped);
+    CHECK(runs[i].seed == 5);
+    const auto& t = r.tasks[runs[i].id == r.tasks[0].run_id ? 0 : 1];
+    CHECK(db.trials(runs[i].id).size() == t.trials);
+  }
+
+  SECTION("a resumed model continues the same runs") {
+    auto more = replayed_model_options(dir / "r.db", 160);
+    more.session.resume = true;
+    auto again = tune_model(m, more);
+    CHECK(again.trials >= 160);
+    CHECK(again.tasks[0].run_id == r.tasks[0].run_id);
+    CHECK(again.tasks[1].run_id == r.tasks[1].run_id);
+    CHECK(again.tasks[0].trials >= r.tasks[0].trials);
+    CHECK(again.tasks[1].trials >= r.tasks[1].trials);
+    storage::results_db after((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+    CHECK(after.runs().size() == 2);
+  }
+}
+
+TEST_CASE("model: the gradient scheduler gives the heavy task more rounds than round robin does", "[facade][model]") {
+  scratch_dir dir("tune-model-weights");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model(50)).string());
+  auto rounds_of_heavy = [&](scheduler_kind kind, const std::string& db) {
+    auto o = replayed_model_options(dir / db, 96);
+    o.scheduler.kind = kind;
+    o.scheduler.epsilon = 0;
+    return tune_model(m, o).tasks[0].rounds;
+  };
+  const auto robin = rounds_of_heavy(scheduler_kind::round_robin, "robin.db");
+  const auto gradient = rounds_of_heavy(scheduler_kind::gradient, "gradient.db");
+  CHECK(robin <= 7);  // 12 rounds of 8, every other one
+  CHECK(gradient > robin);
+}
+
+TEST_CASE("model: without a database the rounds are recorded in a temporary one, removed after", "[facade][model]") {
+  scratch_dir dir("tune-model-temp");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto o = replayed_model_options({}, 40);
+  o.session.db_path.clear();
+  auto r = tune_model(m, o);
+  CHECK(r.trials >= 40);
+  const std::string prefix = "tune-model-" + std::to_string(::getpid()) + "-";
+  int left = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    left += entry.path().filename().string().rfind(prefix, 0) == 0;
+  CHECK(left == 0);
+}
+
+TEST_CASE("model: bad options are refused", "[facade][model]") {
+  scratch_dir dir("tune-model-options");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto o = replayed_model_options(dir / "r.db", 40);
+  o.session.task = "matmul:8x8x8";
+  CHECK_THAT(input_error_of([&] { tune_model(m, o); }, "accepted"), Catch::Contains("the model names the tasks"));
+  o = replayed_model_options(dir / "r.db", 40);
+  o.round_trials = 0;
+  CHECK_THAT(input_error_of([&] { tune_model(m, o); }, "accepted"), Catch::Contains("round_trials"));
+  o = replayed_model_options(dir / "r.db", 40);
+  o.scheduler.alpha = 2;
+  CHECK_THAT(input_error_of([&] { tune_model(m, o); }, "accepted"), Catch::Contains("alpha"));
+}
+
+TEST_CASE("model: the report as text and JSON", "[facade][model]") {
+  scratch_dir dir("tune-model-report");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto r = tune_model(m, replayed_model_options(dir / "r.db", 32));
+  auto j = r.to_json();
+  CHECK(j["model"] == "two");
+  CHECK(j["seed"] == "5");
+  CHECK(j["scheduler"] == "gradient");
+  REQUIRE(j["tasks"].size() == 2);
+  CHECK(j["tasks"][0]["names"] == "conv");
+  CHECK(j["tasks"][0]["count"] == 10.0);
+  CHECK(j["tasks"][0]["best_configuration"].is_object());
+  CHECK(j["trace"].size() == r.trace.size());
+  auto text = r.to_text();
+  CHECK_THAT(text, Catch::Contains("model two: "));
+  CHECK_THAT(text, Catch::Contains("(conv)"));
+  CHECK_THAT(text, Catch::Contains("model latency (sum of count x best): "));
+}
