@@ -25,6 +25,9 @@ void validate(const task_scheduler_options& options) {
   if (!in_unit(options.epsilon))
     throw std::invalid_argument("scheduler epsilon: " + std::to_string(options.epsilon) + " is not in [0, 1]");
   if (options.window < 1) throw std::invalid_argument("scheduler window: must be at least 1 round");
+  if (!std::isfinite(options.stall_half_life) || options.stall_half_life < 0.0)
+    throw std::invalid_argument("scheduler stall_half_life: " + std::to_string(options.stall_half_life) +
+                                " must be a number of rounds >= 0 (0: off)");
   if (!std::isfinite(options.beta) || options.beta <= 0.0)
     throw std::invalid_argument("scheduler beta: " + std::to_string(options.beta) + " must be a number > 0");
 }
@@ -61,10 +64,10 @@ void task_scheduler::mark_done(std::size_t task) { state_.at(task).exhausted = t
 void task_scheduler::record_round(std::size_t task, double best_ms) {
   auto& s = state_.at(task);
   ++s.rounds;
-  const bool improved = std::isfinite(best_ms) && (!std::isfinite(s.best_ms) || best_ms < s.best_ms);
-  if (improved) {
+  if (std::isfinite(best_ms) && (!std::isfinite(s.best_ms) || best_ms < s.best_ms)) {
+    // A fall of less than min_gain is noise to the stall and patience rules.
+    if (!std::isfinite(s.best_ms) || best_ms < s.best_ms * (1.0 - options_.min_gain)) s.best_round = s.rounds;
     s.best_ms = best_ms;
-    s.best_round = s.rounds;
   }
   s.history.push_back(s.best_ms);
 }
@@ -93,7 +96,11 @@ double task_scheduler::gradient(std::size_t task) const {
     const double then = s.history[s.history.size() - 1 - options_.window];
     if (std::isfinite(then)) backward = (g - then) / options_.window;
   }
-  double next = s.rounds > 0 ? g - g / s.rounds : g;
+  double guess = s.rounds > 0 ? g / s.rounds : 0.0;
+  if (options_.stall_half_life > 0) {
+    guess *= std::exp2(-static_cast<double>(s.rounds - s.best_round) / options_.stall_half_life);
+  }
+  double next = g - guess;
   if (t.flops > 0.0 && !t.family.empty()) {
     double best_throughput = 0.0;
     for (std::size_t j = 0; j < tasks_.size(); ++j) {

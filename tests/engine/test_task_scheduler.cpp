@@ -95,6 +95,33 @@ TEST_CASE("task_scheduler: the gradient rule spends rounds where the weighted la
   }
 }
 
+TEST_CASE("task_scheduler: a dominant task that stopped improving yields once its guess has halved enough",
+          "[engine][task_scheduler]") {
+  // Task 0 takes 100 ms and found its optimum in its first round; task 1 takes
+  // 1 ms x 10 and keeps falling by 2% a round.
+  auto rounds_of_dominant = [](double half_life) {
+    task_scheduler_options o = greedy();
+    o.stall_half_life = half_life;
+    task_scheduler s({{"big", 1.0, 0, ""}, {"small", 10.0, 0, ""}}, o);
+    return drive(s, 60, [](std::size_t task, int r) { return task == 0 ? 100.0 : std::pow(0.98, r); })[0];
+  };
+  CHECK(rounds_of_dominant(0) > 45);  // Ansor's rule: 100 / r stays the larger guess
+  CHECK(rounds_of_dominant(3) < 20);  // 100 / r halved every 3 flat rounds: about 16
+}
+
+TEST_CASE("task_scheduler: a fall below min_gain does not count as an improvement", "[engine][task_scheduler]") {
+  task_scheduler_options o = greedy();
+  o.patience = 2;
+  o.min_gain = 0.01;
+  task_scheduler s({{"a", 1.0, 0, ""}}, o);
+  s.record_round(0, 10.0);
+  s.record_round(0, 9.95);  // 0.5%: the best falls, the stall goes on
+  CHECK(s.best_ms(0) == 9.95);
+  CHECK_FALSE(s.done(0));
+  s.record_round(0, 9.94);
+  CHECK(s.done(0));
+}
+
 TEST_CASE("task_scheduler: the backward slope is the fall over the window", "[engine][task_scheduler]") {
   task_scheduler_options o = greedy();
   o.alpha = 1.0;  // backward slope only
@@ -112,6 +139,7 @@ TEST_CASE("task_scheduler: a task far below its family's throughput looks promis
   task_scheduler_options o = greedy();
   o.alpha = 0.0;  // forward slope only
   o.beta = 2.0;
+  o.stall_half_life = 0;  // Ansor's guess as it is
   // Same flops; b already runs at 1 ms, a at 10 ms after as many rounds.
   task_scheduler s({{"a", 1.0, 1e6, "conv"}, {"b", 1.0, 1e6, "conv"}, {"c", 1.0, 1e6, "matmul"}}, o);
   for (int r = 0; r < 4; ++r) {
@@ -154,7 +182,7 @@ TEST_CASE("task_scheduler: patience ends a task that stopped improving, done tas
   task_scheduler_options o = greedy();
   o.patience = 3;
   task_scheduler s(three_tasks(), o);
-  auto got = drive(s, 1000, [](std::size_t task, int r) { return task == 1 ? 100.0 / r : 5.0; });
+  auto got = drive(s, 1000, [](std::size_t task, int r) { return task == 1 ? 100.0 * std::pow(0.9, r) : 5.0; });
   // Tasks 0 and 2 never improve after their first round: done after 1 + 3 rounds.
   CHECK(got[0] == 4);
   CHECK(got[2] == 4);
@@ -225,6 +253,9 @@ TEST_CASE("task_scheduler: bad input is refused with the field and the range", "
   o = {};
   o.beta = 0;
   refused(three_tasks(), o, "beta");
+  o = {};
+  o.stall_half_life = -1;
+  refused(three_tasks(), o, "stall_half_life");
   CHECK(scheduler_kind_from_string("round-robin") == scheduler_kind::round_robin);
   CHECK(scheduler_kind_from_string("gradient") == scheduler_kind::gradient);
   CHECK_FALSE(scheduler_kind_from_string("fifo"));

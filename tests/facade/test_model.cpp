@@ -96,7 +96,7 @@ TEST_CASE("model: the shipped models read, with ResNet-18's repeated convolution
   CHECK(bert.tasks[0].count == 4);  // query, key, value, output projections
   CHECK(bert.tasks[1].task == "bmm:12x128x64x128:nt");
   auto replayed = read_model(examples + "replayed_gpu.yaml");
-  REQUIRE(replayed.tasks.size() == 4);
+  REQUIRE(replayed.tasks.size() == 5);
   for (const auto& t : replayed.tasks) CHECK(std::filesystem::is_regular_file(t.dataset));
 }
 

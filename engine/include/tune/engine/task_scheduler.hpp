@@ -19,6 +19,13 @@
 //                 the task could reach beta times the throughput (flops per
 //                 ms) a task of its family already reached.
 //
+//     With stall_half_life h > 0 (tune-engine's addition), the first term is
+//     halved for every h rounds since the task's best last improved: Ansor's
+//     guess is proportional to the task's time, so a task that dominates the
+//     model's latency but has stopped improving (it found its optimum) would
+//     otherwise keep taking rounds from tasks that still improve (measured on
+//     replayed models: bench/bench_model_scheduler.cpp, docs/models.md).
+//
 //     Every task first gets one round (the warm-up); then the most negative
 //     slope wins (ties and an all-zero slope: the task with the fewest
 //     rounds), and with probability epsilon a live task drawn at random.
@@ -65,6 +72,12 @@ struct task_scheduler_options {
   double beta = 2.0;           ///< throughput a task may reach over its family's best (Ansor's)
   double epsilon = 0.05;       ///< share of rounds given to a task drawn at random (the same)
   std::uint32_t patience = 0;  ///< rounds without improvement before a task is done; 0: never
+  /// Rounds since the last improvement that halve the optimistic forward
+  /// guess; 0: never (Ansor's rule exactly).
+  double stall_half_life = 3.0;
+  /// A round improves a task (for stall_half_life and patience) when it
+  /// lowers its best by more than this fraction.
+  double min_gain = 0.01;
   std::uint64_t seed = 0;
 };
 

@@ -1,0 +1,194 @@
+// The task scheduler on a replayed model: the model's tasks are measured
+// datasets (tune/model.hpp's `dataset:` entries), each searched by its own
+// strategy; one trial budget for the model, spent in rounds of R trials of the
+// task the scheduler picks. For each seed, gradient and round robin run on the
+// same seeds; the figure is the model's weighted latency, sum of count x best
+// recorded time, over the trials, relative to its optimum (every task at the
+// fastest time its dataset holds).
+//
+//   bench_model_scheduler [--model FILE] [--seeds N] [--budget B] [--round R]
+//                         [--strategy NAME] [--half-life H] [--patience P] [--out FILE.md]
+//
+// --half-life and --patience set the scheduler's stall_half_life and patience
+// (task_scheduler_options); TUNE_BENCH_VERBOSE=1 prints each run's rounds and
+// best time per task on stderr.
+//
+// Headline: the trials the gradient scheduler needs to reach the weighted
+// latency round robin has at the full budget (per seed; the median and the
+// mean over seeds, as a fraction of the budget).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <numeric>
+
+#include "bench_replay.hpp"
+#include "tune/engine/median.hpp"
+#include "tune/engine/strategy.hpp"
+#include "tune/engine/task_scheduler.hpp"
+#include "tune/kernels/replay.hpp"
+#include "tune/model.hpp"
+
+namespace {
+
+using namespace tune;
+
+struct options {
+  std::string model = std::string(TUNE_DATA_DIR) + "/../examples/models/replayed_gpu.yaml";
+  std::size_t seeds = 20;
+  std::size_t budget = 0;  // 0: 100 per task
+  std::uint32_t round = 8;
+  std::string strategy;
+  std::string out;
+  std::uint32_t patience = 0;
+  double half_life = task_scheduler_options{}.stall_half_life;
+};
+
+/// The weighted latency after each trial (NaN until every task has a best).
+std::vector<double> run_model(const model& m, const std::vector<std::shared_ptr<replay_dataset>>& data,
+                              scheduler_kind kind, const options& o, std::uint64_t seed) {
+  std::vector<scheduled_task> tasks;
+  for (const auto& t : m.tasks) tasks.push_back({t.label(), t.count, 0.0, t.family});
+  task_scheduler_options so;
+  so.kind = kind;
+  so.seed = seed;
+  so.patience = o.patience;
+  so.stall_half_life = o.half_life;
+  task_scheduler scheduler(tasks, so);
+  std::vector<std::unique_ptr<strategy>> searches;
+  for (const auto& d : data) {
+    strategy_options sopt;
+    sopt.seed = seed;
+    searches.push_back(make_strategy(o.strategy, d->space, sopt));
+  }
+  std::vector<double> best(m.tasks.size(), std::nan(""));
+  std::vector<double> curve;
+  auto latency = [&] {
+    double sum = 0;
+    for (std::size_t i = 0; i < best.size(); ++i) sum += m.tasks[i].count * best[i];
+    return sum;  // NaN while a task has none
+  };
+  while (curve.size() < o.budget) {
+    auto pick = scheduler.next();
+    if (!pick) break;
+    const std::size_t t = *pick;
+    std::size_t measured = 0;
+    while (measured < o.round && curve.size() < o.budget) {
+      auto proposals = searches[t]->propose(std::min<std::size_t>(o.round - measured, o.budget - curve.size()));
+      if (proposals.empty()) break;
+      for (const auto& config : proposals) {
+        auto e = evaluate(*data[t], config, nullptr);
+        trial_result r;
+        r.config = config;
+        r.state = e.state;
+        r.time_ms = e.time_ms;
+        searches[t]->observe(r);
+        if (r.ok() && !(r.time_ms >= best[t])) best[t] = r.time_ms;
+        curve.push_back(latency());
+        ++measured;
+      }
+    }
+    if (measured == 0) scheduler.mark_done(t);
+    scheduler.record_round(t, best[t]);
+  }
+  if (std::getenv("TUNE_BENCH_VERBOSE"))
+    for (std::size_t i = 0; i < best.size(); ++i)
+      std::fprintf(stderr, "%s %s: rounds %u best %.4f (optimum %.4f) x%g\n", to_string(kind).data(),
+                   m.tasks[i].label().c_str(), scheduler.rounds(i), best[i], data[i]->best_time_ms(), m.tasks[i].count);
+  return curve;
+}
+
+int run(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--model")
+      o.model = bench::next_value(argc, argv, i);
+    else if (a == "--seeds")
+      o.seeds = std::stoul(bench::next_value(argc, argv, i));
+    else if (a == "--budget")
+      o.budget = std::stoul(bench::next_value(argc, argv, i));
+    else if (a == "--round")
+      o.round = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
+    else if (a == "--strategy")
+      o.strategy = bench::next_value(argc, argv, i);
+    else if (a == "--half-life")
+      o.half_life = std::stod(bench::next_value(argc, argv, i));
+    else if (a == "--patience")
+      o.patience = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
+    else if (a == "--out")
+      o.out = bench::next_value(argc, argv, i);
+    else
+      throw std::invalid_argument("unknown option " + a +
+                                  "; see the comment at the top of bench/bench_model_scheduler.cpp");
+  }
+  if (o.strategy.empty()) o.strategy = default_strategy_name();
+  const model m = read_model(o.model);
+  if (o.budget == 0) o.budget = 100 * m.tasks.size();
+  std::vector<std::shared_ptr<replay_dataset>> data;
+  double optimum = 0;
+  for (const auto& t : m.tasks) {
+    if (t.dataset.empty()) throw std::invalid_argument(o.model + ": task " + t.label() + " is not a dataset");
+    data.push_back(std::make_shared<replay_dataset>(read_replay_dataset(t.dataset)));
+    optimum += t.count * data.back()->best_time_ms();
+  }
+
+  std::string md = fmt::format(
+      "Model {} ({} tasks), strategy `{}`, {} trials in rounds of {}, seeds 1–{}: weighted latency "
+      "(sum of count × best recorded time) relative to its optimum ({:.4f} ms), mean over seeds.\n\n",
+      m.name, m.tasks.size(), o.strategy, o.budget, o.round, o.seeds, optimum);
+  std::vector<std::vector<double>> curves[2];
+  for (std::size_t s = 1; s <= o.seeds; ++s) {
+    curves[0].push_back(run_model(m, data, scheduler_kind::gradient, o, s));
+    curves[1].push_back(run_model(m, data, scheduler_kind::round_robin, o, s));
+  }
+  // The relative latency at fractions of the budget.
+  md += "| trials | gradient | round robin |\n|---:|---:|---:|\n";
+  for (double frac : {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0}) {
+    const std::size_t at = std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(frac * o.budget)));
+    double mean[2] = {0, 0};
+    std::size_t n[2] = {0, 0};
+    for (int k = 0; k < 2; ++k)
+      for (const auto& c : curves[k])
+        if (c.size() >= at && std::isfinite(c[at - 1])) {
+          mean[k] += c[at - 1] / optimum;
+          ++n[k];
+        }
+    auto cell = [&](int k) { return n[k] ? fmt::format("{:.4f}", mean[k] / n[k]) : std::string("—"); };
+    md += fmt::format("| {} | {} | {} |\n", at, cell(0), cell(1));
+  }
+  // Per seed: trials for gradient to reach round robin's latency at the budget.
+  std::vector<double> fractions;
+  std::size_t never = 0;
+  for (std::size_t s = 0; s < o.seeds; ++s) {
+    const auto& rr = curves[1][s];
+    const auto& gr = curves[0][s];
+    const double target = rr.empty() ? std::nan("") : rr.back();
+    std::size_t reached = 0;
+    for (std::size_t i = 0; i < gr.size(); ++i)
+      if (gr[i] <= target) {
+        reached = i + 1;
+        break;
+      }
+    if (reached)
+      fractions.push_back(static_cast<double>(reached) / static_cast<double>(rr.size()));
+    else
+      ++never;
+  }
+  const double med = fractions.empty() ? std::nan("") : median(fractions);
+  const double mean =
+      fractions.empty() ? std::nan("") : std::accumulate(fractions.begin(), fractions.end(), 0.0) / fractions.size();
+  md += fmt::format(
+      "\nTrials the gradient scheduler needs to reach round robin's weighted latency at {} trials: "
+      "median {:.2f}×, mean {:.2f}× the budget over {} seeds ({} never reached it).\n",
+      o.budget, med, mean, fractions.size(), never);
+  std::fputs(md.c_str(), stdout);
+  if (!o.out.empty()) std::ofstream(o.out) << md;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return tune::bench::guarded_main("bench_model_scheduler", run, argc, argv); }
