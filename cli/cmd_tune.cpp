@@ -4,6 +4,7 @@
 // messages name the options as declared here (field_options).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "commands.hpp"
 #include "tune/engine/strategy.hpp"
+#include "tune/model.hpp"
 #include "tune/storage/event_stream.hpp"
 
 namespace tune::cli {
@@ -31,8 +33,41 @@ struct tune_args {
   bool no_early_stop = false;
   lease_options lease;
   std::string summary_json;
+  std::string model_file;
+  std::string scheduler = "gradient";
+  std::uint32_t round_trials = model_options{}.round_trials;
   std::map<std::string, std::string> names;
 };
+
+/// --model: the tasks of a model in scheduled rounds (tune/model.hpp).
+int run_model(tune_args& a, session_options o, std::ofstream& summary_out) {
+  auto m = read_model(a.model_file);
+  model_options mo;
+  mo.budget_trials = o.budget.trials;
+  o.budget.trials = 0;
+  o.progress_line = false;
+  mo.round_trials = a.round_trials;
+  mo.scheduler.kind = *scheduler_kind_from_string(a.scheduler);
+  const bool quiet = a.quiet;
+  mo.on_round = [quiet, &m](const model_progress& p) {
+    if (quiet) return;
+    const auto latency = std::isfinite(p.latency_ms) ? fmt::format("{:.4f} ms", p.latency_ms)
+                                                     : std::string("not known until every task has a best");
+    std::fprintf(stderr, "%6llu trials  %7.1f s  round of %s: model latency %s\n",
+                 static_cast<unsigned long long>(p.trials), p.wall_s, m.tasks[p.task].label().c_str(), latency.c_str());
+  };
+  if (!a.quiet)
+    std::fprintf(stderr, "model %s: %zu tasks (%zu entries, identical workloads merged)\n", m.name.c_str(),
+                 m.tasks.size(), m.entries);
+  stop_source stop = o.stop;
+  mo.session = std::move(o);
+  model_report report;
+  with_stop_signals(stop, [&] { report = tune_model(m, mo); });
+  std::fputs(report.to_text().c_str(), stdout);
+  if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";
+  if (report.reason == end_reason::failed) return exit_failure;
+  return report.reason == end_reason::stopped ? 130 : exit_ok;
+}
 
 int run_tune(tune_args& a, bool seed_given, bool publish_given, bool dashboard_given) {
   auto o = a.o;
@@ -49,16 +84,22 @@ int run_tune(tune_args& a, bool seed_given, bool publish_given, bool dashboard_g
   if (dashboard_given) o.dashboard_listen = a.dashboard.empty() ? "127.0.0.1:8080" : a.dashboard;
   o.on_dashboard = [](const std::string& url) { std::fprintf(stderr, "dashboard: serving %s\n", url.c_str()); };
   if (!a.publish_key.empty()) o.publish_key = storage::read_curve_key(a.publish_key, a.names.at("publish_key"));
+  std::ofstream summary_out;
+  auto open_summary = [&] {
+    if (a.summary_json.empty()) return;
+    summary_out.open(a.summary_json);
+    if (!summary_out) throw input_error("--summary-json " + a.summary_json + ": cannot write this file");
+  };
+  if (!a.model_file.empty()) {
+    open_summary();
+    return run_model(a, std::move(o), summary_out);
+  }
   stop_source stop = o.stop;  // shares its flag with the session's copy
   session s(std::move(o));
   if (!seed_given)
     std::fprintf(stderr, "seed %llu (drawn; --seed %llu repeats this run)\n", static_cast<unsigned long long>(s.seed()),
                  static_cast<unsigned long long>(s.seed()));
-  std::ofstream summary_out;
-  if (!a.summary_json.empty()) {
-    summary_out.open(a.summary_json);
-    if (!summary_out) throw input_error("--summary-json " + a.summary_json + ": cannot write this file");
-  }
+  open_summary();
   auto report = run_until_signal(s, stop);
   std::fputs(report.to_text().c_str(), stdout);
   if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";
@@ -78,8 +119,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   auto* sub = app.add_subcommand(
       "tune",
       "Tune one kernel through the pipeline: generator, compile pool, one measurer per device, population.\n"
-      "What to tune: --task (a built-in kernel), --kernel (your own: launch.json or its folder) or --dataset\n"
-      "(replay measurements). Where: --topology FILE, else one --backend device with the other cores compiling.\n"
+      "What to tune: --task (a built-in kernel), --kernel (your own: launch.json or its folder), --dataset\n"
+      "(replay measurements) or --model (a model's tasks, one budget, a task scheduler). Where: --topology FILE, else "
+      "one --backend device with the other cores compiling.\n"
       "Without --seed one is drawn (printed and recorded); without --budget the target's default.");
   field_options f(sub);
   f.option("topology_file", "--topology", o.topology_file,
@@ -89,6 +131,17 @@ void add_tune_command(CLI::App& app, command_list& commands) {
            "without --topology: cpu (default), cuda or hip; replay for --dataset");
   args->lease.declare(f);
   f.option("task", "--task", o.task, "built-in kernel and shape, e.g. matmul:512x1024x1024");
+  sub->add_option("--model", args->model_file,
+                  "a model file (YAML: tasks with their counts, see examples/models/): its tasks tuned in rounds, one "
+                  "budget for all, the next round to the task where the model's latency (sum of count x best) is "
+                  "expected to fall most")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--scheduler", args->scheduler, "--model: gradient (Ansor's task scheduler, default) or round_robin")
+      ->check(CLI::IsMember({"gradient", "round_robin", "round-robin"}));
+  sub->add_option(
+         "--round-trials", args->round_trials,
+         "--model: trials of one task per round (default " + std::to_string(model_options{}.round_trials) + ")")
+      ->check(at_least_one("trial"));
   f.option("space_file", "--space", o.space_file, "search-space file: only with an objective, through the API");
   f.option("dataset", "--dataset", o.dataset, "replay a measured dataset (Kernel Tuner cache, T4, KTT)")
       ->check(CLI::ExistingFile);

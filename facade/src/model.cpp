@@ -135,11 +135,22 @@ model read_model(const std::string& path) {
 
 model_report tune_model(const model& m, model_options options) {
   const auto& base = options.session;
-  if (!base.task.empty() || !base.dataset.empty() || !base.kernel.empty() || !base.workload.empty() || base.objective ||
-      base.custom_backend || !base.space_file.empty() || base.space)
-    throw input_error(
-        "model: the model names the tasks; leave the session's target (task, dataset, kernel, "
-        "workload, objective, space) empty");
+  auto name = [&](const std::string& field) {
+    auto it = base.option_names.find(field);
+    return it == base.option_names.end() ? field : it->second;
+  };
+  for (const auto& [field, set] :
+       std::vector<std::pair<std::string, bool>>{{"task", !base.task.empty()},
+                                                 {"dataset", !base.dataset.empty()},
+                                                 {"kernel", !base.kernel.empty()},
+                                                 {"workload", !base.workload.empty()},
+                                                 {"space_file", !base.space_file.empty()},
+                                                 {"objective", bool(base.objective)},
+                                                 {"custom_backend", bool(base.custom_backend)},
+                                                 {"space", bool(base.space)}})
+    if (set)
+      throw input_error("model " + m.origin + ": the model names the tasks; leave " + name(field) +
+                        " out (one target per run)");
   if (m.tasks.empty()) throw input_error("model " + m.origin + ": no tasks");
   if (options.round_trials == 0) throw input_error("model: round_trials must be at least 1");
   try {

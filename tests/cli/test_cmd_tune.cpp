@@ -827,3 +827,28 @@ TEST_CASE("tune: a device another process has leased: fail names the holder, fre
     CHECK(p.wait() == 0);
   }
 }
+
+TEST_CASE("tune: --model tunes a model's tasks in rounds under one budget", "[cli]") {
+  tune::test::scratch_dir dir("tune-model-cli");
+  auto log = dir / "log.txt";
+  const auto model = std::string(TUNE_SOURCE_DIR) + "/examples/models/replayed_gpu.yaml";
+  const auto json = (dir / "summary.json").string();
+  CHECK(run_cli({"tune", "--model", model, "--time-scale", "0.001", "--budget", "60", "--round-trials", "6", "--seed",
+                 "2", "--db", (dir / "r.db").string(), "--summary-json", json},
+                log) == 0);
+  const auto text = read_text(log);
+  CHECK(text.find("model replayed-gpu-model: 5 tasks") != std::string::npos);
+  CHECK(text.find("model latency (sum of count x best): ") != std::string::npos);
+  auto j = nlohmann::json::parse(read_text(json));
+  CHECK(j["model"] == "replayed-gpu-model");
+  CHECK(j["seed"] == "2");
+  CHECK(j["tasks"].size() == 5);
+  CHECK(j["trials"].get<int>() >= 60);
+  tune::storage::results_db db(dir / "r.db", tune::storage::results_db::open_mode::read_only);
+  CHECK(db.runs().size() == 5);
+
+  CHECK(run_cli({"tune", "--model", model, "--task", small_task}, log) == 2);
+  CHECK(read_text(log).find("leave --task out") != std::string::npos);
+  CHECK(run_cli({"tune", "--model", model, "--scheduler", "fifo"}, log) == 2);
+  CHECK(run_cli({"tune", "--model", model, "--round-trials", "0"}, log) == 2);
+}
