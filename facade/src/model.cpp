@@ -151,6 +151,9 @@ model_report tune_model(const model& m, model_options options) {
     if (set)
       throw input_error("model " + m.origin + ": the model names the tasks; leave " + name(field) +
                         " out (one target per run)");
+  if (!base.dashboard_listen.empty())
+    throw input_error("model " + m.origin + ": " + name("dashboard_listen") +
+                      " does not serve a model run yet; run `tune-engine dashboard --db FILE` beside it");
   if (m.tasks.empty()) throw input_error("model " + m.origin + ": no tasks");
   if (options.round_trials == 0) throw input_error("model: round_trials must be at least 1");
   try {
@@ -196,6 +199,15 @@ model_report tune_model(const model& m, model_options options) {
     report.tasks[i].count = m.tasks[i].count;
   }
   std::vector<bool> started(m.tasks.size(), false);
+  auto task_options = [&](std::size_t t) {
+    session_options o = base;
+    o.task = m.tasks[t].task;
+    o.dataset = m.tasks[t].dataset;
+    o.db_path = db_path;
+    o.seed = seed;
+    o.progress_line = false;
+    return o;
+  };
   const auto start = std::chrono::steady_clock::now();
   report.reason = end_reason::budget;
   while (report.trials < budget) {
@@ -210,11 +222,7 @@ model_report tune_model(const model& m, model_options options) {
     }
     const std::size_t t = *pick;
     auto& task_report = report.tasks[t];
-    session_options o = base;
-    o.task = m.tasks[t].task;
-    o.dataset = m.tasks[t].dataset;
-    o.db_path = db_path;
-    o.seed = seed;
+    session_options o = task_options(t);
     // The first round of a task continues its earlier run only when asked
     // (a resume of the model); later rounds always continue it.
     o.resume = started[t] || base.resume;
@@ -234,7 +242,6 @@ model_report tune_model(const model& m, model_options options) {
       if (user_on_trial) user_on_trial(info);
       if (++*seen >= round || user_stop.stop_requested()) round_stop.request_stop();
     };
-    o.progress_line = false;
     run_report r = session(std::move(o)).run();
     started[t] = true;
     const std::uint64_t before = task_report.trials;
@@ -259,8 +266,47 @@ model_report tune_model(const model& m, model_options options) {
     if (options.on_round) options.on_round(p);
   }
   for (std::size_t i = 0; i < m.tasks.size(); ++i) report.tasks[i].done = scheduler.done(i);
+  // The end of each task's search: its run continued once more with nothing
+  // left to hand out, so that it ends as a session does (its fastest trials
+  // confirmed against each other, the vendor comparison when asked) and is
+  // recorded as finished. A stopped model leaves its runs resumable instead.
+  if (report.reason != end_reason::stopped && report.reason != end_reason::failed) {
+    for (std::size_t t = 0; t < m.tasks.size(); ++t) {
+      if (!started[t] || base.stop.stop_requested()) continue;
+      auto& task_report = report.tasks[t];
+      session_options o = task_options(t);
+      o.resume = true;
+      o.budget.trials = task_report.trials;
+      o.compare_vendor = base.compare_vendor && !m.tasks[t].task.empty();
+      run_report r = session(std::move(o)).run();
+      if (r.best) task_report.best = r.best;
+      task_report.confirmed = !r.confirmation.empty();
+      task_report.throughput = r.throughput;
+    }
+  }
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  report.latency_ms = scheduler.weighted_latency();
+  report.latency_ms = 0.0;
+  for (std::size_t t = 0; t < m.tasks.size(); ++t)
+    report.latency_ms += m.tasks[t].count * (report.tasks[t].best ? report.tasks[t].best->time_ms : std::nan(""));
+  // The model against the vendors: every task's best vendor kernel and its
+  // tuned kernel timed alternately (their throughputs), weighted as the model
+  // runs them.
+  double vendor_ms = 0.0, tuned_ms = 0.0;
+  bool every_task = true;
+  for (std::size_t t = 0; t < m.tasks.size(); ++t) {
+    const auto& j = report.tasks[t].throughput;
+    if (!j.is_object() || !j.contains("best_vendor") || !j["best_vendor"].is_object()) {
+      every_task = false;
+      break;
+    }
+    const double flops = j["flops"].get<double>();
+    vendor_ms += m.tasks[t].count * flops / (j["best_vendor"]["gflops"].get<double>() * 1e6);
+    tuned_ms += m.tasks[t].count * flops / (j["best_vendor"]["tuned_gflops"].get<double>() * 1e6);
+  }
+  if (every_task) {
+    report.vendor_latency_ms = vendor_ms;
+    report.tuned_latency_interleaved_ms = tuned_ms;
+  }
   return report;
 }
 
@@ -273,11 +319,15 @@ nlohmann::json model_report::to_json() const {
   j["trials"] = trials;
   j["wall_s"] = wall_s;
   j["latency_ms"] = number(latency_ms);
+  j["vendor_latency_ms"] = vendor_latency_ms ? nlohmann::json(*vendor_latency_ms) : nlohmann::json(nullptr);
+  j["tuned_latency_interleaved_ms"] =
+      tuned_latency_interleaved_ms ? nlohmann::json(*tuned_latency_interleaved_ms) : nlohmann::json(nullptr);
   j["reason"] = std::string(to_string(reason));
   j["tasks"] = nlohmann::json::array();
   for (const auto& t : tasks) {
     nlohmann::json tj{{"names", t.label},   {"target", t.target}, {"count", t.count}, {"trials", t.trials},
-                      {"rounds", t.rounds}, {"run_id", t.run_id}, {"done", t.done}};
+                      {"rounds", t.rounds}, {"run_id", t.run_id}, {"done", t.done},   {"confirmed", t.confirmed}};
+    if (!t.throughput.is_null()) tj["throughput"] = t.throughput;
     tj["best_ms"] = t.best ? number(t.best->time_ms) : nlohmann::json(nullptr);
     tj["best_configuration"] = t.best ? nlohmann::json::parse(t.best->config_json) : nlohmann::json(nullptr);
     j["tasks"].push_back(std::move(tj));
@@ -296,13 +346,24 @@ std::string model_report::to_text() const {
                      "count x best", "task");
   for (const auto& t : tasks) {
     const double best = t.best ? t.best->time_ms : std::nan("");
-    out += fmt::format("  {:>8g}  {:>6}  {:>6}  {:>12.4f}  {:>12.4f}  {} ({}){}\n", t.count, t.trials, t.rounds, best,
-                       t.count * best, t.target, t.label, t.done ? " · done" : "");
+    std::string vendor;
+    if (t.throughput.is_object() && t.throughput.contains("best_vendor") && t.throughput["best_vendor"].is_object()) {
+      const auto& v = t.throughput["best_vendor"];
+      vendor = fmt::format(" · tuned / {} = {:.2f}x", v["library"].get<std::string>(), v["ratio"].get<double>());
+    }
+    out += fmt::format("  {:>8g}  {:>6}  {:>6}  {:>12.4f}  {:>12.4f}  {} ({}){}{}{}\n", t.count, t.trials, t.rounds,
+                       best, t.count * best, t.target, t.label, t.confirmed ? " · confirmed" : "",
+                       t.done ? " · done" : "", vendor);
   }
   if (std::isfinite(latency_ms))
     out += fmt::format("model latency (sum of count x best): {:.4f} ms\n", latency_ms);
   else
     out += "model latency: not known (a task has no successful trial)\n";
+  if (vendor_latency_ms && tuned_latency_interleaved_ms)
+    out += fmt::format(
+        "against the best vendor kernel of each task, timed alternately with the tuned one: vendor {:.4f} ms, "
+        "tuned {:.4f} ms, tuned / vendor = {:.2f}x\n",
+        *vendor_latency_ms, *tuned_latency_interleaved_ms, *vendor_latency_ms / *tuned_latency_interleaved_ms);
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "actors/scratch_dir.hpp"
 #include "facade/input_error_of.hpp"
+#include "skip.hpp"
 #include "tune/model.hpp"
 #include "tune/storage/results_db.hpp"
 
@@ -147,29 +148,58 @@ TEST_CASE("model: one budget over the tasks, each task's run continued round aft
     if (std::isfinite(rounds[i - 1].latency_ms)) CHECK(rounds[i].latency_ms <= rounds[i - 1].latency_ms);
   }
 
-  // One run per task in the database, stopped (resumable), holding every trial of its rounds.
+  // One run per task in the database, holding every trial of its rounds,
+  // finished as the model was.
   storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
   auto runs = db.runs();
   REQUIRE(runs.size() == 2);
   for (std::size_t i = 0; i < 2; ++i) {
-    CHECK(runs[i].reason == end_reason::stopped);
+    CHECK(runs[i].reason == end_reason::budget);
     CHECK(runs[i].seed == 5);
     const auto& t = r.tasks[runs[i].id == r.tasks[0].run_id ? 0 : 1];
     CHECK(db.trials(runs[i].id).size() == t.trials);
   }
 
-  SECTION("a resumed model continues the same runs") {
+  SECTION("a later model run searches anew, the earlier measurements answering from the cache") {
     auto more = replayed_model_options(dir / "r.db", 160);
     more.session.resume = true;
     auto again = tune_model(m, more);
     CHECK(again.trials >= 160);
-    CHECK(again.tasks[0].run_id == r.tasks[0].run_id);
-    CHECK(again.tasks[1].run_id == r.tasks[1].run_id);
-    CHECK(again.tasks[0].trials >= r.tasks[0].trials);
-    CHECK(again.tasks[1].trials >= r.tasks[1].trials);
+    CHECK(again.tasks[0].run_id != r.tasks[0].run_id);
     storage::results_db after((dir / "r.db").string(), storage::results_db::open_mode::read_only);
-    CHECK(after.runs().size() == 2);
+    CHECK(after.runs().size() == 4);
+    std::size_t reused = 0;
+    for (const auto& trial : after.trials(again.tasks[0].run_id)) reused += trial.reused_from_run.has_value();
+    CHECK(reused >= std::min(r.tasks[0].trials, again.tasks[0].trials) / 2);
   }
+}
+
+TEST_CASE("model: a stopped model leaves its runs resumable and a resume continues them", "[facade][model]") {
+  scratch_dir dir("tune-model-stop");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto o = replayed_model_options(dir / "r.db", 200);
+  std::size_t rounds = 0;
+  stop_source stop = o.session.stop;
+  o.on_round = [&](const model_progress&) {
+    if (++rounds == 3) stop.request_stop();
+  };
+  auto r = tune_model(m, o);
+  CHECK(r.reason == end_reason::stopped);
+  CHECK(r.trace.size() == 3);
+  CHECK(r.trials < 200);
+  {
+    storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+    for (const auto& run : db.runs()) CHECK(run.reason == end_reason::stopped);
+  }
+  auto more = replayed_model_options(dir / "r.db", 64);
+  more.session.resume = true;
+  auto again = tune_model(m, more);
+  CHECK(again.reason == end_reason::budget);
+  CHECK(again.tasks[0].run_id == r.tasks[0].run_id);
+  CHECK(again.tasks[1].run_id == r.tasks[1].run_id);
+  CHECK(again.trials >= 64);
+  storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+  CHECK(db.runs().size() == 2);
 }
 
 TEST_CASE("model: the gradient scheduler gives the heavy task more rounds than round robin does", "[facade][model]") {
@@ -232,4 +262,47 @@ TEST_CASE("model: the report as text and JSON", "[facade][model]") {
   CHECK_THAT(text, Catch::Contains("model two: "));
   CHECK_THAT(text, Catch::Contains("(conv)"));
   CHECK_THAT(text, Catch::Contains("model latency (sum of count x best): "));
+}
+
+TEST_CASE("model: CPU tasks end confirmed and compared with the vendors, the model's ratio from their rounds",
+          "[facade][model]") {
+  scratch_dir dir("tune-model-cpu");
+  ::setenv("TUNE_CACHE_DIR", (dir / "cache").c_str(), 1);
+  auto m = read_model(write(dir, "m.yaml",
+                            "name: small\ntasks:\n"
+                            "  - {name: a, task: matmul:64x64x64, count: 2}\n"
+                            "  - {name: b, task: matmul:32x64x32, count: 1}\n")
+                          .string());
+  model_options o;
+  o.session.db_path = (dir / "r.db").string();
+  o.session.seed = 3;
+  o.session.strategy = "random";
+  o.session.confirm.top = 2;
+  o.session.confirm.rounds = 3;
+  o.session.compare_vendor = true;
+  o.budget_trials = 12;
+  o.round_trials = 3;
+  auto r = tune_model(m, o);
+  REQUIRE(r.tasks.size() == 2);
+  for (const auto& t : r.tasks) {
+    REQUIRE(t.best);
+    CHECK(t.confirmed);
+    CHECK(t.throughput.is_object());
+  }
+  CHECK_THAT(r.latency_ms, Catch::WithinRel(2 * r.tasks[0].best->time_ms + r.tasks[1].best->time_ms, 1e-12));
+  storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+  for (const auto& run : db.runs()) {
+    CHECK(run.reason == end_reason::budget);
+    CHECK(run.confirmed_seq.has_value());
+  }
+  const auto& vendor = r.tasks[0].throughput["best_vendor"];
+  if (!vendor.is_object()) SKIP_TEST("no vendor library (oneDNN, OpenBLAS) was found at build time");
+  REQUIRE(r.vendor_latency_ms);
+  REQUIRE(r.tuned_latency_interleaved_ms);
+  const double flops_a = 2.0 * 64 * 64 * 64, flops_b = 2.0 * 32 * 64 * 32;
+  const auto& vb = r.tasks[1].throughput["best_vendor"];
+  CHECK_THAT(*r.vendor_latency_ms, Catch::WithinRel(2 * flops_a / (vendor["gflops"].get<double>() * 1e6) +
+                                                        flops_b / (vb["gflops"].get<double>() * 1e6),
+                                                    1e-9));
+  CHECK_THAT(r.to_text(), Catch::Contains("tuned / vendor = "));
 }

@@ -24,10 +24,16 @@
 // merged: one task, the counts added, every name kept.
 //
 // Each round is a run of one task's session, continued from where its last
-// round stopped (its run is left stopped, hence resumable, between rounds and
-// at the end), so the strategy of each task keeps its whole history; every
-// task's run is recorded in the one results database under the task's own key
-// and `best`, `emit` and the dashboard read it as any run.
+// round stopped (its run is left stopped, hence resumable, between rounds), so
+// the strategy of each task keeps its whole history; every task's run is
+// recorded in the one results database under the task's own key and `best`,
+// `emit` and the dashboard read it as any run. At the end each task's run is
+// continued once more with nothing left to hand out: it ends as a session
+// does (its fastest trials confirmed, the vendors compared when asked) and is
+// recorded as finished. A stopped model (session_options::stop) leaves its
+// runs resumable: a model run with session_options::resume continues them; a
+// finished model's tasks are searched anew by a later run, whose trials the
+// database's measurement cache answers as far as the earlier search went.
 
 #include <cstdint>
 #include <functional>
@@ -80,7 +86,8 @@ struct model_options {
   /// task's run and the scheduler draw from it), the measurement. Its target
   /// fields (task, dataset, …) must be empty: the model names the targets.
   /// Its budget is unused (budget_trials is the model's); stop ends the model
-  /// after the round in progress.
+  /// after the round in progress; confirm and compare_vendor apply to each
+  /// task at the end; no dashboard_listen (not with a model yet).
   session_options session;
   task_scheduler_options scheduler;
   /// Trials of one task per round (a round may take a few more: the trials
@@ -99,8 +106,13 @@ struct model_task_report {
   std::uint64_t trials = 0;  ///< recorded ones included
   std::uint32_t rounds = 0;
   std::int64_t run_id = 0;
-  /// The task's best trial (its run's report::best); empty when nothing succeeded.
+  /// The task's best trial: the winner of its run's confirmation when the
+  /// model ran to its end (run_report::best); empty when nothing succeeded.
   std::optional<trial_info> best;
+  bool confirmed = false;  ///< best won the end-of-run confirmation rounds
+  /// The task's run_report::throughput (with compare_vendor, the vendor
+  /// kernels timed alternately with the best); null for a dataset.
+  nlohmann::json throughput;
   bool done = false;  ///< the scheduler ended it (nothing left to propose, or patience)
 };
 
@@ -113,6 +125,12 @@ struct model_report {
   std::uint64_t trials = 0;
   double wall_s = 0.0;
   double latency_ms = 0.0;  ///< sum of count x best time; NaN when a task has no best
+  /// With compare_vendor, when every task is a built-in one with a vendor
+  /// kernel: sum of count x the best vendor kernel's time, and of count x the
+  /// tuned kernel's time measured alternately with it (their ratio is the
+  /// model's tuned / vendor speed); nullopt otherwise.
+  std::optional<double> vendor_latency_ms;
+  std::optional<double> tuned_latency_interleaved_ms;
   end_reason reason = end_reason::budget;
 
   nlohmann::json to_json() const;
