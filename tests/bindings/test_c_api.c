@@ -338,6 +338,55 @@ static void test_request_stop_from_another_thread(void) {
   tune_space_free(space);
 }
 
+/* A model's tasks (replayed measured spaces) under one budget: the report is
+ * the model's, a best per task, and tune_session_best refuses. Without a db
+ * the rounds are kept in a temporary database. */
+static void test_model_session(void) {
+  const char* data = getenv("TUNE_DATA_DIR");
+  CHECK(data != NULL);
+  char model[4096];
+  snprintf(model, sizeof model, "%s/../examples/models/replayed_gpu.yaml", data);
+  tune_options* options = NULL;
+  CHECK_OK(tune_options_create(&options));
+  CHECK_OK(tune_options_set(options, "model", model));
+  CHECK_OK(tune_options_set(options, "time_scale", "0.001"));
+  CHECK_OK(tune_options_set(options, "budget", "40"));
+  CHECK_OK(tune_options_set(options, "round_trials", "4"));
+  CHECK_OK(tune_options_set(options, "scheduler", "round_robin"));
+  CHECK(tune_options_set(options, "scheduler", "fifo") == TUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(tune_last_error(), "scheduler") != NULL);
+  CHECK(tune_options_set(options, "round_trials", "0") == TUNE_ERROR_INVALID_ARGUMENT);
+  tune_session* session = NULL;
+  CHECK_OK(tune_session_create(options, &session));
+  uint64_t seed = 0;
+  CHECK_OK(tune_session_seed(session, &seed)); /* drawn at creation */
+  CHECK_OK(tune_session_run(session));
+  tune_end_reason reason;
+  CHECK_OK(tune_session_end_reason(session, &reason));
+  CHECK(reason == TUNE_END_BUDGET);
+  uint64_t trials = 0;
+  CHECK_OK(tune_session_trial_count(session, &trials));
+  CHECK(trials >= 40);
+  const char* json = NULL;
+  CHECK_OK(tune_session_report_json(session, &json));
+  CHECK(strstr(json, "\"model\":\"replayed-gpu-model\"") != NULL);
+  CHECK(strstr(json, "\"scheduler\":\"round_robin\"") != NULL);
+  char seed_text[64];
+  snprintf(seed_text, sizeof seed_text, "\"seed\":\"%llu\"", (unsigned long long)seed);
+  CHECK(strstr(json, seed_text) != NULL);
+  const char* best = NULL;
+  CHECK(tune_session_best(session, &best, NULL) == TUNE_ERROR_STATE);
+  CHECK(strstr(tune_last_error(), "per task") != NULL);
+  tune_session_free(session);
+  /* A model and a target of its own: refused when run, naming the option. */
+  CHECK_OK(tune_options_set(options, "task", "matmul:8x8x8"));
+  CHECK_OK(tune_session_create(options, &session));
+  CHECK(tune_session_run(session) != TUNE_OK);
+  CHECK(strstr(tune_last_error(), "leave task out") != NULL);
+  tune_session_free(session);
+  tune_options_free(options);
+}
+
 int main(void) {
   CHECK(strlen(tune_version()) >= 5);
   CHECK(strstr(tune_strategy_names(), "opevo") != NULL);
@@ -354,6 +403,7 @@ int main(void) {
   test_a_drawn_seed_repeats_the_run(space);
   test_trial_callback_stops_the_run();
   test_request_stop_from_another_thread();
+  test_model_session();
   tune_space_free(space);
   puts("test_c_api: all passed");
   return 0;

@@ -11,6 +11,7 @@
 #include "tune/engine/space.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/tune.h"
+#include "tune/model.hpp"
 #include "tune/tune.hpp"
 
 struct tune_space {
@@ -33,12 +34,19 @@ struct tune_options {
   void* objective_user = nullptr;
   tune_trial_fn on_trial = nullptr;
   void* trial_user = nullptr;
+  std::string model_file;  ///< "model": a model's tasks instead of one target
+  tune::scheduler_kind scheduler = tune::scheduler_kind::gradient;
+  std::uint32_t round_trials = tune::model_options{}.round_trials;
 };
 
 struct tune_session {
+  /// One of the two: a session, or a model's tasks (tune::tune_model).
   std::unique_ptr<tune::session> session;
+  std::optional<tune::model> model;
+  tune::model_options model_options;
   bool started = false;
   std::optional<tune::run_report> report;
+  std::optional<tune::model_report> model_report;
   std::string report_json;
   std::string best_json;
 };

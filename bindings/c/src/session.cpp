@@ -1,7 +1,9 @@
 // tune_options_* and tune_session_*: a tuning session through the actor
-// pipeline (tune::session) with a C objective and a C trial callback.
+// pipeline (tune::session) with a C objective and a C trial callback, or a
+// model's tasks under one budget (tune::tune_model, the "model" key).
 #include <charconv>
 #include <cmath>
+#include <random>
 
 #include "boundary.hpp"
 
@@ -13,7 +15,7 @@ namespace {
 
 const char* const option_keys =
     "strategy, hyper, budget, time_budget_s, seed, db, resume, topology, space_file, task, dataset, kinds, "
-    "time_scale, task_name, mode, batch, lease, device_wait";
+    "time_scale, task_name, mode, batch, lease, device_wait, model, scheduler, round_trials";
 
 std::uint64_t parse_unsigned(const std::string& key, const std::string& text) {
   std::uint64_t value = 0;
@@ -97,6 +99,17 @@ void set_option(tune_options& o, const std::string& key, const std::string& valu
       s.device_wait = tune::device_wait_policy::fail;
     else
       throw std::invalid_argument("device_wait: '" + value + "' is none of \"wait\", \"free\" and \"fail\"");
+  } else if (key == "model") {
+    o.model_file = value;
+  } else if (key == "scheduler") {
+    auto kind = tune::scheduler_kind_from_string(value);
+    if (!kind) throw std::invalid_argument("scheduler: '" + value + "' is neither \"gradient\" nor \"round_robin\"");
+    o.scheduler = *kind;
+  } else if (key == "round_trials") {
+    auto trials = parse_unsigned(key, value);
+    if (trials == 0 || trials > 1'000'000)
+      throw std::invalid_argument("round_trials: '" + value + "' must lie in 1 .. 1000000");
+    o.round_trials = static_cast<std::uint32_t>(trials);
   } else {
     throw std::invalid_argument("unknown key '" + key + "' (accepted: " + option_keys + ")");
   }
@@ -128,10 +141,10 @@ std::function<void(const tune::trial_info&)> wrap_trial_callback(tune_trial_fn c
   };
 }
 
-const tune::run_report& finished_report(const tune_session* session) {
+void require_finished(const tune_session* session) {
   require(session, "session");
-  if (!session->report) throw boundary_error(TUNE_ERROR_STATE, "the session has not run; call tune_session_run first");
-  return *session->report;
+  if (!session->report && !session->model_report)
+    throw boundary_error(TUNE_ERROR_STATE, "the session has not run; call tune_session_run first");
 }
 
 }  // namespace
@@ -197,6 +210,18 @@ tune_status tune_session_create(const tune_options* options, tune_session** out)
     if (options->objective) o.objective = wrap_objective(options->objective, options->objective_user, space);
     if (options->on_trial) o.on_trial = wrap_trial_callback(options->on_trial, options->trial_user, o.stop);
     auto handle = std::make_unique<tune_session>();
+    if (!options->model_file.empty()) {
+      handle->model = tune::read_model(options->model_file);
+      auto& mo = handle->model_options;
+      mo.budget_trials = o.budget.trials;
+      mo.scheduler.kind = options->scheduler;
+      mo.round_trials = options->round_trials;
+      // Drawn here, so that tune_session_seed tells it before the run.
+      if (!o.seed) o.seed = std::random_device{}();
+      mo.session = std::move(o);
+      *out = handle.release();
+      return;
+    }
     handle->session = std::make_unique<tune::session>(std::move(o));
     *space = handle->session->space();
     *out = handle.release();
@@ -210,6 +235,11 @@ tune_status tune_session_run(tune_session* session) {
     require(session, "session");
     if (session->started) throw boundary_error(TUNE_ERROR_STATE, "the session has run already; create another");
     session->started = true;
+    if (session->model) {
+      session->model_report = tune::tune_model(*session->model, session->model_options);
+      session->report_json = session->model_report->to_json().dump();
+      return;
+    }
     session->report = session->session->run();
     session->report_json = session->report->to_json().dump();
     if (session->report->best) session->best_json = session->report->best->config_json;
@@ -219,7 +249,10 @@ tune_status tune_session_run(tune_session* session) {
 tune_status tune_session_request_stop(tune_session* session) {
   return guarded(__func__, [&] {
     require(session, "session");
-    session->session->request_stop();
+    if (session->model)
+      session->model_options.session.stop.request_stop();
+    else
+      session->session->request_stop();
   });
 }
 
@@ -227,27 +260,33 @@ tune_status tune_session_seed(const tune_session* session, uint64_t* out) {
   return guarded(__func__, [&] {
     require(session, "session");
     require(out, "out");
-    *out = session->session->seed();
+    *out = session->model ? *session->model_options.session.seed : session->session->seed();
   });
 }
 
 tune_status tune_session_end_reason(const tune_session* session, tune_end_reason* out) {
   return guarded(__func__, [&] {
     require(out, "out");
-    *out = static_cast<tune_end_reason>(finished_report(session).reason);
+    require_finished(session);
+    *out = static_cast<tune_end_reason>(session->model_report ? session->model_report->reason : session->report->reason);
   });
 }
 
 tune_status tune_session_trial_count(const tune_session* session, uint64_t* out) {
   return guarded(__func__, [&] {
     require(out, "out");
-    *out = finished_report(session).trials;
+    require_finished(session);
+    *out = session->model_report ? session->model_report->trials : session->report->trials;
   });
 }
 
 tune_status tune_session_best(const tune_session* session, const char** config_json, double* time_ms) {
   return guarded(__func__, [&] {
-    const auto& report = finished_report(session);
+    require_finished(session);
+    if (session->model_report)
+      throw boundary_error(TUNE_ERROR_STATE,
+                           "a model has a best configuration per task: read \"tasks\" in tune_session_report_json");
+    const auto& report = *session->report;
     if (!report.best) throw boundary_error(TUNE_ERROR_STATE, "no trial succeeded, so there is no best configuration");
     if (config_json) *config_json = session->best_json.c_str();
     if (time_ms) *time_ms = report.best->time_ms;
@@ -257,7 +296,7 @@ tune_status tune_session_best(const tune_session* session, const char** config_j
 tune_status tune_session_report_json(const tune_session* session, const char** json) {
   return guarded(__func__, [&] {
     require(json, "json");
-    finished_report(session);
+    require_finished(session);
     *json = session->report_json.c_str();
   });
 }

@@ -8,5 +8,6 @@ namespace tune::python {
 void bind_space(pybind11::module_& m);
 void bind_strategy(pybind11::module_& m);
 void bind_session(pybind11::module_& m);
+void bind_model(pybind11::module_& m);
 
 }  // namespace tune::python

@@ -21,6 +21,7 @@ Bad input raises ValueError naming the argument and the fix.)doc";
   tune::python::bind_space(m);
   tune::python::bind_strategy(m);
   tune::python::bind_session(m);
+  tune::python::bind_model(m);
   // The parts written in Python (tune_engine.kernel_tuner) are in the folder
   // tune_engine/ beside this file: a __path__ makes them its submodules.
   Dl_info info{};

@@ -200,7 +200,15 @@ TUNE_API void tune_options_free(tune_options* options);
  *                   machine measures on it meanwhile
  *   device_wait     when another process holds a device's lease: "wait"
  *                   (default) for it, measure on the "free" devices, or
- *                   "fail" at once (tune_session_run fails naming the holder) */
+ *                   "fail" at once (tune_session_run fails naming the holder)
+ *   model           a model file (YAML: tasks with their counts) instead of one
+ *                   target: its tasks are tuned in rounds under one budget
+ *                   (trials in all; unset: 64 per task), the report JSON is the
+ *                   model's (what `tune-engine tune --model --summary-json`
+ *                   writes: "tasks", each with its best, "latency_ms", ...),
+ *                   and tune_session_best refuses (a best per task)
+ *   scheduler       with model: "gradient" (default) or "round_robin"
+ *   round_trials    with model: trials of one task per round (default 16) */
 TUNE_API tune_status tune_options_set(tune_options* options, const char* key, const char* value);
 /* The space an objective searches (copied: it may be freed afterwards). */
 TUNE_API tune_status tune_options_set_space(tune_options* options, const tune_space* space);

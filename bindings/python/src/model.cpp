@@ -1,0 +1,111 @@
+// tune_engine.read_model and tune_engine.tune_model: a model's tasks under
+// one trial budget (tune/model.hpp), from Python.
+#include "tune/model.hpp"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <limits>
+
+#include "bindings.hpp"
+#include "conversions.hpp"
+
+namespace py = pybind11;
+
+namespace tune::python {
+namespace {
+
+py::dict model_to_python(const model& m) {
+  py::list tasks;
+  for (const auto& t : m.tasks) {
+    py::dict d;
+    d["names"] = t.names;
+    d["task"] = t.task.empty() ? py::object(py::none()) : py::object(py::str(t.task));
+    d["dataset"] = t.dataset.empty() ? py::object(py::none()) : py::object(py::str(t.dataset));
+    d["count"] = t.count;
+    d["family"] = t.family;
+    d["flops"] = t.flops;
+    tasks.append(d);
+  }
+  py::dict out;
+  out["name"] = m.name;
+  out["origin"] = m.origin;
+  out["entries"] = m.entries;
+  out["tasks"] = tasks;
+  return out;
+}
+
+py::object run_model(py::handle model_file, py::handle budget, py::handle seed, std::optional<std::string> strategy,
+                     py::handle hyper, py::handle topology, py::handle db, std::optional<std::string> backend,
+                     double time_scale, bool resume, const std::string& scheduler, py::handle round_trials,
+                     py::handle confirm, bool compare_vendor, bool lease) {
+  const auto path = path_from_python(model_file, "tune_model: model (the path of a model file)");
+  if (path.empty()) throw py::value_error("tune_model: model is None; give the path of a model file (YAML)");
+  auto kind = scheduler_kind_from_string(scheduler);
+  if (!kind) throw py::value_error("tune_model: scheduler '" + scheduler + "' is neither 'gradient' nor 'round_robin'");
+  model_options o;
+  o.scheduler.kind = *kind;
+  if (!budget.is_none()) {
+    o.budget_trials = unsigned_from_python(budget, "tune_model: budget");
+    if (o.budget_trials == 0) throw py::value_error("tune_model: budget is 0; give at least 1 trial, or None");
+  }
+  const auto round = unsigned_from_python(round_trials, "tune_model: round_trials");
+  if (round == 0 || round > 1'000'000)
+    throw py::value_error("tune_model: round_trials is " + std::to_string(round) + "; it must lie in 1 .. 1000000");
+  o.round_trials = static_cast<std::uint32_t>(round);
+  auto& s = o.session;
+  if (!seed.is_none()) s.seed = unsigned_from_python(seed, "tune_model: seed");
+  s.strategy = strategy.value_or("");
+  s.hyper = hyper_from_python(hyper, "tune_model");
+  s.topology_file = path_from_python(topology, "tune_model: topology");
+  s.db_path = path_from_python(db, "tune_model: db");
+  s.backend_name = backend.value_or("");
+  s.time_scale = time_scale;
+  s.resume = resume;
+  if (!confirm.is_none())
+    s.confirm.top = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+        unsigned_from_python(confirm, "tune_model: confirm"), std::numeric_limits<std::uint32_t>::max()));
+  s.compare_vendor = compare_vendor;
+  s.lease_devices = lease;
+  s.option_names.emplace("lease_devices", "lease");
+  s.option_names.emplace("db_path", "db");
+  model m = read_model(path);
+  model_report report;
+  {
+    py::gil_scoped_release release;
+    report = tune_model(m, std::move(o));
+  }
+  return to_python(report.to_json());
+}
+
+}  // namespace
+
+void bind_model(py::module_& m) {
+  m.def(
+      "read_model", [](py::handle path) { return model_to_python(read_model(path_from_python(path, "read_model"))); },
+      py::arg("path"), R"doc(
+Reads a model file (YAML: "name" and "tasks", each with "task" (a built-in
+task) or "dataset", "name" and "count") as a dict: "name", "origin",
+"entries" and "tasks", identical workloads merged (counts added, every name
+kept). A bad file raises ValueError naming the file, the field and the fix.
+)doc");
+  m.def("tune_model", &run_model, py::arg("model"), py::kw_only(), py::arg("budget") = py::none(),
+        py::arg("seed") = py::none(), py::arg("strategy") = py::none(), py::arg("hyper") = py::none(),
+        py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("backend") = py::none(),
+        py::arg("time_scale") = 1.0, py::arg("resume") = false, py::arg("scheduler") = "gradient",
+        py::arg("round_trials") = model_options{}.round_trials, py::arg("confirm") = py::none(),
+        py::arg("compare_vendor") = false, py::arg("lease") = true, R"doc(
+Tunes the tasks of a model file under one trial budget (trials in all; None:
+64 per task), in rounds of round_trials trials of the task the scheduler
+("gradient", Ansor's rule, or "round_robin") picks, and returns the report as
+`tune-engine tune --model --summary-json` writes it: "model", "seed",
+"scheduler", "trials", "latency_ms" (sum of count x best), "tasks" (each with
+"names", "target", "count", "trials", "rounds", "best_ms",
+"best_configuration", "confirmed", "run_id", with compare_vendor its
+"throughput"), "trace" (after every round) and, with compare_vendor, the
+model's "vendor_latency_ms" and "tuned_latency_interleaved_ms". Every task's
+run is recorded in db (a temporary database without one).
+)doc");
+}
+
+}  // namespace tune::python

@@ -1,0 +1,58 @@
+# tune_engine.read_model and tune_engine.tune_model: a model file read (its
+# identical workloads merged), a replayed model tuned under one budget with
+# its runs in the database, and bad input raising ValueError with the fix.
+import pathlib
+import sqlite3
+
+import pytest
+
+import tune_engine
+
+
+@pytest.fixture
+def models(data_dir):
+    return pathlib.Path(data_dir).parent / "examples" / "models"
+
+
+def test_read_model_merges_identical_workloads(models):
+    m = tune_engine.read_model(str(models / "resnet18.yaml"))
+    assert m["name"] == "resnet18-b1"
+    assert m["entries"] == 21
+    assert len(m["tasks"]) == 12
+    layer1 = m["tasks"][1]
+    assert layer1["count"] == 4
+    assert layer1["names"][:2] == ["layer1.0.conv1", "layer1.0.conv2"]
+    assert layer1["task"] == "conv2d:1x64x56x56:64x3x3:s1:p1"
+    assert layer1["dataset"] is None
+
+
+def test_tune_model_spends_one_budget_over_the_tasks(models, tmp_path):
+    db = tmp_path / "model.db"
+    report = tune_engine.tune_model(str(models / "replayed_gpu.yaml"), budget=48, seed=9, time_scale=0.001,
+                                    round_trials=6, db=str(db), scheduler="round_robin")
+    assert report["model"] == "replayed-gpu-model"
+    assert report["seed"] == "9"
+    assert report["scheduler"] == "round_robin"
+    assert report["trials"] >= 48
+    assert sum(t["trials"] for t in report["tasks"]) == report["trials"]
+    latency = sum(t["count"] * t["best_ms"] for t in report["tasks"])
+    assert report["latency_ms"] == pytest.approx(latency, rel=1e-12)
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 5
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"scheduler": "fifo"}, "scheduler 'fifo'"),
+    ({"round_trials": 0}, "round_trials is 0"),
+    ({"budget": 0}, "budget is 0"),
+])
+def test_bad_model_arguments_raise_value_error(models, arguments, message):
+    with pytest.raises(ValueError, match=message):
+        tune_engine.tune_model(str(models / "replayed_gpu.yaml"), **arguments)
+
+
+def test_a_bad_model_file_names_the_field(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tasks:\n  - task: matmul:8x8x8\n    count: -1\n")
+    with pytest.raises(ValueError, match=r"bad.yaml: tasks\[0\].count: must be a number > 0"):
+        tune_engine.read_model(str(bad))
