@@ -56,9 +56,11 @@ int run_model(tune_args& a, session_options o, std::ofstream& summary_out) {
     std::fprintf(stderr, "%6llu trials  %7.1f s  round of %s: model latency %s\n",
                  static_cast<unsigned long long>(p.trials), p.wall_s, m.tasks[p.task].label().c_str(), latency.c_str());
   };
-  if (!a.quiet)
+  if (!a.quiet) {
     std::fprintf(stderr, "model %s: %zu tasks (%zu entries, identical workloads merged)\n", m.name.c_str(),
                  m.tasks.size(), m.entries);
+    for (const auto& u : m.unsupported) std::fprintf(stderr, "  not tuned, no built-in task: %s\n", u.c_str());
+  }
   stop_source stop = o.stop;
   mo.session = std::move(o);
   model_report report;
@@ -132,7 +134,8 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   args->lease.declare(f);
   f.option("task", "--task", o.task, "built-in kernel and shape, e.g. matmul:512x1024x1024");
   sub->add_option("--model", args->model_file,
-                  "a model file (YAML: tasks with their counts, see examples/models/): its tasks tuned in rounds, one "
+                  "a model file (YAML: tasks with their counts, see examples/models/; or ONNX: its Conv, MatMul and "
+                  "Gemm nodes): its tasks tuned in rounds, one "
                   "budget for all, the next round to the task where the model's latency (sum of count x best) is "
                   "expected to fall most")
       ->check(CLI::ExistingFile);

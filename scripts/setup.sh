@@ -13,6 +13,7 @@ packages=(
   pybind11-dev python3-dev python3-pytest
   hipcc libamdhip64-dev
   llvm-14-dev clang-14
+  libonnx-dev libprotobuf-dev python3-onnx
 )
 
 missing=()

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "onnx_model.hpp"
 #include "tune/kernels/task.hpp"
 
 namespace tune {
@@ -47,7 +48,10 @@ std::string model_task::label() const {
   return out;
 }
 
+bool onnx_supported() { return detail::onnx_supported(); }
+
 model read_model(const std::string& path) {
+  if (fs::path(path).extension() == ".onnx") return detail::read_onnx_model(path);
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -190,6 +194,8 @@ model_report tune_model(const model& m, model_options options) {
 
   model_report report;
   report.name = m.name;
+  report.unsupported = m.unsupported;
+  report.not_tuned = m.not_tuned;
   report.seed = seed;
   report.scheduler = options.scheduler.kind;
   report.tasks.resize(m.tasks.size());
@@ -323,6 +329,8 @@ nlohmann::json model_report::to_json() const {
   j["tuned_latency_interleaved_ms"] =
       tuned_latency_interleaved_ms ? nlohmann::json(*tuned_latency_interleaved_ms) : nlohmann::json(nullptr);
   j["reason"] = std::string(to_string(reason));
+  j["unsupported"] = unsupported;
+  j["not_tuned"] = not_tuned;
   j["tasks"] = nlohmann::json::array();
   for (const auto& t : tasks) {
     nlohmann::json tj{{"names", t.label},   {"target", t.target}, {"count", t.count}, {"trials", t.trials},
@@ -359,6 +367,12 @@ std::string model_report::to_text() const {
     out += fmt::format("model latency (sum of count x best): {:.4f} ms\n", latency_ms);
   else
     out += "model latency: not known (a task has no successful trial)\n";
+  for (const auto& u : unsupported) out += "not tuned, no built-in task: " + u + "\n";
+  if (!not_tuned.empty()) {
+    out += "not tuned (not Conv, MatMul or Gemm):";
+    for (const auto& n : not_tuned) out += " " + n;
+    out += "\n";
+  }
   if (vendor_latency_ms && tuned_latency_interleaved_ms)
     out += fmt::format(
         "against the best vendor kernel of each task, timed alternately with the tuned one: vendor {:.4f} ms, "

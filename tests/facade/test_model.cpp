@@ -306,3 +306,81 @@ TEST_CASE("model: CPU tasks end confirmed and compared with the vendors, the mod
                                                     1e-9));
   CHECK_THAT(r.to_text(), Catch::Contains("tuned / vendor = "));
 }
+
+namespace {
+
+/// examples/models/make_onnx.py's files in `dir`; empty when they cannot be
+/// made here (no ONNX support in this build, no python3-onnx).
+std::string onnx_examples(const scratch_dir& dir) {
+  if (!onnx_supported()) return "this build reads no ONNX files (no libonnx-dev)";
+  const std::string script = std::string(TUNE_SOURCE_DIR) + "/examples/models/make_onnx.py";
+  const std::string command = "/usr/bin/python3 -c 'import onnx' 2>/dev/null && /usr/bin/python3 " + script + " " +
+                              dir.path().string() + " 2>&1";
+  if (std::system(command.c_str()) != 0) return "python3-onnx is not installed";
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("model: ONNX files read as their YAML twins, the other nodes listed", "[facade][model]") {
+  scratch_dir dir("tune-model-onnx");
+  if (auto why = onnx_examples(dir); !why.empty()) SKIP_TEST(why);
+  auto resnet = read_model((dir / "resnet18.onnx").string());
+  auto yaml = read_model(std::string(TUNE_SOURCE_DIR) + "/examples/models/resnet18.yaml");
+  CHECK(resnet.name == "resnet18-b1");
+  CHECK(resnet.entries == 21);
+  REQUIRE(resnet.tasks.size() == 12);
+  // The convolutions are the YAML's, in the same order, with the same names and counts.
+  for (std::size_t i = 0; i < 11; ++i) {
+    CHECK(resnet.tasks[i].task == yaml.tasks[i].task);
+    CHECK(resnet.tasks[i].count == yaml.tasks[i].count);
+    CHECK(resnet.tasks[i].names == yaml.tasks[i].names);
+  }
+  // nn.Linear as PyTorch exports it: a Gemm whose weights are stored transposed.
+  CHECK(resnet.tasks[11].task == "bmm:1x1x512x1000:nt");
+  CHECK(resnet.unsupported.empty());
+  CHECK(resnet.not_tuned ==
+        std::vector<std::string>{"Add x8", "Flatten x1", "GlobalAveragePool x1", "MaxPool x1", "Relu x17"});
+
+  auto bert = read_model((dir / "bert_layer.onnx").string());
+  REQUIRE(bert.tasks.size() == 5);
+  CHECK(bert.tasks[0].task == "matmul:128x768x768");  // a 3-D by 2-D MatMul: one matmul of the 128 rows
+  CHECK(bert.tasks[0].count == 4);
+  CHECK(bert.tasks[1].task == "bmm:12x128x64x128:nn");  // K transposed by its own Transpose node
+  CHECK(bert.tasks[2].task == "bmm:12x128x128x64:nn");
+  CHECK(bert.tasks[3].task == "matmul:128x768x3072");
+  CHECK(bert.tasks[4].task == "matmul:128x3072x768");
+}
+
+TEST_CASE("model: an ONNX node that maps to no task is listed, a bad file refused", "[facade][model]") {
+  scratch_dir dir("tune-model-onnx-bad");
+  if (auto why = onnx_examples(dir); !why.empty()) SKIP_TEST(why);
+  // A grouped convolution, a symbolic batch, a broadcasting batched MatMul.
+  const auto script = dir / "odd.py";
+  std::ofstream(script) << R"(import onnx, sys
+from onnx import TensorProto, helper as h
+f = lambda n, s: h.make_tensor_value_info(n, TensorProto.FLOAT, s)
+nodes = [h.make_node("Conv", ["x", "w"], ["y"], name="grouped", group=2, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         h.make_node("MatMul", ["a", "b"], ["c"], name="symbolic"),
+         h.make_node("MatMul", ["d", "e"], ["g"], name="broadcast"),
+         h.make_node("Conv", ["x", "w2"], ["z"], name="plain", kernel_shape=[1, 1])]
+inputs = [f("x", [1, 8, 16, 16]), f("w", [8, 4, 3, 3]), f("a", ["batch", 64]), f("b", [64, 32]),
+          f("d", [4, 1, 16, 8]), f("e", [3, 8, 16]), f("w2", [16, 8, 1, 1])]
+g = h.make_graph(nodes, "odd", inputs, [f("y", None), f("c", None), f("g", None), f("z", None)])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1])
+)";
+  REQUIRE(std::system(("/usr/bin/python3 " + script.string() + " " + (dir / "odd.onnx").string()).c_str()) == 0);
+  auto m = read_model((dir / "odd.onnx").string());
+  REQUIRE(m.tasks.size() == 1);
+  CHECK(m.tasks[0].task == "conv2d:1x8x16x16:16x1x1:s1:p0");
+  REQUIRE(m.unsupported.size() == 3);
+  CHECK_THAT(m.unsupported[0], Catch::Contains("Conv 'grouped': grouped convolution (group 2)"));
+  CHECK_THAT(m.unsupported[1], Catch::Contains("MatMul 'symbolic': the shape of 'a' is not known (dimension 'batch'"));
+  CHECK_THAT(m.unsupported[2], Catch::Contains("MatMul 'broadcast': a batched MatMul that broadcasts"));
+
+  std::ofstream(dir / "junk.onnx") << "not a protobuf at all";
+  CHECK_THAT(input_error_of([&] { read_model((dir / "junk.onnx").string()); }, "accepted"),
+             Catch::Contains("junk.onnx: not an ONNX model"));
+  CHECK_THAT(input_error_of([&] { read_model((dir / "none.onnx").string()); }, "accepted"),
+             Catch::Contains("none.onnx: cannot be read"));
+}

@@ -65,11 +65,24 @@ struct model {
   std::vector<model_task> tasks;
   /// Entries of the file, merged or not.
   std::size_t entries = 0;
+  /// ONNX: Conv, MatMul and Gemm nodes that map to no built-in task, each as
+  /// "OP 'node': why" (grouped convolution, symbolic shapes, …).
+  std::vector<std::string> unsupported;
+  /// ONNX: the other nodes, not tuned, as "OP xCOUNT" (Relu x17, Add x8, …).
+  std::vector<std::string> not_tuned;
 };
 
-/// Reads a model file (YAML). Throws input_error naming the file, the field
-/// (e.g. `tasks[3].count`) and the fix.
+/// Reads a model file: YAML, or ONNX (a ".onnx" path, when built with
+/// Debian's libonnx-dev): shapes inferred by ONNX's shape inference; Conv
+/// (2-D, group 1, equal strides and pads), MatMul (2-D, or batched with equal
+/// batch dimensions; a 3-D by 2-D one is one matmul of the rows) and Gemm
+/// nodes become conv2d, matmul and bmm tasks, identical ones merged; the rest
+/// is listed (unsupported, not_tuned), never dropped silently. Throws
+/// input_error naming the file, the field or node, and the fix.
 model read_model(const std::string& path);
+
+/// True when read_model reads ONNX files in this build.
+bool onnx_supported();
 
 /// One point of the model's progress: after a round.
 struct model_progress {
@@ -118,6 +131,7 @@ struct model_task_report {
 
 struct model_report {
   std::string name;
+  std::vector<std::string> unsupported, not_tuned;  ///< the model's (ONNX)
   std::uint64_t seed = 0;
   scheduler_kind scheduler = scheduler_kind::gradient;
   std::vector<model_task_report> tasks;  ///< in the model's order
