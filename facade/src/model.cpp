@@ -232,9 +232,10 @@ model_report tune_model(const model& m, model_options options) {
     // The first round of a task continues its earlier run only when asked
     // (a resume of the model); later rounds always continue it.
     o.resume = started[t] || base.resume;
-    // The round is ended by a stop, so that its run stays resumable: the
-    // budget only caps a task at what the whole model may spend.
-    o.budget.trials = budget;
+    // The round is ended by a stop, so that its run stays resumable; its
+    // budget is a cap no round reaches (a run that ended by its budget could
+    // not be continued).
+    o.budget.trials = task_report.trials + budget + 100000;
     o.confirm.top = 0;         // a round is not the end of the task's search
     o.compare_vendor = false;  // nor a time to compare
     o.stop = stop_source{};

@@ -174,6 +174,19 @@ TEST_CASE("model: one budget over the tasks, each task's run continued round aft
   }
 }
 
+TEST_CASE("model: a one-task model keeps one run, which its rounds continue and its end finishes", "[facade][model]") {
+  scratch_dir dir("tune-model-one");
+  auto m = read_model(
+      write(dir, "m.yaml", "tasks:\n  - dataset: " + data_dir + "/datasets/gemm_clblast/RTX_3090.json.gz\n").string());
+  auto r = tune_model(m, replayed_model_options(dir / "r.db", 40));
+  CHECK(r.tasks[0].rounds >= 4);
+  storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+  auto runs = db.runs();
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].reason == end_reason::budget);
+  CHECK(db.trials(runs[0].id).size() == r.trials);
+}
+
 TEST_CASE("model: a stopped model leaves its runs resumable and a resume continues them", "[facade][model]") {
   scratch_dir dir("tune-model-stop");
   auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
