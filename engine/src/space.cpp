@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "tune/engine/constraint.hpp"
+#include "tune/engine/nearest_configuration.hpp"
 
 namespace tune {
 
@@ -275,8 +276,7 @@ configuration search_space::from_values(const std::map<std::string, parameter_va
   return config;
 }
 
-configuration search_space::from_json(const std::string& text) const {
-  if (codec_) return codec_->from_json(text);
+std::map<std::string, parameter_value> values_from_json(const std::string& text) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -287,7 +287,9 @@ configuration search_space::from_json(const std::string& text) const {
   std::map<std::string, parameter_value> values;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const auto& v = it.value();
-    if (v.is_number() || v.is_boolean()) {
+    if (v.is_boolean()) {
+      values.emplace(it.key(), v.get<bool>() ? 1.0 : 0.0);
+    } else if (v.is_number()) {
       values.emplace(it.key(), v.get<double>());
     } else if (v.is_string()) {
       values.emplace(it.key(), v.get<std::string>());
@@ -298,7 +300,12 @@ configuration search_space::from_json(const std::string& text) const {
                                   "; expected a number, a string or a list of integers");
     }
   }
-  return from_values(values);
+  return values;
+}
+
+configuration search_space::from_json(const std::string& text) const {
+  if (codec_) return codec_->from_json(text);
+  return from_values(values_from_json(text));
 }
 
 }  // namespace tune

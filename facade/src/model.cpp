@@ -205,6 +205,8 @@ model_report tune_model(const model& m, model_options options) {
     report.tasks[i].count = m.tasks[i].count;
   }
   std::vector<bool> started(m.tasks.size(), false);
+  std::vector<std::string> task_keys(m.tasks.size());                // each task's run_report::task_key
+  std::vector<std::vector<std::string>> prior_keys(m.tasks.size());  // its prior tasks' keys
   auto task_options = [&](std::size_t t) {
     session_options o = base;
     o.task = m.tasks[t].task;
@@ -229,6 +231,15 @@ model_report tune_model(const model& m, model_options options) {
     const std::size_t t = *pick;
     auto& task_report = report.tasks[t];
     session_options o = task_options(t);
+    // The tasks of its family that have run: the prior of its search, fixed at
+    // its first round (later rounds see the same tasks' runs, grown).
+    if (!started[t])
+      for (std::size_t other = 0; other < m.tasks.size(); ++other)
+        if (started[other] && m.tasks[other].family == m.tasks[t].family) {
+          task_report.prior_from.push_back(report.tasks[other].label);
+          prior_keys[t].push_back(task_keys[other]);
+        }
+    o.prior_tasks = prior_keys[t];
     // The first round of a task continues its earlier run only when asked
     // (a resume of the model); later rounds always continue it.
     o.resume = started[t] || base.resume;
@@ -251,6 +262,12 @@ model_report tune_model(const model& m, model_options options) {
     };
     run_report r = session(std::move(o)).run();
     started[t] = true;
+    task_keys[t] = r.task_key;
+    for (std::size_t other = 0; other < m.tasks.size(); ++other)
+      if (other != t && started[other] && task_keys[other] == r.task_key)
+        throw input_error("model " + m.origin + ": " + report.tasks[other].label + " and " + task_report.label +
+                          " are one task to the results database (" + r.task_key +
+                          "), whose rounds could not be told apart; keep one of them, with their counts added");
     const std::uint64_t before = task_report.trials;
     task_report.trials = r.trials;
     task_report.run_id = r.run_id;
@@ -283,6 +300,7 @@ model_report tune_model(const model& m, model_options options) {
       auto& task_report = report.tasks[t];
       session_options o = task_options(t);
       o.resume = true;
+      o.prior_tasks = prior_keys[t];
       o.budget.trials = task_report.trials;
       o.compare_vendor = base.compare_vendor && !m.tasks[t].task.empty();
       run_report r = session(std::move(o)).run();
@@ -334,8 +352,9 @@ nlohmann::json model_report::to_json() const {
   j["not_tuned"] = not_tuned;
   j["tasks"] = nlohmann::json::array();
   for (const auto& t : tasks) {
-    nlohmann::json tj{{"names", t.label},   {"target", t.target}, {"count", t.count}, {"trials", t.trials},
-                      {"rounds", t.rounds}, {"run_id", t.run_id}, {"done", t.done},   {"confirmed", t.confirmed}};
+    nlohmann::json tj{{"names", t.label},   {"target", t.target},       {"count", t.count},
+                      {"trials", t.trials}, {"rounds", t.rounds},       {"run_id", t.run_id},
+                      {"done", t.done},     {"confirmed", t.confirmed}, {"prior_from", t.prior_from}};
     if (!t.throughput.is_null()) tj["throughput"] = t.throughput;
     tj["best_ms"] = t.best ? number(t.best->time_ms) : nlohmann::json(nullptr);
     tj["best_configuration"] = t.best ? nlohmann::json::parse(t.best->config_json) : nlohmann::json(nullptr);

@@ -19,6 +19,7 @@
 #include "report_detail.hpp"
 #include "targets/target.hpp"
 #include "tune/actors/pipeline.hpp"
+#include "tune/engine/nearest_configuration.hpp"
 #include "tune/engine/readers.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/device_lease.hpp"
@@ -51,9 +52,11 @@ bool is_sqlite_file(const std::string& path) {
 }
 
 /// The recorded trials of some runs of a results database as a dataset over
-/// `space` (configurations that no longer fit it are left out).
+/// `space`: configurations that do not fit it are left out, or with
+/// `nearest` (runs of another shape) carried to the nearest configuration
+/// that does (nearest_configuration).
 replay_dataset runs_as_dataset(const storage::results_db& db, const std::vector<storage::run_record>& runs,
-                               const search_space_ptr& space, const std::string& origin) {
+                               const search_space_ptr& space, const std::string& origin, bool nearest = false) {
   replay_dataset d;
   d.origin = origin;
   d.format = "results_db";
@@ -64,7 +67,13 @@ replay_dataset runs_as_dataset(const storage::results_db& db, const std::vector<
       try {
         config = space->from_json(row.config_json);
       } catch (const std::exception&) {
-        continue;
+        std::optional<configuration> near;
+        if (nearest) try {
+            near = nearest_configuration(*space, values_from_json(row.config_json));
+          } catch (const std::exception&) {
+          }
+        if (!near) continue;
+        config = std::move(*near);
       }
       replay_record rec;
       rec.state = row.state;
@@ -111,6 +120,7 @@ const std::vector<std::string>& session_option_fields() {
                                                   "seed",
                                                   "priors",
                                                   "auto_prior",
+                                                  "prior_tasks",
                                                   "mode",
                                                   "batch",
                                                   "db_path",
@@ -173,6 +183,9 @@ struct session::impl {
     if (!o.kinds_file.empty() && what->field() != "dataset")
       throw input_error(name("kinds_file") + " " + o.kinds_file + ": applies to a replayed " + name("dataset") +
                         " only");
+    if (!o.prior_tasks.empty() && o.db_path.empty())
+      throw input_error(name("prior_tasks") + " reads the runs of other tasks in " + name("db_path") +
+                        "; give the results database");
     if (o.compare_vendor && what->field() != "task")
       throw input_error(name("compare_vendor") + " compares a built-in " + name("task") +
                         " (matmul, bmm or conv2d) with oneDNN and OpenBLAS; there is no " + name("task") + " here");
@@ -244,6 +257,17 @@ struct session::impl {
           prior_sources.push_back(describe_runs(o.db_path, runs));
         }
       }
+    }
+    for (const auto& key : o.prior_tasks) {
+      if (!start_db || key == be->task_key()) continue;
+      std::vector<storage::run_record> runs;
+      for (const auto& run : start_db->runs())
+        if (run.task_key == key && run.device_kind == be->device_kind()) runs.push_back(run);
+      if (runs.empty()) continue;
+      auto d = runs_as_dataset(*start_db, runs, space, o.db_path, true);
+      if (d.configs.empty()) continue;  // none of its configurations maps onto this space
+      sources.push_back(std::move(d));
+      prior_sources.push_back(describe_runs(o.db_path, runs) + " of task " + key);
     }
     if (sources.empty()) return {};
     std::vector<const replay_dataset*> pointers;

@@ -320,6 +320,42 @@ TEST_CASE("model: CPU tasks end confirmed and compared with the vendors, the mod
   CHECK_THAT(r.to_text(), Catch::Contains("tuned / vendor = "));
 }
 
+TEST_CASE("model: a task's search starts from the runs of its family's tasks that ran before it", "[facade][model]") {
+  scratch_dir dir("tune-model-prior");
+  ::setenv("TUNE_CACHE_DIR", (dir / "cache").c_str(), 1);
+  auto m = read_model(write(dir, "m.yaml",
+                            "tasks:\n"
+                            "  - {name: a, task: bmm:2x32x32x32}\n"
+                            "  - {name: b, task: bmm:4x32x32x32}\n"
+                            "  - {name: c, task: conv2d:1x4x8x8:4x3x3:p1}\n")
+                          .string());
+  model_options o;
+  o.session.db_path = (dir / "r.db").string();
+  o.session.seed = 2;
+  o.session.confirm.top = 0;
+  o.budget_trials = 9;
+  o.round_trials = 2;
+  auto r = tune_model(m, o);
+  CHECK(r.tasks[0].prior_from.empty());
+  CHECK(r.tasks[1].prior_from == std::vector<std::string>{"a"});
+  CHECK(r.tasks[2].prior_from.empty());  // another operator
+  storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+  auto run = db.find_run(r.tasks[1].run_id);
+  REQUIRE(run);
+  CHECK_THAT(run->options_json, Catch::Contains("of task bmm:2x32x32x32"));
+}
+
+TEST_CASE("model: two entries that are one workload to the database are refused", "[facade][model]") {
+  scratch_dir dir("tune-model-same-key");
+  // The same kernel and problem measured on two GPUs: one task key.
+  auto m = read_model(write(dir, "m.yaml",
+                            "tasks:\n  - dataset: " + data_dir + "/datasets/dedispersion/A4000.json.gz\n" +
+                                "  - dataset: " + data_dir + "/datasets/dedispersion/A6000.json.gz\n")
+                          .string());
+  CHECK_THAT(input_error_of([&] { tune_model(m, replayed_model_options(dir / "r.db", 40)); }, "accepted"),
+             Catch::Contains("are one task to the results database"));
+}
+
 namespace {
 
 /// examples/models/make_onnx.py's files in `dir`; empty when they cannot be

@@ -474,6 +474,29 @@ TEST_CASE("session: a database of the former schema is migrated by the next run,
   for (auto id : {first.run_id, second.run_id, last.run_id}) CHECK(read.trials(id).size() == 6);
 }
 
+TEST_CASE("session: the runs of other tasks named in prior_tasks are a prior", "[facade]") {
+  tune::test::scratch_dir dir("facade-prior-tasks");
+  auto db = (dir / "runs.db").string();
+  auto first = objective_options(8);
+  first.db_path = db;
+  first.task_name = "bowl-a";
+  auto a = tune_once(first);
+
+  auto second = objective_options(3, "bo");
+  second.db_path = db;
+  second.task_name = "bowl-b";
+  second.prior_tasks = {a.task_key, "no-such-task"};  // a task without runs gives nothing
+  auto b = tune_once(second);
+  REQUIRE(b.prior_sources.size() == 1);
+  CHECK_THAT(b.prior_sources[0], Catch::Matchers::Contains("run 1") && Catch::Matchers::Contains("of task bowl-a"));
+  CHECK(b.prior_configurations == 8);
+
+  second.prior_tasks = {"no-such-task"};
+  CHECK(tune_once(second).prior_sources.empty());
+  second.db_path.clear();
+  CHECK_THAT(message_of(second), Catch::Matchers::Contains("prior_tasks reads the runs of other tasks in db_path"));
+}
+
 TEST_CASE("session: a prior that is not of this task is refused", "[facade]") {
   tune::test::scratch_dir dir("facade-bad-prior");
   auto db = (dir / "other.db").string();

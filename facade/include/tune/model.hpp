@@ -10,6 +10,10 @@
 //   o.budget_trials = 400;                 // for the whole model
 //   tune::model_report r = tune::tune_model(m, o);
 //
+// A task's first round takes as prior the runs of the tasks of its family (its
+// operator) that ran before it (session_options::prior_tasks): `bo` starts from
+// the configurations that were fast on the other shapes.
+//
 // A model file (YAML):
 //
 //   name: resnet18-b1
@@ -127,6 +131,9 @@ struct model_task_report {
   /// kernels timed alternately with the best); null for a dataset.
   nlohmann::json throughput;
   bool done = false;  ///< the scheduler ended it (nothing left to propose, or patience)
+  /// The tasks of its family that had run before its first round: their
+  /// runs were its search's prior (session_options::prior_tasks), by label.
+  std::vector<std::string> prior_from;
 };
 
 struct model_report {

@@ -177,6 +177,15 @@ struct session_options {
   /// Also take as prior the runs of the same task on other device kinds that
   /// db_path already holds.
   bool auto_prior = true;
+  /// Also take as prior the runs in db_path of these other tasks (their task
+  /// keys, run_report::task_key; e.g. other shapes of the same operator, as a
+  /// model run passes its tasks' families): their configurations carried to
+  /// the nearest of this task's space (tune/engine/nearest_configuration.hpp:
+  /// the same tile sizes where they divide), with their times; those are
+  /// another shape's, and `bo` fits the slope of its model's trend to this
+  /// run's results. A task with no run in db_path on this device kind, or none
+  /// that maps, gives nothing. Needs db_path.
+  std::vector<std::string> prior_tasks;
   run_mode mode = run_mode::steady;
   std::uint32_t batch = 8;  ///< generational mode: candidates per generation
 
