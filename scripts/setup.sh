@@ -8,7 +8,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libjs-chart.js
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libyaml-cpp-dev libsqlite3-dev libmuparser-dev zlib1g-dev
-  libnanoflann-dev libopenblas-dev libdnnl-dev libbenchmark-dev
+  libnanoflann-dev libopenblas-dev libdnnl-dev libbenchmark-dev libxgboost-dev
   python3 python3-zmq python3-matplotlib
   pybind11-dev python3-dev python3-pytest
   hipcc libamdhip64-dev

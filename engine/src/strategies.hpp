@@ -21,6 +21,7 @@ const hyper_table& opevo_knn_defaults();
 const hyper_table& nose_defaults();
 const hyper_table& nsga2_defaults();
 const hyper_table& bo_defaults();
+const hyper_table& xgb_defaults();
 
 std::unique_ptr<strategy> make_random_strategy(search_space_ptr space, const strategy_options& options);
 std::unique_ptr<strategy> make_ga_strategy(search_space_ptr space, const strategy_options& options);
@@ -29,5 +30,6 @@ std::unique_ptr<strategy> make_opevo_knn_strategy(search_space_ptr space, const 
 std::unique_ptr<strategy> make_nose_strategy(search_space_ptr space, const strategy_options& options);
 std::unique_ptr<strategy> make_nsga2_strategy(search_space_ptr space, const strategy_options& options);
 std::unique_ptr<strategy> make_bo_strategy(search_space_ptr space, const strategy_options& options);
+std::unique_ptr<strategy> make_xgb_strategy(search_space_ptr space, const strategy_options& options);
 
 }  // namespace tune::detail

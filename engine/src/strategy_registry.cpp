@@ -23,6 +23,7 @@ const std::vector<entry>& registry() {
       {"nsga2", detail::make_nsga2_strategy, detail::nsga2_defaults},
       {"opevo+knn", detail::make_opevo_knn_strategy, detail::opevo_knn_defaults},
       {"bo", detail::make_bo_strategy, detail::bo_defaults},
+      {"xgb", detail::make_xgb_strategy, detail::xgb_defaults},
   };
   return entries;
 }

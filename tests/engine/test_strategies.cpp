@@ -2,7 +2,9 @@
 // small known objective, is deterministic for a seed, takes results out of
 // order and failures, never proposes an invalid or seen configuration, stops
 // when the space is exhausted, rejects unknown hyperparameters; and
-// docs/strategies.md states the defaults the code has.
+// docs/strategies.md states the defaults the code has. `xgb` is left out of
+// what proposes in a build without XGBoost (tests/engine/test_xgb_strategy.cpp
+// checks what it says there).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -57,7 +59,17 @@ strategy_options small_options(const std::string& name, std::uint64_t seed) {
   o.seed = seed;
   if (name == "nose") o.hyper = {{"population", 20}};
   if (name == "ga" || name == "nsga2") o.hyper = {{"population", 12}};
+  if (name == "xgb") o.hyper = {{"plan_size", 16}};  // its model after 16 results, not 64
   return o;
+}
+
+// Whether the strategy can propose in this build: `xgb` needs XGBoost.
+bool proposes_here(const std::string& name) {
+#ifdef TUNE_WITH_XGBOOST
+  return true;
+#else
+  return name != "xgb";
+#endif
 }
 
 // Asks in batches of 4 and returns each batch's results in reverse order, so
@@ -86,13 +98,13 @@ run_log drive(const std::string& name, search_space_ptr space, std::size_t budge
   return log;
 }
 
-const std::vector<std::string> guided = {"ga", "opevo", "nose", "nsga2", "opevo+knn", "bo"};
+const std::vector<std::string> guided = {"ga", "opevo", "nose", "nsga2", "opevo+knn", "bo", "xgb"};
 
 }  // namespace
 
-TEST_CASE("strategy names are the documented seven", "[engine][strategy]") {
+TEST_CASE("strategy names are the documented eight", "[engine][strategy]") {
   auto names = strategy_names();
-  CHECK(names == std::vector<std::string>{"random", "ga", "opevo", "nose", "nsga2", "opevo+knn", "bo"});
+  CHECK(names == std::vector<std::string>{"random", "ga", "opevo", "nose", "nsga2", "opevo+knn", "bo", "xgb"});
   CHECK_THROWS_WITH(make_strategy("annealing", grid_space(false), {}),
                     Catch::Contains("annealing") && Catch::Contains("opevo+knn"));
 }
@@ -100,6 +112,7 @@ TEST_CASE("strategy names are the documented seven", "[engine][strategy]") {
 TEST_CASE("guided strategies find the optimum of a smooth objective", "[engine][strategy]") {
   for (bool constrained : {false, true}) {
     for (auto& name : guided) {
+      if (!proposes_here(name)) continue;
       INFO(name << (constrained ? " constrained" : ""));
       auto space = grid_space(constrained);
       auto log = drive(name, space, 700, 5);
@@ -118,6 +131,7 @@ TEST_CASE("random finds the optimum by exhausting a small space", "[engine][stra
 
 TEST_CASE("strategies never propose invalid or seen configurations", "[engine][strategy]") {
   for (auto& name : strategy_names()) {
+    if (!proposes_here(name)) continue;
     INFO(name);
     auto space = grid_space(true);
     auto log = drive(name, space, 400, 9);
@@ -130,6 +144,7 @@ TEST_CASE("strategies never propose invalid or seen configurations", "[engine][s
 
 TEST_CASE("strategies are deterministic for a seed", "[engine][strategy]") {
   for (auto& name : strategy_names()) {
+    if (!proposes_here(name)) continue;
     INFO(name);
     auto a = drive(name, grid_space(true), 300, 42);
     auto b = drive(name, grid_space(true), 300, 42);
@@ -141,6 +156,7 @@ TEST_CASE("strategies are deterministic for a seed", "[engine][strategy]") {
 
 TEST_CASE("strategies stop cleanly when the valid space is exhausted", "[engine][strategy]") {
   for (auto& name : strategy_names()) {
+    if (!proposes_here(name)) continue;
     INFO(name);
     // 6 x 4 = 24 configurations, 15 of them valid.
     auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{
@@ -151,6 +167,7 @@ TEST_CASE("strategies stop cleanly when the valid space is exhausted", "[engine]
     if (name == "opevo" || name == "opevo+knn") o.hyper = {{"lambda", 2}};
     if (name == "ga" || name == "nose" || name == "nsga2") o.hyper = {{"population", 2}};
     if (name == "bo") o.hyper = {{"initial", 2}};
+    if (name == "xgb") o.hyper = {{"plan_size", 4}};
     auto s = make_strategy(name, space, o);
     configuration_set seen;
     for (int round = 0; round < 100; ++round) {
@@ -169,6 +186,7 @@ TEST_CASE("strategies stop cleanly when the valid space is exhausted", "[engine]
 
 TEST_CASE("results observed on resume are never proposed again", "[engine][strategy]") {
   for (auto& name : strategy_names()) {
+    if (!proposes_here(name)) continue;
     INFO(name);
     auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{
         make_discrete_parameter("a", {1, 2, 3, 4, 5, 6}), make_discrete_parameter("b", {1, 2, 3, 4})});
@@ -187,6 +205,7 @@ TEST_CASE("results observed on resume are never proposed again", "[engine][strat
 
 TEST_CASE("only failures keep a strategy proposing random configurations", "[engine][strategy]") {
   for (auto& name : strategy_names()) {
+    if (!proposes_here(name)) continue;
     INFO(name);
     auto s = make_strategy(name, grid_space(false), small_options(name, 1));
     std::size_t proposed = 0;
@@ -674,6 +693,7 @@ TEST_CASE("every strategy works on a space of 10^21 configurations without enume
       make_factorization_parameter("t", std::int64_t{1} << 40, 16), make_permutation_parameter("p", 12)});
   REQUIRE_FALSE(space->cartesian_size().has_value());
   for (const auto& name : strategy_names()) {
+    if (!proposes_here(name)) continue;
     INFO(name);
     strategy_options o = small_options(name, 7);
     if (name == "bo") o.hyper = {{"pool", 2000}};
@@ -702,6 +722,7 @@ TEST_CASE("strategy_defaults is the table each strategy reads its defaults from"
   CHECK(strategy_defaults("random").empty());
   CHECK_THROWS_WITH(strategy_defaults("annealing"), Catch::Contains("annealing") && Catch::Contains("opevo+knn"));
   for (const auto& name : strategy_names()) {
+    if (!proposes_here(name)) continue;
     INFO(name);
     // Every default is accepted as a hyperparameter, and giving each one its
     // default changes nothing: the strategy's defaults are these values.

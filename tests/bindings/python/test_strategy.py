@@ -23,7 +23,12 @@ def ask_tell(name, space, seed, rounds, **hyper):
 @pytest.mark.parametrize("name", tune_engine.strategies())
 def test_every_strategy_proposes_valid_new_configurations(name):
     space = tune_engine.Space({"x": [1, 2, 4, 8, 16], "y": ["a", "b"], "z": [0, 1, 2]}, constraints=["x > 1"])
-    asked = ask_tell(name, space, seed=5, rounds=6)
+    try:
+        asked = ask_tell(name, space, seed=5, rounds=6)
+    except RuntimeError as error:  # xgb in a build without XGBoost says so
+        if "libxgboost-dev" in str(error):
+            pytest.skip(str(error))
+        raise
     assert asked, name
     assert all(space.is_valid(c) for c in asked)
     keys = [tuple(sorted(c.items())) for c in asked]

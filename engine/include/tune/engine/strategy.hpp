@@ -52,7 +52,7 @@ class strategy {
   virtual void observe(const trial_result& result) = 0;
 };
 
-/// Names accepted by make_strategy: random, ga, opevo, nose, nsga2, opevo+knn, bo.
+/// Names accepted by make_strategy: random, ga, opevo, nose, nsga2, opevo+knn, bo, xgb.
 std::vector<std::string> strategy_names();
 
 /// The strategy used when none is named ("bo"): the best across the vendored
