@@ -58,9 +58,18 @@ class program_edit_strategy final : public strategy {
     initial_edits_ = count("initial_edits", 1);
     crossover_ = probability("crossover");
     mutation_ = probability("mutation");
-    bool editable = std::any_of(outline_.instructions.begin(), outline_.instructions.end(),
-                                [](const instruction_outline& i) { return i.movable || i.operands > 0; });
-    if (!editable) throw std::invalid_argument("strategy gevo: the program has no instruction an edit could change");
+    double kinds = hyper["edit_kinds"];
+    if (!(kinds >= 1 && kinds <= all_edit_kinds) || kinds != static_cast<double>(static_cast<edit_kind_set>(kinds)))
+      throw std::invalid_argument(
+          "gevo hyperparameter 'edit_kinds' must be a comma-separated subset of copy, delete, move, swap, replace "
+          "(e.g. edit_kinds=copy,delete, GEVO-ML's), or that set as a number (bit 1 << kind, 1 to 31)");
+    kinds_ = static_cast<edit_kind_set>(kinds);
+    try {
+      rng_type probe(0);
+      random_edit(outline_, probe, kinds_);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("strategy gevo: ") + e.what());
+    }
   }
 
   std::string name() const override { return "gevo"; }
@@ -71,7 +80,7 @@ class program_edit_strategy final : public strategy {
     while (out.size() < n) {
       if (points_.size() < population_) {
         edit_list edits;
-        for (std::size_t i = 0; i < initial_edits_; ++i) edits.push_back(random_edit(outline_, rng_));
+        for (std::size_t i = 0; i < initial_edits_; ++i) edits.push_back(random_edit(outline_, rng_, kinds_));
         if (!claim(out, fresh(std::move(edits)))) break;
         continue;
       }
@@ -102,7 +111,7 @@ class program_edit_strategy final : public strategy {
   // Appends random edits until the list is not seen (at most 100 tries; the
   // last try is returned even when seen, and claim() then refuses it).
   edit_list fresh(edit_list edits) {
-    for (int i = 0; i < 100 && seen_.count(encode(edits)); ++i) edits.push_back(random_edit(outline_, rng_));
+    for (int i = 0; i < 100 && seen_.count(encode(edits)); ++i) edits.push_back(random_edit(outline_, rng_, kinds_));
     return edits;
   }
 
@@ -119,7 +128,7 @@ class program_edit_strategy final : public strategy {
     std::pair<edit_list, edit_list> children{a, b};
     if (unit(rng_) < crossover_) children = messy_crossover(a, b, rng_);
     for (auto* child : {&children.first, &children.second}) {
-      if (unit(rng_) < mutation_) child->push_back(random_edit(outline_, rng_));
+      if (unit(rng_) < mutation_) child->push_back(random_edit(outline_, rng_, kinds_));
       pending_.push_back(std::move(*child));
     }
   }
@@ -130,6 +139,7 @@ class program_edit_strategy final : public strategy {
   std::size_t initial_edits_ = 0;
   double crossover_ = 0;
   double mutation_ = 0;
+  edit_kind_set kinds_ = gevo_ml_edit_kinds;
   configuration_set seen_;  // measured or in flight
   bool dirty_ = false;
   std::vector<std::vector<double>> points_;  // ok results in the pool
@@ -140,8 +150,11 @@ class program_edit_strategy final : public strategy {
 }  // namespace
 
 const std::map<std::string, double>& program_edit_defaults() {
-  static const std::map<std::string, double> table = {
-      {"population", 32}, {"initial_edits", 3}, {"crossover", 0.8}, {"mutation", 0.3}};
+  static const std::map<std::string, double> table = {{"population", 32},
+                                                      {"initial_edits", 3},
+                                                      {"crossover", 0.8},
+                                                      {"mutation", 0.3},
+                                                      {"edit_kinds", gevo_ml_edit_kinds}};
   return table;
 }
 

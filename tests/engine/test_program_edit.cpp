@@ -115,6 +115,51 @@ TEST_CASE("random edits fit the outline", "[engine][program_edit]") {
   CHECK_THROWS_AS(random_edit(program_outline{{{1, 0, false}}}, rng), std::invalid_argument);
 }
 
+TEST_CASE("edit kinds are read as a comma-separated set and limit the random edits", "[engine][program_edit]") {
+  CHECK(parse_edit_kinds("copy,delete") == gevo_ml_edit_kinds);
+  CHECK(parse_edit_kinds("copy,delete,move,swap,replace") == all_edit_kinds);
+  CHECK(parse_edit_kinds("swap") == edit_kind_bit(edit_kind::swap_operands));
+  CHECK(edit_kinds_text(gevo_ml_edit_kinds) == "copy,delete");
+  CHECK(edit_kinds_text(parse_edit_kinds("replace,move")) == "move,replace");
+  CHECK_THROWS_WITH(parse_edit_kinds("copy,insert"),
+                    Catch::Contains("edit_kinds") && Catch::Contains("'insert'") && Catch::Contains("copy,delete"));
+  CHECK_THROWS_WITH(parse_edit_kinds("copy,copy"), Catch::Contains("twice"));
+  CHECK_THROWS_WITH(parse_edit_kinds(""), Catch::Contains("''"));
+  CHECK_THROWS_WITH(parse_edit_kinds("copy,"), Catch::Contains("''"));
+  rng_type rng(9);
+  std::set<edit_kind> kinds;
+  for (int n = 0; n < 300; ++n) kinds.insert(random_edit(small_outline(), rng, gevo_ml_edit_kinds).kind);
+  CHECK(kinds == std::set<edit_kind>{edit_kind::copy, edit_kind::remove});
+  // Swap needs an instruction with two operands: none here.
+  CHECK_THROWS_WITH(random_edit(program_outline{{{1, 1, true}}}, rng, edit_kind_bit(edit_kind::swap_operands)),
+                    Catch::Contains("swap"));
+}
+
+TEST_CASE("gevo draws GEVO-ML's copy and delete unless edit_kinds says otherwise", "[engine][program_edit]") {
+  auto kinds_proposed = [](std::map<std::string, double> hyper) {
+    strategy_options options;
+    options.seed = 3;
+    options.hyper = std::move(hyper);
+    auto gevo = make_program_edit_strategy(small_outline(), options);
+    std::set<edit_kind> kinds;
+    for (auto& config : gevo->propose(40))
+      for (auto& e : decode(config)) kinds.insert(e.kind);
+    return kinds;
+  };
+  CHECK(program_edit_defaults().at("edit_kinds") == gevo_ml_edit_kinds);
+  CHECK(kinds_proposed({}) == std::set<edit_kind>{edit_kind::copy, edit_kind::remove});
+  CHECK(kinds_proposed({{"edit_kinds", all_edit_kinds}}).size() == 5);
+  CHECK(kinds_proposed({{"edit_kinds", edit_kind_bit(edit_kind::move)}}) == std::set<edit_kind>{edit_kind::move});
+  strategy_options bad;
+  for (double value : {0.0, 32.0, 2.5, -1.0}) {
+    bad.hyper = {{"edit_kinds", value}};
+    CHECK_THROWS_WITH(make_program_edit_strategy(small_outline(), bad),
+                      Catch::Contains("edit_kinds") && Catch::Contains("copy,delete"));
+  }
+  bad.hyper = {{"edit_kinds", edit_kind_bit(edit_kind::swap_operands)}};
+  CHECK_THROWS_WITH(make_program_edit_strategy(program_outline{{{1, 1, true}}}, bad), Catch::Contains("swap"));
+}
+
 TEST_CASE("messy crossover children are made of their parents' edits", "[engine][program_edit]") {
   rng_type rng(7);
   auto parents = all_kinds();
