@@ -116,6 +116,20 @@ int run_evolve(const evolve_args& a, bool seed_given) {
   if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";
   std::printf("%llu trials in %.1f s (%.2f per second)\n", static_cast<unsigned long long>(report.trials),
               report.wall_s, report.wall_s > 0 ? report.new_trials / report.wall_s : 0.0);
+  if (report.edit_lists_checked > 0)
+    std::printf(
+        "edit lists drawn: %llu checked before compiling, %llu refused (an edit did not apply or the module "
+        "did not verify) and drawn again\n",
+        static_cast<unsigned long long>(report.edit_lists_checked),
+        static_cast<unsigned long long>(report.edit_lists_refused));
+  if (std::isfinite(report.solution_s))
+    std::printf(
+        "time to solution: %.1f s (trial %llu: the first >= %.1fx faster than the original at <= +%.2f error)\n",
+        report.solution_s, static_cast<unsigned long long>(report.solution_seq), run_report::solution_speedup,
+        run_report::solution_margin);
+  else if (report.original)
+    std::printf("time to solution: none (no variant >= %.1fx faster than the original at <= +%.2f error)\n",
+                run_report::solution_speedup, run_report::solution_margin);
   double max_error = a.max_error;
   if (max_error < 0) max_error = default_max_error(a.o.workload, report.original);
   print_front(report, max_error, a.o.db_path);

@@ -191,7 +191,8 @@ std::unique_ptr<strategy> make_evolution_strategy(const backend_ptr& backend, co
   auto program = std::dynamic_pointer_cast<program_backend>(backend);
   if (!program) throw std::logic_error("make_evolution_strategy: not a program backend");
   try {
-    return make_program_edit_strategy(program->program()->outline(), options);
+    return make_program_edit_strategy(program->program()->outline(), options,
+                                      [program](const edit_list& edits) { return program->edits_apply(edits, 120); });
   } catch (const std::invalid_argument& e) {
     throw input_error(std::string("strategy gevo: ") + e.what());
   }
@@ -219,6 +220,29 @@ void add_held_out_errors(const backend_ptr& backend, std::vector<trial_info>& fr
   (void)front;
   (void)original;
 #endif
+}
+
+void add_search_counts(run_report& report, const backend_ptr& backend) {
+#ifdef TUNE_WITH_LLVM
+  if (auto program = std::dynamic_pointer_cast<program_backend>(backend)) {
+    auto counts = program->checks();
+    report.edit_lists_checked = counts.checked;
+    report.edit_lists_refused = counts.refused;
+  }
+#else
+  (void)backend;
+#endif
+  if (!report.original || report.original->objectives.size() < 2) return;
+  const auto& base = *report.original;
+  for (const auto& t : report.evolved) {
+    if (t.objectives.size() < 2 || t.config.empty()) continue;
+    bool solution = base.time_ms >= run_report::solution_speedup * t.time_ms &&
+                    t.objectives[1] <= base.objectives[1] + run_report::solution_margin;
+    if (solution && !(t.finished_s >= report.solution_s)) {
+      report.solution_s = t.finished_s;
+      report.solution_seq = t.seq;
+    }
+  }
 }
 
 std::vector<trial_info> front_of(const std::vector<trial_info>& trials) {

@@ -35,6 +35,10 @@ std::unique_ptr<strategy> make_evolution_strategy(const backend_ptr& backend, co
 void add_held_out_errors(const backend_ptr& backend, std::vector<trial_info>& front,
                          std::optional<trial_info>& original);
 
+/// Fills in the report's edit-list checks (the program backend's counts) and
+/// its time to solution (from report.evolved and report.original).
+void add_search_counts(run_report& report, const backend_ptr& backend);
+
 /// The trials no other dominates on their objectives, fastest first; of
 /// trials with equal objectives (one program) the one with the fewest edits.
 std::vector<trial_info> front_of(const std::vector<trial_info>& trials);

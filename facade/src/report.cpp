@@ -147,7 +147,11 @@ nlohmann::json run_report::to_json() const {
   if (original || !front.empty()) {
     auto members = nlohmann::json::array();
     for (const auto& t : front) members.push_back(t.to_json());
-    out["evolution"] = {{"front", members}, {"original", original ? original->to_json() : nlohmann::json()}};
+    out["evolution"] = {{"front", members},
+                        {"original", original ? original->to_json() : nlohmann::json()},
+                        {"edit_lists", {{"checked", edit_lists_checked}, {"refused", edit_lists_refused}}},
+                        {"solution_s", number_or_null(solution_s)},
+                        {"solution_seq", std::isfinite(solution_s) ? nlohmann::json(solution_seq) : nlohmann::json()}};
   }
   return out;
 }

@@ -29,6 +29,8 @@ TEST_CASE("evolve records two objectives per trial and prints a front that edits
   CHECK_THAT(out, Contains("Pareto front ("));
   CHECK_THAT(out, Contains("error on the search, validation and test splits"));
   CHECK_THAT(out, Contains("chosen (fastest with validation error <= "));
+  CHECK_THAT(out, Contains("edit lists drawn: "));
+  CHECK_THAT(out, Contains("time to solution: "));
   // The JSON summary: the front and the original with the three errors.
   std::ifstream summary_in(summary);
   auto json = nlohmann::json::parse(summary_in);
@@ -39,6 +41,8 @@ TEST_CASE("evolve records two objectives per trial and prints a front that edits
     CHECK(member["validation_error"].is_number());
     CHECK(member["test_error"].is_number());
   }
+  CHECK(json["evolution"]["edit_lists"]["checked"].get<int>() >= 5);  // each of the 5 variants at least once
+  CHECK(json["evolution"].contains("solution_s"));
   auto original = json["evolution"]["original"];
   CHECK(original["validation_error"].get<double>() == Approx(8.0 / 120).margin(2.0 / 120));
   // front from the database shows the same held-out errors.

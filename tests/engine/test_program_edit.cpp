@@ -238,6 +238,55 @@ TEST_CASE("gevo breeds from the NSGA-II survivors of the pool", "[engine][progra
   }
 }
 
+TEST_CASE("gevo draws a list again until the program's side says it applies, a bounded number of times",
+          "[engine][program_edit]") {
+  // Edits of instruction 10 "do not apply" here.
+  std::size_t asked = 0;
+  auto no_ten = [&asked](const edit_list& edits) {
+    ++asked;
+    return std::none_of(edits.begin(), edits.end(), [](const program_edit& e) { return e.target == 10; });
+  };
+  strategy_options options;
+  options.seed = 13;
+  options.hyper = {{"population", 3}};
+  auto gevo = make_program_edit_strategy(small_outline(), options, no_ten);
+  auto first = gevo->propose(12);
+  REQUIRE(first.size() == 12);
+  for (auto& config : first) CHECK(no_ten(decode(config)));
+  asked = 0;
+  for (std::size_t i = 0; i < first.size(); ++i) gevo->observe(result_of(first[i], 1.0 + i, 0.5 - 0.01 * i));
+  auto bred = gevo->propose(30);
+  REQUIRE(bred.size() == 30);
+  for (auto& config : bred) CHECK(no_ten(decode(config)));
+  CHECK(asked > 2 * 30);  // some were drawn again (and each proposal is asked about above)
+
+  // Without a check, or with max_draws 1, the same seed hands out some lists with edits of 10.
+  auto has_ten = [](const std::vector<configuration>& configs) {
+    return std::any_of(configs.begin(), configs.end(), [](const configuration& c) {
+      auto edits = decode(c);
+      return std::any_of(edits.begin(), edits.end(), [](const program_edit& e) { return e.target == 10; });
+    });
+  };
+  CHECK(has_ten(make_program_edit_strategy(small_outline(), options)->propose(12)));
+  options.hyper["max_draws"] = 1;
+  asked = 0;
+  CHECK(has_ten(make_program_edit_strategy(small_outline(), options, no_ten)->propose(12)));
+  CHECK(asked == 0);
+
+  // A check that refuses everything: each list is drawn max_draws times, then handed out.
+  options.hyper["max_draws"] = 4;
+  std::size_t refused = 0;
+  auto never = make_program_edit_strategy(small_outline(), options, [&refused](const edit_list&) {
+    ++refused;
+    return false;
+  });
+  auto handed = never->propose(3);
+  CHECK(handed.size() == 3);
+  CHECK(refused == 2 * 4);  // the original is not checked
+  options.hyper["max_draws"] = 0;
+  CHECK_THROWS_WITH(make_program_edit_strategy(small_outline(), options), Catch::Contains("max_draws"));
+}
+
 TEST_CASE("gevo refuses bad hyperparameters and outlines", "[engine][program_edit]") {
   strategy_options options;
   options.hyper = {{"generations", 3}};

@@ -170,6 +170,24 @@ TEST_CASE("identical programs are measured once", "[ir][program_backend]") {
   CHECK(again.time_ms == first.time_ms);
 }
 
+TEST_CASE("edits_apply says whether a whole edit list applies, before anything is compiled", "[ir][program_backend]") {
+  auto backend = make_program_backend("2fcnet:train", quick_options());
+  auto update = update_store_id(*backend->program());
+  edit_list applies = {{edit_kind::remove, update, 0, 0, 0, 1}};
+  CHECK(backend->edits_apply(applies, 60));
+  CHECK_FALSE(backend->edits_apply({{edit_kind::remove, 999999, 0, 0, 0, 1}}, 60));  // no such instruction
+  // One edit of two does not apply: the list does not.
+  CHECK_FALSE(
+      backend->edits_apply({{edit_kind::remove, update, 0, 0, 0, 1}, {edit_kind::move, update, update, 0, 0, 2}}, 60));
+  CHECK(backend->checks().checked == 3);
+  CHECK(backend->checks().refused == 2);
+  // The build of a checked list uses what the check applied.
+  auto built = backend->build(encode(applies), 120);
+  INFO(built.message);
+  CHECK(built.state == status::ok);
+  CHECK_THAT(built.message, Catch::Contains("applied 1 of 1 edits"));
+}
+
 TEST_CASE("unknown workloads and bad configurations are refused", "[ir][program_backend]") {
   CHECK_THROWS_WITH(make_program_backend("3fcnet:train", quick_options()),
                     Catch::Contains("2fcnet:predict") && Catch::Contains("matmul:NxKxM"));

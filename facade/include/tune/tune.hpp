@@ -354,6 +354,19 @@ struct run_report {
   std::vector<trial_info> front;
   /// Program-edit evolution: the trial of the original program (no edits).
   std::optional<trial_info> original;
+  /// Program-edit evolution: the edit lists the strategy drew and had
+  /// checked before handing them out (every edit applies, the module
+  /// verifies), and how many of those were refused and drawn again; the
+  /// trials are the lists handed out. In to_json() under "evolution".
+  std::uint64_t edit_lists_checked = 0, edit_lists_refused = 0;
+  /// Program-edit evolution: the time to solution: seconds from the start to
+  /// the first ok variant at least `solution_speedup` times faster than the
+  /// original with an error at most `solution_margin` above the original's
+  /// (search split, as the search saw them), and that trial; NaN and 0 when
+  /// none was found.
+  double solution_s = std::numeric_limits<double>::quiet_NaN();
+  std::uint64_t solution_seq = 0;
+  static constexpr double solution_speedup = 1.1, solution_margin = 0.02;
   /// Program-edit evolution: every ok variant with {run time, error} (for plots).
   std::vector<trial_info> evolved;
   /// Program-edit evolution of a matmul: the configuration the original was

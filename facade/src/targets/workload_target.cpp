@@ -67,6 +67,7 @@ class workload_target final : public target {
       if (t.config.empty()) report.original = t;
     // After the search: the splits it never saw, for the front and the original.
     add_held_out_errors(backend, report.front, report.original);
+    add_search_counts(report, backend);
     report.evolved = std::move(variants);
     if (auto record = evolution_record(backend); record.is_object() && record.contains("base")) {
       report.base_configuration = record["base"].value("configuration", "");

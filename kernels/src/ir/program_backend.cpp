@@ -246,7 +246,8 @@ class program_backend_impl final : public program_backend {
     }
     auto start = std::chrono::steady_clock::now();
     std::string apply_error;
-    auto applied = apply_in_worker(edits, timeout_s, apply_error);
+    std::optional<applied_program> applied = take_checked(edits);
+    if (!applied) applied = apply_in_worker(edits, timeout_s, apply_error);
     double apply_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!applied) {
       out.state = status::compile_error;
@@ -313,6 +314,22 @@ class program_backend_impl final : public program_backend {
     return out;
   }
 
+  bool edits_apply(const edit_list& edits, double timeout_s) override {
+    std::string error;
+    auto applied = apply_in_worker(edits, timeout_s, error);
+    bool ok = applied && applied->skipped.empty();
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++checks_.checked;
+    if (!ok) ++checks_.refused;
+    if (ok) checked_[to_json(edits)] = std::move(*applied);
+    return ok;
+  }
+
+  check_counts checks() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return checks_;
+  }
+
   std::vector<std::string> device_resources(int device) const override {
     return {"cpu-core-" + std::to_string(options_.first_core + device * options_.threads)};
   }
@@ -324,6 +341,16 @@ class program_backend_impl final : public program_backend {
     ir_worker_ = ir_worker && *ir_worker ? fs::path(ir_worker) : fs::path(worker_).parent_path() / "tune-ir-worker";
     work_dir_ = fs::path(kernel_cache_dir(options_)) / "gevo";
     fs::create_directories(work_dir_);
+  }
+
+  // What edits_apply() applied for this list, once; nothing when it was not asked.
+  std::optional<applied_program> take_checked(const edit_list& edits) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = checked_.find(to_json(edits));
+    if (it == checked_.end()) return std::nullopt;
+    auto applied = std::move(it->second);
+    checked_.erase(it);
+    return applied;
   }
 
   // The original with its ids, where tune-ir-worker reads it.
@@ -501,8 +528,10 @@ class program_backend_impl final : public program_backend {
   fs::path inputs_[3];                   // the worker's inputs file of each split, by digits_split
   std::vector<std::int32_t> labels_[3];  // each split's labels: never given to a program
   fs::path params_file_;
-  std::mutex mutex_;
-  std::map<std::string, run_result> measured_;                  // by shared object: one measurement per program
+  mutable std::mutex mutex_;
+  check_counts checks_;
+  std::map<std::string, applied_program> checked_;  // by the list's JSON: applied by edits_apply, not built yet
+  std::map<std::string, run_result> measured_;      // by shared object: one measurement per program
   resident_measurers measurers_{resident_measurer::kind::cpu};  // matmul
 };
 }  // namespace

@@ -16,6 +16,7 @@
 // the same original always gives the same program.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -124,10 +125,22 @@ std::pair<edit_list, edit_list> messy_crossover(const edit_list& a, const edit_l
 /// program_edit_defaults(). Throws std::invalid_argument for an unknown
 /// hyperparameter, a value out of range or an outline with no instruction an
 /// edit of the chosen kinds could change.
-std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options);
+///
+/// `valid`, when given, tells whether every edit of a list applies to the
+/// original and the edited module verifies (the program's side knows; the
+/// engine does not). Then each list the strategy would hand out — an initial
+/// variant, a bred child, a list made new by an appended edit — is drawn
+/// again (the initial edits, or the pairing's crossover and mutation with the
+/// same parents) until `valid` accepts it, at most `max_draws` times; after
+/// that the last draw is handed out as it is. So the pipeline, and the trial
+/// budget, see only lists that apply. `max_draws` = 1 checks nothing.
+using edit_list_check = std::function<bool(const edit_list&)>;
+std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options,
+                                                     edit_list_check valid = {});
 
 /// The hyperparameters `gevo` accepts ("population", "initial_edits",
-/// "crossover", "mutation", "edit_kinds": an edit_kind_set, default
+/// "crossover", "mutation", "max_draws" (20: draws of one list at most
+/// until it is valid), "edit_kinds": an edit_kind_set, default
 /// gevo_ml_edit_kinds; parse_hyper reads it as text, e.g.
 /// edit_kinds=copy,delete), each with its default value: the one table
 /// make_program_edit_strategy reads its defaults from.

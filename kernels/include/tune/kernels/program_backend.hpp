@@ -109,6 +109,17 @@ class program_backend : public backend {
   /// build() does, run once on each); NaN for matmul, whose error is
   /// against a reference and has no splits.
   virtual held_out_errors held_out(const configuration& config, double timeout_s) = 0;
+  /// Whether every edit of the list applies to the original and the edited
+  /// module verifies: the edits applied in tune-ir-worker as build() applies
+  /// them, nothing compiled (build() of the same list then reuses the
+  /// result). A worker that fails or crashes says no. Thread-safe.
+  virtual bool edits_apply(const edit_list& edits, double timeout_s) = 0;
+  /// How many lists edits_apply() was asked about, and how many it refused.
+  struct check_counts {
+    std::uint64_t checked = 0;
+    std::uint64_t refused = 0;
+  };
+  virtual check_counts checks() const = 0;
 };
 
 /// Throws std::invalid_argument naming the accepted workloads for an unknown
