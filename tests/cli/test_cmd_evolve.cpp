@@ -139,7 +139,7 @@ TEST_CASE("evolve refuses an unknown workload with the accepted ones", "[cli][ge
   CHECK(evolve.wait() == 2);
 #ifdef TUNE_WITH_LLVM
   CHECK_THAT(evolve.err(),
-             Contains("unknown workload '3fcnet:train' (accepted: 2fcnet:predict, 2fcnet:train, matmul:NxKxM)"));
+             Contains("unknown workload '3fcnet:train' (accepted: 2fcnet:predict, 2fcnet:train, cnn:predict, cnn:train, matmul:NxKxM)"));
 #else
   CHECK_THAT(evolve.err(), Contains("no LLVM 14"));
 #endif

@@ -158,6 +158,26 @@ TEST_CASE("2fcnet prediction uses the original's trained parameters", "[ir][prog
   CHECK_THAT(broken.message, Catch::Contains("instantiation_error"));
 }
 
+TEST_CASE("the CNN workload trains to its accuracy and prediction uses the trained weights", "[ir][program_backend]") {
+  auto train = make_program_backend("cnn:train", quick_options());
+  CHECK(train->task_key() == "gevo:cnn:train");
+  auto trained = evaluate(*train, {});
+  INFO(trained.message);
+  REQUIRE(trained.state == status::ok);
+  auto predict = make_program_backend("cnn:predict", quick_options());
+  auto predicted = evaluate(*predict, {});
+  INFO(predicted.message);
+  REQUIRE(predicted.state == status::ok);
+  // The same weights: the same classes (regression number with clang-14 -O2
+  // -march=native on x86-64; another instruction set may move it by an image).
+  CHECK(predicted.objectives[1] == trained.objectives[1]);
+  CHECK(trained.objectives[1] == Approx(6.0 / 120).margin(2.0 / 120));
+  auto held = predict->held_out(encode({}), 120);
+  INFO(held.message);
+  CHECK(held.validation == Approx(11.0 / 120).margin(2.0 / 120));
+  CHECK(held.test == Approx(8.0 / 119).margin(2.0 / 119));
+}
+
 TEST_CASE("identical programs are measured once", "[ir][program_backend]") {
   auto backend = make_program_backend("2fcnet:predict", quick_options());
   auto first = evaluate(*backend, {});

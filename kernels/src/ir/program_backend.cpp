@@ -34,6 +34,7 @@ namespace tune {
 
 namespace {
 constexpr int fcnet_params = 64 * 32 + 32 + 32 * 10 + 10;
+constexpr int cnn_params = 4 * 9 + 4 + 36 * 10 + 10;  // kernels/workloads/cnn.c: CNN_PARAMS
 constexpr int digit_pixels = 64;
 
 struct workload_spec {
@@ -56,6 +57,8 @@ const std::vector<workload_spec>& workloads() {
        "fcnet_train",
        fcnet_params},
       {"2fcnet:train", "fcnet.ll", {"fcnet_train"}, "fcnet_train", "", fcnet_params},
+      {"cnn:predict", "cnn.ll", {"cnn_predict", "cnn_forward"}, "cnn_predict", "cnn_train", cnn_params},
+      {"cnn:train", "cnn.ll", {"cnn_train", "cnn_forward"}, "cnn_train", "", cnn_params},
   };
   return all;
 }

@@ -22,6 +22,9 @@
 // images it predicts: the worker returns the predicted classes and this
 // process scores them. Data: scikit-learn's digits (data/digits/, see
 // read_digits), 1,438 to train, 120 search, 120 validation, 119 test.
+// "cnn:predict" and "cnn:train" are the same for a small convolutional
+// network (kernels/workloads/cnn.c: conv 3x3, ReLU, 2x2 max pool, fully
+// connected); edits change cnn_predict or cnn_train, and cnn_forward.
 //
 // "matmul:NxKxM": one configuration of the CPU MatMul template (a tuned one,
 // or default_matmul_configuration()), its generated C++ compiled by clang-14
@@ -46,7 +49,7 @@
 
 namespace tune {
 
-/// "2fcnet:predict", "2fcnet:train", "matmul:NxKxM".
+/// "2fcnet:predict", "2fcnet:train", "cnn:predict", "cnn:train", "matmul:NxKxM".
 std::vector<std::string> program_workload_names();
 
 /// The digits' splits (docs/gevo.md): programs train on `train`; the search's
