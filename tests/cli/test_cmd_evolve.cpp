@@ -35,6 +35,7 @@ TEST_CASE("evolve records two objectives per trial and prints a front that edits
   std::ifstream summary_in(summary);
   auto json = nlohmann::json::parse(summary_in);
   REQUIRE(json.contains("evolution"));
+  CHECK(json["evolution"]["solution_s"].is_null() == (out.find("time to solution: none") != std::string::npos));
   REQUIRE(!json["evolution"]["front"].empty());
   for (auto& member : json["evolution"]["front"]) {
     CHECK(member["objectives"][1].is_number());
@@ -138,8 +139,8 @@ TEST_CASE("evolve refuses an unknown workload with the accepted ones", "[cli][ge
   cli_process evolve({"evolve", "--workload", "3fcnet:train", "--budget", "4", "--seed", "1", "--quiet"});
   CHECK(evolve.wait() == 2);
 #ifdef TUNE_WITH_LLVM
-  CHECK_THAT(evolve.err(),
-             Contains("unknown workload '3fcnet:train' (accepted: 2fcnet:predict, 2fcnet:train, cnn:predict, cnn:train, matmul:NxKxM)"));
+  CHECK_THAT(evolve.err(), Contains("unknown workload '3fcnet:train' (accepted: 2fcnet:predict, 2fcnet:train, "
+                                    "cnn:predict, cnn:train, matmul:NxKxM)"));
 #else
   CHECK_THAT(evolve.err(), Contains("no LLVM 14"));
 #endif

@@ -67,8 +67,8 @@ class workload_target final : public target {
       if (t.config.empty()) report.original = t;
     // After the search: the splits it never saw, for the front and the original.
     add_held_out_errors(backend, report.front, report.original);
-    add_search_counts(report, backend);
     report.evolved = std::move(variants);
+    add_search_counts(report, backend);
     if (auto record = evolution_record(backend); record.is_object() && record.contains("base")) {
       report.base_configuration = record["base"].value("configuration", "");
       report.base_origin = record["base"].value("origin", "");
