@@ -1,5 +1,6 @@
 // tune-engine evolve and tune-engine edits: program-edit evolution (GEVO-ML)
 // of a workload's LLVM IR through the facade (docs/gevo.md).
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -17,6 +18,7 @@ struct evolve_args {
   std::uint64_t seed = 0;
   double max_error = -1;  // < 0: the original's error + 0.02
   std::string plot;       // SVG of the front
+  std::string summary_json;
   std::vector<std::string> hyper;
   bool quiet = false;
   lease_options lease;
@@ -28,26 +30,48 @@ std::string workload_help() {
   return out.empty() ? "none in this build (it has no LLVM 14)" : out;
 }
 
+// An error as the front prints it: "-" when not known (matmul has no splits).
+std::string error_text(double error) {
+  if (!std::isfinite(error)) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", error);
+  return text;
+}
+
+// The front with its errors: on the search, validation and test splits for
+// a workload that has them, else (matmul) the one error.
 void print_front(const run_report& report, double max_error, const std::string& db) {
   double base = report.original ? report.original->time_ms : 0.0;
+  bool splits = report.original && std::isfinite(report.original->validation_error);
+  auto errors = [splits](const trial_info& t, const char* format) {
+    std::string out = error_text(t.objectives[1]);
+    if (!splits) return out;
+    char text[96];
+    std::snprintf(text, sizeof text, format, out.c_str(), error_text(t.validation_error).c_str(),
+                  error_text(t.test_error).c_str());
+    return std::string(text);
+  };
   if (!report.base_origin.empty())
     std::printf("base configuration (%s): %s\n", report.base_origin.c_str(), report.base_configuration.c_str());
   if (report.original)
-    std::printf("original: %.3f ms, error %.4f (trial %llu)\n", report.original->time_ms,
-                report.original->objectives[1], static_cast<unsigned long long>(report.original->seq));
-  std::printf("Pareto front (%zu variants):\n  %6s %10s %9s %8s %6s\n", report.front.size(), "trial", "time ms",
-              "speedup", "error", "edits");
+    std::printf("original: %.3f ms, error %s (trial %llu)\n", report.original->time_ms,
+                errors(*report.original, "%s search, %s validation, %s test").c_str(),
+                static_cast<unsigned long long>(report.original->seq));
+  std::printf("Pareto front (%zu variants)%s:\n  %6s %10s %9s %s %6s\n", report.front.size(),
+              splits ? ", error on the search, validation and test splits" : "", "trial", "time ms", "speedup",
+              splits ? "  search validation     test" : "   error", "edits");
   for (const auto& t : report.front)
-    std::printf("  %6llu %10.3f %8.2fx %8.4f %6zu\n", static_cast<unsigned long long>(t.seq), t.time_ms,
-                base > 0 ? base / t.time_ms : 0.0, t.objectives[1], decode(t.config).size());
+    std::printf("  %6llu %10.3f %8.2fx %s %6zu\n", static_cast<unsigned long long>(t.seq), t.time_ms,
+                base > 0 ? base / t.time_ms : 0.0, errors(t, "%8s %10s %8s").c_str(), decode(t.config).size());
   const auto* chosen = choose_variant(report.front, max_error);
+  const char* which = splits ? "validation error" : "error";
   if (!chosen) {
-    std::printf("no variant has error <= %.4f\n", max_error);
+    std::printf("no variant has %s <= %.4f\n", which, max_error);
     return;
   }
-  std::printf("chosen (fastest with error <= %.4f): trial %llu, %.3f ms (%.2fx), error %.4f\n", max_error,
+  std::printf("chosen (fastest with %s <= %.4f): trial %llu, %.3f ms (%.2fx), error %s\n", which, max_error,
               static_cast<unsigned long long>(chosen->seq), chosen->time_ms, base > 0 ? base / chosen->time_ms : 0.0,
-              chosen->objectives[1]);
+              errors(*chosen, "%s search, %s validation, %s test").c_str());
   for (const auto& e : decode(chosen->config)) std::printf("  %s\n", describe(e).c_str());
   if (!chosen->message.empty()) std::printf("  (%s)\n", chosen->message.substr(0, chosen->message.find('\n')).c_str());
   if (!db.empty())
@@ -63,10 +87,12 @@ void write_plot(const std::string& path, const evolution_plot& plot) {
   std::printf("plot of the front: %s\n", path.c_str());
 }
 
-// Without --max-error: 1e-4 for matmul (relative error), else the original's error + 0.02.
+// Without --max-error: 1e-4 for matmul (relative error), else the original's
+// validation error (its search error where that is not known) + 0.02.
 double default_max_error(const std::string& workload, const std::optional<trial_info>& original) {
   if (workload.rfind("matmul:", 0) == 0) return 1e-4;
-  return original ? original->objectives[1] + 0.02 : 1.0;
+  if (!original) return 1.0;
+  return (std::isfinite(original->validation_error) ? original->validation_error : original->objectives[1]) + 0.02;
 }
 
 int run_evolve(const evolve_args& a, bool seed_given) {
@@ -81,9 +107,29 @@ int run_evolve(const evolve_args& a, bool seed_given) {
   if (!seed_given)
     std::fprintf(stderr, "seed %llu (drawn; --seed %llu repeats this run)\n", static_cast<unsigned long long>(s.seed()),
                  static_cast<unsigned long long>(s.seed()));
+  std::ofstream summary_out;
+  if (!a.summary_json.empty()) {
+    summary_out.open(a.summary_json);
+    if (!summary_out) throw input_error("--summary-json " + a.summary_json + ": cannot write this file");
+  }
   auto report = run_until_signal(s, stop);
+  if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";
   std::printf("%llu trials in %.1f s (%.2f per second)\n", static_cast<unsigned long long>(report.trials),
               report.wall_s, report.wall_s > 0 ? report.new_trials / report.wall_s : 0.0);
+  if (report.edit_lists_checked > 0)
+    std::printf(
+        "edit lists drawn: %llu checked before compiling, %llu refused (an edit did not apply or the module "
+        "did not verify) and drawn again\n",
+        static_cast<unsigned long long>(report.edit_lists_checked),
+        static_cast<unsigned long long>(report.edit_lists_refused));
+  if (std::isfinite(report.solution_s))
+    std::printf(
+        "time to solution: %.1f s (trial %llu: the first >= %.1fx faster than the original at <= +%.2f error)\n",
+        report.solution_s, static_cast<unsigned long long>(report.solution_seq), run_report::solution_speedup,
+        run_report::solution_margin);
+  else if (report.original)
+    std::printf("time to solution: none (no variant >= %.1fx faster than the original at <= +%.2f error)\n",
+                run_report::solution_speedup, run_report::solution_margin);
   double max_error = a.max_error;
   if (max_error < 0) max_error = default_max_error(a.o.workload, report.original);
   print_front(report, max_error, a.o.db_path);
@@ -120,9 +166,12 @@ void add_evolve_command(CLI::App& app, command_list& commands) {
   f.option("topology_file", "--topology", o.topology_file, "YAML file: compile workers, cpu devices, timeouts")
       ->check(CLI::ExistingFile);
   sub->add_option("--max-error", args->max_error,
-                  "the chosen variant's largest error (default: the original's error + 0.02; matmul: 1e-4)");
+                  "the chosen variant's largest validation error (default: the original's + 0.02; matmul: 1e-4)");
   f.option("hyper", "--hyper", args->hyper, "gevo hyperparameter name=value (repeatable)");
   sub->add_option("--plot", args->plot, "write an SVG plot of the front, the variants and the original to this file");
+  sub->add_option("--summary-json", args->summary_json,
+                  "write the run's summary as JSON to this file (\"evolution\": the front and the original with their "
+                  "search, validation and test errors)");
   f.flag("progress_line", "--quiet", args->quiet, "no progress line on stderr");
   args->lease.declare(f);
   args->names = f.names();

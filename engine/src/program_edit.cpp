@@ -38,6 +38,33 @@ std::optional<edit_kind> edit_kind_from_string(std::string_view text) {
   return std::nullopt;
 }
 
+edit_kind_set parse_edit_kinds(std::string_view text) {
+  const std::string fix =
+      " (give a comma-separated subset of copy, delete, move, swap, replace; GEVO-ML's is "
+      "copy,delete)";
+  edit_kind_set kinds = 0;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    auto item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    auto kind = edit_kind_from_string(item);
+    if (!kind) throw std::invalid_argument("edit_kinds: '" + std::string(item) + "' is not an edit kind" + fix);
+    if (kinds & edit_kind_bit(*kind))
+      throw std::invalid_argument("edit_kinds: '" + std::string(item) + "' is given twice" + fix);
+    kinds |= edit_kind_bit(*kind);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return kinds;
+}
+
+std::string edit_kinds_text(edit_kind_set kinds) {
+  std::string out;
+  for (auto& [k, name] : kind_names)
+    if (kinds & edit_kind_bit(k)) out += (out.empty() ? "" : ",") + std::string(name);
+  return out;
+}
+
 std::string to_json(const edit_list& edits) {
   auto list = nlohmann::ordered_json::array();
   for (auto& e : edits) {
@@ -140,7 +167,7 @@ edit_list decode(const configuration& config) {
   return edits;
 }
 
-program_edit random_edit(const program_outline& outline, rng_type& rng) {
+program_edit random_edit(const program_outline& outline, rng_type& rng, edit_kind_set allowed) {
   std::vector<std::size_t> movable, with_operand, with_two;
   for (std::size_t i = 0; i < outline.instructions.size(); ++i) {
     auto& inst = outline.instructions[i];
@@ -149,10 +176,17 @@ program_edit random_edit(const program_outline& outline, rng_type& rng) {
     if (inst.operands >= 2) with_two.push_back(i);
   }
   std::vector<edit_kind> kinds;
-  if (!movable.empty()) kinds.insert(kinds.end(), {edit_kind::copy, edit_kind::remove, edit_kind::move});
-  if (!with_two.empty()) kinds.push_back(edit_kind::swap_operands);
-  if (!with_operand.empty()) kinds.push_back(edit_kind::replace_operand);
-  if (kinds.empty()) throw std::invalid_argument("the program has no instruction that an edit could change");
+  auto offer = [&](edit_kind kind, bool possible) {
+    if (possible && (allowed & edit_kind_bit(kind))) kinds.push_back(kind);
+  };
+  offer(edit_kind::copy, !movable.empty());
+  offer(edit_kind::remove, !movable.empty());
+  offer(edit_kind::move, !movable.empty());
+  offer(edit_kind::swap_operands, !with_two.empty());
+  offer(edit_kind::replace_operand, !with_operand.empty());
+  if (kinds.empty())
+    throw std::invalid_argument("the program has no instruction that an edit of the kinds " + edit_kinds_text(allowed) +
+                                " could change");
   auto pick = [&rng](const std::vector<std::size_t>& from) {
     return from[std::uniform_int_distribution<std::size_t>(0, from.size() - 1)(rng)];
   };

@@ -13,7 +13,11 @@
 // `crossover` one-point messy crossover makes two children, else the children
 // are copies of the parents; each child gets one more random edit with
 // probability `mutation`. A child already measured or in flight gets further
-// random edits until it is new (at most 100). Both children of a pairing are
+// random edits until it is new (at most 100). With a validity check (the
+// program's side: every edit applies, the module verifies), an invalid list
+// is drawn again, up to `max_draws` times: an initial variant's edits anew, a
+// child by crossing and mutating the same parents again (the same side of the
+// pair), an appended edit by another. Both children of a pairing are
 // handed out (the second waits for the next request). Failed results are not
 // ranked, so their edits are never inherited. Identical edit lists are
 // measured once here; different lists that give the same program are caught
@@ -30,8 +34,8 @@ namespace tune {
 namespace {
 class program_edit_strategy final : public strategy {
  public:
-  program_edit_strategy(program_outline outline, const strategy_options& options)
-      : outline_(std::move(outline)), rng_(options.seed) {
+  program_edit_strategy(program_outline outline, const strategy_options& options, edit_list_check valid)
+      : outline_(std::move(outline)), valid_(std::move(valid)), rng_(options.seed) {
     auto hyper = program_edit_defaults();
     for (auto& [name, value] : options.hyper) {
       if (!hyper.count(name)) {
@@ -56,11 +60,21 @@ class program_edit_strategy final : public strategy {
     };
     population_ = count("population", 2);
     initial_edits_ = count("initial_edits", 1);
+    max_draws_ = count("max_draws", 1);
     crossover_ = probability("crossover");
     mutation_ = probability("mutation");
-    bool editable = std::any_of(outline_.instructions.begin(), outline_.instructions.end(),
-                                [](const instruction_outline& i) { return i.movable || i.operands > 0; });
-    if (!editable) throw std::invalid_argument("strategy gevo: the program has no instruction an edit could change");
+    double kinds = hyper["edit_kinds"];
+    if (!(kinds >= 1 && kinds <= all_edit_kinds) || kinds != static_cast<double>(static_cast<edit_kind_set>(kinds)))
+      throw std::invalid_argument(
+          "gevo hyperparameter 'edit_kinds' must be a comma-separated subset of copy, delete, move, swap, replace "
+          "(e.g. edit_kinds=copy,delete, GEVO-ML's), or that set as a number (bit 1 << kind, 1 to 31)");
+    kinds_ = static_cast<edit_kind_set>(kinds);
+    try {
+      rng_type probe(0);
+      random_edit(outline_, probe, kinds_);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("strategy gevo: ") + e.what());
+    }
   }
 
   std::string name() const override { return "gevo"; }
@@ -70,9 +84,12 @@ class program_edit_strategy final : public strategy {
     if (n > 0 && !seen_.count(configuration{})) claim(out, edit_list{});
     while (out.size() < n) {
       if (points_.size() < population_) {
-        edit_list edits;
-        for (std::size_t i = 0; i < initial_edits_; ++i) edits.push_back(random_edit(outline_, rng_));
-        if (!claim(out, fresh(std::move(edits)))) break;
+        auto initial = [this] {
+          edit_list edits;
+          for (std::size_t i = 0; i < initial_edits_; ++i) edits.push_back(random_edit(outline_, rng_, kinds_));
+          return edits;
+        };
+        if (!claim(out, fresh(valid_or_redrawn(initial(), initial)))) break;
         continue;
       }
       if (dirty_) select();
@@ -100,10 +117,27 @@ class program_edit_strategy final : public strategy {
   }
 
   // Appends random edits until the list is not seen (at most 100 tries; the
-  // last try is returned even when seen, and claim() then refuses it).
+  // last try is returned even when seen, and claim() then refuses it); an
+  // appended edit that makes the list invalid is drawn again.
   edit_list fresh(edit_list edits) {
-    for (int i = 0; i < 100 && seen_.count(encode(edits)); ++i) edits.push_back(random_edit(outline_, rng_));
+    for (int i = 0; i < 100 && seen_.count(encode(edits)); ++i) {
+      auto longer = [&] {
+        auto out = edits;
+        out.push_back(random_edit(outline_, rng_, kinds_));
+        return out;
+      };
+      edits = valid_or_redrawn(longer(), longer);
+    }
     return edits;
+  }
+
+  // `first` when it is valid, else the first valid of further lists from
+  // `again`, at most max_draws lists in all (the last one when none is).
+  template <class Draw>
+  edit_list valid_or_redrawn(edit_list first, Draw again) {
+    if (!valid_ || max_draws_ <= 1) return first;
+    for (std::size_t draw = 1; !valid_(first) && draw < max_draws_; ++draw) first = again();
+    return first;
   }
 
   void select() {
@@ -115,21 +149,28 @@ class program_edit_strategy final : public strategy {
   void breed() {
     const auto& a = lists_[ranking_.tournament(rng_)];
     const auto& b = lists_[ranking_.tournament(rng_)];
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
-    std::pair<edit_list, edit_list> children{a, b};
-    if (unit(rng_) < crossover_) children = messy_crossover(a, b, rng_);
-    for (auto* child : {&children.first, &children.second}) {
-      if (unit(rng_) < mutation_) child->push_back(random_edit(outline_, rng_));
-      pending_.push_back(std::move(*child));
-    }
+    auto pairing = [&] {
+      std::uniform_real_distribution<double> unit(0.0, 1.0);
+      std::pair<edit_list, edit_list> children{a, b};
+      if (unit(rng_) < crossover_) children = messy_crossover(a, b, rng_);
+      for (auto* child : {&children.first, &children.second})
+        if (unit(rng_) < mutation_) child->push_back(random_edit(outline_, rng_, kinds_));
+      return children;
+    };
+    auto children = pairing();
+    pending_.push_back(valid_or_redrawn(std::move(children.first), [&] { return pairing().first; }));
+    pending_.push_back(valid_or_redrawn(std::move(children.second), [&] { return pairing().second; }));
   }
 
   program_outline outline_;
+  edit_list_check valid_;
   rng_type rng_;
   std::size_t population_ = 0;
   std::size_t initial_edits_ = 0;
+  std::size_t max_draws_ = 1;
   double crossover_ = 0;
   double mutation_ = 0;
+  edit_kind_set kinds_ = gevo_ml_edit_kinds;
   configuration_set seen_;  // measured or in flight
   bool dirty_ = false;
   std::vector<std::vector<double>> points_;  // ok results in the pool
@@ -140,13 +181,15 @@ class program_edit_strategy final : public strategy {
 }  // namespace
 
 const std::map<std::string, double>& program_edit_defaults() {
-  static const std::map<std::string, double> table = {
-      {"population", 32}, {"initial_edits", 3}, {"crossover", 0.8}, {"mutation", 0.3}};
+  static const std::map<std::string, double> table = {{"population", 32}, {"initial_edits", 3},
+                                                      {"crossover", 0.8}, {"mutation", 0.3},
+                                                      {"max_draws", 20},  {"edit_kinds", gevo_ml_edit_kinds}};
   return table;
 }
 
-std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options) {
-  return std::make_unique<program_edit_strategy>(std::move(outline), options);
+std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options,
+                                                     edit_list_check valid) {
+  return std::make_unique<program_edit_strategy>(std::move(outline), options, std::move(valid));
 }
 
 }  // namespace tune

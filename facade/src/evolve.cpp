@@ -1,6 +1,7 @@
 // Program-edit evolution through the facade: workloads, fronts and recorded
 // variants (docs/gevo.md).
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -36,9 +37,11 @@ std::vector<std::string> evolution_workloads() {
 
 const trial_info* choose_variant(const std::vector<trial_info>& front, double max_error) {
   const trial_info* chosen = nullptr;
-  for (const auto& t : front)
-    if (t.objectives.size() >= 2 && t.objectives[1] <= max_error && (!chosen || t.time_ms < chosen->time_ms))
-      chosen = &t;
+  for (const auto& t : front) {
+    if (t.objectives.size() < 2) continue;
+    double error = std::isfinite(t.validation_error) ? t.validation_error : t.objectives[1];
+    if (error <= max_error && (!chosen || t.time_ms < chosen->time_ms)) chosen = &t;
+  }
   return chosen;
 }
 
@@ -66,6 +69,14 @@ std::string workload_of(const storage::run_record& run) {
   auto workload = run.task_key.substr(std::string(task_prefix).size());
   return workload.substr(0, workload.find('@'));  // matmul: @ the base's hash
 }
+
+// A matmul run's base configuration (JSON) as its options recorded it; empty otherwise.
+std::string base_configuration_of(const storage::run_record& run) {
+  if (auto options = nlohmann::json::parse(run.options_json, nullptr, false); options.is_object())
+    if (auto it = options.find("evolution"); it != options.end() && it->is_object() && it->contains("base"))
+      return (*it)["base"].value("configuration", "");
+  return {};
+}
 }  // namespace
 
 evolution_plot load_evolution_plot(const std::string& db_path, std::optional<std::int64_t> run_id) {
@@ -90,6 +101,11 @@ evolution_plot load_evolution_plot(const std::string& db_path, std::optional<std
     plot.variants.push_back(std::move(info));
   }
   plot.front = detail::front_of(plot.variants);
+#ifdef TUNE_WITH_LLVM
+  backend_ptr backend =
+      make_program_backend(workload_of(run), task_backend_options{}, {base_configuration_of(run), db_path});
+  detail::add_held_out_errors(backend, plot.front, plot.original);
+#endif
   return plot;
 }
 
@@ -98,10 +114,7 @@ recorded_variant load_variant(const std::string& db_path, std::int64_t trial, st
   auto run = std::optional<storage::run_record>(evolution_run(db, db_path, run_id));
   recorded_variant out;
   out.workload = workload_of(*run);
-  std::string base_json;
-  if (auto options = nlohmann::json::parse(run->options_json, nullptr, false); options.is_object())
-    if (auto it = options.find("evolution"); it != options.end() && it->contains("base"))
-      base_json = (*it)["base"].value("configuration", "");
+  auto base_json = base_configuration_of(*run);
   out.run_id = run->id;
   out.trial = trial;
   std::optional<storage::trial_record> found;
@@ -178,7 +191,8 @@ std::unique_ptr<strategy> make_evolution_strategy(const backend_ptr& backend, co
   auto program = std::dynamic_pointer_cast<program_backend>(backend);
   if (!program) throw std::logic_error("make_evolution_strategy: not a program backend");
   try {
-    return make_program_edit_strategy(program->program()->outline(), options);
+    return make_program_edit_strategy(program->program()->outline(), options,
+                                      [program](const edit_list& edits) { return program->edits_apply(edits, 120); });
   } catch (const std::invalid_argument& e) {
     throw input_error(std::string("strategy gevo: ") + e.what());
   }
@@ -187,6 +201,48 @@ std::unique_ptr<strategy> make_evolution_strategy(const backend_ptr& backend, co
   (void)options;
   no_llvm();
 #endif
+}
+
+void add_held_out_errors(const backend_ptr& backend, std::vector<trial_info>& front,
+                         std::optional<trial_info>& original) {
+#ifdef TUNE_WITH_LLVM
+  auto program = std::dynamic_pointer_cast<program_backend>(backend);
+  if (!program) return;
+  auto fill = [&](trial_info& t) {
+    auto errors = program->held_out(t.config, 120);
+    t.validation_error = errors.validation;
+    t.test_error = errors.test;
+  };
+  for (auto& t : front) fill(t);
+  if (original) fill(*original);
+#else
+  (void)backend;
+  (void)front;
+  (void)original;
+#endif
+}
+
+void add_search_counts(run_report& report, const backend_ptr& backend) {
+#ifdef TUNE_WITH_LLVM
+  if (auto program = std::dynamic_pointer_cast<program_backend>(backend)) {
+    auto counts = program->checks();
+    report.edit_lists_checked = counts.checked;
+    report.edit_lists_refused = counts.refused;
+  }
+#else
+  (void)backend;
+#endif
+  if (!report.original || report.original->objectives.size() < 2) return;
+  const auto& base = *report.original;
+  for (const auto& t : report.evolved) {
+    if (t.objectives.size() < 2 || t.config.empty()) continue;
+    bool solution = base.time_ms >= run_report::solution_speedup * t.time_ms &&
+                    t.objectives[1] <= base.objectives[1] + run_report::solution_margin;
+    if (solution && !(t.finished_s >= report.solution_s)) {
+      report.solution_s = t.finished_s;
+      report.solution_seq = t.seq;
+    }
+  }
 }
 
 std::vector<trial_info> front_of(const std::vector<trial_info>& trials) {

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,16 @@ nlohmann::json evolution_record(const backend_ptr& backend);
 
 /// gevo over the backend's program (made by make_evolution_backend).
 std::unique_ptr<strategy> make_evolution_strategy(const backend_ptr& backend, const strategy_options& options);
+
+/// Runs each front member and the original once on the validation and test
+/// splits (program_backend::held_out) and fills in their errors there; NaN
+/// where the workload has no splits (matmul) or the variant fails there.
+void add_held_out_errors(const backend_ptr& backend, std::vector<trial_info>& front,
+                         std::optional<trial_info>& original);
+
+/// Fills in the report's edit-list checks (the program backend's counts) and
+/// its time to solution (from report.evolved and report.original).
+void add_search_counts(run_report& report, const backend_ptr& backend);
 
 /// The trials no other dominates on their objectives, fastest first; of
 /// trials with equal objectives (one program) the one with the fewest edits.

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "report_detail.hpp"
+#include "tune/engine/program_edit.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/kernels/vendor_reference.hpp"
@@ -35,6 +36,14 @@ std::map<std::string, double> parse_hyper(const std::vector<std::string>& items,
       value = std::stod(text, &used);
     } catch (const std::exception&) {
       used = 0;
+    }
+    if (name == "edit_kinds" && used != text.size()) {  // gevo's: a list of kinds, held as their set's number
+      try {
+        value = parse_edit_kinds(text);
+        used = text.size();
+      } catch (const std::invalid_argument& e) {
+        throw input_error(where + ": " + e.what());
+      }
     }
     if (used != text.size() || !std::isfinite(value))
       throw input_error(where + ": '" + text + "' is not a finite number");
@@ -74,7 +83,9 @@ nlohmann::json trial_info::to_json() const {
           {"reused_from_run", reused() ? nlohmann::json(*reused_from_run) : nlohmann::json(nullptr)},
           {"duel_ms", number_or_null(duel_ms)},
           {"duel_best_ms", number_or_null(duel_best_ms)},
-          {"new_best", new_best}};
+          {"new_best", new_best},
+          {"validation_error", number_or_null(validation_error)},
+          {"test_error", number_or_null(test_error)}};
 }
 
 nlohmann::json run_report::to_json() const {
@@ -133,6 +144,15 @@ nlohmann::json run_report::to_json() const {
   if (!confirmation_note.empty()) out["confirmation_note"] = confirmation_note;
   if (!machine_note.empty()) out["machine_note"] = machine_note;
   if (!throughput.is_null()) out["throughput"] = throughput;
+  if (original || !front.empty()) {
+    auto members = nlohmann::json::array();
+    for (const auto& t : front) members.push_back(t.to_json());
+    out["evolution"] = {{"front", members},
+                        {"original", original ? original->to_json() : nlohmann::json()},
+                        {"edit_lists", {{"checked", edit_lists_checked}, {"refused", edit_lists_refused}}},
+                        {"solution_s", number_or_null(solution_s)},
+                        {"solution_seq", std::isfinite(solution_s) ? nlohmann::json(solution_seq) : nlohmann::json()}};
+  }
   return out;
 }
 

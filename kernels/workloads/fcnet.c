@@ -6,10 +6,12 @@
  *
  *   entry(x, y, n_train, n_test, params, scores)
  *
- * x: (n_train + n_test) x 64 pixels scaled to [0, 1]; y: their labels;
- * params: FCNET_PARAMS floats (w1, b1, w2, b2); scores: n_test x 10 outputs
- * for the held-out images x[n_train ..]. The worker computes the error from
- * the scores (argmax against y) and refuses non-finite ones. */
+ * x: (n_train + n_test) x 64 pixels scaled to [0, 1], the training images
+ * then the images to predict; y: the n_train training labels for training, a
+ * null pointer for prediction (the labels of the images it predicts are never
+ * given: the engine scores the predictions); params: FCNET_PARAMS floats (w1,
+ * b1, w2, b2); scores: n_test x 10 outputs for the images x[n_train ..]. The
+ * worker refuses non-finite scores. */
 
 #define FCNET_IN 64
 #define FCNET_HIDDEN 32
@@ -51,7 +53,7 @@ static void fcnet_predict_all(const float* params, const float* x, int n, float*
   for (int k = 0; k < n; ++k) fcnet_forward(params, x + k * FCNET_IN, hidden, scores + k * FCNET_OUT);
 }
 
-/* Prediction: the held-out images with the given parameters. */
+/* Prediction: the images to predict with the given parameters. */
 void fcnet_predict(const float* x, const int* y, int n_train, int n_test, float* params, float* scores) {
   (void)y;
   fcnet_predict_all(params, x + n_train * FCNET_IN, n_test, scores);
@@ -69,7 +71,7 @@ static unsigned fcnet_next(unsigned* state) {
 
 /* Training: weights from a fixed seed, FCNET_EPOCHS epochs of mini-batch SGD
  * (cross-entropy, batch FCNET_BATCH, learning rate 0.5, the gradient averaged
- * over the batch), then prediction of the held-out images. */
+ * over the batch), then prediction of the images after the training ones. */
 void fcnet_train(const float* x, const int* y, int n_train, int n_test, float* params, float* scores) {
   unsigned state = 2463534242u;
   for (int p = 0; p < FCNET_PARAMS; ++p) {

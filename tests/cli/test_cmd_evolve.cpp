@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "actors/scratch_dir.hpp"
@@ -16,15 +18,40 @@ using tune::test::cli_process;
 TEST_CASE("evolve records two objectives per trial and prints a front that edits explains", "[cli][gevo]") {
   tune::test::scratch_dir dir("tune-test-cli-evolve");
   const auto db = (dir / "evolve.db").string();
+  const auto summary = (dir / "summary.json").string();
   cli_process evolve({"evolve", "--workload", "2fcnet:predict", "--budget", "6", "--seed", "3", "--db", db, "--hyper",
-                      "population=2", "--quiet"});
+                      "population=2", "--hyper", "edit_kinds=copy,delete", "--summary-json", summary, "--quiet"});
   INFO(evolve.err());
   REQUIRE(evolve.wait() == 0);
   const auto out = evolve.out();
   INFO(out);
   CHECK_THAT(out, Contains("original: "));
   CHECK_THAT(out, Contains("Pareto front ("));
-  CHECK_THAT(out, Contains("chosen (fastest with error <= "));
+  CHECK_THAT(out, Contains("error on the search, validation and test splits"));
+  CHECK_THAT(out, Contains("chosen (fastest with validation error <= "));
+  CHECK_THAT(out, Contains("edit lists drawn: "));
+  CHECK_THAT(out, Contains("time to solution: "));
+  // The JSON summary: the front and the original with the three errors.
+  std::ifstream summary_in(summary);
+  auto json = nlohmann::json::parse(summary_in);
+  REQUIRE(json.contains("evolution"));
+  CHECK(json["evolution"]["solution_s"].is_null() == (out.find("time to solution: none") != std::string::npos));
+  REQUIRE(!json["evolution"]["front"].empty());
+  for (auto& member : json["evolution"]["front"]) {
+    CHECK(member["objectives"][1].is_number());
+    CHECK(member["validation_error"].is_number());
+    CHECK(member["test_error"].is_number());
+  }
+  CHECK(json["evolution"]["edit_lists"]["checked"].get<int>() >= 5);  // each of the 5 variants at least once
+  CHECK(json["evolution"].contains("solution_s"));
+  auto original = json["evolution"]["original"];
+  CHECK(original["validation_error"].get<double>() == Approx(8.0 / 120).margin(2.0 / 120));
+  // front from the database shows the same held-out errors.
+  cli_process front({"front", "--db", db});
+  REQUIRE(front.wait() == 0);
+  char validation[16];
+  std::snprintf(validation, sizeof validation, "%.4f validation", original["validation_error"].get<double>());
+  CHECK_THAT(front.out(), Contains(validation));
 
   tune::storage::results_db results(db, tune::storage::results_db::open_mode::read_only);
   auto runs = results.runs();
@@ -72,6 +99,7 @@ TEST_CASE("evolve of a matmul starts from the tuned configuration of its databas
   INFO(out);
   CHECK_THAT(out, Contains("base configuration (" + db + ": run 1, trial "));
   CHECK_THAT(out, Contains("chosen (fastest with error <= 0.0001)"));
+  CHECK_THAT(out, !Contains("validation"));  // a matmul has no splits
   std::smatch front_size;
   REQUIRE(std::regex_search(out, front_size, std::regex("Pareto front \\((\\d+) variants\\)")));
 
@@ -111,11 +139,19 @@ TEST_CASE("evolve refuses an unknown workload with the accepted ones", "[cli][ge
   cli_process evolve({"evolve", "--workload", "3fcnet:train", "--budget", "4", "--seed", "1", "--quiet"});
   CHECK(evolve.wait() == 2);
 #ifdef TUNE_WITH_LLVM
-  CHECK_THAT(evolve.err(),
-             Contains("unknown workload '3fcnet:train' (accepted: 2fcnet:predict, 2fcnet:train, matmul:NxKxM)"));
+  CHECK_THAT(evolve.err(), Contains("unknown workload '3fcnet:train' (accepted: 2fcnet:predict, 2fcnet:train, "
+                                    "cnn:predict, cnn:train, matmul:NxKxM)"));
 #else
   CHECK_THAT(evolve.err(), Contains("no LLVM 14"));
 #endif
+}
+
+TEST_CASE("evolve refuses edit kinds that are not a subset of the five, naming the field and the fix", "[cli][gevo]") {
+  cli_process evolve({"evolve", "--workload", "2fcnet:predict", "--budget", "4", "--seed", "1", "--hyper",
+                      "edit_kinds=copy,insert", "--quiet"});
+  CHECK(evolve.wait() == 2);
+  CHECK_THAT(evolve.err(), Contains("edit_kinds") && Contains("'insert' is not an edit kind") &&
+                               Contains("copy, delete, move, swap, replace"));
 }
 
 TEST_CASE("evolve refuses a budget of 0 naming the option", "[cli][gevo]") {

@@ -115,6 +115,51 @@ TEST_CASE("random edits fit the outline", "[engine][program_edit]") {
   CHECK_THROWS_AS(random_edit(program_outline{{{1, 0, false}}}, rng), std::invalid_argument);
 }
 
+TEST_CASE("edit kinds are read as a comma-separated set and limit the random edits", "[engine][program_edit]") {
+  CHECK(parse_edit_kinds("copy,delete") == gevo_ml_edit_kinds);
+  CHECK(parse_edit_kinds("copy,delete,move,swap,replace") == all_edit_kinds);
+  CHECK(parse_edit_kinds("swap") == edit_kind_bit(edit_kind::swap_operands));
+  CHECK(edit_kinds_text(gevo_ml_edit_kinds) == "copy,delete");
+  CHECK(edit_kinds_text(parse_edit_kinds("replace,move")) == "move,replace");
+  CHECK_THROWS_WITH(parse_edit_kinds("copy,insert"),
+                    Catch::Contains("edit_kinds") && Catch::Contains("'insert'") && Catch::Contains("copy,delete"));
+  CHECK_THROWS_WITH(parse_edit_kinds("copy,copy"), Catch::Contains("twice"));
+  CHECK_THROWS_WITH(parse_edit_kinds(""), Catch::Contains("''"));
+  CHECK_THROWS_WITH(parse_edit_kinds("copy,"), Catch::Contains("''"));
+  rng_type rng(9);
+  std::set<edit_kind> kinds;
+  for (int n = 0; n < 300; ++n) kinds.insert(random_edit(small_outline(), rng, gevo_ml_edit_kinds).kind);
+  CHECK(kinds == std::set<edit_kind>{edit_kind::copy, edit_kind::remove});
+  // Swap needs an instruction with two operands: none here.
+  CHECK_THROWS_WITH(random_edit(program_outline{{{1, 1, true}}}, rng, edit_kind_bit(edit_kind::swap_operands)),
+                    Catch::Contains("swap"));
+}
+
+TEST_CASE("gevo draws GEVO-ML's copy and delete unless edit_kinds says otherwise", "[engine][program_edit]") {
+  auto kinds_proposed = [](std::map<std::string, double> hyper) {
+    strategy_options options;
+    options.seed = 3;
+    options.hyper = std::move(hyper);
+    auto gevo = make_program_edit_strategy(small_outline(), options);
+    std::set<edit_kind> kinds;
+    for (auto& config : gevo->propose(40))
+      for (auto& e : decode(config)) kinds.insert(e.kind);
+    return kinds;
+  };
+  CHECK(program_edit_defaults().at("edit_kinds") == gevo_ml_edit_kinds);
+  CHECK(kinds_proposed({}) == std::set<edit_kind>{edit_kind::copy, edit_kind::remove});
+  CHECK(kinds_proposed({{"edit_kinds", all_edit_kinds}}).size() == 5);
+  CHECK(kinds_proposed({{"edit_kinds", edit_kind_bit(edit_kind::move)}}) == std::set<edit_kind>{edit_kind::move});
+  strategy_options bad;
+  for (double value : {0.0, 32.0, 2.5, -1.0}) {
+    bad.hyper = {{"edit_kinds", value}};
+    CHECK_THROWS_WITH(make_program_edit_strategy(small_outline(), bad),
+                      Catch::Contains("edit_kinds") && Catch::Contains("copy,delete"));
+  }
+  bad.hyper = {{"edit_kinds", edit_kind_bit(edit_kind::swap_operands)}};
+  CHECK_THROWS_WITH(make_program_edit_strategy(program_outline{{{1, 1, true}}}, bad), Catch::Contains("swap"));
+}
+
 TEST_CASE("messy crossover children are made of their parents' edits", "[engine][program_edit]") {
   rng_type rng(7);
   auto parents = all_kinds();
@@ -191,6 +236,55 @@ TEST_CASE("gevo breeds from the NSGA-II survivors of the pool", "[engine][progra
     CHECK(from_survivor);
     CHECK(std::find(initial.begin(), initial.end(), child) == initial.end());
   }
+}
+
+TEST_CASE("gevo draws a list again until the program's side says it applies, a bounded number of times",
+          "[engine][program_edit]") {
+  // Edits of instruction 10 "do not apply" here.
+  std::size_t asked = 0;
+  auto no_ten = [&asked](const edit_list& edits) {
+    ++asked;
+    return std::none_of(edits.begin(), edits.end(), [](const program_edit& e) { return e.target == 10; });
+  };
+  strategy_options options;
+  options.seed = 13;
+  options.hyper = {{"population", 3}};
+  auto gevo = make_program_edit_strategy(small_outline(), options, no_ten);
+  auto first = gevo->propose(12);
+  REQUIRE(first.size() == 12);
+  for (auto& config : first) CHECK(no_ten(decode(config)));
+  asked = 0;
+  for (std::size_t i = 0; i < first.size(); ++i) gevo->observe(result_of(first[i], 1.0 + i, 0.5 - 0.01 * i));
+  auto bred = gevo->propose(30);
+  REQUIRE(bred.size() == 30);
+  for (auto& config : bred) CHECK(no_ten(decode(config)));
+  CHECK(asked > 2 * 30);  // some were drawn again (and each proposal is asked about above)
+
+  // Without a check, or with max_draws 1, the same seed hands out some lists with edits of 10.
+  auto has_ten = [](const std::vector<configuration>& configs) {
+    return std::any_of(configs.begin(), configs.end(), [](const configuration& c) {
+      auto edits = decode(c);
+      return std::any_of(edits.begin(), edits.end(), [](const program_edit& e) { return e.target == 10; });
+    });
+  };
+  CHECK(has_ten(make_program_edit_strategy(small_outline(), options)->propose(12)));
+  options.hyper["max_draws"] = 1;
+  asked = 0;
+  CHECK(has_ten(make_program_edit_strategy(small_outline(), options, no_ten)->propose(12)));
+  CHECK(asked == 0);
+
+  // A check that refuses everything: each list is drawn max_draws times, then handed out.
+  options.hyper["max_draws"] = 4;
+  std::size_t refused = 0;
+  auto never = make_program_edit_strategy(small_outline(), options, [&refused](const edit_list&) {
+    ++refused;
+    return false;
+  });
+  auto handed = never->propose(3);
+  CHECK(handed.size() == 3);
+  CHECK(refused == 2 * 4);  // the original is not checked
+  options.hyper["max_draws"] = 0;
+  CHECK_THROWS_WITH(make_program_edit_strategy(small_outline(), options), Catch::Contains("max_draws"));
 }
 
 TEST_CASE("gevo refuses bad hyperparameters and outlines", "[engine][program_edit]") {

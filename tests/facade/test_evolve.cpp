@@ -24,6 +24,34 @@ TEST_CASE("the front keeps non-dominated variants once per program and fastest f
   CHECK(choose_variant(front, 0.01) == nullptr);
 }
 
+TEST_CASE("the chosen variant is judged by its validation error where it is known", "[facade][gevo]") {
+  std::vector<trial_info> front = {evolved_variant(1, 8, 0.05, 2), evolved_variant(2, 9, 0.06, 1)};
+  front[0].validation_error = 0.20;  // good on search, bad on validation
+  front[1].validation_error = 0.07;
+  CHECK(choose_variant(front, 0.08)->seq == 2);
+  CHECK(choose_variant(front, 0.06) == nullptr);
+}
+
+TEST_CASE("the time to solution is the first variant 1.1x faster within +0.02 error", "[facade][gevo]") {
+  run_report report;
+  report.original = evolved_variant(0, 10, 0.10, 0);
+  report.evolved = {*report.original, evolved_variant(1, 9.5, 0.10, 1), evolved_variant(2, 8, 0.15, 1),
+                    evolved_variant(3, 9, 0.11, 2), evolved_variant(4, 5, 0.12, 3)};
+  for (std::size_t i = 0; i < report.evolved.size(); ++i) report.evolved[i].finished_s = 10.0 * (5 - i);
+  detail::add_search_counts(report, nullptr);
+  // Trial 1 is too slow, 2 too wrong; 3 (at 20 s) and 4 (at 10 s) qualify: 4 came first.
+  CHECK(report.solution_s == 10.0);
+  CHECK(report.solution_seq == 4);
+  report.evolved.pop_back();
+  report.solution_s = std::nan("");
+  detail::add_search_counts(report, nullptr);
+  CHECK(report.solution_seq == 3);
+  report.evolved.pop_back();
+  report.solution_s = std::nan("");
+  detail::add_search_counts(report, nullptr);
+  CHECK(std::isnan(report.solution_s));
+}
+
 TEST_CASE("a workload is evolved by gevo and needs LLVM 14", "[facade][gevo]") {
   session_options o;
   o.workload = "2fcnet:nothing";
@@ -32,7 +60,8 @@ TEST_CASE("a workload is evolved by gevo and needs LLVM 14", "[facade][gevo]") {
   o.task = "matmul:64x64x64";
   CHECK_THROWS_WITH(session(o), Catch::Contains("give exactly one of"));
 #ifdef TUNE_WITH_LLVM
-  CHECK(evolution_workloads() == std::vector<std::string>{"2fcnet:predict", "2fcnet:train", "matmul:NxKxM"});
+  CHECK(evolution_workloads() ==
+        std::vector<std::string>{"2fcnet:predict", "2fcnet:train", "cnn:predict", "cnn:train", "matmul:NxKxM"});
   session_options bad_shape;
   bad_shape.workload = "matmul:64x64";
   bad_shape.budget.trials = 2;

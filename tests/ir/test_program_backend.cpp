@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -125,10 +127,10 @@ TEST_CASE("2fcnet training reaches its accuracy and loses it without the update"
   INFO(original.message);
   REQUIRE(original.state == status::ok);
   REQUIRE(original.objectives.size() == 2);
-  // Regression number: 4 epochs of SGD misclassify 27 of the 359 held-out
-  // digits (7.5%) with clang-14 -O2 -march=native on x86-64 (AVX2); another
-  // instruction set may round differently and move it by an image or two.
-  CHECK(original.objectives[1] == Approx(27.0 / 359).margin(3.0 / 359));
+  // Regression number: 4 epochs of SGD misclassify 11 of the 120 digits of
+  // the search split with clang-14 -O2 -march=native on x86-64 (AVX2);
+  // another instruction set may round differently and move it by an image or two.
+  CHECK(original.objectives[1] == Approx(11.0 / 120).margin(2.0 / 120));
   CHECK(original.objectives[0] == original.time_ms);
   CHECK(original.time_ms > 0);
 
@@ -143,7 +145,37 @@ TEST_CASE("2fcnet prediction uses the original's trained parameters", "[ir][prog
   auto result = evaluate(*predict, {});
   INFO(result.message);
   REQUIRE(result.state == status::ok);
-  CHECK(result.objectives[1] == Approx(27.0 / 359).margin(3.0 / 359));
+  CHECK(result.objectives[1] == Approx(11.0 / 120).margin(2.0 / 120));
+  // The splits the search never sees: 120 images of validation, 119 of test.
+  auto held = predict->held_out(encode({}), 120);
+  INFO(held.message);
+  CHECK(held.validation == Approx(8.0 / 120).margin(2.0 / 120));
+  CHECK(held.test == Approx(8.0 / 119).margin(2.0 / 119));
+  // A variant that does not build has none.
+  auto broken = predict->held_out(configuration{1, 2, 3}, 60);
+  CHECK(std::isnan(broken.validation));
+  CHECK(std::isnan(broken.test));
+  CHECK_THAT(broken.message, Catch::Contains("instantiation_error"));
+}
+
+TEST_CASE("the CNN workload trains to its accuracy and prediction uses the trained weights", "[ir][program_backend]") {
+  auto train = make_program_backend("cnn:train", quick_options());
+  CHECK(train->task_key() == "gevo:cnn:train");
+  auto trained = evaluate(*train, {});
+  INFO(trained.message);
+  REQUIRE(trained.state == status::ok);
+  auto predict = make_program_backend("cnn:predict", quick_options());
+  auto predicted = evaluate(*predict, {});
+  INFO(predicted.message);
+  REQUIRE(predicted.state == status::ok);
+  // The same weights: the same classes (regression number with clang-14 -O2
+  // -march=native on x86-64; another instruction set may move it by an image).
+  CHECK(predicted.objectives[1] == trained.objectives[1]);
+  CHECK(trained.objectives[1] == Approx(6.0 / 120).margin(2.0 / 120));
+  auto held = predict->held_out(encode({}), 120);
+  INFO(held.message);
+  CHECK(held.validation == Approx(11.0 / 120).margin(2.0 / 120));
+  CHECK(held.test == Approx(8.0 / 119).margin(2.0 / 119));
 }
 
 TEST_CASE("identical programs are measured once", "[ir][program_backend]") {
@@ -156,6 +188,24 @@ TEST_CASE("identical programs are measured once", "[ir][program_backend]") {
   auto again = backend->run(config, built, 0, 60);
   CHECK(again.message.find("the same program") != std::string::npos);
   CHECK(again.time_ms == first.time_ms);
+}
+
+TEST_CASE("edits_apply says whether a whole edit list applies, before anything is compiled", "[ir][program_backend]") {
+  auto backend = make_program_backend("2fcnet:train", quick_options());
+  auto update = update_store_id(*backend->program());
+  edit_list applies = {{edit_kind::remove, update, 0, 0, 0, 1}};
+  CHECK(backend->edits_apply(applies, 60));
+  CHECK_FALSE(backend->edits_apply({{edit_kind::remove, 999999, 0, 0, 0, 1}}, 60));  // no such instruction
+  // One edit of two does not apply: the list does not.
+  CHECK_FALSE(
+      backend->edits_apply({{edit_kind::remove, update, 0, 0, 0, 1}, {edit_kind::move, update, update, 0, 0, 2}}, 60));
+  CHECK(backend->checks().checked == 3);
+  CHECK(backend->checks().refused == 2);
+  // The build of a checked list uses what the check applied.
+  auto built = backend->build(encode(applies), 120);
+  INFO(built.message);
+  CHECK(built.state == status::ok);
+  CHECK_THAT(built.message, Catch::Contains("applied 1 of 1 edits"));
 }
 
 TEST_CASE("unknown workloads and bad configurations are refused", "[ir][program_backend]") {
@@ -180,33 +230,62 @@ TEST_CASE("the worker's program mode turns crashes and hangs and non-finite scor
            "void hang(const float* x, const int* y, int n_train, int n_test, float* p, float* s) {\n"
            "  for (volatile int i = 0;; ++i) {}\n}\n"
            "void label_zero(const float* x, const int* y, int n_train, int n_test, float* p, float* s) {\n"
-           "  for (int i = 0; i < n_test * 10; ++i) s[i] = i % 10 == 0;\n}\n";
+           "  for (int i = 0; i < n_test * 10; ++i) s[i] = i % 10 == 0;\n}\n"
+           "void first_label_7(const float* x, const int* y, int n_train, int n_test, float* p, float* s) {\n"
+           "  if (!y || y[0] != 7) *(volatile int*)0 = 1;\n"
+           "  for (int i = 0; i < n_test * 10; ++i) s[i] = 0.0f;\n}\n";
   }
   auto library = (dir / "entries.so").string();
   auto compiled = run_process({"clang-14", "-O1", "-fPIC", "-shared", source.string(), "-o", library}, 60);
   INFO(compiled.output);
   REQUIRE(compiled.ok());
-  // Data: 5 images, labels 0, 1, 0, 2, 0; the last 4 are held out.
-  auto data = (dir / "data.bin").string();
+  // Inputs: 1 training image with its label, then 4 images to predict (their labels are not in the file).
+  auto data = (dir / "inputs.bin").string();
   {
     std::ofstream out(data, std::ios::binary);
-    std::int32_t n = 5;
-    out.write(reinterpret_cast<const char*>(&n), sizeof n);
+    std::int32_t header[] = {1, 4, 1};
+    out.write(reinterpret_cast<const char*>(header), sizeof header);
     std::vector<float> pixels(5 * 64, 0.5f);
     out.write(reinterpret_cast<const char*>(pixels.data()), pixels.size() * sizeof(float));
-    std::int32_t labels[] = {0, 1, 0, 2, 0};
-    out.write(reinterpret_cast<const char*>(labels), sizeof labels);
+    std::int32_t label = 7;
+    out.write(reinterpret_cast<const char*>(&label), sizeof label);
   }
   auto worker = kernel_worker_path(task_backend_options{});
+  auto predictions = (dir / "predicted.bin").string();
   auto request = [&](const std::string& entry) {
-    return nlohmann::json{{"mode", "program"}, {"library", library}, {"entry", entry}, {"data", data},
-                          {"n_train", 1},      {"params", 4},        {"classes", 10},  {"max_repeats", 2}}
+    return nlohmann::json{{"mode", "program"},
+                          {"library", library},
+                          {"entry", entry},
+                          {"inputs", data},
+                          {"predictions_out", predictions},
+                          {"params", 4},
+                          {"classes", 10},
+                          {"max_repeats", 2}}
         .dump();
   };
   auto zero = run_worker(worker, request("label_zero"), 30);
   INFO(zero.message);
   REQUIRE(zero.state == status::ok);
-  CHECK(zero.objectives[1] == Approx(0.5));  // labels 1, 0, 2, 0: two of four are 0
+  {
+    std::ifstream in(predictions, std::ios::binary);
+    std::int32_t predicted[4] = {-1, -1, -1, -1};
+    REQUIRE(in.read(reinterpret_cast<char*>(predicted), sizeof predicted));
+    for (auto p : predicted) CHECK(p == 0);
+  }
+  // The training label reaches the program; without has_labels it gets a null pointer.
+  CHECK(run_worker(worker, request("first_label_7"), 30).state == status::ok);
+  {
+    std::ofstream out(data, std::ios::binary | std::ios::in);
+    std::int32_t header[] = {1, 4, 0};
+    out.write(reinterpret_cast<const char*>(header), sizeof header);
+  }
+  CHECK(run_worker(worker, request("first_label_7"), 30).state == status::runtime_error);
+  CHECK(run_worker(worker, request("label_zero"), 30).state == status::ok);
+  std::filesystem::resize_file(data, 12 + 64 * 4);  // shorter than its header says
+  auto short_file = run_worker(worker, request("label_zero"), 30);
+  CHECK(short_file.state == status::runtime_error);
+  CHECK_THAT(short_file.message, Catch::Contains("shorter than its header says"));
+  std::filesystem::resize_file(data, 12 + 64 * 5 * 4);
   // "statistic": "min" makes the fastest repeat the time; both statistics are in the reply.
   auto timed = nlohmann::json::parse(request("label_zero"));
   timed["statistic"] = "min";
@@ -303,4 +382,147 @@ TEST_CASE("tune-ir-worker refuses bad arguments and bad edit files with a messag
       run_process({ir_worker().string(), (dir / "none.ll").string(), edits.string(), (dir / "out.ll").string()}, 30);
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.output, Catch::Contains("cannot read") && Catch::Contains("none.ll"));
+}
+
+namespace {
+// C source of a program that looks for labels in its own address space: it
+// scans every readable mapping (through /proc/self/mem, so unreadable pages
+// are skipped, not faulted on) for each split's label sequence and, when it
+// finds the one of the images it predicts, predicts those labels (error 0).
+// Otherwise it predicts class 1 for every image when it finds the first 64
+// training labels (which a training program is given: the scan works), else
+// class 0. The sequences are compiled in XOR-ed, so the library does not
+// hold them as they are; the decoded copies and the scan's buffer are skipped.
+std::string label_scanner_source(const digits_data& digits) {
+  constexpr unsigned key = 0x5a5a5a5au;
+  auto array = [&](const char* name, const std::vector<std::int32_t>& labels, std::size_t n) {
+    std::string out = "static const unsigned " + std::string(name) + "[] = {";
+    for (std::size_t i = 0; i < n; ++i) out += std::to_string(static_cast<unsigned>(labels[i]) ^ key) + ",";
+    return out + "};\n";
+  };
+  std::string source =
+      "#define _GNU_SOURCE\n#include <fcntl.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+      "#include <string.h>\n#include <unistd.h>\n";
+  source += array("search", digits.search.labels, digits.search.labels.size());
+  source += array("validation", digits.validation.labels, digits.validation.labels.size());
+  source += array("test", digits.test.labels, digits.test.labels.size());
+  source += array("train", digits.train.labels, 64);
+  source += "#define KEY " + std::to_string(key) + "u\n";
+  source += R"(
+#define CHUNK (1 << 20)
+static int* decode(const unsigned* coded, int n) {
+  int* out = malloc(n * sizeof(int));
+  for (int i = 0; i < n; ++i) out[i] = (int)(coded[i] ^ KEY);
+  return out;
+}
+static int found(const int* pattern, int n) {
+  size_t len = n * sizeof(int);
+  char* buf = malloc(CHUNK + len);
+  FILE* maps = fopen("/proc/self/maps", "r");
+  int mem = open("/proc/self/mem", O_RDONLY);
+  char line[1024];
+  int hit = 0;
+  while (!hit && maps && mem >= 0 && fgets(line, sizeof line, maps)) {
+    unsigned long lo, hi;
+    char perms[8];
+    if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[0] != 'r') continue;
+    for (unsigned long at = lo; at < hi && !hit; at += CHUNK) {
+      size_t want = hi - at < CHUNK + len ? hi - at : CHUNK + len;
+      ssize_t got = pread(mem, buf, want, (off_t)at);
+      if (got < (ssize_t)len) continue;
+      for (char* p = buf; (p = memmem(p, got - (p - buf), pattern, len)) != NULL; ++p) {
+        unsigned long where = at + (unsigned long)(p - buf);
+        int own = where == (unsigned long)pattern ||
+                  (where >= (unsigned long)buf && where < (unsigned long)buf + CHUNK + len);
+        if (!own) { hit = 1; break; }
+      }
+    }
+  }
+  if (maps) fclose(maps);
+  if (mem >= 0) close(mem);
+  free(buf);
+  return hit;
+}
+static void scan(int n_eval, float* scores) {
+  const unsigned* sets[] = {search, validation, test};
+  int sizes[] = {sizeof search / sizeof *search, sizeof validation / sizeof *validation, sizeof test / sizeof *test};
+  for (int i = 0; i < n_eval * 10; ++i) scores[i] = 0.0f;
+  for (int s = 0; s < 3; ++s) {
+    if (sizes[s] != n_eval) continue;
+    int* labels = decode(sets[s], sizes[s]);
+    int hit = found(labels, sizes[s]);
+    if (hit) for (int k = 0; k < n_eval; ++k) scores[k * 10 + labels[k]] = 1.0f;
+    free(labels);
+    if (hit) return;
+  }
+  int* first = decode(train, sizeof train / sizeof *train);
+  int klass = found(first, sizeof train / sizeof *train) ? 1 : 0;
+  free(first);
+  for (int k = 0; k < n_eval; ++k) scores[k * 10 + klass] = 1.0f;
+}
+void fcnet_train(const float* x, const int* y, int n_train, int n_eval, float* p, float* s) { scan(n_eval, s); }
+void fcnet_predict(const float* x, const int* y, int n_train, int n_eval, float* p, float* s) { scan(n_eval, s); }
+)";
+  return source;
+}
+
+double error_of_class(const std::vector<std::int32_t>& labels, int klass) {
+  return static_cast<double>(std::count_if(labels.begin(), labels.end(), [&](int l) { return l != klass; })) /
+         static_cast<double>(labels.size());
+}
+}  // namespace
+
+TEST_CASE("an evolved program cannot read the labels it is scored on", "[ir][program_backend]") {
+  auto digits = read_digits(std::filesystem::path(TUNE_SOURCE_DIR) / "data/digits/digits.csv.gz");
+  auto dir = std::filesystem::temp_directory_path() / "tune-test-gevo-labels";
+  std::filesystem::create_directories(dir);
+  auto source = dir / "scanner.c";
+  {
+    std::ofstream out(source);
+    out << label_scanner_source(digits);
+  }
+  auto library = (dir / "scanner.so").string();
+  auto compiled = run_process({"clang-14", "-O1", "-fPIC", "-shared", source.string(), "-o", library}, 60);
+  INFO(compiled.output);
+  REQUIRE(compiled.ok());
+  auto options = quick_options();
+  build_result scanner;
+  scanner.state = status::ok;
+  scanner.artifact = library;
+  auto worker = kernel_worker_path(options);
+  for (const char* workload : {"2fcnet:train", "2fcnet:predict"}) {
+    INFO(workload);
+    bool training = std::string(workload) == "2fcnet:train";
+    // Training programs get the training labels (the scan finds them: class
+    // 1); prediction programs no labels at all (class 0).
+    int expected_class = training ? 1 : 0;
+    auto backend = make_program_backend(workload, options);
+    // The search split, through the backend as the search runs it.
+    auto result = backend->run(encode({{edit_kind::remove, 999999, 0, 0, 0, 1}}), scanner, 0, 60);
+    INFO(result.message);
+    REQUIRE(result.state == status::ok);
+    CHECK(result.objectives[1] == Approx(error_of_class(digits.search.labels, expected_class)));
+    // Validation and test: the worker with the inputs files the backend wrote for them.
+    for (const char* split : {"validation", "test"}) {
+      INFO(split);
+      auto inputs = std::filesystem::path(options.cache_dir) / "gevo" /
+                    (std::string("digits-") + (training ? "train-" : "predict-") + split + ".bin");
+      auto predictions = (dir / "predicted.bin").string();
+      auto request = nlohmann::json{{"mode", "program"},
+                                    {"library", library},
+                                    {"entry", training ? "fcnet_train" : "fcnet_predict"},
+                                    {"inputs", inputs.string()},
+                                    {"predictions_out", predictions},
+                                    {"params", 4},
+                                    {"max_repeats", 1}};
+      auto run = run_worker(worker, request.dump(), 60);
+      INFO(run.message);
+      REQUIRE(run.state == status::ok);
+      const auto& labels = std::string(split) == "test" ? digits.test.labels : digits.validation.labels;
+      std::vector<std::int32_t> predicted(labels.size(), -1);
+      std::ifstream in(predictions, std::ios::binary);
+      REQUIRE(in.read(reinterpret_cast<char*>(predicted.data()), predicted.size() * sizeof(std::int32_t)));
+      CHECK(std::all_of(predicted.begin(), predicted.end(), [&](int p) { return p == expected_class; }));
+    }
+  }
 }

@@ -26,7 +26,7 @@ tune_step(command ${PREFIX}/bin/tune-engine --version)
 # GEVO's workloads, data and edit worker are installed, and an installed
 # evolve run uses them (the install is looked in before the build tree).
 if(WITH_LLVM)
-  foreach(file ${PREFIX}/share/tune-engine/gevo/fcnet.ll ${PREFIX}/share/tune-engine/digits/digits.csv.gz
+  foreach(file ${PREFIX}/share/tune-engine/gevo/fcnet.ll ${PREFIX}/share/tune-engine/gevo/cnn.ll ${PREFIX}/share/tune-engine/digits/digits.csv.gz
                ${PREFIX}/libexec/tune-engine/tune-ir-worker)
     if(NOT EXISTS ${file})
       message(FATAL_ERROR "the install lacks ${file}")

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -82,11 +83,17 @@ struct trial_info : trial {
   std::string device;       ///< the topology's device name
   double finished_s = 0.0;  ///< seconds since the start (simulated for replay)
   bool new_best = false;    ///< it improved the best time
+  /// Program-edit evolution, the front and the original only: the error on
+  /// the validation and test splits, which the search never saw (objectives[1]
+  /// is the error on the search split); NaN otherwise, or for matmul.
+  double validation_error = std::numeric_limits<double>::quiet_NaN();
+  double test_error = std::numeric_limits<double>::quiet_NaN();
   /// {"seq", "config", "status", "time_ms" (null unless ok), "times_ms" (each
   /// timed run, [] when unknown), "objectives",
   /// "compile_s", "run_s", "device", "message", "finished_s",
   /// "reused_from_run" (null unless reused), "duel_ms" and "duel_best_ms"
-  /// (null unless it had a duel), "new_best"}.
+  /// (null unless it had a duel), "new_best", "validation_error" and
+  /// "test_error" (null unless known)}.
   nlohmann::json to_json() const;
 };
 
@@ -349,11 +356,26 @@ struct run_report {
   };
   std::vector<trace_point> trace;  ///< every improvement of the best time
   /// Program-edit evolution: the ok trials that no other dominates on
-  /// {run time, error}, fastest first; `id` is the trial's number in the run
-  /// (what `tune-engine edits --trial` takes). Empty for other runs.
+  /// {run time, error on the search split}, fastest first; `id` is the
+  /// trial's number in the run (what `tune-engine edits --trial` takes), with
+  /// its validation and test errors measured after the search. Empty for
+  /// other runs. In to_json() as "evolution": {"front", "original"}.
   std::vector<trial_info> front;
   /// Program-edit evolution: the trial of the original program (no edits).
   std::optional<trial_info> original;
+  /// Program-edit evolution: the edit lists the strategy drew and had
+  /// checked before handing them out (every edit applies, the module
+  /// verifies), and how many of those were refused and drawn again; the
+  /// trials are the lists handed out. In to_json() under "evolution".
+  std::uint64_t edit_lists_checked = 0, edit_lists_refused = 0;
+  /// Program-edit evolution: the time to solution: seconds from the start to
+  /// the first ok variant at least `solution_speedup` times faster than the
+  /// original with an error at most `solution_margin` above the original's
+  /// (search split, as the search saw them), and that trial; NaN and 0 when
+  /// none was found.
+  double solution_s = std::numeric_limits<double>::quiet_NaN();
+  std::uint64_t solution_seq = 0;
+  static constexpr double solution_speedup = 1.1, solution_margin = 0.02;
   /// Program-edit evolution: every ok variant with {run time, error} (for plots).
   std::vector<trial_info> evolved;
   /// Program-edit evolution of a matmul: the configuration the original was
@@ -459,7 +481,8 @@ void serve_dashboard(const dashboard_options& options);
 /// no LLVM 14.
 std::vector<std::string> evolution_workloads();
 
-/// The fastest member of a front whose error (objectives[1]) is at most
+/// The fastest member of a front whose validation error (objectives[1], the
+/// search split's error, where the validation error is not known) is at most
 /// `max_error`; nullptr when none is.
 const trial_info* choose_variant(const std::vector<trial_info>& front, double max_error);
 

@@ -65,7 +65,10 @@ class workload_target final : public target {
     report.front = front_of(variants);
     for (const auto& t : variants)
       if (t.config.empty()) report.original = t;
+    // After the search: the splits it never saw, for the front and the original.
+    add_held_out_errors(backend, report.front, report.original);
     report.evolved = std::move(variants);
+    add_search_counts(report, backend);
     if (auto record = evolution_record(backend); record.is_object() && record.contains("base")) {
       report.base_configuration = record["base"].value("configuration", "");
       report.base_origin = record["base"].value("origin", "");

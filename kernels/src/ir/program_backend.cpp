@@ -34,6 +34,7 @@ namespace tune {
 
 namespace {
 constexpr int fcnet_params = 64 * 32 + 32 + 32 * 10 + 10;
+constexpr int cnn_params = 4 * 9 + 4 + 36 * 10 + 10;  // kernels/workloads/cnn.c: CNN_PARAMS
 constexpr int digit_pixels = 64;
 
 struct workload_spec {
@@ -41,14 +42,23 @@ struct workload_spec {
   std::string ir_file;
   std::vector<std::string> functions;  // edited
   std::string entry;
+  std::string train_entry;  // prediction: what trains the parameters it predicts with; empty for training
+  int params = 0;           // floats of parameters
 };
 
 constexpr const char* matmul_prefix = "matmul:";
 
 const std::vector<workload_spec>& workloads() {
   static const std::vector<workload_spec> all = {
-      {"2fcnet:predict", "fcnet.ll", {"fcnet_predict", "fcnet_predict_all"}, "fcnet_predict"},
-      {"2fcnet:train", "fcnet.ll", {"fcnet_train"}, "fcnet_train"},
+      {"2fcnet:predict",
+       "fcnet.ll",
+       {"fcnet_predict", "fcnet_predict_all"},
+       "fcnet_predict",
+       "fcnet_train",
+       fcnet_params},
+      {"2fcnet:train", "fcnet.ll", {"fcnet_train"}, "fcnet_train", "", fcnet_params},
+      {"cnn:predict", "cnn.ll", {"cnn_predict", "cnn_forward"}, "cnn_predict", "cnn_train", cnn_params},
+      {"cnn:train", "cnn.ll", {"cnn_train", "cnn_forward"}, "cnn_train", "", cnn_params},
   };
   return all;
 }
@@ -87,16 +97,39 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-// The digits as the worker reads them: int32 n, n x 64 pixels / 16, n labels;
-// every fifth image (index % 5 == 4) moved to the end as the held-out split.
-// Returns the number of training images.
-int write_digits(const fs::path& csv_gz, const fs::path& out) {
+}  // namespace
+
+std::string_view to_string(digits_split split) {
+  switch (split) {
+    case digits_split::search:
+      return "search";
+    case digits_split::validation:
+      return "validation";
+    case digits_split::test:
+      return "test";
+  }
+  return "?";
+}
+
+const digits_set& digits_data::split(digits_split which) const {
+  switch (which) {
+    case digits_split::search:
+      return search;
+    case digits_split::validation:
+      return validation;
+    case digits_split::test:
+      return test;
+  }
+  throw std::invalid_argument("digits_data::split: not a split");
+}
+
+digits_data read_digits(const std::filesystem::path& csv_gz) {
   gzFile in = gzopen(csv_gz.c_str(), "rb");
   if (!in) throw std::runtime_error("cannot read " + csv_gz.string());
-  std::vector<std::vector<float>> train_x, test_x;
-  std::vector<std::int32_t> train_y, test_y;
+  digits_data out;
+  digits_set* held_out[] = {&out.search, &out.validation, &out.test};
   char line[1024];
-  int row = 0;
+  int row = 0, held = 0;
   while (gzgets(in, line, sizeof line)) {
     std::vector<float> pixels;
     std::stringstream fields(line);
@@ -109,21 +142,30 @@ int write_digits(const fs::path& csv_gz, const fs::path& out) {
     auto label = static_cast<std::int32_t>(pixels.back());
     pixels.pop_back();
     for (auto& p : pixels) p /= 16.0f;
-    (row % 5 == 4 ? test_x : train_x).push_back(std::move(pixels));
-    (row % 5 == 4 ? test_y : train_y).push_back(label);
+    auto& set = row % 5 == 4 ? *held_out[held++ % 3] : out.train;
+    set.pixels.insert(set.pixels.end(), pixels.begin(), pixels.end());
+    set.labels.push_back(label);
     ++row;
   }
   gzclose(in);
+  return out;
+}
+
+namespace {
+// Writes the worker's inputs file of one split (program_mode.hpp): the
+// training images and labels when `with_training`, then the split's images,
+// never their labels.
+void write_inputs(const digits_data& digits, digits_split split, bool with_training, const fs::path& out) {
+  const auto& eval = digits.split(split);
   std::string bytes;
   auto put = [&bytes](const void* data, std::size_t size) { bytes.append(static_cast<const char*>(data), size); };
-  std::int32_t n = row;
-  put(&n, sizeof n);
-  for (auto* rows : {&train_x, &test_x})
-    for (auto& pixels : *rows) put(pixels.data(), pixels.size() * sizeof(float));
-  put(train_y.data(), train_y.size() * sizeof(std::int32_t));
-  put(test_y.data(), test_y.size() * sizeof(std::int32_t));
+  std::int32_t header[3] = {with_training ? static_cast<std::int32_t>(digits.train.labels.size()) : 0,
+                            static_cast<std::int32_t>(eval.labels.size()), with_training ? 1 : 0};
+  put(header, sizeof header);
+  if (with_training) put(digits.train.pixels.data(), digits.train.pixels.size() * sizeof(float));
+  put(eval.pixels.data(), eval.pixels.size() * sizeof(float));
+  if (with_training) put(digits.train.labels.data(), digits.train.labels.size() * sizeof(std::int32_t));
   if (auto problem = compile_cache::write_file(out, bytes); !problem.empty()) throw std::runtime_error(problem);
-  return static_cast<int>(train_x.size());
 }
 
 const std::vector<std::string>& variant_flags() {
@@ -142,9 +184,19 @@ class program_backend_impl final : public program_backend {
     program_ = ir_program::parse(read_text(ir_path), spec_.functions, ir_path.string());
     prepare_work_dir();
     write_original();
-    data_file_ = work_dir_ / "digits.bin";
-    n_train_ = write_digits(data_dir / "digits.csv.gz", data_file_);
-    if (spec_.name == "2fcnet:predict") train_parameters();
+    auto digits = read_digits(data_dir / "digits.csv.gz");
+    // Training programs get the training images and labels; prediction
+    // programs the images to predict only. The labels those are scored on
+    // stay in this process.
+    bool training = spec_.train_entry.empty();
+    for (auto split : {digits_split::search, digits_split::validation, digits_split::test}) {
+      auto& file = inputs_[static_cast<int>(split)];
+      file = work_dir_ /
+             ("digits-" + std::string(training ? "train-" : "predict-") + std::string(to_string(split)) + ".bin");
+      write_inputs(digits, split, training, file);
+      labels_[static_cast<int>(split)] = digits.split(split).labels;
+    }
+    if (!training) train_parameters(digits);
   }
 
   // matmul: the CPU template's source of one configuration, compiled to IR here.
@@ -197,7 +249,8 @@ class program_backend_impl final : public program_backend {
     }
     auto start = std::chrono::steady_clock::now();
     std::string apply_error;
-    auto applied = apply_in_worker(edits, timeout_s, apply_error);
+    std::optional<applied_program> applied = take_checked(edits);
+    if (!applied) applied = apply_in_worker(edits, timeout_s, apply_error);
     double apply_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!applied) {
       out.state = status::compile_error;
@@ -233,12 +286,51 @@ class program_backend_impl final : public program_backend {
     }
     if (!measured_before) {
       result = kernel_ ? run_matmul(build, device, timeout_s)
-                       : run_worker(worker_, request(build.artifact, device).dump(), timeout_s);
+                       : run_program(build.artifact, device, digits_split::search, timeout_s, false);
       std::lock_guard<std::mutex> lock(mutex_);
       measured_.emplace(build.artifact, result);
     }
     result.message = build.message + (result.message.empty() ? "" : "\n" + result.message);
     return result;
+  }
+
+  held_out_errors held_out(const configuration& config, double timeout_s) override {
+    held_out_errors out;
+    if (kernel_) {
+      out.message = "a matmul's error is against its reference: it has no held-out data";
+      return out;
+    }
+    auto built = build(config, timeout_s);
+    if (built.state != status::ok) {
+      out.message = std::string(to_string(built.state)) + ": " + built.message;
+      return out;
+    }
+    for (auto split : {digits_split::validation, digits_split::test}) {
+      auto result = run_program(built.artifact, 0, split, timeout_s, true);
+      if (result.state != status::ok) {
+        out.message =
+            std::string(to_string(split)) + ": " + std::string(to_string(result.state)) + ": " + result.message;
+        return out;
+      }
+      (split == digits_split::validation ? out.validation : out.test) = result.objectives[1];
+    }
+    return out;
+  }
+
+  bool edits_apply(const edit_list& edits, double timeout_s) override {
+    std::string error;
+    auto applied = apply_in_worker(edits, timeout_s, error);
+    bool ok = applied && applied->skipped.empty();
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++checks_.checked;
+    if (!ok) ++checks_.refused;
+    if (ok) checked_[to_json(edits)] = std::move(*applied);
+    return ok;
+  }
+
+  check_counts checks() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return checks_;
   }
 
   std::vector<std::string> device_resources(int device) const override {
@@ -252,6 +344,16 @@ class program_backend_impl final : public program_backend {
     ir_worker_ = ir_worker && *ir_worker ? fs::path(ir_worker) : fs::path(worker_).parent_path() / "tune-ir-worker";
     work_dir_ = fs::path(kernel_cache_dir(options_)) / "gevo";
     fs::create_directories(work_dir_);
+  }
+
+  // What edits_apply() applied for this list, once; nothing when it was not asked.
+  std::optional<applied_program> take_checked(const edit_list& edits) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = checked_.find(to_json(edits));
+    if (it == checked_.end()) return std::nullopt;
+    auto applied = std::move(it->second);
+    checked_.erase(it);
+    return applied;
   }
 
   // The original with its ids, where tune-ir-worker reads it.
@@ -350,13 +452,12 @@ class program_backend_impl final : public program_backend {
     return measurers_.device(device, options_).measure(std::move(plan.request), in_full);
   }
 
-  nlohmann::json request(const std::string& library, int device) const {
+  nlohmann::json request(const std::string& library, int device, digits_split split) const {
     nlohmann::json r = {{"mode", "program"},
                         {"library", library},
                         {"entry", spec_.entry},
-                        {"data", data_file_.string()},
-                        {"n_train", n_train_},
-                        {"params", fcnet_params},
+                        {"inputs", inputs_[static_cast<int>(split)].string()},
+                        {"params", spec_.params},
                         {"classes", 10},
                         {"cores", {options_.first_core + device * options_.threads}},
                         {"min_time_s", options_.measurement.min_time_s},
@@ -367,20 +468,53 @@ class program_backend_impl final : public program_backend {
     return r;
   }
 
+  // Runs the program on one split in the worker (once when `once`) and
+  // scores the classes it predicted against the split's labels, which only
+  // this process holds: objectives {run time, fraction misclassified}.
+  run_result run_program(const std::string& library, int device, digits_split split, double timeout_s, bool once) {
+    static std::atomic<std::uint64_t> serial{0};
+    auto predictions =
+        work_dir_ / ("predicted-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) + ".bin");
+    auto r = request(library, device, split);
+    r["predictions_out"] = predictions.string();
+    if (once) r.update({{"min_time_s", 0.0}, {"min_repeats", 1}, {"max_repeats", 1}});
+    auto result = run_worker(worker_, r.dump(), timeout_s);
+    std::error_code ignored;
+    if (result.state == status::ok) {
+      const auto& labels = labels_[static_cast<int>(split)];
+      std::vector<std::int32_t> predicted(labels.size());
+      std::ifstream in(predictions, std::ios::binary);
+      if (!in.read(reinterpret_cast<char*>(predicted.data()),
+                   static_cast<std::streamsize>(predicted.size() * sizeof(std::int32_t)))) {
+        result.state = status::runtime_error;
+        result.message = "the worker wrote no predictions to " + predictions.string();
+      } else {
+        std::size_t wrong = 0;
+        for (std::size_t k = 0; k < labels.size(); ++k) wrong += predicted[k] != labels[k];
+        result.objectives = {result.time_ms, static_cast<double>(wrong) / static_cast<double>(labels.size())};
+      }
+    }
+    fs::remove(predictions, ignored);
+    return result;
+  }
+
   // The parameters prediction uses: the original program's training, run once.
-  void train_parameters() {
+  void train_parameters(const digits_data& digits) {
     auto compiled = compile_shared_object(options_, TUNE_CLANG14_PATH, program_->text(), ".ll", variant_flags(), 600);
     if (compiled.state != status::ok)
-      throw std::runtime_error("2fcnet:predict: the original program does not compile: " + compiled.message);
-    auto path = work_dir_ / ("params-" + cache_hash({program_->text(), read_text(data_file_)}) + ".bin");
-    auto r = request(compiled.artifact, 0);
-    r["entry"] = "fcnet_train";
+      throw std::runtime_error(spec_.name + ": the original program does not compile: " + compiled.message);
+    auto training_inputs = work_dir_ / "digits-train-search.bin";
+    write_inputs(digits, digits_split::search, true, training_inputs);
+    auto path = work_dir_ / ("params-" + cache_hash({program_->text(), read_text(training_inputs)}) + ".bin");
+    auto r = request(compiled.artifact, 0, digits_split::search);
+    r["inputs"] = training_inputs.string();
+    r["entry"] = spec_.train_entry;
     r["params_out"] = path.string();
     r["min_repeats"] = 1;
     r["max_repeats"] = 1;
     auto trained = run_worker(worker_, r.dump(), 600);
     if (trained.state != status::ok)
-      throw std::runtime_error("2fcnet:predict: training the original program failed: " + trained.message);
+      throw std::runtime_error(spec_.name + ": training the original program failed: " + trained.message);
     params_file_ = path;
   }
 
@@ -394,11 +528,13 @@ class program_backend_impl final : public program_backend {
   fs::path ir_worker_;
   fs::path original_file_;
   fs::path work_dir_;
-  fs::path data_file_;
+  fs::path inputs_[3];                   // the worker's inputs file of each split, by digits_split
+  std::vector<std::int32_t> labels_[3];  // each split's labels: never given to a program
   fs::path params_file_;
-  int n_train_ = 0;
-  std::mutex mutex_;
-  std::map<std::string, run_result> measured_;                  // by shared object: one measurement per program
+  mutable std::mutex mutex_;
+  check_counts checks_;
+  std::map<std::string, applied_program> checked_;  // by the list's JSON: applied by edits_apply, not built yet
+  std::map<std::string, run_result> measured_;      // by shared object: one measurement per program
   resident_measurers measurers_{resident_measurer::kind::cpu};  // matmul
 };
 }  // namespace

@@ -16,6 +16,7 @@
 // the same original always gives the same program.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +41,19 @@ enum class edit_kind : std::uint8_t {
 /// "copy", "delete", "move", "swap", "replace".
 std::string_view to_string(edit_kind kind);
 std::optional<edit_kind> edit_kind_from_string(std::string_view text);
+
+/// A set of edit kinds: bit 1 << kind for each kind in it.
+using edit_kind_set = std::uint32_t;
+constexpr edit_kind_set edit_kind_bit(edit_kind kind) { return edit_kind_set{1} << static_cast<unsigned>(kind); }
+/// All five kinds (the earlier GEVO's: copy, delete, move, swap, replace).
+constexpr edit_kind_set all_edit_kinds = 0x1f;
+/// GEVO-ML's two (its §3): copy and delete.
+constexpr edit_kind_set gevo_ml_edit_kinds = edit_kind_bit(edit_kind::copy) | edit_kind_bit(edit_kind::remove);
+/// "copy,delete" -> the set; throws std::invalid_argument naming the bad item
+/// and the accepted kinds for an empty list, an unknown or repeated kind.
+edit_kind_set parse_edit_kinds(std::string_view text);
+/// The set as parse_edit_kinds reads it ("copy,delete"), in kind order.
+std::string edit_kinds_text(edit_kind_set kinds);
 
 struct program_edit {
   edit_kind kind = edit_kind::remove;
@@ -94,11 +108,11 @@ struct program_outline {
   std::vector<instruction_outline> instructions;
 };
 
-/// A random edit of the original: the kind uniform among those that have a
-/// possible target, the target, anchor and operands uniform among the
-/// instructions they fit, the seed a fresh 64-bit draw. Throws
-/// std::invalid_argument when the outline offers no edit at all.
-program_edit random_edit(const program_outline& outline, rng_type& rng);
+/// A random edit of the original: the kind uniform among those of `kinds`
+/// that have a possible target, the target, anchor and operands uniform
+/// among the instructions they fit, the seed a fresh 64-bit draw. Throws
+/// std::invalid_argument when the outline offers no edit of those kinds.
+program_edit random_edit(const program_outline& outline, rng_type& rng, edit_kind_set kinds = all_edit_kinds);
 
 /// One-point messy crossover: the parents' edits concatenated, shuffled and
 /// cut at a uniform point in [0, total] into two children.
@@ -109,12 +123,26 @@ std::pair<edit_list, edit_list> messy_crossover(const edit_list& a, const edit_l
 /// ({run time, error}), minimised. See program_edit_strategy.cpp for how its
 /// generations map onto propose/observe. Hyperparameters: those of
 /// program_edit_defaults(). Throws std::invalid_argument for an unknown
-/// hyperparameter, a value out of range or an outline with no editable
-/// instruction.
-std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options);
+/// hyperparameter, a value out of range or an outline with no instruction an
+/// edit of the chosen kinds could change.
+///
+/// `valid`, when given, tells whether every edit of a list applies to the
+/// original and the edited module verifies (the program's side knows; the
+/// engine does not). Then each list the strategy would hand out — an initial
+/// variant, a bred child, a list made new by an appended edit — is drawn
+/// again (the initial edits, or the pairing's crossover and mutation with the
+/// same parents) until `valid` accepts it, at most `max_draws` times; after
+/// that the last draw is handed out as it is. So the pipeline, and the trial
+/// budget, see only lists that apply. `max_draws` = 1 checks nothing.
+using edit_list_check = std::function<bool(const edit_list&)>;
+std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options,
+                                                     edit_list_check valid = {});
 
 /// The hyperparameters `gevo` accepts ("population", "initial_edits",
-/// "crossover", "mutation"), each with its default value: the one table
+/// "crossover", "mutation", "max_draws" (20: draws of one list at most
+/// until it is valid), "edit_kinds": an edit_kind_set, default
+/// gevo_ml_edit_kinds; parse_hyper reads it as text, e.g.
+/// edit_kinds=copy,delete), each with its default value: the one table
 /// make_program_edit_strategy reads its defaults from.
 const std::map<std::string, double>& program_edit_defaults();
 

@@ -12,12 +12,19 @@
 // so the same cached shared object) are measured once: later ones get the
 // first measurement. Built only with LLVM 14 (TUNE_WITH_LLVM).
 //
-// Workloads: "2fcnet:predict" (the forward pass of a trained 2fcNet over the
-// held-out digits; edits change fcnet_predict and fcnet_predict_all) and
-// "2fcnet:train" (four epochs of mini-batch SGD from a fixed seed, then the
-// held-out digits; edits change fcnet_train). Objectives: {run time in ms,
-// fraction of held-out images misclassified}. Data: scikit-learn's digits
-// (data/digits/), every fifth image held out (359), the others train (1,438).
+// Workloads: "2fcnet:predict" (the forward pass of a trained 2fcNet over a
+// split's digits; edits change fcnet_predict and fcnet_predict_all) and
+// "2fcnet:train" (four epochs of mini-batch SGD from a fixed seed, then a
+// split's digits; edits change fcnet_train). Objectives: {run time in ms,
+// fraction of the search split's images misclassified}; held_out() gives
+// the validation and test errors after the search. A program gets the
+// training labels (training) or none (prediction), never the labels of the
+// images it predicts: the worker returns the predicted classes and this
+// process scores them. Data: scikit-learn's digits (data/digits/, see
+// read_digits), 1,438 to train, 120 search, 120 validation, 119 test.
+// "cnn:predict" and "cnn:train" are the same for a small convolutional
+// network (kernels/workloads/cnn.c: conv 3x3, ReLU, 2x2 max pool, fully
+// connected); edits change cnn_predict or cnn_train, and cnn_forward.
 //
 // "matmul:NxKxM": one configuration of the CPU MatMul template (a tuned one,
 // or default_matmul_configuration()), its generated C++ compiled by clang-14
@@ -28,8 +35,12 @@
 // time in ms, the largest |out - ref| / max(1, |ref|) against the naive
 // reference}. A variant whose outputs are not finite is a wrong_answer.
 
+#include <cstdint>
+#include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tune/kernels/backend.hpp"
@@ -38,8 +49,40 @@
 
 namespace tune {
 
-/// "2fcnet:predict", "2fcnet:train", "matmul:NxKxM".
+/// "2fcnet:predict", "2fcnet:train", "cnn:predict", "cnn:train", "matmul:NxKxM".
 std::vector<std::string> program_workload_names();
+
+/// The digits' splits (docs/gevo.md): programs train on `train`; the search's
+/// error objective is the error on `search`; `validation` chooses among the
+/// front after the search; `test` is reported for the chosen variants.
+enum class digits_split { search, validation, test };
+/// "search", "validation", "test".
+std::string_view to_string(digits_split split);
+
+struct digits_set {
+  std::vector<float> pixels;         ///< n x 64, scaled to [0, 1]
+  std::vector<std::int32_t> labels;  ///< n
+};
+
+struct digits_data {
+  digits_set train, search, validation, test;
+  const digits_set& split(digits_split which) const;
+};
+
+/// Reads scikit-learn's digits (gzip'ed CSV, 64 pixels 0..16 and a label per
+/// line): every fifth image (index % 5 == 4) is held out, the others train;
+/// the held-out ones are dealt in turn to search, validation and test.
+/// Throws std::runtime_error naming the file (and line) it cannot read.
+digits_data read_digits(const std::filesystem::path& csv_gz);
+
+/// A variant's error on the splits the search never saw: NaN where the
+/// workload has none (matmul) or the variant did not run, with `message`
+/// saying why.
+struct held_out_errors {
+  double validation = std::numeric_limits<double>::quiet_NaN();
+  double test = std::numeric_limits<double>::quiet_NaN();
+  std::string message;
+};
 
 /// What a matmul workload starts from: a configuration of the CPU template's
 /// space (search_space::to_json of make_cpu_task_program(task)), e.g. the best
@@ -65,6 +108,21 @@ class program_backend : public backend {
   /// where it comes from; empty for 2fcnet. The task key holds a hash of it,
   /// so runs from different configurations never share measurements.
   virtual program_base base() const = 0;
+  /// The variant's error on the validation and test splits (built as
+  /// build() does, run once on each); NaN for matmul, whose error is
+  /// against a reference and has no splits.
+  virtual held_out_errors held_out(const configuration& config, double timeout_s) = 0;
+  /// Whether every edit of the list applies to the original and the edited
+  /// module verifies: the edits applied in tune-ir-worker as build() applies
+  /// them, nothing compiled (build() of the same list then reuses the
+  /// result). A worker that fails or crashes says no. Thread-safe.
+  virtual bool edits_apply(const edit_list& edits, double timeout_s) = 0;
+  /// How many lists edits_apply() was asked about, and how many it refused.
+  struct check_counts {
+    std::uint64_t checked = 0;
+    std::uint64_t refused = 0;
+  };
+  virtual check_counts checks() const = 0;
 };
 
 /// Throws std::invalid_argument naming the accepted workloads for an unknown
