@@ -1,7 +1,8 @@
 // bench_gevo: program-edit evolution (GEVO-ML) through the pipeline on this
 // machine: for each workload and seed, several searches on the same budget:
 //   gevo     NSGA-II with GEVO-ML's two edit kinds (copy, delete), lists drawn
-//            again until every edit applies (the defaults of evolve)
+//            again until every edit applies (the defaults of evolve; gevo5 and
+//            random draw again too)
 //   gevo5    the same with all five kinds (copy, delete, move, swap, replace)
 //   noretry  gevo with max_draws=1: lists handed out as drawn
 //   random   random edit lists (gevo whose initial population never ends:
@@ -24,7 +25,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -58,11 +58,6 @@ struct base_info {
 };
 
 bool is_matmul(const std::string& workload) { return workload.rfind("matmul:", 0) == 0; }
-
-// The error a variant is judged by: its validation error where known.
-double judged_error(const tune::trial_info& t) {
-  return std::isfinite(t.validation_error) ? t.validation_error : t.objectives[1];
-}
 
 // The error a faster variant may have: 2 points more than the original's
 // (validation) for the classifiers, a max relative error of 1e-4 for matmul.

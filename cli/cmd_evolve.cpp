@@ -92,7 +92,7 @@ void write_plot(const std::string& path, const evolution_plot& plot) {
 double default_max_error(const std::string& workload, const std::optional<trial_info>& original) {
   if (workload.rfind("matmul:", 0) == 0) return 1e-4;
   if (!original) return 1.0;
-  return (std::isfinite(original->validation_error) ? original->validation_error : original->objectives[1]) + 0.02;
+  return judged_error(*original) + 0.02;
 }
 
 int run_evolve(const evolve_args& a, bool seed_given) {
@@ -107,11 +107,7 @@ int run_evolve(const evolve_args& a, bool seed_given) {
   if (!seed_given)
     std::fprintf(stderr, "seed %llu (drawn; --seed %llu repeats this run)\n", static_cast<unsigned long long>(s.seed()),
                  static_cast<unsigned long long>(s.seed()));
-  std::ofstream summary_out;
-  if (!a.summary_json.empty()) {
-    summary_out.open(a.summary_json);
-    if (!summary_out) throw input_error("--summary-json " + a.summary_json + ": cannot write this file");
-  }
+  auto summary_out = open_summary(a.summary_json);
   auto report = run_until_signal(s, stop);
   if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";
   std::printf("%llu trials in %.1f s (%.2f per second)\n", static_cast<unsigned long long>(report.trials),
@@ -206,7 +202,9 @@ void add_front_command(CLI::App& app, command_list& commands) {
     std::int64_t run = 0;
   };
   auto args = std::make_shared<front_args>();
-  auto* sub = app.add_subcommand("front", "The Pareto front of a recorded `evolve` run, optionally as an SVG plot.");
+  auto* sub = app.add_subcommand("front",
+                                 "The Pareto front of a recorded `evolve` run, optionally as an SVG plot (runs the "
+                                 "front's programs again for their validation and test errors).");
   sub->add_option("--db", args->db, "results database written by tune-engine evolve")
       ->required()
       ->check(CLI::ExistingFile);

@@ -67,8 +67,7 @@ int run_model(tune_args& a, session_options o, std::ofstream& summary_out) {
   with_stop_signals(stop, [&] { report = tune_model(m, mo); });
   std::fputs(report.to_text().c_str(), stdout);
   if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";
-  if (report.reason == end_reason::failed) return exit_failure;
-  return report.reason == end_reason::stopped ? 130 : exit_ok;
+  return exit_code_of(report.reason);
 }
 
 int run_tune(tune_args& a, bool seed_given, bool publish_given, bool dashboard_given) {
@@ -86,14 +85,8 @@ int run_tune(tune_args& a, bool seed_given, bool publish_given, bool dashboard_g
   if (dashboard_given) o.dashboard_listen = a.dashboard.empty() ? "127.0.0.1:8080" : a.dashboard;
   o.on_dashboard = [](const std::string& url) { std::fprintf(stderr, "dashboard: serving %s\n", url.c_str()); };
   if (!a.publish_key.empty()) o.publish_key = storage::read_curve_key(a.publish_key, a.names.at("publish_key"));
-  std::ofstream summary_out;
-  auto open_summary = [&] {
-    if (a.summary_json.empty()) return;
-    summary_out.open(a.summary_json);
-    if (!summary_out) throw input_error("--summary-json " + a.summary_json + ": cannot write this file");
-  };
   if (!a.model_file.empty()) {
-    open_summary();
+    auto summary_out = open_summary(a.summary_json);
     return run_model(a, std::move(o), summary_out);
   }
   stop_source stop = o.stop;  // shares its flag with the session's copy
@@ -101,7 +94,7 @@ int run_tune(tune_args& a, bool seed_given, bool publish_given, bool dashboard_g
   if (!seed_given)
     std::fprintf(stderr, "seed %llu (drawn; --seed %llu repeats this run)\n", static_cast<unsigned long long>(s.seed()),
                  static_cast<unsigned long long>(s.seed()));
-  open_summary();
+  auto summary_out = open_summary(a.summary_json);
   auto report = run_until_signal(s, stop);
   std::fputs(report.to_text().c_str(), stdout);
   if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";

@@ -3,6 +3,7 @@
 // adds its CLI11 subcommand and returns the function that runs it.
 
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -102,10 +103,21 @@ const std::map<std::string, std::string>& declared_option_names(const std::strin
 void declare_option_names(const std::string& command, const std::map<std::string, std::string>& names);
 
 /// A finished run's exit code: 1 when it failed, 130 when stopped, else 0.
-inline int exit_code_of(const run_report& report) {
-  if (report.reason == end_reason::failed) return exit_failure;
-  return report.reason == end_reason::stopped ? 130 : exit_ok;
+/// --summary-json's file, open to write; not open when `path` is empty.
+/// Throws input_error when it cannot be written.
+inline std::ofstream open_summary(const std::string& path) {
+  std::ofstream out;
+  if (path.empty()) return out;
+  out.open(path);
+  if (!out) throw input_error("--summary-json " + path + ": cannot write this file");
+  return out;
 }
+
+inline int exit_code_of(end_reason reason) {
+  if (reason == end_reason::failed) return exit_failure;
+  return reason == end_reason::stopped ? 130 : exit_ok;
+}
+inline int exit_code_of(const run_report& report) { return exit_code_of(report.reason); }
 
 using command_list = std::vector<std::pair<CLI::App*, std::function<int()>>>;
 

@@ -50,7 +50,7 @@ task_scheduler::task_scheduler(std::vector<scheduled_task> tasks, task_scheduler
 bool task_scheduler::done(std::size_t task) const {
   const auto& s = state_.at(task);
   if (s.exhausted) return true;
-  return options_.patience > 0 && s.rounds - s.best_round >= options_.patience;
+  return options_.patience > 0 && s.rounds() - s.best_round >= options_.patience;
 }
 
 bool task_scheduler::all_done() const {
@@ -63,10 +63,9 @@ void task_scheduler::mark_done(std::size_t task) { state_.at(task).exhausted = t
 
 void task_scheduler::record_round(std::size_t task, double best_ms) {
   auto& s = state_.at(task);
-  ++s.rounds;
   if (std::isfinite(best_ms) && (!std::isfinite(s.best_ms) || best_ms < s.best_ms)) {
     // A fall of less than min_gain is noise to the stall and patience rules.
-    if (!std::isfinite(s.best_ms) || best_ms < s.best_ms * (1.0 - options_.min_gain)) s.best_round = s.rounds;
+    if (!std::isfinite(s.best_ms) || best_ms < s.best_ms * (1.0 - options_.min_gain)) s.best_round = s.rounds() + 1;
     s.best_ms = best_ms;
   }
   s.history.push_back(s.best_ms);
@@ -88,7 +87,7 @@ double task_scheduler::gradient(std::size_t task) const {
     // Nothing measured yet: the most urgent task, but only until it has had
     // as many rounds as a slope needs; past that it shows no slope (so a task
     // whose configurations all fail cannot take every round).
-    return s.rounds <= options_.window ? -std::numeric_limits<double>::infinity() : 0.0;
+    return s.rounds() <= options_.window ? -std::numeric_limits<double>::infinity() : 0.0;
   }
   const double g = s.best_ms;
   double backward = 0.0;
@@ -96,10 +95,9 @@ double task_scheduler::gradient(std::size_t task) const {
     const double then = s.history[s.history.size() - 1 - options_.window];
     if (std::isfinite(then)) backward = (g - then) / options_.window;
   }
-  double guess = s.rounds > 0 ? g / s.rounds : 0.0;
-  if (options_.stall_half_life > 0) {
-    guess *= std::exp2(-static_cast<double>(s.rounds - s.best_round) / options_.stall_half_life);
-  }
+  double guess = s.rounds() > 0 ? g / s.rounds() : 0.0;
+  if (options_.stall_half_life > 0)
+    guess *= std::exp2(-static_cast<double>(s.rounds() - s.best_round) / options_.stall_half_life);
   double next = g - guess;
   if (t.flops > 0.0 && !t.family.empty()) {
     double best_throughput = 0.0;
@@ -118,7 +116,7 @@ double task_scheduler::gradient(std::size_t task) const {
 std::optional<std::size_t> task_scheduler::fewest_rounds() const {
   std::optional<std::size_t> pick;
   for (std::size_t i = 0; i < state_.size(); ++i)
-    if (!done(i) && (!pick || state_[i].rounds < state_[*pick].rounds)) pick = i;
+    if (!done(i) && (!pick || state_[i].rounds() < state_[*pick].rounds())) pick = i;
   return pick;
 }
 
@@ -142,7 +140,7 @@ std::optional<std::size_t> task_scheduler::next() {
 
   // Warm-up: one round of every task before any slope is trusted.
   for (std::size_t i : live)
-    if (state_[i].rounds == 0) return i;
+    if (state_[i].rounds() == 0) return i;
 
   // Drawn every time, used or not, so the RNG's stream depends only on the
   // number of rounds.
@@ -154,7 +152,7 @@ std::optional<std::size_t> task_scheduler::next() {
   double pick_slope = 0.0;
   for (std::size_t i : live) {
     const double slope = gradient(i);
-    if (!pick || slope < pick_slope || (slope == pick_slope && state_[i].rounds < state_[*pick].rounds)) {
+    if (!pick || slope < pick_slope || (slope == pick_slope && state_[i].rounds() < state_[*pick].rounds())) {
       pick = i;
       pick_slope = slope;
     }

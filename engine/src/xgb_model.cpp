@@ -19,17 +19,21 @@ std::string xgb_missing_message() {
          "libxgboost-dev (apt-get install libxgboost-dev, or scripts/setup.sh) and build again (scripts/build.sh)";
 }
 
-double average_recall(const std::vector<float>& predicted, const std::vector<float>& labels, std::size_t n) {
-  if (predicted.size() != labels.size()) throw std::invalid_argument("average_recall: predictions and labels differ");
-  if (n == 0) return 0.0;
-  std::size_t rows = labels.size();
-  std::vector<std::size_t> order(rows), by_label(rows);
-  std::iota(order.begin(), order.end(), std::size_t{0});
+std::vector<std::size_t> label_ranks(const std::vector<float>& labels) {
+  std::vector<std::size_t> by_label(labels.size());
   std::iota(by_label.begin(), by_label.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return predicted[a] > predicted[b]; });
-  std::stable_sort(by_label.begin(), by_label.end(), [&](auto a, auto b) { return labels[a] > labels[b]; });
-  std::vector<std::size_t> rank(rows);  // 1 = the highest label
-  for (std::size_t r = 0; r < rows; ++r) rank[by_label[r]] = r + 1;
+  std::stable_sort(by_label.begin(), by_label.end(), [&](auto x, auto y) { return labels[x] > labels[y]; });
+  std::vector<std::size_t> rank(labels.size());  // 1 = the highest label
+  for (std::size_t r = 0; r < by_label.size(); ++r) rank[by_label[r]] = r + 1;
+  return rank;
+}
+
+double average_recall(const float* predicted, const std::vector<std::size_t>& rank, std::size_t n) {
+  if (n == 0) return 0.0;
+  std::size_t rows = rank.size();
+  std::vector<std::size_t> order(rows);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return predicted[x] > predicted[y]; });
   // hits = how many of the first i rows by prediction have a true rank <= i.
   // From i to i + 1 it gains the row at i when its rank is <= i + 1, and an
   // earlier row whose rank is exactly i + 1: O(1) per position.
@@ -43,6 +47,11 @@ double average_recall(const std::vector<float>& predicted, const std::vector<flo
     in_prefix[r] = true;
   }
   return sum / static_cast<double>(n);
+}
+
+double average_recall(const std::vector<float>& predicted, const std::vector<float>& labels, std::size_t n) {
+  if (predicted.size() != labels.size()) throw std::invalid_argument("average_recall: predictions and labels differ");
+  return average_recall(predicted.data(), label_ranks(labels), n);
 }
 
 #ifdef TUNE_WITH_XGBOOST
@@ -145,13 +154,11 @@ void xgb_model::fit(const std::vector<float>& rows, const std::vector<float>& la
   // passed without a higher average recall on the training rows.
   double best = -std::numeric_limits<double>::infinity();
   std::size_t best_round = 0;
-  std::vector<float> predicted(labels.size());
+  const auto rank = label_ranks(labels);  // the labels do not change during the fit
   for (std::size_t round = 0; round < options_.max_rounds; ++round) {
     check(XGBoosterUpdateOneIter(booster_, static_cast<int>(round), train.get()), "XGBoosterUpdateOneIter");
     rounds_ = round + 1;
-    const float* out = predict_rows(booster_, train, labels.size());
-    predicted.assign(out, out + labels.size());
-    double score = average_recall(predicted, labels, options_.recall_at);
+    double score = average_recall(predict_rows(booster_, train, labels.size()), rank, options_.recall_at);
     if (score > best)
       best = score, best_round = round;
     else if (round - best_round >= options_.stopping_rounds)

@@ -40,10 +40,14 @@ struct xgb_model_options {
 
 /// AutoTVM's early-stopping score "a-recall@N": rows ordered by predicted
 /// score, highest first (ties by row); at each position i < N (and below the
-/// row count), the share of the i rows before it whose true rank (1 = the
+/// row count), the number of the i rows before it whose true rank (1 = the
 /// highest label, ties by row) is at most i, divided by i + 1; the mean of
 /// those N values. 1 would need every prefix to hold exactly the best rows.
 double average_recall(const std::vector<float>& predicted, const std::vector<float>& labels, std::size_t n);
+/// The same for predictions of rows whose true ranks label_ranks() gave.
+double average_recall(const float* predicted, const std::vector<std::size_t>& rank, std::size_t n);
+/// Each row's true rank by label, 1 = the highest (ties by row).
+std::vector<std::size_t> label_ranks(const std::vector<float>& labels);
 
 class xgb_model {
  public:

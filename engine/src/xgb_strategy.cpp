@@ -25,9 +25,9 @@
 //   every walker to a configuration that differs in one parameter (a uniform
 //   draw among its other values, redrawn while invalid, at most 20 times,
 //   else the walker stays), accepted with probability exp(min(gain / (T +
-//   1e-5), 1)), the temperature T falling linearly from 1 to 0 over
-//   `sa_steps` steps; every configuration a walker reaches is a candidate
-//   for the plan. It stops after `sa_steps` steps, or `sa_early_stop` steps
+//   1e-5), 1)), the temperature T falling from 1 by 1 / (`sa_steps` + 1) a
+//   step; every configuration a walker is offered a move to, accepted or
+//   not, is a candidate for the plan (as AutoTVM's). It stops after `sa_steps` steps, or `sa_early_stop` steps
 //   without a new candidate in the plan.
 //
 // Steady state: results are counted as they arrive; configurations in flight
@@ -81,10 +81,8 @@ class xgb_strategy final : public strategy_base {
     model_options_.stopping_rounds = hyper_count("stopping_rounds", 1);
     model_options_.recall_at = plan_size_;
     const auto& params = space_->parameters();
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      features_ += params[i]->feature_count();
+    for (std::size_t i = 0; i < params.size(); ++i)
       if (params[i]->cardinality() > 1) movable_.push_back(i);
-    }
   }
 
  protected:
@@ -95,7 +93,7 @@ class xgb_strategy final : public strategy_base {
     if (c.size() != params.size()) return;
     for (std::size_t i = 0; i < c.size(); ++i)
       if (c[i] >= params[i]->cardinality()) return;
-    for (std::size_t i = 0; i < c.size(); ++i) params[i]->features(c[i], rows_);
+    for (double f : space_->features(c)) rows_.push_back(static_cast<float>(f));
     fits_.push_back(fit);
     best_fit_ = std::max(best_fit_, fit);
   }
@@ -103,9 +101,7 @@ class xgb_strategy final : public strategy_base {
   void generate(std::size_t n, std::vector<configuration>& out) override {
     if (!xgb_available()) throw std::runtime_error(xgb_missing_message());
     if (fits_.size() >= plan_size_ * (trainings_ + 1) && best_fit_ > 0) replan();
-    // The plan's tail is left to the random draws of strategy_base.
-    std::size_t greedy = plan_.size() - std::min(plan_.size(), static_cast<std::size_t>(epsilon_ * plan_size_));
-    for (; next_ < greedy && out.size() < n; ++next_) claim(out, plan_[next_]);
+    for (; next_ < plan_.size() && out.size() < n; ++next_) claim(out, plan_[next_]);
   }
 
  private:
@@ -117,31 +113,34 @@ class xgb_strategy final : public strategy_base {
     std::vector<std::size_t> order(count);
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::shuffle(order.begin(), order.end(), rng_);
+    const std::size_t features = space_->feature_count();
     std::vector<float> rows, labels;
     rows.reserve(rows_.size());
     labels.reserve(count);
     for (auto i : order) {
-      rows.insert(rows.end(), rows_.begin() + static_cast<std::ptrdiff_t>(i * features_),
-                  rows_.begin() + static_cast<std::ptrdiff_t>((i + 1) * features_));
+      rows.insert(rows.end(), rows_.begin() + static_cast<std::ptrdiff_t>(i * features),
+                  rows_.begin() + static_cast<std::ptrdiff_t>((i + 1) * features));
       labels.push_back(static_cast<float>(fits_[i] / best_fit_));
     }
     model_options_.seed = rng_();
-    model_ = std::make_unique<xgb_model>(features_, model_options_);
-    model_->fit(rows, labels);
-    plan_ = anneal();
+    xgb_model model(features, model_options_);
+    model.fit(rows, labels);
+    plan_ = anneal(model);
+    // The plan's tail is left to the random draws of strategy_base.
+    plan_.resize(plan_.size() - std::min(plan_.size(), static_cast<std::size_t>(epsilon_ * plan_size_)));
     next_ = 0;
   }
 
-  std::vector<double> predict(const std::vector<configuration>& configs) {
-    std::vector<double> features;
+  std::vector<double> predict(const xgb_model& model, const std::vector<configuration>& configs) {
+    std::vector<double> features;  // one buffer for every row: this runs for every walker at every step
     std::vector<float> rows;
-    rows.reserve(configs.size() * features_);
+    rows.reserve(configs.size() * space_->feature_count());
     for (const auto& c : configs) {
       features.clear();
       for (std::size_t i = 0; i < c.size(); ++i) space_->parameters()[i]->features(c[i], features);
       rows.insert(rows.end(), features.begin(), features.end());
     }
-    return model_->predict(rows);
+    return model.predict(rows);
   }
 
   /// The walker moved to a valid configuration one parameter away, or left
@@ -164,7 +163,7 @@ class xgb_strategy final : public strategy_base {
 
   /// The plan: the best `plan_size` configurations by predicted score that
   /// are fresh, found by simulated annealing over the model, best first.
-  std::vector<configuration> anneal() {
+  std::vector<configuration> anneal(const xgb_model& model) {
     if (walkers_.empty())
       for (std::size_t i = 0; i < sa_points_; ++i)
         if (auto c = space_->draw_valid(rng_)) walkers_.push_back(std::move(*c));
@@ -186,7 +185,7 @@ class xgb_strategy final : public strategy_base {
       kept.insert(c);
       return true;
     };
-    auto scores = predict(walkers_);
+    auto scores = predict(model, walkers_);
     for (std::size_t i = 0; i < walkers_.size(); ++i) offer(scores[i], walkers_[i]);
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     double temperature = 1.0;
@@ -194,13 +193,12 @@ class xgb_strategy final : public strategy_base {
     std::vector<configuration> moved(walkers_.size());
     for (std::size_t step = 0, last_change = 0; step < sa_steps_ && step < last_change + sa_early_stop_; ++step) {
       for (std::size_t i = 0; i < walkers_.size(); ++i) moved[i] = walk(walkers_[i]);
-      auto moved_scores = predict(moved);
+      auto moved_scores = predict(model, moved);
       for (std::size_t i = 0; i < walkers_.size(); ++i) {
+        if (offer(moved_scores[i], moved[i])) last_change = step;
         double accept = std::exp(std::min((moved_scores[i] - scores[i]) / (temperature + 1e-5), 1.0));
         if (uniform(rng_) < accept) walkers_[i] = moved[i], scores[i] = moved_scores[i];
       }
-      for (std::size_t i = 0; i < moved.size(); ++i)
-        if (offer(moved_scores[i], moved[i])) last_change = step;
       temperature -= cooling;
     }
     std::sort_heap(heap.begin(), heap.end(), lower);  // highest score first
@@ -213,9 +211,7 @@ class xgb_strategy final : public strategy_base {
   double epsilon_;
   std::size_t sa_points_, sa_steps_, sa_early_stop_;
   xgb_model_options model_options_;
-  std::size_t features_ = 0;
-  std::unique_ptr<xgb_model> model_;
-  std::vector<double> rows_;  // every observed configuration's features, row after row
+  std::vector<float> rows_;   // every observed configuration's features, row after row
   std::vector<double> fits_;  // their fitness, 0 for failures
   double best_fit_ = 0;
   std::size_t trainings_ = 0;

@@ -35,11 +35,15 @@ std::vector<std::string> evolution_workloads() {
 #endif
 }
 
+double judged_error(const trial_info& t) {
+  return std::isfinite(t.validation_error) ? t.validation_error : t.objectives.at(1);
+}
+
 const trial_info* choose_variant(const std::vector<trial_info>& front, double max_error) {
   const trial_info* chosen = nullptr;
   for (const auto& t : front) {
     if (t.objectives.size() < 2) continue;
-    double error = std::isfinite(t.validation_error) ? t.validation_error : t.objectives[1];
+    double error = judged_error(t);
     if (error <= max_error && (!chosen || t.time_ms < chosen->time_ms)) chosen = &t;
   }
   return chosen;
@@ -234,15 +238,17 @@ void add_search_counts(run_report& report, const backend_ptr& backend) {
 #endif
   if (!report.original || report.original->objectives.size() < 2) return;
   const auto& base = *report.original;
+  double first = std::nan("");  // the earliest solution's finished_s so far
   for (const auto& t : report.evolved) {
     if (t.objectives.size() < 2 || t.config.empty()) continue;
     bool solution = base.time_ms >= run_report::solution_speedup * t.time_ms &&
                     t.objectives[1] <= base.objectives[1] + run_report::solution_margin;
-    if (solution && !(t.finished_s >= report.solution_s)) {
-      report.solution_s = t.finished_s;
+    if (solution && !(t.finished_s >= first)) {
+      first = t.finished_s;
       report.solution_seq = t.seq;
     }
   }
+  report.solution_s = first;
 }
 
 std::vector<trial_info> front_of(const std::vector<trial_info>& trials) {

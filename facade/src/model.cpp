@@ -8,11 +8,9 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <random>
-#include <set>
 
-#include "onnx_model.hpp"
-#include "tune/kernels/task.hpp"
+#include "model_detail.hpp"
+#include "report_detail.hpp"
 
 namespace tune {
 namespace {
@@ -23,24 +21,56 @@ namespace fs = std::filesystem;
   throw input_error("model file " + origin + ": " + field + ": " + problem);
 }
 
-std::string family_of(const task_spec& spec) {
-  switch (spec.op) {
-    case operator_kind::matmul:
-      return "matmul";
-    case operator_kind::batch_matmul:
-      return "bmm";
-    case operator_kind::conv2d:
-      return "conv2d";
-  }
-  return "";
-}
-
 std::string scalar_text(const YAML::Node& node, const std::string& origin, const std::string& field) {
   if (!node.IsScalar()) refuse(origin, field, "must be a string");
   return node.as<std::string>();
 }
 
+/// The best vendor kernel's entry of a task's run_report::throughput; null
+/// when there is none (a dataset, no comparison, no vendor library).
+const nlohmann::json* best_vendor(const nlohmann::json& throughput) {
+  if (!throughput.is_object() || !throughput.contains("best_vendor") || !throughput["best_vendor"].is_object())
+    return nullptr;
+  return &throughput["best_vendor"];
+}
+
 }  // namespace
+
+namespace detail {
+
+model_task builtin_task(const task_spec& spec, std::string name, double count) {
+  model_task t;
+  t.names.push_back(std::move(name));
+  t.task = spec.to_string();
+  switch (spec.op) {
+    case operator_kind::matmul:
+      t.family = "matmul";
+      break;
+    case operator_kind::batch_matmul:
+      t.family = "bmm";
+      break;
+    case operator_kind::conv2d:
+      t.family = "conv2d";
+      break;
+  }
+  t.flops = spec.flops();
+  t.count = count;
+  return t;
+}
+
+void model_builder::add(const std::string& key, model_task task) {
+  ++model_.entries;
+  auto [it, inserted] = index_of_.emplace(key, model_.tasks.size());
+  if (inserted) {
+    model_.tasks.push_back(std::move(task));
+    return;
+  }
+  auto& merged = model_.tasks[it->second];
+  merged.count += task.count;
+  merged.names.push_back(task.names.front());
+}
+
+}  // namespace detail
 
 std::string model_task::label() const {
   std::string out;
@@ -73,7 +103,7 @@ model read_model(const std::string& path) {
   if (!tasks || !tasks.IsSequence() || tasks.size() == 0)
     refuse(path, "tasks", "must be a non-empty list, each item with 'task:' (e.g. matmul:128x768x768) or 'dataset:'");
   const fs::path folder = fs::absolute(path).parent_path();
-  std::map<std::string, std::size_t> index_of;  // merge key -> index in m.tasks
+  detail::model_builder builder(m);
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const auto item = tasks[i];
     const std::string where = "tasks[" + std::to_string(i) + "]";
@@ -85,8 +115,17 @@ model read_model(const std::string& path) {
     }
     if (static_cast<bool>(item["task"]) == static_cast<bool>(item["dataset"]))
       refuse(path, where, "give exactly one of 'task:' (a built-in task) and 'dataset:' (a measured dataset)");
-    model_task t;
-    std::string key;
+    double count = 1.0;
+    if (item["count"]) {
+      try {
+        count = item["count"].as<double>();
+      } catch (const YAML::BadConversion&) {
+        count = 0;
+      }
+      if (!std::isfinite(count) || count <= 0)
+        refuse(path, where + ".count", "must be a number > 0 (how often the task runs per inference)");
+    }
+    const std::string name = item["name"] ? scalar_text(item["name"], path, where + ".name") : std::string();
     if (item["task"]) {
       const auto text = scalar_text(item["task"], path, where + ".task");
       task_spec spec;
@@ -95,54 +134,31 @@ model read_model(const std::string& path) {
       } catch (const std::invalid_argument& e) {
         refuse(path, where + ".task", e.what());
       }
-      t.task = spec.to_string();
-      t.family = family_of(spec);
-      t.flops = spec.flops();
-      key = "task:" + t.task;
-    } else {
-      const auto text = scalar_text(item["dataset"], path, where + ".dataset");
-      fs::path file = text;
-      if (file.is_relative()) file = folder / file;
-      file = file.lexically_normal();
-      if (!fs::is_regular_file(file))
-        refuse(path, where + ".dataset",
-               "no file " + file.string() + "; a relative path is read from the model file's folder");
-      t.dataset = file.string();
-      t.family = "dataset";
-      key = "dataset:" + t.dataset;
+      auto t = detail::builtin_task(spec, name.empty() ? spec.to_string() : name, count);
+      const auto key = "task:" + t.task;
+      builder.add(key, std::move(t));
+      continue;
     }
-    if (item["count"]) {
-      double count = 0;
-      try {
-        count = item["count"].as<double>();
-      } catch (const YAML::BadConversion&) {
-        refuse(path, where + ".count", "must be a number > 0 (how often the task runs per inference)");
-      }
-      if (!std::isfinite(count) || count <= 0)
-        refuse(path, where + ".count", "must be a number > 0 (how often the task runs per inference)");
-      t.count = count;
-    }
-    t.names.push_back(item["name"] ? scalar_text(item["name"], path, where + ".name")
-                                   : (t.task.empty() ? fs::path(t.dataset).filename().string() : t.task));
-    ++m.entries;
-    auto [it, inserted] = index_of.emplace(key, m.tasks.size());
-    if (inserted) {
-      m.tasks.push_back(std::move(t));
-    } else {
-      auto& merged = m.tasks[it->second];
-      merged.count += t.count;
-      merged.names.push_back(t.names.front());
-    }
+    fs::path file = scalar_text(item["dataset"], path, where + ".dataset");
+    if (file.is_relative()) file = folder / file;
+    file = file.lexically_normal();
+    if (!fs::is_regular_file(file))
+      refuse(path, where + ".dataset",
+             "no file " + file.string() + "; a relative path is read from the model file's folder");
+    model_task t;
+    t.names.push_back(name.empty() ? file.filename().string() : name);
+    t.dataset = file.string();
+    t.family = "dataset";
+    t.count = count;
+    const auto key = "dataset:" + t.dataset;  // before `t` is moved from
+    builder.add(key, std::move(t));
   }
   return m;
 }
 
 model_report tune_model(const model& m, model_options options) {
   const auto& base = options.session;
-  auto name = [&](const std::string& field) {
-    auto it = base.option_names.find(field);
-    return it == base.option_names.end() ? field : it->second;
-  };
+  auto name = [&](const std::string& field) { return detail::option_name(base, field); };
   for (const auto& [field, set] :
        std::vector<std::pair<std::string, bool>>{{"task", !base.task.empty()},
                                                  {"dataset", !base.dataset.empty()},
@@ -168,7 +184,7 @@ model_report tune_model(const model& m, model_options options) {
   const std::uint64_t budget = options.budget_trials ? options.budget_trials : 64 * m.tasks.size();
   // One seed for the model: every task's run is recorded with it (a resume
   // finds each run by task, strategy and seed) and the scheduler draws from it.
-  const std::uint64_t seed = base.seed ? *base.seed : std::random_device{}();
+  const std::uint64_t seed = base.seed ? *base.seed : detail::drawn_seed();
   options.scheduler.seed = seed;
 
   std::vector<scheduled_task> scheduled;
@@ -319,14 +335,14 @@ model_report tune_model(const model& m, model_options options) {
   double vendor_ms = 0.0, tuned_ms = 0.0;
   bool every_task = true;
   for (std::size_t t = 0; t < m.tasks.size(); ++t) {
-    const auto& j = report.tasks[t].throughput;
-    if (!j.is_object() || !j.contains("best_vendor") || !j["best_vendor"].is_object()) {
+    const auto* vendor = best_vendor(report.tasks[t].throughput);
+    if (!vendor) {
       every_task = false;
       break;
     }
-    const double flops = j["flops"].get<double>();
-    vendor_ms += m.tasks[t].count * flops / (j["best_vendor"]["gflops"].get<double>() * 1e6);
-    tuned_ms += m.tasks[t].count * flops / (j["best_vendor"]["tuned_gflops"].get<double>() * 1e6);
+    const double flops = report.tasks[t].throughput["flops"].get<double>();
+    vendor_ms += m.tasks[t].count * flops / ((*vendor)["gflops"].get<double>() * 1e6);
+    tuned_ms += m.tasks[t].count * flops / ((*vendor)["tuned_gflops"].get<double>() * 1e6);
   }
   if (every_task) {
     report.vendor_latency_ms = vendor_ms;
@@ -375,10 +391,8 @@ std::string model_report::to_text() const {
   for (const auto& t : tasks) {
     const double best = t.best ? t.best->time_ms : std::nan("");
     std::string vendor;
-    if (t.throughput.is_object() && t.throughput.contains("best_vendor") && t.throughput["best_vendor"].is_object()) {
-      const auto& v = t.throughput["best_vendor"];
-      vendor = fmt::format(" · tuned / {} = {:.2f}x", v["library"].get<std::string>(), v["ratio"].get<double>());
-    }
+    if (const auto* v = best_vendor(t.throughput))
+      vendor = fmt::format(" · tuned / {} = {:.2f}x", (*v)["library"].get<std::string>(), (*v)["ratio"].get<double>());
     out += fmt::format("  {:>8g}  {:>6}  {:>6}  {:>12.4f}  {:>12.4f}  {} ({}){}{}{}\n", t.count, t.trials, t.rounds,
                        best, t.count * best, t.target, t.label, t.confirmed ? " · confirmed" : "",
                        t.done ? " · done" : "", vendor);

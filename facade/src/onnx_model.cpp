@@ -1,5 +1,3 @@
-#include "onnx_model.hpp"
-
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -8,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "tune/kernels/task.hpp"
+#include "model_detail.hpp"
 
 #ifdef TUNE_WITH_ONNX
 #include <onnx/onnx_pb.h>
@@ -164,7 +162,7 @@ model read_onnx_model(const std::string& path) {
   model m;
   m.origin = path;
   m.name = proto.graph().name().empty() ? std::filesystem::path(path).stem().string() : proto.graph().name();
-  std::map<std::string, std::size_t> index_of;
+  model_builder builder(m);
   std::map<std::string, std::size_t> not_tuned;  // op type -> count
   for (int i = 0; i < proto.graph().node_size(); ++i) {
     const auto& node = proto.graph().node(i);
@@ -181,20 +179,9 @@ model read_onnx_model(const std::string& path) {
       m.unsupported.push_back(op + " '" + name + "': " + e.why);
       continue;
     }
-    const task_spec spec = parse_task(text);
-    ++m.entries;
-    auto [it, inserted] = index_of.emplace(spec.to_string(), m.tasks.size());
-    if (!inserted) {
-      m.tasks[it->second].count += 1;
-      m.tasks[it->second].names.push_back(name);
-      continue;
-    }
-    model_task t;
-    t.names.push_back(name);
-    t.task = spec.to_string();
-    t.family = spec.op == operator_kind::conv2d ? "conv2d" : spec.op == operator_kind::matmul ? "matmul" : "bmm";
-    t.flops = spec.flops();
-    m.tasks.push_back(std::move(t));
+    auto task = builtin_task(parse_task(text), name, 1.0);
+    const auto key = task.task;  // canonical: one shape written two ways is one task
+    builder.add(key, std::move(task));
   }
   for (const auto& [op, count] : not_tuned) m.not_tuned.push_back(fmt::format("{} x{}", op, count));
   if (m.tasks.empty())

@@ -1,6 +1,7 @@
 #pragma once
 // From the pipeline's types to the facade's (trial_info, run_report) and to
-// the results database's (trial_record), and back for a resumed run.
+// the results database's (trial_record), and back for a resumed run; and what
+// a session and a model run both need (option names, a drawn seed).
 
 #include <string>
 
@@ -19,6 +20,9 @@ std::string option_name(const std::map<std::string, std::string>& names, const s
 inline std::string option_name(const session_options& options, const std::string& field) {
   return option_name(options.option_names, field);
 }
+
+/// A seed for a run that was given none: 64 bits from the system's entropy.
+std::uint64_t drawn_seed();
 
 /// The topology's name of a device id ("" when none, e.g. a reused trial).
 std::string device_name(const storage::topology& topo, std::int32_t device);

@@ -51,6 +51,21 @@ bool is_sqlite_file(const std::string& path) {
   return in.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
 }
 
+/// A recorded configuration in `space`: as it is, or with `nearest` carried
+/// to the nearest configuration there; nullopt when it does not fit.
+std::optional<configuration> configuration_of(const std::string& config_json, const search_space& space, bool nearest) {
+  try {
+    return space.from_json(config_json);
+  } catch (const std::exception&) {
+  }
+  if (!nearest) return std::nullopt;
+  try {
+    return nearest_configuration(space, values_from_json(config_json));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 /// The recorded trials of some runs of a results database as a dataset over
 /// `space`: configurations that do not fit it are left out, or with
 /// `nearest` (runs of another shape) carried to the nearest configuration
@@ -63,22 +78,12 @@ replay_dataset runs_as_dataset(const storage::results_db& db, const std::vector<
   d.space = space;
   for (const auto& run : runs) {
     for (const auto& row : db.trials(run.id)) {
-      configuration config;
-      try {
-        config = space->from_json(row.config_json);
-      } catch (const std::exception&) {
-        std::optional<configuration> near;
-        if (nearest) try {
-            near = nearest_configuration(*space, values_from_json(row.config_json));
-          } catch (const std::exception&) {
-          }
-        if (!near) continue;
-        config = std::move(*near);
-      }
+      auto config = configuration_of(row.config_json, *space, nearest);
+      if (!config) continue;
       replay_record rec;
       rec.state = row.state;
       rec.time_ms = row.time_ms;
-      d.configs.push_back(std::move(config));
+      d.configs.push_back(std::move(*config));
       d.records.push_back(std::move(rec));
     }
   }
@@ -92,13 +97,12 @@ std::string describe_runs(const std::string& path, const std::vector<storage::ru
   return out;
 }
 
-/// A seed for a run that was given none: 64 bits from the system's entropy.
-std::uint64_t drawn_seed() {
+}  // namespace
+
+std::uint64_t detail::drawn_seed() {
   std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
-
-}  // namespace
 
 const std::vector<std::string>& session_option_fields() {
   static const std::vector<std::string> fields = {"topology_file",
@@ -160,7 +164,7 @@ struct session::impl {
   void choose_seed_and_budget() {
     auto& o = options;
     if (!o.seed) {
-      o.seed = drawn_seed();
+      o.seed = detail::drawn_seed();
       seed_drawn = true;
     }
     if (o.budget.trials == 0) o.budget.trials = what->default_budget();

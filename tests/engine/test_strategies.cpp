@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "../../engine/src/xgb_model.hpp"
 #include "tune/engine/program_edit.hpp"
 #include "tune/engine/strategy.hpp"
 
@@ -64,13 +65,7 @@ strategy_options small_options(const std::string& name, std::uint64_t seed) {
 }
 
 // Whether the strategy can propose in this build: `xgb` needs XGBoost.
-bool proposes_here(const std::string& name) {
-#ifdef TUNE_WITH_XGBOOST
-  return true;
-#else
-  return name != "xgb";
-#endif
-}
+bool proposes_here(const std::string& name) { return name != "xgb" || tune::detail::xgb_available(); }
 
 // Asks in batches of 4 and returns each batch's results in reverse order, so
 // results arrive out of order and interleaved with later proposals.

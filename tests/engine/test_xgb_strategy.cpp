@@ -5,6 +5,7 @@
 // against random search is in tests/kernels/test_replay_search.cpp.
 #include <catch2/catch.hpp>
 
+#include "../../engine/src/xgb_model.hpp"
 #include "skip.hpp"
 #include "tune/engine/strategy.hpp"
 
@@ -35,14 +36,6 @@ trial_result halves(const configuration& c) {
   return r;
 }
 
-bool built_with_xgboost() {
-#ifdef TUNE_WITH_XGBOOST
-  return true;
-#else
-  return false;
-#endif
-}
-
 std::vector<configuration> run(std::map<std::string, double> hyper, std::uint64_t seed, std::size_t budget) {
   strategy_options o;
   o.seed = seed;
@@ -60,7 +53,7 @@ std::vector<configuration> run(std::map<std::string, double> hyper, std::uint64_
 }  // namespace
 
 TEST_CASE("xgb's plan holds the configurations its model ranks fast", "[engine][strategy][xgb]") {
-  if (!built_with_xgboost()) SKIP_TEST("built without XGBoost (libxgboost-dev)");
+  if (!tune::detail::xgb_available()) SKIP_TEST("built without XGBoost (libxgboost-dev)");
   for (double rank : {1.0, 0.0}) {
     INFO("rank = " << rank);
     strategy_options o;
@@ -85,7 +78,7 @@ TEST_CASE("xgb's plan holds the configurations its model ranks fast", "[engine][
 }
 
 TEST_CASE("xgb with epsilon 1 proposes at random, with epsilon 0 from the plan alone", "[engine][strategy][xgb]") {
-  if (!built_with_xgboost()) SKIP_TEST("built without XGBoost (libxgboost-dev)");
+  if (!tune::detail::xgb_available()) SKIP_TEST("built without XGBoost (libxgboost-dev)");
   auto fast_share = [](double epsilon) {
     auto proposed = run({{"plan_size", 32}, {"epsilon", epsilon}}, 9, 96);
     REQUIRE(proposed.size() == 96);
@@ -100,7 +93,7 @@ TEST_CASE("xgb with epsilon 1 proposes at random, with epsilon 0 from the plan a
 }
 
 TEST_CASE("xgb is reproducible for a seed under both objectives", "[engine][strategy][xgb]") {
-  if (!built_with_xgboost()) SKIP_TEST("built without XGBoost (libxgboost-dev)");
+  if (!tune::detail::xgb_available()) SKIP_TEST("built without XGBoost (libxgboost-dev)");
   for (double rank : {1.0, 0.0}) {
     INFO("rank = " << rank);
     std::map<std::string, double> hyper = {{"plan_size", 20}, {"rank", rank}};
@@ -136,7 +129,7 @@ TEST_CASE("xgb refuses bad hyperparameters naming the field and what it takes", 
 }
 
 TEST_CASE("xgb without XGBoost takes its hyperparameters but refuses to propose", "[engine][strategy][xgb]") {
-  if (built_with_xgboost()) SKIP_TEST("this build has XGBoost");
+  if (tune::detail::xgb_available()) SKIP_TEST("this build has XGBoost");
   strategy_options o;
   o.hyper = {{"plan_size", 8}};
   auto s = make_strategy("xgb", grid(), o);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "actors/scratch_dir.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/program_backend.hpp"
 #include "tune/kernels/subprocess.hpp"
@@ -474,8 +475,7 @@ double error_of_class(const std::vector<std::int32_t>& labels, int klass) {
 
 TEST_CASE("an evolved program cannot read the labels it is scored on", "[ir][program_backend]") {
   auto digits = read_digits(std::filesystem::path(TUNE_SOURCE_DIR) / "data/digits/digits.csv.gz");
-  auto dir = std::filesystem::temp_directory_path() / "tune-test-gevo-labels";
-  std::filesystem::create_directories(dir);
+  tune::test::scratch_dir dir("tune-test-gevo-labels");
   auto source = dir / "scanner.c";
   {
     std::ofstream out(source);

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <deque>
 
+#include "../../engine/src/xgb_model.hpp"
 #include "replay_fixtures.hpp"
 #include "skip.hpp"
 #include "tune/kernels/replay.hpp"
@@ -195,9 +196,7 @@ TEST_CASE("bo given its own dataset as the prior starts at the optimum", "[kerne
 
 TEST_CASE("xgb finds faster configurations than random search on gemm RTX 3090 at equal evaluations",
           "[kernels][xgb]") {
-#ifndef TUNE_WITH_XGBOOST
-  SKIP_TEST("built without XGBoost (libxgboost-dev)");
-#else
+  if (!tune::detail::xgb_available()) SKIP_TEST("built without XGBoost (libxgboost-dev)");
   // 200 evaluations, seeds 1..8: the first 64 are random for both, then
   // xgb's plans follow its model. Mean f = optimum / best found.
   static const replay_dataset dataset =
@@ -215,5 +214,4 @@ TEST_CASE("xgb finds faster configurations than random search on gemm RTX 3090 a
   double xgb = mean_f("xgb"), random = mean_f("random");
   INFO("mean f at 200: xgb " << xgb << ", random " << random);
   CHECK(xgb > random + 0.03);
-#endif
 }

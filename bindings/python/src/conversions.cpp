@@ -1,6 +1,8 @@
 #include "conversions.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tune::python {
 
@@ -139,6 +141,22 @@ std::string path_from_python(py::handle value, const std::string& what) {
     if (py::isinstance<py::str>(path)) return path.cast<std::string>();
   }
   throw py::value_error(what + ": expected a path (str or os.PathLike), got " + py::repr(value).cast<std::string>());
+}
+
+void apply_shared_arguments(session_options& o, const std::string& who, const shared_session_arguments& a) {
+  o.strategy = a.strategy.value_or("");
+  o.hyper = hyper_from_python(a.hyper, who);
+  if (!a.seed.is_none()) o.seed = unsigned_from_python(a.seed, who + ": seed");
+  o.topology_file = path_from_python(a.topology, who + ": topology");
+  o.db_path = path_from_python(a.db, who + ": db");
+  o.resume = a.resume;
+  o.time_scale = a.time_scale;
+  o.backend_name = a.backend.value_or("");
+  if (!a.confirm.is_none())
+    o.confirm.top = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+        unsigned_from_python(a.confirm, who + ": confirm"), std::numeric_limits<std::uint32_t>::max()));
+  o.lease_devices = a.lease;
+  o.option_names.emplace("lease_devices", "lease");
 }
 
 }  // namespace tune::python

@@ -6,9 +6,11 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "tune/engine/space.hpp"
+#include "tune/tune.hpp"
 
 namespace tune::python {
 
@@ -45,5 +47,17 @@ std::uint64_t unsigned_from_python(py::handle value, const std::string& what);
 
 /// A path given as str or os.PathLike; "" for None.
 std::string path_from_python(py::handle value, const std::string& what);
+
+/// The keyword arguments Session and tune_model both take.
+struct shared_session_arguments {
+  py::handle seed, hyper, topology, db, confirm;
+  std::optional<std::string> strategy, backend;
+  double time_scale = 1.0;
+  bool resume = false;
+  bool lease = true;
+};
+/// Sets those options; a bad value raises py::value_error naming `who`
+/// ("Session", "tune_model") and the argument.
+void apply_shared_arguments(session_options& o, const std::string& who, const shared_session_arguments& a);
 
 }  // namespace tune::python

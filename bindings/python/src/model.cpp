@@ -5,8 +5,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <limits>
-
 #include "bindings.hpp"
 #include "conversions.hpp"
 
@@ -54,20 +52,9 @@ py::object run_model(py::handle model_file, py::handle budget, py::handle seed, 
     throw py::value_error("tune_model: round_trials is " + std::to_string(round) + "; it must lie in 1 .. 1000000");
   o.round_trials = static_cast<std::uint32_t>(round);
   auto& s = o.session;
-  if (!seed.is_none()) s.seed = unsigned_from_python(seed, "tune_model: seed");
-  s.strategy = strategy.value_or("");
-  s.hyper = hyper_from_python(hyper, "tune_model");
-  s.topology_file = path_from_python(topology, "tune_model: topology");
-  s.db_path = path_from_python(db, "tune_model: db");
-  s.backend_name = backend.value_or("");
-  s.time_scale = time_scale;
-  s.resume = resume;
-  if (!confirm.is_none())
-    s.confirm.top = static_cast<std::uint32_t>(std::min<std::uint64_t>(
-        unsigned_from_python(confirm, "tune_model: confirm"), std::numeric_limits<std::uint32_t>::max()));
+  apply_shared_arguments(s, "tune_model",
+                         {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease});
   s.compare_vendor = compare_vendor;
-  s.lease_devices = lease;
-  s.option_names.emplace("lease_devices", "lease");
   s.option_names.emplace("db_path", "db");
   model m = read_model(path);
   model_report report;

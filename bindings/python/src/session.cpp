@@ -218,39 +218,29 @@ class session_handle {
     } else {
       o.space_file = path_from_python(space, "Session: space (a Space, a dict or a file path)");
     }
-    o.strategy = strategy.value_or("");
-    o.hyper = hyper_from_python(hyper, "Session");
+    apply_shared_arguments(o, "Session",
+                           {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease});
     if (!budget.is_none()) {
       o.budget.trials = unsigned_from_python(budget, "Session: budget");
       if (o.budget.trials == 0)
         throw py::value_error("Session: budget is 0; give at least 1 trial, or None for the target's default");
     }
     o.budget.seconds = time_budget_s;
-    if (!seed.is_none()) o.seed = unsigned_from_python(seed, "Session: seed");
     // The facade calls budget.seconds "time_budget"; the keyword is time_budget_s.
     o.option_names.emplace("time_budget", "time_budget_s");
-    o.topology_file = path_from_python(topology, "Session: topology");
-    o.db_path = path_from_python(db, "Session: db");
-    o.resume = resume;
     o.task = task.value_or("");
     o.dataset = path_from_python(dataset, "Session: dataset");
     o.kinds_file = path_from_python(kinds, "Session: kinds");
-    o.time_scale = time_scale;
     o.task_name = std::move(task_name);
     o.mode = mode_from_python(mode);
     auto batch_size = unsigned_from_python(batch, "Session: batch");
     if (batch_size == 0 || batch_size > 1'000'000)
       throw py::value_error("Session: batch is " + std::to_string(batch_size) + "; it must lie in 1 .. 1000000");
     o.batch = static_cast<std::uint32_t>(batch_size);
-    o.backend_name = backend.value_or("");
     o.progress_line = progress;
     o.kernel = path_from_python(kernel, "Session: kernel (a launch description or the folder holding launch.json)");
     o.measurement = measurement_from_python(measurement);
-    if (!confirm.is_none())
-      o.confirm.top = static_cast<std::uint32_t>(std::min<std::uint64_t>(
-          unsigned_from_python(confirm, "Session: confirm"), std::numeric_limits<std::uint32_t>::max()));
     if (!early_stop) o.early_stop = early_stop_policy::off();
-    o.lease_devices = lease;
     if (device_wait == "wait")
       o.device_wait = device_wait_policy::wait;
     else if (device_wait == "free")
@@ -259,7 +249,6 @@ class session_handle {
       o.device_wait = device_wait_policy::fail;
     else
       throw py::value_error("Session: device_wait is '" + device_wait + "'; use \"wait\", \"free\" or \"fail\"");
-    o.option_names.emplace("lease_devices", "lease");
     if (!on_trial.is_none()) {
       callbacks_->on_trial = on_trial;
       o.on_trial = wrap_trial_callback(callbacks_, &python_callbacks::on_trial);

@@ -481,6 +481,11 @@ void serve_dashboard(const dashboard_options& options);
 /// no LLVM 14.
 std::vector<std::string> evolution_workloads();
 
+/// The error a variant of program-edit evolution is judged by: its
+/// validation error where known (trial_info::validation_error), else its
+/// search error (objectives[1]).
+double judged_error(const trial_info& t);
+
 /// The fastest member of a front whose validation error (objectives[1], the
 /// search split's error, where the validation error is not known) is at most
 /// `max_error`; nullptr when none is.
@@ -517,7 +522,10 @@ struct evolution_plot {
 std::string front_svg(const evolution_plot& plot);
 
 /// The plot of a recorded run (the latest run of an evolved workload when
-/// `run_id` is not given); throws input_error as load_variant() does.
+/// `run_id` is not given); throws input_error as load_variant() does. The
+/// front's and the original's validation and test errors are not recorded:
+/// it builds the workload's programs and runs them again to tell them (the
+/// workload files and clang-14 needed, seconds to minutes).
 evolution_plot load_evolution_plot(const std::string& db_path, std::optional<std::int64_t> run_id = {});
 
 /// Reads trial `trial` of run `run_id` (the latest run of an evolved workload

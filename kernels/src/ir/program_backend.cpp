@@ -175,7 +175,7 @@ const std::vector<std::string>& variant_flags() {
 
 class program_backend_impl final : public program_backend {
  public:
-  // 2fcnet: the IR built with the project and the digits.
+  // 2fcnet and cnn: the IR built with the project and the digits.
   program_backend_impl(workload_spec spec, task_backend_options options)
       : spec_(std::move(spec)), options_(std::move(options)), space_(make_edit_list_space(spec_.name)) {
     fs::path ir_dir = find_data_dir("TUNE_GEVO_WORKLOAD_DIR", "gevo", TUNE_GEVO_WORKLOAD_DIR, spec_.ir_file);
@@ -438,8 +438,8 @@ class program_backend_impl final : public program_backend {
 
   // The CPU backend's measurement of the kernel, by the device's resident
   // process, with every finite error accepted: the error is an objective
-  // here, not a verdict. (2fcnet programs keep a worker process per trial:
-  // the program mode reads its data file and trains or predicts whole.)
+  // here, not a verdict. (2fcnet and cnn programs keep a worker process per
+  // trial: the program mode reads its inputs file and trains or predicts whole.)
   run_result run_matmul(const build_result& build, int device, double timeout_s) {
     auto plan = plan_measurement(*kernel_, options_, build);
     if (plan.failure) return *plan.failure;
@@ -498,7 +498,9 @@ class program_backend_impl final : public program_backend {
     return result;
   }
 
-  // The parameters prediction uses: the original program's training, run once.
+  // The parameters prediction uses: the original program's training, run
+  // each time the backend is made (the file is named by a hash of program and
+  // training data).
   void train_parameters(const digits_data& digits) {
     auto compiled = compile_shared_object(options_, TUNE_CLANG14_PATH, program_->text(), ".ll", variant_flags(), 600);
     if (compiled.state != status::ok)

@@ -133,7 +133,8 @@ std::pair<edit_list, edit_list> messy_crossover(const edit_list& a, const edit_l
 /// again (the initial edits, or the pairing's crossover and mutation with the
 /// same parents) until `valid` accepts it, at most `max_draws` times; after
 /// that the last draw is handed out as it is. So the pipeline, and the trial
-/// budget, see only lists that apply. `max_draws` = 1 checks nothing.
+/// budget, see only lists that apply unless all `max_draws` draws failed.
+/// `max_draws` = 1 checks nothing.
 using edit_list_check = std::function<bool(const edit_list&)>;
 std::unique_ptr<strategy> make_program_edit_strategy(program_outline outline, const strategy_options& options,
                                                      edit_list_check valid = {});

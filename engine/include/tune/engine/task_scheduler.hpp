@@ -20,7 +20,8 @@
 //                 ms) a task of its family already reached.
 //
 //     With stall_half_life h > 0 (tune-engine's addition), the first term is
-//     halved for every h rounds since the task's best last improved: Ansor's
+//     halved for every h rounds since the task's best last fell by more than
+//     min_gain (1%; a smaller fall is noise to this rule and to patience): Ansor's
 //     guess is proportional to the task's time, so a task that dominates the
 //     model's latency but has stopped improving (it found its optimum) would
 //     otherwise keep taking rounds from tasks that still improve (measured on
@@ -31,7 +32,8 @@
 //     rounds), and with probability epsilon a live task drawn at random.
 //
 // A task is done when its search has nothing left to propose (mark_done), or
-// when it has had `patience` rounds since its best last improved (0: never).
+// when it has had `patience` rounds since its best last fell by more than
+// min_gain (0: never).
 // The scheduler has no clock and draws from its own seeded RNG, so the same
 // seed and the same round results give the same order.
 
@@ -82,7 +84,7 @@ struct task_scheduler_options {
 };
 
 /// Throws std::invalid_argument naming the field and the accepted range
-/// (alpha and epsilon in [0, 1], window >= 1, beta > 0).
+/// (alpha and epsilon in [0, 1], window >= 1, beta > 0, stall_half_life >= 0).
 void validate(const task_scheduler_options& options);
 
 class task_scheduler {
@@ -113,16 +115,17 @@ class task_scheduler {
 
   std::size_t size() const { return tasks_.size(); }
   const scheduled_task& task(std::size_t i) const { return tasks_.at(i); }
-  std::uint32_t rounds(std::size_t task) const { return state_.at(task).rounds; }
+  std::uint32_t rounds(std::size_t task) const { return state_.at(task).rounds(); }
   double best_ms(std::size_t task) const { return state_.at(task).best_ms; }
 
  private:
   struct task_state {
-    std::uint32_t rounds = 0;
-    std::uint32_t best_round = 0;  ///< the round after which best_ms last fell
+    std::vector<double> history;   ///< best_ms after each round
+    std::uint32_t best_round = 0;  ///< the round after which best_ms last fell by more than min_gain
     double best_ms;
-    std::vector<double> history;  ///< best_ms after each round
     bool exhausted = false;
+
+    std::uint32_t rounds() const { return static_cast<std::uint32_t>(history.size()); }
   };
 
   std::optional<std::size_t> fewest_rounds() const;

@@ -105,7 +105,7 @@ class program_backend : public backend {
   /// The workload's name, e.g. "2fcnet:train".
   virtual std::string workload() const = 0;
   /// matmul: the configuration the program was generated from (JSON) and
-  /// where it comes from; empty for 2fcnet. The task key holds a hash of it,
+  /// where it comes from; empty for 2fcnet and cnn. The task key holds a hash of it,
   /// so runs from different configurations never share measurements.
   virtual program_base base() const = 0;
   /// The variant's error on the validation and test splits (built as
