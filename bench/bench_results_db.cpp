@@ -25,8 +25,9 @@ std::string config(int i) {
   return fmt::format("{{\"tile_x\":{},\"tile_y\":{},\"unroll\":{}}}", i % 97, i / 97, i % 4);
 }
 
-void bench_db(const std::filesystem::path& file, bool full, int trials) {
-  std::filesystem::remove(file);
+/// Returns the wall microseconds per committed trial.
+double bench_db(const std::filesystem::path& file, bool full, int trials, bool commits_only = false) {
+  if (!is_postgres_target(file.string())) std::filesystem::remove(file);
   results_db db(file, results_db::open_mode::read_write, full);
   auto run = db.create_run({"bench/task", "random", 1, "{}", "replay:bench"});
   auto start = clock_type::now();
@@ -41,9 +42,12 @@ void bench_db(const std::filesystem::path& file, bool full, int trials) {
     db.record_trial(run, t);
   }
   double write_s = seconds_since(start);
-  fmt::print("record_trial, synchronous={}: {} trials in {:.3f} s = {:.0f} committed trials/s\n",
-             full ? "FULL" : "NORMAL", trials, write_s, trials / write_s);
-  if (full) return;
+  fmt::print("record_trial, {}: {} trials in {:.3f} s = {:.0f} committed trials/s\n",
+             is_postgres_target(file.string()) ? db.path().string()
+             : full                            ? "synchronous=FULL"
+                                               : "synchronous=NORMAL",
+             trials, write_s, trials / write_s);
+  if (full || commits_only) return write_s * 1e6 / trials;
 
   start = clock_type::now();
   int hits = 0;
@@ -63,13 +67,16 @@ void bench_db(const std::filesystem::path& file, bool full, int trials) {
   start = clock_type::now();
   auto best = db.best("bench/task");
   fmt::print("best: {:.3f} ms found in {:.4f} s\n", best->best->time_ms, seconds_since(start));
+  return write_s * 1e6 / trials;
 }
 
 // Trials in groups, as a run's recorder commits them (one transaction per
 // `group`), with configurations of GEMM's fifteen parameters: the database's
 // CPU per trial at the rates of a fast replay.
-void bench_groups(const std::filesystem::path& file, int trials, int group) {
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file.string() + suffix);
+/// Returns the wall microseconds per trial.
+double bench_groups(const std::filesystem::path& file, int trials, int group) {
+  if (!is_postgres_target(file.string()))
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file.string() + suffix);
   results_db db(file, results_db::open_mode::read_write, false);
   auto run = db.create_run({"bench/task", "random", 1, "{}", "replay:bench"});
   std::vector<trial_record> pending;
@@ -96,8 +103,10 @@ void bench_groups(const std::filesystem::path& file, int trials, int group) {
   }
   double wall = seconds_since(start);
   double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC - cpu_start;
-  fmt::print("record_trials in groups of {}: {} trials, {:.1f} us CPU and {:.1f} us wall per trial\n", group, trials,
+  fmt::print("record_trials in groups of {}{}: {} trials, {:.1f} us CPU (this process) and {:.1f} us wall per trial\n",
+             group, is_postgres_target(file.string()) ? ", " + db.path().string() : std::string(", SQLite"), trials,
              cpu * 1e6 / trials, wall * 1e6 / trials);
+  return wall * 1e6 / trials;
 }
 
 void bench_events(int count) {
@@ -126,8 +135,48 @@ void bench_events(int count) {
 
 }  // namespace
 
-int main() {
+/// --postgres URI: the commits of one trial at a time and in groups, on an
+/// SQLite file and on the PostgreSQL database alternated, two rounds, and the
+/// ratios (--only-commits: nothing else).
+int compare_postgres(const std::string& uri, const std::filesystem::path& file, bool only_commits) {
+  // Single commits on SQLite with synchronous NORMAL (the default: survives a
+  // killed process) and FULL (survives power loss too, as a PostgreSQL
+  // commit does by default).
+  std::vector<double> single[2], grouped[2], full;
+  for (int round = 0; round < 2; ++round)
+    for (int store = 0; store < 2; ++store) {
+      std::filesystem::path target = store == 0 ? file : std::filesystem::path(uri);
+      single[store].push_back(bench_db(target, false, 1000, true));
+      if (store == 0) full.push_back(bench_db(target, true, 1000, true));
+      grouped[store].push_back(bench_groups(target, 20000, 400));
+    }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file.string() + suffix);
+  for (int round = 0; round < 2; ++round)
+    fmt::print(
+        "round {}: PostgreSQL / SQLite wall per trial: one per commit {:.1f} / {:.1f} us = {:.2f}x (SQLite "
+        "FULL {:.1f} us: {:.2f}x); in groups of 400 {:.1f} / {:.1f} us = {:.2f}x\n",
+        round + 1, single[1][round], single[0][round], single[1][round] / single[0][round], full[round],
+        single[1][round] / full[round], grouped[1][round], grouped[0][round], grouped[1][round] / grouped[0][round]);
+  if (!only_commits) bench_events(20000);
+  return 0;
+}
+
+int main(int argc, char** argv) {
   auto file = std::filesystem::temp_directory_path() / fmt::format("tune-bench-{}.db", getpid());
+  std::string uri;
+  bool only_commits = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--postgres" && i + 1 < argc) {
+      uri = argv[++i];
+    } else if (arg == "--only-commits") {
+      only_commits = true;
+    } else {
+      fmt::print(stderr, "usage: bench_results_db [--postgres URI [--only-commits]]\n");
+      return 2;
+    }
+  }
+  if (!uri.empty()) return compare_postgres(uri, file, only_commits);
   bench_db(file, false, 5000);
   bench_db(file, true, 1000);
   bench_groups(file, 20000, 400);

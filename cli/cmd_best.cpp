@@ -108,7 +108,9 @@ int run_best(const best_options& options) {
 void add_best_command(CLI::App& app, command_list& commands) {
   auto options = std::make_shared<best_options>();
   auto* sub = app.add_subcommand("best", "Print the best configuration of a task found so far in a results database");
-  sub->add_option("--db", options->db, "Results database (SQLite file written by 'tune-engine tune')")->required();
+  sub->add_option("--db", options->db,
+                  "Results store written by 'tune-engine tune': an SQLite file or postgresql://user@host:port/dbname")
+      ->required();
   sub->add_option("--task", options->task, "Task key (needed when the database holds several tasks)");
   sub->add_option("--device-kind", options->device_kind, "Only runs on this device kind");
   sub->add_flag("--json", options->json, "Print JSON instead of text");

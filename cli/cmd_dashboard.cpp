@@ -23,7 +23,7 @@ void add_dashboard_command(CLI::App& app, command_list& commands) {
                storage::default_event_endpoint + ")");
   f.option("databases", "--db", options->databases,
            "results databases to list runs from and catch up from (repeatable)")
-      ->check(CLI::ExistingFile);
+      ->check(existing_store());
   f.option("token", "--token", options->token, "required on the page, /api and /ws (?token=T); set it off loopback");
   f.option("client_queue", "--client-queue", options->client_queue,
            "messages one browser may have queued before its events are dropped")

@@ -99,7 +99,9 @@ void add_emit_command(CLI::App& app, command_list& commands) {
       "emit",
       "Write the best configuration of a task as a C++ header (and source) that compiles the tuned kernel in; "
       "for a GPU backend, the kernel's source and its launch (grid, block, arguments) as JSON");
-  sub->add_option("--db", options->db, "Results database (SQLite file written by 'tune-engine tune')")->required();
+  sub->add_option("--db", options->db,
+                  "Results store written by 'tune-engine tune': an SQLite file or postgresql://user@host:port/dbname")
+      ->required();
   sub->add_option("--task", options->task, "Task as given to 'tune-engine tune', e.g. matmul:512x1024x1024")
       ->required();
   sub->add_option("--backend", options->backend, "Backend the task was tuned on: cpu, cuda or hip")

@@ -158,7 +158,9 @@ void add_evolve_command(CLI::App& app, command_list& commands) {
   auto* seed =
       f.option("seed", "--seed", args->seed, "the run's seed: every random choice flows from it (default: drawn)");
   f.option("db_path", "--db", o.db_path,
-           "SQLite results database (created if missing); without it nothing is recorded");
+           "Results store: an SQLite file (created if missing) or a shared PostgreSQL database, "
+           "postgresql://user@host:port/dbname (password from ~/.pgpass or PGPASSWORD; docs/storage.md); without it "
+           "nothing is recorded");
   f.option("topology_file", "--topology", o.topology_file, "YAML file: compile workers, cpu devices, timeouts")
       ->check(CLI::ExistingFile);
   sub->add_option("--max-error", args->max_error,
@@ -180,7 +182,9 @@ void add_edits_command(CLI::App& app, command_list& commands) {
   auto trial = std::make_shared<std::int64_t>(0);
   auto run = std::make_shared<std::int64_t>(0);
   auto* sub = app.add_subcommand("edits", "A recorded variant of `evolve`: its edits and its IR against the original.");
-  sub->add_option("--db", *db, "results database written by tune-engine evolve")->required()->check(CLI::ExistingFile);
+  sub->add_option("--db", *db, "results store written by tune-engine evolve (file or PostgreSQL URI)")
+      ->required()
+      ->check(existing_store());
   sub->add_option("--trial", *trial, "the trial's number in the run (as evolve's front lists it)")->required();
   auto* run_option = sub->add_option("--run", *run, "the run (default: the latest run of evolve)");
   commands.emplace_back(sub, [db, trial, run, run_option] {
@@ -205,9 +209,9 @@ void add_front_command(CLI::App& app, command_list& commands) {
   auto* sub = app.add_subcommand("front",
                                  "The Pareto front of a recorded `evolve` run, optionally as an SVG plot (runs the "
                                  "front's programs again for their validation and test errors).");
-  sub->add_option("--db", args->db, "results database written by tune-engine evolve")
+  sub->add_option("--db", args->db, "results store written by tune-engine evolve (file or PostgreSQL URI)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_store());
   auto* run_option = sub->add_option("--run", args->run, "the run (default: the latest run of evolve)");
   sub->add_option("--plot", args->plot, "write an SVG plot of the front, the variants and the original to this file");
   commands.emplace_back(sub, [args, run_option] {

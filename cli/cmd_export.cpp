@@ -61,7 +61,9 @@ void add_export_command(CLI::App& app, command_list& commands) {
   auto options = std::make_shared<export_options>();
   auto* sub = app.add_subcommand(
       "export", "Write a recorded run as T4 results or a Kernel Tuner cache (replayable with --dataset)");
-  sub->add_option("--db", options->db, "Results database (SQLite file written by 'tune-engine tune')")->required();
+  sub->add_option("--db", options->db,
+                  "Results store written by 'tune-engine tune': an SQLite file or postgresql://user@host:port/dbname")
+      ->required();
   auto* run = sub->add_option("--run", options->run, "Run id (default: the latest run in the database)");
   sub->add_option("--format", options->format, fmt::format("{}", fmt::join(storage::export_format_names(), " or ")))
       ->required()

@@ -153,7 +153,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   auto* seed =
       f.option("seed", "--seed", args->seed, "the run's seed: every random choice flows from it (default: drawn)");
   f.option("db_path", "--db", o.db_path,
-           "SQLite results database (created if missing); without it nothing is recorded");
+           "Results store: an SQLite file (created if missing) or a shared PostgreSQL database, "
+           "postgresql://user@host:port/dbname (password from ~/.pgpass or PGPASSWORD; docs/storage.md); without it "
+           "nothing is recorded");
   f.flag("resume", "--resume", o.resume, "continue the latest unfinished run with this task, strategy and seed");
   f.flag("use_cache", "--no-cache", args->no_cache, "measure again what earlier runs of this task measured");
   auto* publish = f.option("publish_endpoint", "--publish", args->publish, "publish JSON events on a ZeroMQ endpoint")
@@ -199,7 +201,7 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   f.option("priors", "--prior", o.priors,
            "transfer from a measured dataset or a results database holding runs of the same task (e.g. on "
            "another GPU); repeatable; used by bo")
-      ->check(CLI::ExistingFile);
+      ->check(existing_store());
   f.option("prior_tasks", "--prior-task", o.prior_tasks,
            "also transfer from this other task's runs in --db (e.g. another shape of the same operator: the "
            "configurations that fit this task's space); repeatable; used by bo");

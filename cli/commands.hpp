@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::cli {
@@ -102,7 +103,17 @@ const std::map<std::string, std::string>& declared_option_names(const std::strin
 /// Records a command's map (called by the command's add_*_command).
 void declare_option_names(const std::string& command, const std::map<std::string, std::string>& names);
 
-/// A finished run's exit code: 1 when it failed, 130 when stopped, else 0.
+/// --db of a command that reads a results store: a file that exists, or a
+/// PostgreSQL target (whose server answers when the store is opened).
+inline CLI::Validator existing_store() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (storage::is_postgres_target(value)) return {};
+        return CLI::ExistingFile(value);
+      },
+      "FILE|URI");
+}
+
 /// --summary-json's file, open to write; not open when `path` is empty.
 /// Throws input_error when it cannot be written.
 inline std::ofstream open_summary(const std::string& path) {
@@ -113,6 +124,7 @@ inline std::ofstream open_summary(const std::string& path) {
   return out;
 }
 
+/// A finished run's exit code: 1 when it failed, 130 when stopped, else 0.
 inline int exit_code_of(end_reason reason) {
   if (reason == end_reason::failed) return exit_failure;
   return reason == end_reason::stopped ? 130 : exit_ok;
@@ -136,6 +148,7 @@ void add_edits_command(CLI::App& app, command_list& commands);
 void add_front_command(CLI::App& app, command_list& commands);
 void add_dashboard_command(CLI::App& app, command_list& commands);
 void add_keys_command(CLI::App& app, command_list& commands);
+void add_db_command(CLI::App& app, command_list& commands);
 
 inline void register_commands(CLI::App& app, command_list& commands) {
   add_space_command(app, commands);
@@ -152,6 +165,7 @@ inline void register_commands(CLI::App& app, command_list& commands) {
   add_front_command(app, commands);
   add_dashboard_command(app, commands);
   add_keys_command(app, commands);
+  add_db_command(app, commands);
 }
 
 }  // namespace tune::cli

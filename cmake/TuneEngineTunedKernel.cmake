@@ -9,7 +9,8 @@
 #     [BUDGET 150]                  trials
 #     [STRATEGY bo] [SEED 1]        as `tune-engine tune` takes them
 #     [TOPOLOGY file.yaml]          default: one CPU device, two compile workers
-#     [DB file]                     results database; default <build>/tune_engine/tune-engine.db
+#     [DB file]                     results database: a file (default <build>/tune_engine/tune-engine.db)
+#                                   or a shared PostgreSQL store, postgresql://user@host/dbname
 #     [OUTPUT_HEADER file])         default <build>/tune_engine/NAME.hpp
 #
 # At build time `tune-engine tune` runs once; `tune-engine emit` writes
@@ -77,7 +78,11 @@ function(tune_engine_add_tuned_kernel)
   if(NOT arg_DB)
     set(arg_DB ${dir}/tune-engine.db)
   endif()
-  get_filename_component(arg_DB "${arg_DB}" ABSOLUTE BASE_DIR ${CMAKE_CURRENT_BINARY_DIR})
+  # A PostgreSQL store (a postgresql:// URI or libpq's dbname=… form) is
+  # shared as it is; a file is taken relative to the build folder.
+  if(NOT arg_DB MATCHES "^postgres(ql)?://" AND NOT (arg_DB MATCHES "dbname=" AND NOT arg_DB MATCHES "/"))
+    get_filename_component(arg_DB "${arg_DB}" ABSOLUTE BASE_DIR ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
   if(NOT arg_OUTPUT_HEADER)
     set(arg_OUTPUT_HEADER ${dir}/${arg_NAME}.hpp)
   endif()

@@ -13,8 +13,16 @@ endforeach()
 set(emit ${TUNE_ENGINE} emit --db ${DB} --task ${TASK} --backend ${BACKEND} --name ${NAME} --header ${HEADER}
          --flags ${FLAGS})
 file(READ ${REQUEST} request)
-# The request a run recorded in DB answered (written after it finished).
-set(stamp ${DB}.${NAME}.tuned)
+# The request a run recorded in DB answered (written after it finished):
+# beside the file, or beside the header for a shared PostgreSQL store.
+set(server_store FALSE)
+if(DB MATCHES "^postgres(ql)?://" OR (DB MATCHES "dbname=" AND NOT DB MATCHES "/"))
+  set(server_store TRUE)
+  get_filename_component(header_dir ${HEADER} DIRECTORY)
+  set(stamp ${header_dir}/${NAME}.tuned)
+else()
+  set(stamp ${DB}.${NAME}.tuned)
+endif()
 if(EXISTS ${stamp})
   file(READ ${stamp} answered)
   if(answered STREQUAL request)
@@ -26,8 +34,10 @@ if(EXISTS ${stamp})
   endif()
 endif()
 
-get_filename_component(db_dir ${DB} DIRECTORY)
-file(MAKE_DIRECTORY ${db_dir})
+if(NOT server_store)
+  get_filename_component(db_dir ${DB} DIRECTORY)
+  file(MAKE_DIRECTORY ${db_dir})
+endif()
 set(tune ${TUNE_ENGINE} tune --topology ${TOPOLOGY} --task ${TASK} --budget ${BUDGET} --seed ${SEED} --db ${DB}
          --quiet)
 if(STRATEGY)

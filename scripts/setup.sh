@@ -14,6 +14,7 @@ packages=(
   hipcc libamdhip64-dev
   llvm-14-dev clang-14
   libonnx-dev libprotobuf-dev python3-onnx
+  libpq-dev
 )
 
 missing=()

@@ -20,17 +20,22 @@ if [ "${1:-}" = "--sanitize" ]; then
 fi
 if [ -z "$sanitize" ]; then
   bash scripts/build.sh
-  # The dashboard's browser test drives headless Chromium. It is installed here,
-  # not by setup.sh: the demo does not need a browser. Without it that test is
-  # reported as skipped.
-  if ! command -v chromium >/dev/null; then
-    sudo=""
+  # What only some tests need is installed here, not by setup.sh (the demo
+  # does not need it); without it those tests are reported as skipped: the
+  # dashboard's browser test drives headless Chromium, and the PostgreSQL
+  # results store's tests start a throw-away server of their own
+  # (tests/postgres_server.hpp; the build needs only libpq, from setup.sh).
+  install_for_tests() {  # package, what it is for
+    local sudo=""
     if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-    echo "test: installing chromium for the dashboard's browser test" >&2
+    echo "test: installing $1 for $2" >&2
     $sudo apt-get update -qq || true
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null ||
-      echo "test: chromium could not be installed; the browser test will be skipped" >&2
-  fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$1" >/dev/null ||
+      echo "test: $1 could not be installed; $2 will be skipped" >&2
+  }
+  command -v chromium >/dev/null || install_for_tests chromium "the dashboard's browser test"
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 ||
+    install_for_tests postgresql "the PostgreSQL results store's tests"
   cd build
   ctest --output-on-failure -j "${TUNE_JOBS:-$(nproc)}" "$@"
   exit

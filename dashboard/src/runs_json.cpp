@@ -90,7 +90,7 @@ std::optional<nlohmann::json> run_details(const std::vector<std::string>& databa
     if (!totals.best_time_ms || t.time_ms < *totals.best_time_ms) totals.best_time_ms = t.time_ms;
   }
   auto details = run_summary(db, *run, totals, confirmation_of(file, *run));
-  details["database"] = databases[db];
+  details["database"] = file.path().string();  // a PostgreSQL URI without its password
   details["options"] = nlohmann::json::parse(run->options_json, nullptr, false);
   if (details["options"].is_discarded()) details["options"] = nullptr;
   std::map<std::string, std::int64_t> counts;

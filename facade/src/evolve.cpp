@@ -154,7 +154,8 @@ backend_ptr make_evolution_backend(const std::string& workload, const task_backe
 #ifdef TUNE_WITH_LLVM
   try {
     program_base base;
-    if (workload.rfind("matmul:", 0) == 0 && !db_path.empty() && std::filesystem::exists(db_path)) {
+    if (workload.rfind("matmul:", 0) == 0 && !db_path.empty() &&
+        (storage::is_postgres_target(db_path) || std::filesystem::exists(db_path))) {
       auto key = make_cpu_task_program(parse_task(workload))->key;
       storage::results_db db(db_path, storage::results_db::open_mode::read_only);
       if (auto summary = db.best(key); summary && summary->best) {

@@ -27,7 +27,7 @@ std::string machine_change_note(const std::string& db_path, const std::string& t
                                 const cpu_frequency_state& now) {
   if (db_path.empty() || !now.known()) return {};
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(db_path, ec)) return {};
+  if (!storage::is_postgres_target(db_path) && !std::filesystem::is_regular_file(db_path, ec)) return {};
   try {
     storage::results_db db(db_path, storage::results_db::open_mode::read_only);
     std::optional<storage::run_record> last;

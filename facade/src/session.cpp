@@ -231,10 +231,11 @@ struct session::impl {
     const auto& o = options;
     std::vector<replay_dataset> sources;
     for (const auto& path : o.priors) {
-      if (!std::filesystem::is_regular_file(path))
+      const bool server = storage::is_postgres_target(path);
+      if (!server && !std::filesystem::is_regular_file(path))
         throw input_error(name("priors") + " " + path +
                           ": no such file; give a measured dataset or a results database");
-      if (!is_sqlite_file(path)) {
+      if (!server && !is_sqlite_file(path)) {
         sources.push_back(read_replay_dataset(path));
         prior_sources.push_back(path);
         continue;
@@ -292,7 +293,10 @@ struct session::impl {
   /// is migrated here, which the report tells.
   void open_existing_db() {
     const auto& o = options;
-    if (o.db_path.empty() || !std::filesystem::is_regular_file(o.db_path) || !is_sqlite_file(o.db_path)) return;
+    if (o.db_path.empty()) return;
+    if (!storage::is_postgres_target(o.db_path) &&
+        (!std::filesystem::is_regular_file(o.db_path) || !is_sqlite_file(o.db_path)))
+      return;
     start_db = std::make_unique<storage::results_db>(o.db_path);
     db_migrated_from = start_db->migrated_from();
   }

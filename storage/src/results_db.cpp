@@ -1,9 +1,5 @@
 #include "tune/storage/results_db.hpp"
 
-#include <fcntl.h>
-#include <sqlite3.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -16,90 +12,29 @@
 #include <thread>
 #include <utility>
 
+#include "results_store.hpp"
 #include "tune/engine/median.hpp"
 
 namespace tune::storage {
-namespace {
 
-// The trials table of version 3 (created as `name`, so that a migration can
-// build it beside the old one). A configuration is found by its text's hash
-// (config_hash, indexed) and then compared as text: an index over the text
-// itself made every trial write two more keys of a few hundred bytes at random
-// places, which cost most of a commit (docs/pipeline-files.md).
-std::string trials_table_sql(const std::string& name) {
-  return "CREATE TABLE " + name + R"sql( (
-  id              INTEGER PRIMARY KEY,
-  run_id          INTEGER NOT NULL REFERENCES runs(id),
-  seq             INTEGER NOT NULL,  -- 0, 1, 2… in arrival order within the run
-  config          TEXT NOT NULL,     -- canonical JSON object (search_space::to_json)
-  config_hash     INTEGER NOT NULL,  -- 64-bit FNV-1a of config's bytes, as a signed integer
-  status          TEXT NOT NULL,     -- tune::to_string(status)
-  time_ms         REAL,              -- NULL unless status is ok
-  compile_s       REAL NOT NULL,
-  run_s           REAL NOT NULL,
-  device          TEXT NOT NULL,
-  finished_at     REAL NOT NULL,
-  objectives      TEXT,              -- JSON array of numbers, or NULL
-  reused_from_run INTEGER,           -- cache hit: the run that measured it
-  message         TEXT,              -- compiler output or why it failed (at most max_message_bytes); NULL: none
-  repeats         INTEGER NOT NULL DEFAULT 0,  -- timed runs behind time_ms; 0: unknown
-  stopped_early   INTEGER NOT NULL DEFAULT 0,  -- 1: timing stopped early, clearly slower than the best
-  kernel_s        REAL NOT NULL DEFAULT 0,     -- seconds inside the kernel's runs; 0: unknown
-  drift_flagged   INTEGER NOT NULL DEFAULT 0,  -- 1: measured while its device had drifted (the probe said so)
-  duel_ms         REAL,              -- a would-be new best's median against the best before it (version 4); NULL: no duel
-  duel_best_ms    REAL,              -- that best's median in the same rounds
-  UNIQUE (run_id, seq)
-);
-)sql";
+std::int64_t detail::text_hash(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  std::int64_t out;
+  std::memcpy(&out, &h, sizeof out);
+  return out;
 }
 
-constexpr const char* trials_index_sql = "CREATE INDEX trials_by_config_hash ON trials(config_hash, run_id);\n";
+namespace {
 
-// A run's fastest trials re-measured in turn, round after round (version 3).
-constexpr const char* confirmations_table_sql = R"sql(
-CREATE TABLE confirmations (
-  run_id  INTEGER NOT NULL REFERENCES runs(id),
-  seq     INTEGER NOT NULL,  -- the trial re-measured (trials.seq)
-  round   INTEGER NOT NULL,  -- 0, 1, …: every trial of the group is timed once per round
-  time_ms REAL NOT NULL,
-  PRIMARY KEY (run_id, seq, round)
-);
-)sql";
-
-// Version 3 (version 1 indexed the configuration text, version 2 wrote
-// "finished" for every way a run ended and kept no messages; both are migrated
-// when opened for writing and read as they are otherwise). A newer file is
-// refused.
-const std::string schema_sql = R"sql(
-CREATE TABLE schema_version (version INTEGER NOT NULL);
-CREATE TABLE runs (
-  id          INTEGER PRIMARY KEY,
-  task_key    TEXT NOT NULL,
-  strategy    TEXT NOT NULL,
-  seed        TEXT NOT NULL,      -- unsigned 64-bit, decimal (SQLite integers are signed)
-  options     TEXT NOT NULL,      -- JSON object
-  device_kind TEXT NOT NULL,
-  started_at  REAL NOT NULL,      -- Unix seconds
-  finished_at REAL,
-  status      TEXT NOT NULL,      -- running, or why it ended: tune::to_string(end_reason)
-  confirmed_seq INTEGER           -- the trial that won the confirmation rounds; NULL: none
-);
-CREATE INDEX runs_by_task ON runs(task_key, device_kind);
-)sql" + trials_table_sql("trials") +
-                               trials_index_sql + confirmations_table_sql;
+using detail::legacy_finished_reason_sql;
+using detail::sql_type;
+using detail::statement;
+using detail::text_hash;
 
 // Statuses whose outcome a second measurement would repeat.
 constexpr const char* reusable_statuses =
     "('ok', 'instantiation_error', 'compile_error', 'compile_error_device', 'wrong_answer')";
-
-/// The end reason of a run that a file before version 3 recorded as
-/// "finished" (it kept no reason): budget when its trials reached the
-/// budget, else time when it had a time budget, else exhausted. In SQL over
-/// a row of runs; the migration writes it and a read-only open reads it.
-constexpr const char* legacy_finished_reason_sql =
-    "CASE WHEN (SELECT count(*) FROM trials x WHERE x.run_id = runs.id) >= "
-    "COALESCE(json_extract(runs.options, '$.budget'), 9.0e18) THEN 'budget' "
-    "WHEN COALESCE(json_extract(runs.options, '$.time_budget_s'), 0) > 0 THEN 'time' ELSE 'exhausted' END";
 
 /// Compiler output longer than this is cut (at a character boundary) when recorded.
 constexpr std::size_t max_message_bytes = 2048;
@@ -111,95 +46,7 @@ std::string clipped_message(const std::string& text) {
   return text.substr(0, end);
 }
 
-/// FNV-1a, 64 bits, over the text's bytes, as SQLite's signed integer: the
-/// trials' config_hash. Fixed by the file format: never change it.
-std::int64_t text_hash(std::string_view text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
-  std::int64_t out;
-  std::memcpy(&out, &h, sizeof out);
-  return out;
-}
-
-/// tune_config_hash(text) in SQL, for the migration of version 1 files.
-void sql_text_hash(sqlite3_context* context, int, sqlite3_value** args) {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_value_text(args[0]));
-  auto size = static_cast<std::size_t>(sqlite3_value_bytes(args[0]));
-  sqlite3_result_int64(context, text_hash(text ? std::string_view(text, size) : std::string_view()));
-}
-
 double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
-
-/// A prepared statement; steps and reads with error checks.
-class statement {
- public:
-  /// `persistent`: kept for many uses (SQLITE_PREPARE_PERSISTENT).
-  statement(sqlite3* db, const std::string& sql, const std::string& path, bool persistent = false)
-      : db_(db), path_(path) {
-    if (sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size()), persistent ? SQLITE_PREPARE_PERSISTENT : 0,
-                           &stmt_, nullptr) != SQLITE_OK)
-      throw db_error("results DB " + path + ": cannot prepare a query (" + sqlite3_errmsg(db) + ")");
-  }
-  ~statement() { sqlite3_finalize(stmt_); }
-  statement(const statement&) = delete;
-  statement& operator=(const statement&) = delete;
-
-  statement& bind(int index, const std::string& text) {
-    check(sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
-    return *this;
-  }
-  statement& bind(int index, std::int64_t value) {
-    check(sqlite3_bind_int64(stmt_, index, value));
-    return *this;
-  }
-  statement& bind(int index, double value) {
-    check(sqlite3_bind_double(stmt_, index, value));
-    return *this;
-  }
-  statement& bind_null(int index) {
-    check(sqlite3_bind_null(stmt_, index));
-    return *this;
-  }
-
-  /// True while there is a row.
-  bool step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw db_error("results DB " + path_ + ": " + sqlite3_errmsg(db_));
-  }
-  void reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  /// Resets the statement when it goes out of scope (a kept statement must
-  /// not hold a read snapshot, nor its bindings, past its use).
-  struct reset_guard {
-    statement& s;
-    ~reset_guard() { s.reset(); }
-  };
-  /// Steps a statement that returns no row (BEGIN, COMMIT, INSERT) and resets it.
-  void run() {
-    reset_guard guard{*this};
-    step();
-  }
-
-  int type(int col) const { return sqlite3_column_type(stmt_, col); }
-  std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double real(int col) const { return sqlite3_column_double(stmt_, col); }
-  std::string text(int col) const {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
-  }
-
- private:
-  void check(int rc) {
-    if (rc != SQLITE_OK) throw db_error("results DB " + path_ + ": cannot bind a value (" + sqlite3_errmsg(db_) + ")");
-  }
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  std::string path_;
-};
 
 /// Validates the columns of one row read back; every failure names the
 /// file, table, row and column.
@@ -213,26 +60,26 @@ class row_checker {
                    column + ": " + problem + " (the file is corrupt or was written by another program)");
   }
   std::string text(int col, const std::string& name, bool allow_empty = false) const {
-    if (s_.type(col) != SQLITE_TEXT) fail(name, "expected text");
+    if (s_.type(col) != sql_type::text) fail(name, "expected text");
     std::string value = s_.text(col);
     if (!allow_empty && value.empty()) fail(name, "is empty");
     return value;
   }
   std::int64_t integer(int col, const std::string& name, std::int64_t min) const {
-    if (s_.type(col) != SQLITE_INTEGER) fail(name, "expected an integer");
+    if (s_.type(col) != sql_type::integer) fail(name, "expected an integer");
     std::int64_t value = s_.integer(col);
     if (value < min) fail(name, std::to_string(value) + " is below " + std::to_string(min));
     return value;
   }
   double real(int col, const std::string& name) const {
-    int type = s_.type(col);
-    if (type != SQLITE_FLOAT && type != SQLITE_INTEGER) fail(name, "expected a number");
+    auto type = s_.type(col);
+    if (type != sql_type::real && type != sql_type::integer) fail(name, "expected a number");
     double value = s_.real(col);
     if (!std::isfinite(value) || value < 0) fail(name, "expected a finite number >= 0");
     return value;
   }
   std::optional<double> optional_real(int col, const std::string& name) const {
-    if (s_.type(col) == SQLITE_NULL) return std::nullopt;
+    if (s_.type(col) == sql_type::null) return std::nullopt;
     return real(col, name);
   }
   nlohmann::json json(int col, const std::string& name, nlohmann::json::value_t expected) const {
@@ -254,88 +101,72 @@ std::string seed_text(std::uint64_t seed) { return std::to_string(seed); }
 }  // namespace
 
 struct results_db::impl {
-  std::filesystem::path file;
-  std::string name;  // file as text, for messages
-  sqlite3* db = nullptr;
-  bool read_only = false;
-  int claim_fd = -1;                           // holds the locks of claim_run()
-  std::int64_t file_version = schema_version;  // as opened (older only when read-only)
+  std::unique_ptr<detail::results_store> store;  // SQLite or PostgreSQL
+  std::string name;                              // store->name(): the file, or the URI without a password
+  int file_version = schema_version;             // as opened (older only for a read-only SQLite file)
 
   /// The statements of record_trial(), prepared at its first call and kept:
   /// preparing them again for every trial was most of its cost. Each is
   /// reset after use, so none holds a read snapshot between trials.
   struct trial_writer {
     statement run_exists, existing, next_seq, insert;
-    trial_writer(sqlite3* db, const std::string& name)
-        : run_exists(db, "SELECT count(*) FROM runs WHERE id = ?1", name, true),
-          existing(db, "SELECT seq FROM trials WHERE config_hash = ?3 AND run_id = ?1 AND config = ?2", name, true),
-          next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", name, true),
+    explicit trial_writer(detail::sql_connection& db)
+        : run_exists(db, "SELECT count(*) FROM runs WHERE id = ?1", true),
+          existing(db, "SELECT seq FROM trials WHERE config_hash = ?3 AND run_id = ?1 AND config = ?2", true),
+          next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", true),
           insert(db,
                  "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
                  "objectives, reused_from_run, config_hash, message, repeats, stopped_early, kernel_s, drift_flagged, "
                  "duel_ms, duel_best_ms) "
                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-                 name, true) {}
+                 true) {}
   };
   std::unique_ptr<trial_writer> writer;
-  /// BEGIN IMMEDIATE and COMMIT of transaction(), kept as the writer's are.
-  std::unique_ptr<statement> begin, commit;
 
-  ~impl() {
-    writer.reset();  // statements are finalized before the connection closes
-    begin.reset();
-    commit.reset();
-    if (claim_fd >= 0) ::close(claim_fd);
-    if (db) sqlite3_close_v2(db);
-  }
+  ~impl() { writer.reset(); }  // statements are finalized before the connection closes
 
-  void exec(const std::string& sql) {
-    char* error = nullptr;
-    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-      std::string message = error ? error : sqlite3_errmsg(db);
-      sqlite3_free(error);
-      throw db_error("results DB " + name + ": " + message);
-    }
-  }
+  detail::sql_connection& db() const { return *store; }
 
-  /// PRAGMA journal_mode = WAL. Changing the journal turns a read
-  /// transaction into a write one, and there SQLite answers SQLITE_BUSY at
-  /// once, without its busy handler, while another connection holds the
-  /// write lock (two processes starting on the same new file): retried here
-  /// for as long as the busy timeout (10 s).
-  void switch_to_wal() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    for (int wait_ms = 1;; wait_ms = std::min(2 * wait_ms, 50)) {
-      try {
-        statement wal(db, "PRAGMA journal_mode = WAL", name);
-        if (!wal.step() || wal.text(0) != "wal")
-          throw db_error("cannot switch to the WAL journal (the file system may not support it)");
-        return;
-      } catch (const db_error&) {
-        // The statement is finalized by now; finalizing a statement whose
-        // step failed leaves that step's error code on the connection.
-        if ((sqlite3_errcode(db) & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) throw;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
-    }
-  }
-
-  /// Runs `body` inside BEGIN IMMEDIATE … COMMIT; rolls back on exceptions.
+  /// Runs `body` in one transaction; rolls back on exceptions.
   template <class Body>
   auto transaction(Body&& body) {
-    if (!begin) {
-      begin = std::make_unique<statement>(db, "BEGIN IMMEDIATE", name, true);
-      commit = std::make_unique<statement>(db, "COMMIT", name, true);
-    }
-    begin->run();
-    try {
-      auto result = body();
-      commit->run();
-      return result;
-    } catch (...) {
-      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-      throw;
-    }
+    return detail::in_transaction(*store, std::forward<Body>(body));
+  }
+
+  /// Writes one trial with the writer's INSERT (inside a transaction).
+  void insert_trial(std::int64_t run_id, std::int64_t seq, const trial_record& trial, double finished_at,
+                    std::int64_t hash) {
+    if (!writer) writer = std::make_unique<trial_writer>(db());
+    auto& insert = writer->insert;
+    statement::reset_guard guard{insert};
+    insert.bind(1, run_id).bind(2, seq).bind(3, trial.config_json).bind(4, std::string(tune::to_string(trial.state)));
+    if (trial.state == status::ok)
+      insert.bind(5, trial.time_ms);
+    else
+      insert.bind_null(5);
+    insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, finished_at);
+    if (trial.objectives.empty())
+      insert.bind_null(10);
+    else
+      insert.bind(10, nlohmann::json(trial.objectives).dump());
+    if (trial.reused_from_run)
+      insert.bind(11, *trial.reused_from_run);
+    else
+      insert.bind_null(11);
+    insert.bind(12, hash);
+    if (trial.message.empty())
+      insert.bind_null(13);
+    else
+      insert.bind(13, clipped_message(trial.message));
+    insert.bind(14, static_cast<std::int64_t>(trial.repeats))
+        .bind(15, static_cast<std::int64_t>(trial.stopped_early ? 1 : 0))
+        .bind(16, trial.kernel_s)
+        .bind(17, static_cast<std::int64_t>(trial.drift_flagged ? 1 : 0));
+    if (!std::isnan(trial.duel_ms))  // checked: both set on an ok trial
+      insert.bind(18, trial.duel_ms).bind(19, trial.duel_best_ms);
+    else
+      insert.bind_null(18).bind_null(19);
+    insert.step();
   }
 
   /// The columns read_run() reads, for this file's version.
@@ -356,7 +187,7 @@ struct results_db::impl {
   }
 
   run_record read_run(const statement& s) const {
-    std::int64_t id = s.type(0) == SQLITE_INTEGER ? s.integer(0) : -1;
+    std::int64_t id = s.type(0) == sql_type::integer ? s.integer(0) : -1;
     row_checker row(s, name, "runs", id);
     run_record run;
     run.id = row.integer(0, "id", 1);
@@ -382,12 +213,12 @@ struct results_db::impl {
         row.fail("status",
                  "'" + state + "' is neither running nor an end reason (" + std::string(end_reason_names()) + ")");
     }
-    if (s.type(9) != SQLITE_NULL) run.confirmed_seq = row.integer(9, "confirmed_seq", 0);
+    if (s.type(9) != sql_type::null) run.confirmed_seq = row.integer(9, "confirmed_seq", 0);
     return run;
   }
 
   trial_record read_trial(const statement& s) const {
-    std::int64_t id = s.type(0) == SQLITE_INTEGER ? s.integer(0) : -1;
+    std::int64_t id = s.type(0) == sql_type::integer ? s.integer(0) : -1;
     row_checker row(s, name, "trials", id);
     trial_record trial;
     trial.run_id = row.integer(1, "run_id", 1);
@@ -406,15 +237,15 @@ struct results_db::impl {
     trial.run_s = row.real(7, "run_s");
     trial.device = row.text(8, "device", true);
     trial.finished_at = row.real(9, "finished_at");
-    if (s.type(10) != SQLITE_NULL) {
+    if (s.type(10) != sql_type::null) {
       auto objectives = row.json(10, "objectives", nlohmann::json::value_t::array);
       for (const auto& value : objectives) {
         if (!value.is_number()) row.fail("objectives", "holds a value that is not a number");
         trial.objectives.push_back(value.get<double>());
       }
     }
-    if (s.type(11) != SQLITE_NULL) trial.reused_from_run = row.integer(11, "reused_from_run", 1);
-    if (s.type(12) != SQLITE_NULL) trial.message = row.text(12, "message", true);
+    if (s.type(11) != sql_type::null) trial.reused_from_run = row.integer(11, "reused_from_run", 1);
+    if (s.type(12) != sql_type::null) trial.message = row.text(12, "message", true);
     auto repeats = row.integer(13, "repeats", 0);
     if (repeats > std::numeric_limits<std::uint32_t>::max()) row.fail("repeats", "is too large");
     trial.repeats = static_cast<std::uint32_t>(repeats);
@@ -441,181 +272,22 @@ struct results_db::impl {
     while (s.step()) out.push_back(read_trial(s));
     return out;
   }
-
-  void open(open_mode mode, bool synchronous_full);
-  void check_schema();
-  void migrate();
-  std::optional<int> migrated_from;  // set by the migration this open made
 };
-
-void results_db::impl::open(open_mode mode, bool synchronous_full) {
-  namespace fs = std::filesystem;
-  read_only = mode == open_mode::read_only;
-  const bool in_memory = file == ":memory:";
-  std::error_code ec;
-  if (in_memory && read_only)
-    throw std::invalid_argument("results DB :memory: cannot be opened read-only; give a file path");
-  if (in_memory) {
-    // A run without a database file: nothing outlives the process.
-  } else if (fs::is_directory(file, ec))
-    throw std::invalid_argument("results DB " + name + " is a directory; give a file path, e.g. results.db");
-  bool exists = in_memory || fs::exists(file, ec);
-  if (read_only && !exists) throw std::invalid_argument("results DB " + name + " does not exist; check its path");
-  if (!exists) {
-    auto parent = fs::absolute(file, ec).parent_path();
-    if (!fs::is_directory(parent, ec))
-      throw std::invalid_argument("cannot create results DB " + name + ": directory " + parent.string() +
-                                  " does not exist; create it or choose another path");
-  }
-  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  if (sqlite3_open_v2(file.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-    std::string message = db ? sqlite3_errmsg(db) : "out of memory";
-    throw std::invalid_argument("cannot open results DB " + name + ": " + message +
-                                "; check the path and its permissions");
-  }
-  sqlite3_extended_result_codes(db, 1);
-  // SQLite touches the file only at the first statement: turn what fails
-  // there (not a database, not writable) into a message about the path.
-  try {
-    sqlite3_busy_timeout(db, 10000);
-    exec("PRAGMA foreign_keys = ON");
-    {
-      statement tables(db, "SELECT count(*) FROM sqlite_master", name);
-      tables.step();
-    }  // finalized: an open statement would keep a read transaction
-    if (!read_only && !in_memory) {
-      switch_to_wal();
-      exec(synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
-    }
-  } catch (const db_error&) {
-    int code = sqlite3_errcode(db) & 0xff;
-    std::string why = sqlite3_errmsg(db);
-    if (code == SQLITE_NOTADB) why = "the file is not an SQLite database";
-    if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM)
-      why = "the file cannot be written (" + std::string(sqlite3_errmsg(db)) + ")";
-    throw std::invalid_argument("cannot use results DB " + name + ": " + why + "; choose another file");
-  }
-  check_schema();
-}
-
-void results_db::impl::check_schema() {
-  auto has_table = [&](const std::string& table) {
-    statement s(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", name);
-    s.bind(1, table);
-    s.step();
-    return s.integer(0) > 0;
-  };
-  auto empty = [&] {
-    statement count(db, "SELECT count(*) FROM sqlite_master", name);
-    count.step();
-    return count.integer(0) == 0;
-  };  // each statement finalized at once: an open one would pin an old snapshot
-  if (empty()) {
-    if (read_only) throw std::invalid_argument("results DB " + name + " is empty: no tuning run has written to it yet");
-    // Two processes may create the same new file at once: the first to take
-    // the write lock makes the schema, the other finds it made.
-    transaction([&] {
-      if (!empty()) return 0;
-      exec(schema_sql);
-      exec("INSERT INTO schema_version (version) VALUES (" + std::to_string(schema_version) + ")");
-      return 0;
-    });
-  }
-  if (!has_table("schema_version") || !has_table("runs") || !has_table("trials"))
-    throw std::invalid_argument("results DB " + name +
-                                " is an SQLite database but not a tune-engine results DB (tables schema_version, "
-                                "runs, trials missing); choose another file");
-  std::int64_t found = 0;
-  {
-    statement version(db, "SELECT version FROM schema_version", name);
-    if (!version.step() || version.type(0) != SQLITE_INTEGER)
-      throw std::invalid_argument("results DB " + name + ": table schema_version holds no version number");
-    found = version.integer(0);
-  }  // finalized: a migration drops a table, which no open statement may read
-  if (found > schema_version)
-    throw std::invalid_argument("results DB " + name + " has schema version " + std::to_string(found) +
-                                ", newer than this tune-engine understands (" + std::to_string(schema_version) +
-                                "); use a newer tune-engine or another file");
-  if (found < 1)
-    throw std::invalid_argument("results DB " + name + ": schema version " + std::to_string(found) +
-                                " is not valid; choose another file");
-  file_version = found;
-  if (file_version < schema_version && !read_only) migrate();
-}
-
-void results_db::impl::migrate() {
-  if (sqlite3_create_function_v2(db, "tune_config_hash", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, sql_text_hash,
-                                 nullptr, nullptr, nullptr) != SQLITE_OK)
-    throw db_error("results DB " + name + ": " + sqlite3_errmsg(db));
-  // One transaction: another process that opens the file meanwhile waits and
-  // then finds it done.
-  transaction([&] {
-    std::int64_t version = 0;
-    {
-      statement now(db, "SELECT version FROM schema_version", name);
-      if (!now.step() || now.integer(0) >= schema_version) return 0;
-      version = now.integer(0);
-    }  // finalized: DROP TABLE waits for no statement of this connection
-    migrated_from = static_cast<int>(version);
-    if (version == 1) {
-      // 1 -> 3: the trials table again with each configuration's hash,
-      // without the unique key and the index over the text (a table's
-      // constraint cannot be dropped in SQLite, so the table is copied).
-      exec(trials_table_sql("trials_v3") +
-           "INSERT INTO trials_v3 (id, run_id, seq, config, config_hash, status, time_ms, compile_s, run_s, device, "
-           "finished_at, objectives, reused_from_run) SELECT id, run_id, seq, config, tune_config_hash(config), "
-           "status, time_ms, compile_s, run_s, device, finished_at, objectives, reused_from_run FROM trials;\n"
-           "DROP TABLE trials;\n"
-           "ALTER TABLE trials_v3 RENAME TO trials;\n" +
-           trials_index_sql);
-    }
-    // 2 -> 3 -> 4: what each trial adds (a table copied from version 1 has
-    // them; version 4 added the duel's columns), room for confirmation rounds,
-    // and why each finished run ended, as far as its trials and budget tell.
-    // Only what is missing is added.
-    auto has_column = [&](const char* table, const char* column) {
-      statement s(db, std::string("SELECT count(*) FROM pragma_table_info('") + table + "') WHERE name = ?1", name);
-      s.bind(1, std::string(column));
-      s.step();
-      return s.integer(0) > 0;
-    };
-    std::string sql;
-    for (const auto& [column, type] :
-         std::vector<std::pair<const char*, const char*>>{{"message", "TEXT"},
-                                                          {"repeats", "INTEGER NOT NULL DEFAULT 0"},
-                                                          {"stopped_early", "INTEGER NOT NULL DEFAULT 0"},
-                                                          {"kernel_s", "REAL NOT NULL DEFAULT 0"},
-                                                          {"drift_flagged", "INTEGER NOT NULL DEFAULT 0"},
-                                                          {"duel_ms", "REAL"},
-                                                          {"duel_best_ms", "REAL"}})
-      if (!has_column("trials", column))
-        sql += std::string("ALTER TABLE trials ADD COLUMN ") + column + " " + type + ";\n";
-    if (!has_column("runs", "confirmed_seq")) sql += "ALTER TABLE runs ADD COLUMN confirmed_seq INTEGER;\n";
-    {
-      statement table(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'confirmations'", name);
-      table.step();
-      if (table.integer(0) == 0) sql += confirmations_table_sql;
-    }
-    exec(sql + "UPDATE runs SET status = " + legacy_finished_reason_sql + " WHERE status = 'finished';\n" +
-         "UPDATE schema_version SET version = " + std::to_string(schema_version) + ";\n");
-    return 0;
-  });
-  file_version = schema_version;
-}
 
 results_db::results_db(const std::filesystem::path& file, open_mode mode, bool synchronous_full)
     : impl_(std::make_unique<impl>()) {
-  impl_->file = file;
-  impl_->name = file.string();
-  impl_->open(mode, synchronous_full);
+  impl_->store = is_postgres_target(file.string()) ? detail::open_postgres_store(file.string(), mode)
+                                                   : detail::open_sqlite_store(file, mode, synchronous_full);
+  impl_->name = impl_->store->name();
+  impl_->file_version = impl_->store->file_version();
 }
 
 results_db::~results_db() = default;
-std::optional<int> results_db::migrated_from() const { return impl_->migrated_from; }
+std::optional<int> results_db::migrated_from() const { return impl_->store->migrated_from(); }
 results_db::results_db(results_db&&) noexcept = default;
 results_db& results_db::operator=(results_db&&) noexcept = default;
 
-const std::filesystem::path& results_db::path() const { return impl_->file; }
+const std::filesystem::path& results_db::path() const { return impl_->store->path(); }
 
 std::int64_t results_db::create_run(const run_spec& spec) {
   if (spec.task_key.empty()) throw std::invalid_argument("create_run: the task key is empty");
@@ -624,19 +296,19 @@ std::int64_t results_db::create_run(const run_spec& spec) {
   if (options.is_discarded() || !options.is_object())
     throw std::invalid_argument("create_run: options must be a JSON object, got '" + spec.options_json + "'");
   return impl_->transaction([&] {
-    statement s(impl_->db,
+    statement s(impl_->db(),
                 "INSERT INTO runs (task_key, strategy, seed, options, device_kind, started_at, status) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running')",
-                impl_->name);
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running') RETURNING id");
     s.bind(1, spec.task_key).bind(2, spec.strategy).bind(3, seed_text(spec.seed)).bind(4, spec.options_json);
     s.bind(5, spec.device_kind).bind(6, unix_now());
-    s.step();
-    return static_cast<std::int64_t>(sqlite3_last_insert_rowid(impl_->db));
+    if (!s.step() || s.type(0) != sql_type::integer)
+      throw db_error("results DB " + impl_->name + ": a new run was given no id");
+    return s.integer(0);
   });
 }
 
 std::optional<run_record> results_db::find_run(std::int64_t run_id) const {
-  statement s(impl_->db, "SELECT " + impl_->run_columns() + " FROM runs WHERE id = ?1", impl_->name);
+  statement s(impl_->db(), "SELECT " + impl_->run_columns() + " FROM runs WHERE id = ?1");
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
   return impl_->read_run(s);
@@ -644,18 +316,17 @@ std::optional<run_record> results_db::find_run(std::int64_t run_id) const {
 
 std::optional<run_record> results_db::latest_resumable_run(const std::string& task_key, const std::string& strategy,
                                                            std::uint64_t seed) const {
-  statement s(impl_->db,
+  statement s(impl_->db(),
               "SELECT " + impl_->run_columns() +
                   " FROM runs WHERE task_key = ?1 AND strategy = ?2 AND seed = ?3 AND status IN ('running', 'stopped') "
-                  "ORDER BY started_at DESC, id DESC LIMIT 1",
-              impl_->name);
+                  "ORDER BY started_at DESC, id DESC LIMIT 1");
   s.bind(1, task_key).bind(2, strategy).bind(3, seed_text(seed));
   if (!s.step()) return std::nullopt;
   return impl_->read_run(s);
 }
 
 std::vector<run_record> results_db::runs() const {
-  statement s(impl_->db, "SELECT " + impl_->run_columns() + " FROM runs ORDER BY id", impl_->name);
+  statement s(impl_->db(), "SELECT " + impl_->run_columns() + " FROM runs ORDER BY id");
   std::vector<run_record> out;
   while (s.step()) out.push_back(impl_->read_run(s));
   return out;
@@ -667,48 +338,25 @@ std::string run_status_text(const run_record& run) {
 
 void results_db::finish_run(std::int64_t run_id, end_reason reason) {
   impl_->transaction([&] {
-    statement s(impl_->db, "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3", impl_->name);
+    statement s(impl_->db(), "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3");
     s.bind(1, std::string(to_string(reason))).bind(2, unix_now()).bind(3, run_id);
     s.step();
-    if (sqlite3_changes(impl_->db) == 0)
-      throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
+    if (s.changes() == 0) throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
     return 0;
   });
 }
 
 void results_db::reopen_run(std::int64_t run_id) {
   impl_->transaction([&] {
-    statement s(impl_->db, "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1", impl_->name);
+    statement s(impl_->db(), "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1");
     s.bind(1, run_id);
     s.step();
-    if (sqlite3_changes(impl_->db) == 0)
-      throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
+    if (s.changes() == 0) throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
     return 0;
   });
 }
 
-bool results_db::claim_run(std::int64_t run_id) {
-  auto& d = *impl_;
-  if (d.file == ":memory:") return true;
-  if (d.claim_fd < 0) {
-    d.claim_fd = ::open(d.file.c_str(), O_RDWR | O_CLOEXEC);
-    if (d.claim_fd < 0)
-      throw db_error("results DB " + d.name + ": cannot open the file to claim run " + std::to_string(run_id) + " (" +
-                     std::strerror(errno) + ")");
-  }
-  // SQLite locks bytes from 2^30 on, 512 of them; a run's byte lies at
-  // 2^40 + id, beyond any database (an OFD lock, unlike a POSIX one, is not
-  // dropped when SQLite closes another descriptor of the file).
-  struct flock lock {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = (static_cast<off_t>(1) << 40) + static_cast<off_t>(run_id);
-  lock.l_len = 1;
-  if (::fcntl(d.claim_fd, F_OFD_SETLK, &lock) == 0) return true;
-  if (errno == EAGAIN || errno == EACCES) return false;
-  throw db_error("results DB " + d.name + ": cannot lock run " + std::to_string(run_id) + " (" + std::strerror(errno) +
-                 ")");
-}
+bool results_db::claim_run(std::int64_t run_id) { return impl_->store->claim_run(run_id); }
 
 namespace {
 
@@ -747,7 +395,7 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
   std::vector<record_outcome> out;
   if (trials.empty()) return out;
   auto& d = *impl_;
-  if (!d.writer) d.writer = std::make_unique<impl::trial_writer>(d.db, d.name);
+  if (!d.writer) d.writer = std::make_unique<impl::trial_writer>(d.db());
   auto& w = *d.writer;
   return d.transaction([&] {
     {
@@ -774,37 +422,8 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
           continue;
         }
       }
-      auto& insert = w.insert;
-      statement::reset_guard guard{insert};
-      insert.bind(1, run_id).bind(2, seq).bind(3, trial.config_json).bind(4, std::string(tune::to_string(trial.state)));
-      if (trial.state == status::ok)
-        insert.bind(5, trial.time_ms);
-      else
-        insert.bind_null(5);
       double finished_at = trial.finished_at > 0 ? trial.finished_at : now;
-      insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, finished_at);
-      if (trial.objectives.empty())
-        insert.bind_null(10);
-      else
-        insert.bind(10, nlohmann::json(trial.objectives).dump());
-      if (trial.reused_from_run)
-        insert.bind(11, *trial.reused_from_run);
-      else
-        insert.bind_null(11);
-      insert.bind(12, hash);
-      if (trial.message.empty())
-        insert.bind_null(13);
-      else
-        insert.bind(13, clipped_message(trial.message));
-      insert.bind(14, static_cast<std::int64_t>(trial.repeats))
-          .bind(15, static_cast<std::int64_t>(trial.stopped_early ? 1 : 0))
-          .bind(16, trial.kernel_s)
-          .bind(17, static_cast<std::int64_t>(trial.drift_flagged ? 1 : 0));
-      if (!std::isnan(trial.duel_ms))  // checked: both set on an ok trial
-        insert.bind(18, trial.duel_ms).bind(19, trial.duel_best_ms);
-      else
-        insert.bind_null(18).bind_null(19);
-      insert.step();
+      d.insert_trial(run_id, seq, trial, finished_at, hash);
       out.push_back({true, seq++, finished_at});
     }
     return std::move(out);
@@ -812,29 +431,27 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
 }
 
 std::vector<trial_record> results_db::trials(std::int64_t run_id) const {
-  statement s(impl_->db, "SELECT " + impl_->trial_columns() + " FROM trials t WHERE t.run_id = ?1 ORDER BY t.seq",
-              impl_->name);
+  statement s(impl_->db(), "SELECT " + impl_->trial_columns() + " FROM trials t WHERE t.run_id = ?1 ORDER BY t.seq");
   s.bind(1, run_id);
   return impl_->read_trials(s);
 }
 
 std::int64_t results_db::trial_count(std::int64_t run_id) const {
-  statement s(impl_->db, "SELECT count(*) FROM trials WHERE run_id = ?1", impl_->name);
+  statement s(impl_->db(), "SELECT count(*) FROM trials WHERE run_id = ?1");
   s.bind(1, run_id).step();
   return s.integer(0);
 }
 
 std::map<std::int64_t, run_totals> results_db::all_run_totals() const {
-  statement s(impl_->db,
+  statement s(impl_->db(),
               "SELECT run_id, count(*), count(CASE WHEN status = 'ok' THEN 1 END), "
-              "min(CASE WHEN status = 'ok' THEN time_ms END) FROM trials GROUP BY run_id",
-              impl_->name);
+              "min(CASE WHEN status = 'ok' THEN time_ms END) FROM trials GROUP BY run_id");
   std::map<std::int64_t, run_totals> out;
   while (s.step()) {
     auto& totals = out[s.integer(0)];
     totals.trials = s.integer(1);
     totals.ok_trials = s.integer(2);
-    if (s.type(3) != SQLITE_NULL) totals.best_time_ms = s.real(3);
+    if (s.type(3) != sql_type::null) totals.best_time_ms = s.real(3);
   }
   return out;
 }
@@ -842,12 +459,10 @@ std::map<std::int64_t, run_totals> results_db::all_run_totals() const {
 std::optional<trial_record> results_db::find_cached(const std::string& task_key, const std::string& device_kind,
                                                     const std::string& config_json) const {
   // A version 1 file opened read-only has no hashes: its text is indexed.
-  statement s(impl_->db,
-              "SELECT " + impl_->trial_columns() + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " +
-                  (impl_->file_version >= 2 ? "t.config_hash = ?4 AND " : "") +
-                  "t.config = ?1 AND r.task_key = ?2 AND r.device_kind = ?3 AND t.status IN " + reusable_statuses +
-                  " ORDER BY t.finished_at DESC, t.id DESC LIMIT 1",
-              impl_->name);
+  statement s(impl_->db(), "SELECT " + impl_->trial_columns() + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " +
+                               (impl_->file_version >= 2 ? "t.config_hash = ?4 AND " : "") +
+                               "t.config = ?1 AND r.task_key = ?2 AND r.device_kind = ?3 AND t.status IN " +
+                               reusable_statuses + " ORDER BY t.finished_at DESC, t.id DESC LIMIT 1");
   s.bind(1, config_json).bind(2, task_key).bind(3, device_kind);
   if (impl_->file_version >= 2) s.bind(4, text_hash(config_json));
   if (!s.step()) return std::nullopt;
@@ -856,12 +471,11 @@ std::optional<trial_record> results_db::find_cached(const std::string& task_key,
 
 std::unordered_map<std::string, trial_record> results_db::load_cache(const std::string& task_key,
                                                                      const std::string& device_kind) const {
-  statement s(impl_->db,
+  statement s(impl_->db(),
               "SELECT " + impl_->trial_columns() +
                   " FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.task_key = ?1 AND r.device_kind = ?2 AND "
                   "t.status IN " +
-                  reusable_statuses + " ORDER BY t.finished_at, t.id",
-              impl_->name);
+                  reusable_statuses + " ORDER BY t.finished_at, t.id");
   s.bind(1, task_key).bind(2, device_kind);
   std::unordered_map<std::string, trial_record> out;
   // Ascending order: a later measurement of a configuration replaces an earlier one.
@@ -883,15 +497,15 @@ void results_db::record_confirmation(std::int64_t run_id, const std::vector<conf
                                 ", has no confirmation round");
   auto& d = *impl_;
   d.transaction([&] {
-    statement run(d.db, "UPDATE runs SET confirmed_seq = ?1 WHERE id = ?2", d.name);
+    statement run(d.db(), "UPDATE runs SET confirmed_seq = ?1 WHERE id = ?2");
     run.bind(1, winner_seq).bind(2, run_id);
     run.step();
-    if (sqlite3_changes(d.db) == 0)
+    if (run.changes() == 0)
       throw std::invalid_argument("record_confirmation: no run with id " + std::to_string(run_id));
-    statement clear(d.db, "DELETE FROM confirmations WHERE run_id = ?1", d.name);
+    statement clear(d.db(), "DELETE FROM confirmations WHERE run_id = ?1");
     clear.bind(1, run_id).step();
-    statement exists(d.db, "SELECT count(*) FROM trials WHERE run_id = ?1 AND seq = ?2", d.name);
-    statement insert(d.db, "INSERT INTO confirmations (run_id, seq, round, time_ms) VALUES (?1, ?2, ?3, ?4)", d.name);
+    statement exists(d.db(), "SELECT count(*) FROM trials WHERE run_id = ?1 AND seq = ?2");
+    statement insert(d.db(), "INSERT INTO confirmations (run_id, seq, round, time_ms) VALUES (?1, ?2, ?3, ?4)");
     for (const auto& row : rows) {
       {
         statement::reset_guard guard{exists};
@@ -912,7 +526,7 @@ void results_db::flag_drift(std::int64_t run_id, const std::vector<std::int64_t>
   if (seqs.empty()) return;
   auto& d = *impl_;
   d.transaction([&] {
-    statement flag(d.db, "UPDATE trials SET drift_flagged = 1 WHERE run_id = ?1 AND seq = ?2", d.name);
+    statement flag(d.db(), "UPDATE trials SET drift_flagged = 1 WHERE run_id = ?1 AND seq = ?2");
     for (auto seq : seqs) {
       statement::reset_guard guard{flag};
       flag.bind(1, run_id).bind(2, seq).step();
@@ -924,8 +538,8 @@ void results_db::flag_drift(std::int64_t run_id, const std::vector<std::int64_t>
 std::vector<confirmation_row> results_db::confirmations(std::int64_t run_id) const {
   std::vector<confirmation_row> out;
   if (impl_->file_version < 3) return out;  // an older file kept none
-  statement s(impl_->db, "SELECT rowid, seq, round, time_ms FROM confirmations WHERE run_id = ?1 ORDER BY seq, round",
-              impl_->name);
+  statement s(impl_->db(), "SELECT " + std::string(impl_->store->confirmation_row_id()) +
+                               ", seq, round, time_ms FROM confirmations WHERE run_id = ?1 ORDER BY seq, round");
   s.bind(1, run_id);
   while (s.step()) {
     row_checker row(s, impl_->name, "confirmations", s.integer(0));
@@ -941,20 +555,20 @@ std::vector<confirmation_row> results_db::confirmations(std::int64_t run_id) con
 }
 
 std::vector<std::string> results_db::tasks() const {
-  statement s(impl_->db, "SELECT DISTINCT task_key FROM runs ORDER BY task_key", impl_->name);
+  statement s(impl_->db(), "SELECT DISTINCT task_key FROM runs");
   std::vector<std::string> out;
   while (s.step()) out.push_back(s.text(0));
+  std::sort(out.begin(), out.end());  // by bytes, whatever collation the store has
   return out;
 }
 
 std::optional<task_summary> results_db::best(const std::string& task_key,
                                              const std::optional<std::string>& device_kind) const {
   std::string filter = "r.task_key = ?1" + std::string(device_kind ? " AND r.device_kind = ?2" : "");
-  statement counts(impl_->db,
+  statement counts(impl_->db(),
                    "SELECT count(DISTINCT r.id), count(t.id), count(CASE WHEN t.status = 'ok' THEN 1 END) FROM runs r "
                    "LEFT JOIN trials t ON t.run_id = r.id WHERE " +
-                       filter,
-                   impl_->name);
+                       filter);
   counts.bind(1, task_key);
   if (device_kind) counts.bind(2, *device_kind);
   counts.step();
@@ -968,9 +582,8 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
   // A run's confirmed winner counts by the median of its rounds; the fastest
   // of them is the task's best. Without any, the fastest ok trial is.
   if (impl_->file_version >= 3) {
-    statement confirmed(impl_->db,
-                        "SELECT r.id, r.confirmed_seq FROM runs r WHERE " + filter + " AND r.confirmed_seq IS NOT NULL",
-                        impl_->name);
+    statement confirmed(
+        impl_->db(), "SELECT r.id, r.confirmed_seq FROM runs r WHERE " + filter + " AND r.confirmed_seq IS NOT NULL");
     confirmed.bind(1, task_key);
     if (device_kind) confirmed.bind(2, *device_kind);
     std::vector<std::pair<std::int64_t, std::int64_t>> winners;
@@ -983,9 +596,8 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
       std::sort(times.begin(), times.end());
       double median = tune::sorted_median(times);
       if (summary.confirmed_ms && median >= *summary.confirmed_ms) continue;
-      statement trial(impl_->db,
-                      "SELECT " + impl_->trial_columns() + " FROM trials t WHERE t.run_id = ?1 AND t.seq = ?2",
-                      impl_->name);
+      statement trial(impl_->db(),
+                      "SELECT " + impl_->trial_columns() + " FROM trials t WHERE t.run_id = ?1 AND t.seq = ?2");
       trial.bind(1, run_id).bind(2, seq);
       if (!trial.step()) continue;
       summary.best = impl_->read_trial(trial);
@@ -1002,14 +614,13 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
   // A trial that lost its duel against the best before it is not the best;
   // one that had a duel counts by its duel's median (trial::best_judged_ms).
   const bool duels = impl_->file_version >= 4;
-  statement best(impl_->db,
-                 "SELECT " + impl_->trial_columns() + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " + filter +
-                     " AND t.status = 'ok'" +
-                     (duels ? " AND NOT (t.duel_ms IS NOT NULL AND t.duel_ms >= t.duel_best_ms) ORDER BY "
-                              "COALESCE(t.duel_ms, t.time_ms) ASC"
-                            : " ORDER BY t.time_ms ASC") +
-                     ", t.finished_at ASC, t.id ASC LIMIT 1",
-                 impl_->name);
+  statement best(impl_->db(), "SELECT " + impl_->trial_columns() +
+                                  " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " + filter +
+                                  " AND t.status = 'ok'" +
+                                  (duels ? " AND NOT (t.duel_ms IS NOT NULL AND t.duel_ms >= t.duel_best_ms) ORDER BY "
+                                           "COALESCE(t.duel_ms, t.time_ms) ASC"
+                                         : " ORDER BY t.time_ms ASC") +
+                                  ", t.finished_at ASC, t.id ASC LIMIT 1");
   best.bind(1, task_key);
   if (device_kind) best.bind(2, *device_kind);
   if (best.step()) {
@@ -1017,6 +628,90 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
     summary.best_run = find_run(summary.best->run_id);
   }
   return summary;
+}
+
+results_db::import_outcome results_db::import_run(const run_record& run, const std::vector<trial_record>& trials,
+                                                  const std::vector<confirmation_row>& rounds) {
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    check_trial(trials[i]);
+    if (trials[i].seq != static_cast<std::int64_t>(i))
+      throw std::invalid_argument("import_run: run " + std::to_string(run.id) +
+                                  "'s trials must be given in seq order "
+                                  "from 0, as trials() gives them; trial " +
+                                  std::to_string(i) + " has seq " + std::to_string(trials[i].seq));
+  }
+  for (const auto& round : rounds)
+    if (!(std::isfinite(round.time_ms) && round.time_ms > 0) || round.seq < 0 ||
+        round.seq >= static_cast<std::int64_t>(trials.size()))
+      throw std::invalid_argument("import_run: run " + std::to_string(run.id) + ": confirmation round " +
+                                  std::to_string(round.round) + " of trial " + std::to_string(round.seq) +
+                                  " names no trial of the run or has no time > 0");
+  auto& d = *impl_;
+  return d.transaction([&] {
+    import_outcome out;
+    const std::string status = run_status_text(run);
+    {
+      statement find(d.db(),
+                     "SELECT id FROM runs WHERE task_key = ?1 AND strategy = ?2 AND seed = ?3 AND device_kind = ?4 "
+                     "AND started_at = ?5 ORDER BY id LIMIT 1");
+      find.bind(1, run.task_key).bind(2, run.strategy).bind(3, seed_text(run.seed)).bind(4, run.device_kind);
+      find.bind(5, run.started_at);
+      if (find.step()) out.run_id = find.integer(0);
+    }
+    if (out.run_id == 0) {
+      statement add(d.db(),
+                    "INSERT INTO runs (task_key, strategy, seed, options, device_kind, started_at, status) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id");
+      add.bind(1, run.task_key).bind(2, run.strategy).bind(3, seed_text(run.seed)).bind(4, run.options_json);
+      add.bind(5, run.device_kind).bind(6, run.started_at).bind(7, status);
+      if (!add.step() || add.type(0) != sql_type::integer)
+        throw db_error("results DB " + d.name + ": a copied run was given no id");
+      out.run_id = add.integer(0);
+      out.added = true;
+    }
+    // What an earlier copy holds must be the start of this run.
+    std::vector<trial_record> here;
+    {
+      statement s(d.db(), "SELECT " + d.trial_columns() + " FROM trials t WHERE t.run_id = ?1 ORDER BY t.seq");
+      s.bind(1, out.run_id);
+      here = d.read_trials(s);
+    }
+    if (here.size() > trials.size())
+      throw std::invalid_argument("import_run: run " + std::to_string(out.run_id) + " of " + d.name + " holds " +
+                                  std::to_string(here.size()) + " trials, more than the " +
+                                  std::to_string(trials.size()) + " of the run copied; it is not an earlier copy");
+    for (std::size_t i = 0; i < here.size(); ++i)
+      if (here[i].config_json != trials[i].config_json || here[i].state != trials[i].state)
+        throw std::invalid_argument("import_run: run " + std::to_string(out.run_id) + " of " + d.name + ", trial " +
+                                    std::to_string(i) + " differs from the run copied; it is not an earlier copy");
+    for (std::size_t i = here.size(); i < trials.size(); ++i) {
+      const auto& trial = trials[i];
+      d.insert_trial(out.run_id, trial.seq, trial, trial.finished_at, text_hash(trial.config_json));
+      ++out.trials_added;
+    }
+    {
+      statement update(d.db(), "UPDATE runs SET status = ?1, finished_at = ?2, confirmed_seq = ?3 WHERE id = ?4");
+      update.bind(1, status);
+      if (run.finished_at)
+        update.bind(2, *run.finished_at);
+      else
+        update.bind_null(2);
+      if (run.confirmed_seq)
+        update.bind(3, *run.confirmed_seq);
+      else
+        update.bind_null(3);
+      update.bind(4, out.run_id).step();
+    }
+    statement clear(d.db(), "DELETE FROM confirmations WHERE run_id = ?1");
+    clear.bind(1, out.run_id).step();
+    statement insert(d.db(), "INSERT INTO confirmations (run_id, seq, round, time_ms) VALUES (?1, ?2, ?3, ?4)");
+    for (const auto& round : rounds) {
+      statement::reset_guard guard{insert};
+      insert.bind(1, out.run_id).bind(2, round.seq).bind(3, static_cast<std::int64_t>(round.round));
+      insert.bind(4, round.time_ms).step();
+    }
+    return out;
+  });
 }
 
 }  // namespace tune::storage

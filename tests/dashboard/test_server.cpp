@@ -10,6 +10,8 @@
 
 #include "actors/scratch_dir.hpp"
 #include "dashboard_client.hpp"
+#include "postgres_server.hpp"
+#include "skip.hpp"
 #include "tune/dashboard/server.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
@@ -130,6 +132,25 @@ TEST_CASE("the dashboard lists runs and one run's trials from its databases") {
   CHECK(details["trials"][1]["time_ms"].is_null());
   CHECK(details["trials"][2]["config"]["variant"] == "<script>alert(1)</script>");
   CHECK(details["status_counts"] == nlohmann::json{{"ok", 2}, {"compile_error", 1}});
+}
+
+TEST_CASE("the dashboard reads a PostgreSQL results store as it reads a file") {
+  auto& server = postgres_server::shared();
+  if (!server.why_not().empty()) SKIP_TEST("PostgreSQL: " << server.why_not());
+  auto team = server.new_database();
+  auto run = write_run(team);
+  auto o = loopback_options();
+  o.databases = {team};
+  dashboard::server board(o);
+  board.start();
+  auto runs = nlohmann::json::parse(http_request(board.port(), "/api/runs").body);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0]["trials"] == 3);
+  CHECK(runs[0]["best_time_ms"] == 1.5);
+  auto details = nlohmann::json::parse(http_request(board.port(), "/api/runs/0/" + std::to_string(run)).body);
+  CHECK(details["database"] == team);  // postgresql://postgres@127.0.0.1:PORT/NAME: no password to hide
+  REQUIRE(details["trials"].size() == 3);
+  CHECK(details["trials"][2]["config"]["variant"] == "<script>alert(1)</script>");
 }
 
 TEST_CASE("the run list's counts and bests equal what each run's trials give") {

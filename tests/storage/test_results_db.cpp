@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "actors/scratch_dir.hpp"
+#include "skip.hpp"
+#include "store_kinds.hpp"
 #include "tune/storage/results_db.hpp"
 
 using namespace tune::storage;
@@ -58,46 +60,20 @@ trial_record failed_trial(const std::string& config_json, status state) {
   return t;
 }
 
-/// Runs SQL on the file directly, as another program (or a disk fault) would.
-void raw_sql(const std::filesystem::path& file, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-  char* error = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  INFO(message);
-  REQUIRE(rc == SQLITE_OK);
-}
+using tune::test::open_error;
 
+void raw_sql(const std::filesystem::path& file, const std::string& sql) { tune::test::sqlite_exec(file, sql); }
 std::int64_t raw_count(const std::filesystem::path& file, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-  std::int64_t value = sqlite3_column_int64(stmt, 0);
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return value;
-}
-
-std::string open_error(const std::filesystem::path& file,
-                       results_db::open_mode mode = results_db::open_mode::read_write) {
-  try {
-    results_db db(file, mode);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
+  return tune::test::sqlite_count(file, sql);
 }
 
 }  // namespace
 
-TEST_CASE("results db writes each trial of a run exactly once", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-once");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db writes each trial of a run exactly once", "[storage]", tune::test::sqlite_file,
+                   tune::test::postgres_database) {
+  TestType store("tune-test-db-once");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   auto run = db.create_run(spec());
   REQUIRE(run >= 1);
 
@@ -130,7 +106,7 @@ TEST_CASE("results db writes each trial of a run exactly once", "[storage]") {
   CHECK(trials[0].finished_at > 1.6e9);
   CHECK(trials[1].state == status::compile_error);
   CHECK(std::isnan(trials[1].time_ms));
-  CHECK(raw_count(db.path(), "SELECT count(*) FROM trials WHERE time_ms IS NULL") == 1);
+  CHECK(store.count("SELECT count(*) FROM trials WHERE time_ms IS NULL") == 1);
 
   // Objectives and cache provenance round-trip too.
   auto with_objectives = ok_trial(config(16), 3.0);
@@ -153,9 +129,11 @@ TEST_CASE("results db writes each trial of a run exactly once", "[storage]") {
   CHECK_THROWS_WITH(db.record_trial(run, negative_kernel), Contains("kernel_s"));
 }
 
-TEST_CASE("results db rejects invalid trials", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-invalid");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db rejects invalid trials", "[storage]", tune::test::sqlite_file,
+                   tune::test::postgres_database) {
+  TestType store("tune-test-db-invalid");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   auto run = db.create_run(spec());
   CHECK_THROWS_WITH(db.record_trial(run + 1, ok_trial(config(1), 1.0)), Contains("no run with id"));
   CHECK_THROWS_WITH(db.record_trial(run, ok_trial(config(1), std::nan(""))), Contains("finite time"));
@@ -216,14 +194,16 @@ TEST_CASE("results db records a batch of trials in one transaction", "[storage]"
   CHECK(raw_count(db.path(), "SELECT count(*) FROM trials") == 5);
 }
 
-TEST_CASE("results db resume finds the run and returns trials in recorded order", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-resume");
+TEMPLATE_TEST_CASE("results db resume finds the run and returns trials in recorded order", "[storage]",
+                   tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-resume");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
   const std::uint64_t big_seed = 18446744073709551615ull;  // all 64 bits survive
   std::int64_t run = 0;
   // Recorded in an order that is neither sorted by config nor by time.
   const std::vector<int> order{9, 3, 27, 1, 12, 5};
   {
-    results_db db(dir / "results.db");
+    results_db db(store.target());
     db.create_run(spec("gemm/1024", "random", big_seed));  // an older unfinished run
     run = db.create_run(spec("gemm/1024", "random", big_seed));
     db.create_run(spec("gemm/1024", "opevo", big_seed));
@@ -231,7 +211,7 @@ TEST_CASE("results db resume finds the run and returns trials in recorded order"
     for (int x : order) db.record_trial(run, ok_trial(config(x), 10.0 / x));
   }  // closed as a crash would leave it: still "running"
 
-  results_db db(dir / "results.db");
+  results_db db(store.target());
   auto found = db.latest_resumable_run("gemm/1024", "random", big_seed);
   REQUIRE(found);
   CHECK(found->id == run);
@@ -268,9 +248,11 @@ TEST_CASE("results db resume finds the run and returns trials in recorded order"
   CHECK(db.runs().size() == 4);
 }
 
-TEST_CASE("results db reuses measurements across runs of the same task and device kind", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-cache");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db reuses measurements across runs of the same task and device kind", "[storage]",
+                   tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-cache");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   auto first = db.create_run(spec("gemm/1024", "random", 1, "cuda:sm90"));
   db.record_trial(first, ok_trial(config(1), 5.0));
   db.record_trial(first, failed_trial(config(2), status::compile_error));
@@ -305,9 +287,11 @@ TEST_CASE("results db reuses measurements across runs of the same task and devic
   CHECK(db.load_cache("gemm/1024", "cpu").empty());
 }
 
-TEST_CASE("results db best trial of a task", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-best");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db best trial of a task", "[storage]", tune::test::sqlite_file,
+                   tune::test::postgres_database) {
+  TestType store("tune-test-db-best");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   CHECK(db.tasks().empty());
   CHECK_FALSE(db.best("gemm/1024"));
 
@@ -351,9 +335,11 @@ TEST_CASE("results db best trial of a task", "[storage]") {
   CHECK(empty->trials == 0);
 }
 
-TEST_CASE("results db totals of every run equal what its trials give", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-totals");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db totals of every run equal what its trials give", "[storage]", tune::test::sqlite_file,
+                   tune::test::postgres_database) {
+  TestType store("tune-test-db-totals");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   CHECK(db.all_run_totals().empty());
   auto a = db.create_run(spec("gemm/1024", "random", 1));
   db.record_trial(a, ok_trial(config(1), 5.0));
@@ -387,9 +373,11 @@ TEST_CASE("results db totals of every run equal what its trials give", "[storage
   CHECK(totals[c].trials == 50);
 }
 
-TEST_CASE("results db tells the recorder when a new trial finished, as stored", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-finished-at");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db tells the recorder when a new trial finished, as stored", "[storage]",
+                   tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-finished-at");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   auto run = db.create_run(spec());
   auto first = db.record_trial(run, ok_trial(config(1), 2.0));
   auto again = db.record_trial(run, ok_trial(config(1), 2.0));
@@ -642,9 +630,11 @@ TEST_CASE("results db opened while another process writes the file waits to swit
   CHECK(db.runs().size() == 1);
 }
 
-TEST_CASE("results db lets one holder at a time claim a run until it closes or dies", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-claim");
-  const auto file = dir / "results.db";
+TEMPLATE_TEST_CASE("results db lets one holder at a time claim a run until it closes or dies", "[storage]",
+                   tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-claim");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  const auto file = store.target();
   std::int64_t first = 0, second = 0;
   {
     results_db a(file);
@@ -655,7 +645,7 @@ TEST_CASE("results db lets one holder at a time claim a run until it closes or d
     results_db b(file);
     CHECK_FALSE(b.claim_run(first));
     CHECK(b.claim_run(second));
-    // SQLite's own locks are untouched: both still write.
+    // The store's own locks are untouched: both still write.
     CHECK(b.record_trial(first, ok_trial(config(1), 1.0)).inserted);
     CHECK(a.record_trial(second, ok_trial(config(2), 1.0)).inserted);
   }
@@ -686,8 +676,14 @@ TEST_CASE("results db lets one holder at a time claim a run until it closes or d
   waitpid(child, nullptr, 0);
   close(ready[0]);
   close(ready[1]);
+  // The system drops a file lock with its holder; a PostgreSQL server ends
+  // the dead holder's session as soon as it sees the connection closed.
   results_db e(file);
-  CHECK(e.claim_run(second));
+  bool claimed = false;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       !claimed && std::chrono::steady_clock::now() < deadline;)
+    claimed = e.claim_run(second);
+  CHECK(claimed);
   CHECK(results_db(":memory:").claim_run(1));
 }
 
@@ -791,9 +787,11 @@ INSERT INTO trials VALUES (3, 1, 2, '{"tile_x":3,"tile_y":1}', 'ok', 1.5, 0.5, 0
   CHECK_FALSE(again.migrated_from().has_value());
 }
 
-TEST_CASE("results db records why each run ended, and a stopped run stays resumable", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-reasons");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db records why each run ended, and a stopped run stays resumable", "[storage]",
+                   tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-reasons");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   for (auto reason : tune::all_end_reasons) {
     INFO(tune::to_string(reason));
     auto run = db.create_run(spec("gemm/1024", "random", 3));
@@ -802,8 +800,8 @@ TEST_CASE("results db records why each run ended, and a stopped run stays resuma
     REQUIRE(found);
     CHECK(found->reason == reason);
     CHECK(run_status_text(*found) == tune::to_string(reason));
-    CHECK(raw_count(db.path(), "SELECT count(*) FROM runs WHERE id = " + std::to_string(run) + " AND status = '" +
-                                   std::string(tune::to_string(reason)) + "'") == 1);
+    CHECK(store.count("SELECT count(*) FROM runs WHERE id = " + std::to_string(run) + " AND status = '" +
+                      std::string(tune::to_string(reason)) + "'") == 1);
     CHECK(found->resumable() == (reason == end_reason::stopped));
     auto latest = db.latest_resumable_run("gemm/1024", "random", 3);
     CHECK((reason == end_reason::stopped) == (latest && latest->id == run));
@@ -818,9 +816,11 @@ TEST_CASE("results db records why each run ended, and a stopped run stays resuma
   CHECK(run_status_text(*db.find_run(db.create_run(spec()))) == "running");
 }
 
-TEST_CASE("results db keeps a trial's message, cut at a character boundary past its limit", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-message");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db keeps a trial's message, cut at a character boundary past its limit", "[storage]",
+                   tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-message");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   auto run = db.create_run(spec());
   auto failed = failed_trial(config(1), status::compile_error);
   failed.message = "error: 'x' was not declared";
@@ -835,7 +835,7 @@ TEST_CASE("results db keeps a trial's message, cut at a character boundary past 
   REQUIRE(trials.size() == 3);
   CHECK(trials[0].message == failed.message);
   CHECK(trials[1].message.empty());
-  CHECK(raw_count(db.path(), "SELECT count(*) FROM trials WHERE message IS NULL") == 1);
+  CHECK(store.count("SELECT count(*) FROM trials WHERE message IS NULL") == 1);
   CHECK(trials[2].message == std::string(2047, 'a'));
 }
 
@@ -898,9 +898,11 @@ INSERT INTO trials VALUES (2, 3, 0, '{"tile_x":1,"tile_y":1}', 0, 'ok', 1.0, 0.5
   CHECK(writer.trials(2).back().message == "kept now");
 }
 
-TEST_CASE("results db keeps a run's confirmation rounds, and best answers with the confirmed winner", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-confirm");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db keeps a run's confirmation rounds, and best answers with the confirmed winner",
+                   "[storage]", tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-confirm");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   auto run = db.create_run(spec());
   db.record_trial(run, ok_trial(config(1), 0.5));  // seq 0: lucky during the search
   db.record_trial(run, ok_trial(config(2), 1.0));  // seq 1
@@ -935,9 +937,11 @@ TEST_CASE("results db keeps a run's confirmation rounds, and best answers with t
   CHECK(db.best("gemm/1024")->best->seq == 0);
 }
 
-TEST_CASE("results db keeps a trial's duel, and best passes over one that lost it", "[storage]") {
-  tune::test::scratch_dir dir("tune-test-db-duel");
-  results_db db(dir / "results.db");
+TEMPLATE_TEST_CASE("results db keeps a trial's duel, and best passes over one that lost it", "[storage]",
+                   tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-duel");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
   auto run = db.create_run(spec());
   db.record_trial(run, ok_trial(config(1), 10.0));  // seq 0: the best before
   auto lucky = ok_trial(config(2), 8.5);            // seq 1: lost its duel, 10.5 against 10.0
@@ -968,8 +972,8 @@ TEST_CASE("results db keeps a trial's duel, and best passes over one that lost i
   auto failed = failed_trial(config(6), status::runtime_error);
   failed.duel_ms = failed.duel_best_ms = 1.0;
   CHECK_THROWS_WITH(db.record_trial(run, failed), Contains("of an ok trial"));
-  raw_sql(dir / "results.db", "UPDATE trials SET duel_best_ms = NULL WHERE seq = 1");
-  CHECK_THROWS_WITH(results_db(dir / "results.db").trials(run),
+  store.sql("UPDATE trials SET duel_best_ms = NULL WHERE seq = 1");
+  CHECK_THROWS_WITH(results_db(store.target()).trials(run),
                     Contains("table trials") && Contains("duel_ms") && Contains("not both set"));
 }
 

@@ -1,6 +1,9 @@
 #pragma once
-// The results database: one SQLite file (WAL journal) holding every run and
-// every trial of every run. It is the truth the pipeline rebuilds from:
+// The results database: every run and every trial of every run, in one SQLite
+// file (WAL journal; the default) or in a PostgreSQL database that a team or a
+// build farm shares (a postgresql:// URI or a libpq conninfo given as the
+// path; same tables, queries and semantics; docs/storage.md). It is the truth
+// the pipeline rebuilds from:
 //
 //   run_recorder ──create_run()──> runs      (one row per tuning run)
 //                ──record_trial()─> trials   (one row per measured configuration,
@@ -15,7 +18,8 @@
 // back is validated; a corrupt row throws db_error naming the file, the table
 // and the row. A results_db is used by one thread at a time (the recorder,
 // called from the population actor); other processes may read the file
-// concurrently.
+// concurrently, and on PostgreSQL many coordinators on many machines write
+// their own runs at once.
 
 #include <cstdint>
 #include <filesystem>
@@ -24,6 +28,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -38,6 +43,13 @@ namespace tune::storage {
 struct db_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// True when `target` names a PostgreSQL database rather than an SQLite file:
+/// a postgresql:// or postgres:// URI, or libpq's keyword=value form with a
+/// dbname and no '/' (e.g. "host=db.example dbname=tune").
+bool is_postgres_target(std::string_view target);
+/// Whether this build opens PostgreSQL databases (it was built with libpq).
+bool postgres_available();
 
 /// What create_run() needs to know about a new run.
 struct run_spec {
@@ -141,6 +153,10 @@ class results_db {
   /// Opens (read_write: creates if missing) the database. Throws
   /// std::invalid_argument naming the path when it cannot be created or
   /// opened, is not a tune-engine results database, or has a newer schema.
+  /// A PostgreSQL target (is_postgres_target) is connected to, its tables
+  /// made when missing; a password inside the target is refused (libpq reads
+  /// it from ~/.pgpass, PGPASSFILE or PGPASSWORD, so it never shows in a
+  /// message), and a build without libpq refuses the target saying so.
   /// `synchronous_full` makes every commit survive power loss too (slower);
   /// the default (NORMAL) survives a killed process. The path ":memory:"
   /// keeps everything in memory (no file, no WAL), for runs without a database.
@@ -155,6 +171,7 @@ class results_db {
   /// current one, a read-only open, or another process migrated it first).
   std::optional<int> migrated_from() const;
 
+  /// The file, or for PostgreSQL postgresql://user@host:port/dbname (never a password).
   const std::filesystem::path& path() const;
 
   // ---- runs -------------------------------------------------------------
@@ -172,9 +189,11 @@ class results_db {
   void reopen_run(std::int64_t run_id);
   /// Claims the run for this object until it is destroyed: false when another
   /// process (or another results_db on the file) holds it, so that two
-  /// processes never continue one run at once. An open-file-description lock
-  /// on a byte far past SQLite's own locks; the system drops it when the
-  /// process ends, killed or not. Always true for ":memory:".
+  /// processes never continue one run at once. SQLite: an open-file-description
+  /// lock on a byte far past SQLite's own locks; the system drops it when the
+  /// process ends, killed or not. Always true for ":memory:". PostgreSQL: a
+  /// session advisory lock, a lease the server drops when the connection
+  /// ends (the holder killed) or stops answering keepalives (about 25 s).
   bool claim_run(std::int64_t run_id);
 
   // ---- trials -----------------------------------------------------------
@@ -221,6 +240,26 @@ class results_db {
   void flag_drift(std::int64_t run_id, const std::vector<std::int64_t>& seqs);
   /// The run's confirmation rounds by seq and round; empty when none.
   std::vector<confirmation_row> confirmations(std::int64_t run_id) const;
+
+  // ---- copies between stores (tune-engine db copy) -------------------------
+  /// Writes a run recorded in another store, in one transaction: its row as
+  /// it is there (start and end time, status, confirmed winner), its trials
+  /// (seq, finished_at and everything else as recorded; reused_from_run as
+  /// given, which the caller maps to this store's run ids) and its
+  /// confirmation rounds. A run already here (same task key, strategy, seed,
+  /// device kind and start time: an earlier copy of it) gets the trials it
+  /// lacks (seq past its own) and the status, end time and confirmation of
+  /// `run`; otherwise it is added under a new id. The trials must be the
+  /// run's, in seq order from 0 without gaps (as trials() gives them). Throws
+  /// std::invalid_argument for an invalid trial or a copy here that holds
+  /// more trials than `run`, or different ones.
+  struct import_outcome {
+    std::int64_t run_id = 0;        ///< the run's id in this store
+    bool added = false;             ///< true: a new run; false: an earlier copy brought up to date
+    std::int64_t trials_added = 0;  ///< trials written now
+  };
+  import_outcome import_run(const run_record& run, const std::vector<trial_record>& trials,
+                            const std::vector<confirmation_row>& rounds);
 
   /// The best trial of the task over all its runs (any device kind unless
   /// given) with counts; nullopt when the task has no run. When runs of the
