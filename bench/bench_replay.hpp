@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -55,6 +56,14 @@ inline const peer_row* find_peer(const std::string& label) {
 inline std::string next_value(int argc, char** argv, int& i) {
   if (i + 1 >= argc) throw std::invalid_argument(std::string(argv[i]) + " needs a value");
   return argv[++i];
+}
+
+/// "strategy:name=value" (--hyper) added to hyper[strategy][name].
+inline void add_hyper(const std::string& h, std::map<std::string, std::map<std::string, double>>& hyper) {
+  auto colon = h.find(':'), eq = h.find('=');
+  if (colon == std::string::npos || eq == std::string::npos || eq < colon)
+    throw std::invalid_argument("--hyper " + h + ": expected strategy:name=value, e.g. opevo:lambda=8");
+  hyper[h.substr(0, colon)][h.substr(colon + 1, eq - colon - 1)] = std::stod(h.substr(eq + 1));
 }
 
 /// --runs R, --budget N, --seed S, --out DIR and the dataset files, each

@@ -126,14 +126,9 @@ int run(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--strategies")
       strategies = bench::split(bench::next_value(argc, argv, i), ',');
-    else if (arg == "--hyper") {
-      // strategy:name=value
-      std::string h = bench::next_value(argc, argv, i);
-      auto colon = h.find(':'), eq = h.find('=');
-      if (colon == std::string::npos || eq == std::string::npos || eq < colon)
-        throw std::invalid_argument("--hyper " + h + ": expected strategy:name=value, e.g. opevo:lambda=8");
-      hyper[h.substr(0, colon)][h.substr(colon + 1, eq - colon - 1)] = std::stod(h.substr(eq + 1));
-    } else
+    else if (arg == "--hyper")
+      bench::add_hyper(bench::next_value(argc, argv, i), hyper);
+    else
       throw std::invalid_argument("unknown option " + arg);
   }
   args.check();

@@ -43,7 +43,10 @@
 //   every result and recombines the best measured configurations, until a
 //   faster time arrives; 0 turns this off. A smooth model settles on one
 //   basin and misses an optimum whose neighbours are slow (convolution A100
-//   in docs/replay.md); crossover of good configurations finds it.
+//   in docs/replay.md); crossover of good configurations finds it. A share
+//   `stall_model_share` of the requests made while stalled still go to the
+//   model (0: none; docs/replay.md, "What `bo` does after it stops
+//   improving", has what it costs and gains).
 // - Longer stall: after `local_after` results without a faster time, the
 //   unmeasured one-step neighbours of the best configuration (one parameter
 //   moved to a neighbouring value, parameter::neighbours) come first, in an
@@ -91,6 +94,7 @@ const hyper_table& bo_defaults() {
                                     {"prior_strength", 1.0},
                                     {"prior_share", 0.5},
                                     {"local_after", 60},
+                                    {"stall_model_share", 0.0},
                                     {"prior_phase", 10}};
   return table;
 }
@@ -120,6 +124,7 @@ class bo_strategy final : public strategy_base {
     stall_ = hyper_count("stall", 0);
     prior_phase_ = hyper_count("prior_phase", 0);
     local_after_ = hyper_count("local_after", 0);
+    stall_model_share_ = hyper_in("stall_model_share", 0.0, 1.0);
     model_limit_ = hyper_count("model_limit", 0);
     if (stall_ > 0 || model_limit_ > 0) {
       // NoSE with its defaults, on its own stream of the seed; it sees every
@@ -182,7 +187,7 @@ class bo_strategy final : public strategy_base {
       }
       if (out.size() >= n) return;
     }
-    if (explorer_ && ((stall_ > 0 && stalled_for() >= stall_) || model_full())) {
+    if (explorer_ && (model_full() || (stall_ > 0 && stalled_for() >= stall_ && !model_turn()))) {
       // Stalled: the model's expected improvement has settled on one basin.
       for (auto& c : explorer_->propose(n - out.size()))
         if (claim(out, c)) take(c);
@@ -290,6 +295,14 @@ class bo_strategy final : public strategy_base {
       bb += (b[i] - mb) * (b[i] - mb);
     }
     return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
+  }
+
+  /// While stalled, whether this request goes to the model: a share
+  /// `stall_model_share` of them, spread evenly; the rest go to the explorer.
+  bool model_turn() {
+    double before = std::floor(static_cast<double>(stalled_requests_) * stall_model_share_);
+    ++stalled_requests_;
+    return std::floor(static_cast<double>(stalled_requests_) * stall_model_share_) > before;
   }
 
   /// The model holds `model_limit` observations: it takes no more (each one
@@ -427,7 +440,9 @@ class bo_strategy final : public strategy_base {
   // Observations made before: encoded points, targets, extra noise.
   std::vector<double> early_points_, early_y_, early_noise_;
   std::size_t stall_ = 0;
-  std::size_t local_after_ = 0;  // results without a faster time before the neighbour sweep
+  std::size_t local_after_ = 0;       // results without a faster time before the neighbour sweep
+  double stall_model_share_ = 0;      // share of the model's proposals while stalled
+  std::size_t stalled_requests_ = 0;  // requests while stalled, for model_turn()
   double best_fit_ = 0;
   configuration best_config_;
   std::size_t model_limit_ = 0;

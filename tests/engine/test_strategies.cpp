@@ -608,6 +608,44 @@ TEST_CASE("bo sweeps the best configuration's neighbours after local_after resul
   }
 }
 
+TEST_CASE("bo gives stall_model_share of the requests made while stalled to the model", "[engine][strategy]") {
+  // Every configuration takes the same time: after the first result nothing
+  // is faster, so from `stall` results on the run is stalled. With a share of
+  // 1 the model keeps every request and the proposals are those of a run
+  // without the explorer (stall = 0); with 0 the explorer takes over, and
+  // with 0.5 it takes every other request, so half of the stalled proposals
+  // are not the model's.
+  auto run = [](double stall, double share) {
+    strategy_options o;
+    o.seed = 5;
+    o.hyper = {{"stall", stall}, {"stall_model_share", share}, {"local_after", 0.0}};
+    auto s = make_strategy("bo", grid_space(false), o);
+    std::vector<configuration> proposed;
+    while (proposed.size() < 40) {
+      auto c = s->propose(1).at(0);
+      proposed.push_back(c);
+      trial_result r;
+      r.config = c;
+      r.state = status::ok;
+      r.time_ms = 5.0;
+      s->observe(r);
+    }
+    return proposed;
+  };
+  auto model = run(0, 0);
+  CHECK(run(20, 1.0) == model);
+  auto explorer = run(20, 0.0);
+  CHECK(std::equal(model.begin(), model.begin() + 20, explorer.begin()));
+  std::size_t differ = 0;
+  for (std::size_t i = 20; i < 40; ++i) differ += explorer[i] != model[i];
+  CHECK(differ > 10);
+  // Alternating: the requests at odd positions of the stall go to the model.
+  auto half = run(20, 0.5);
+  CHECK(std::equal(model.begin(), model.begin() + 20, half.begin()));
+  CHECK(half != model);
+  CHECK(half != explorer);
+}
+
 TEST_CASE("bo with a misleading prior still finds the optimum", "[engine][strategy]") {
   // The prior ranks the grid backwards: its fastest configurations are the
   // slowest here. The fitted slope drops to 0 and half the model's proposals
