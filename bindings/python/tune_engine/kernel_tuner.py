@@ -106,9 +106,7 @@ def _expected_outputs(answer, arguments, described):
     """Marks the answered arrays as outputs; returns their expected bytes."""
     if answer is None:
         return b""
-    if not isinstance(answer, (list, tuple)) or len(answer) != len(arguments):
-        _fail("answer", f"has {len(answer) if isinstance(answer, (list, tuple)) else type(answer).__name__} "
-              f"entries for {len(arguments)} arguments", "give one entry per argument, None where nothing is checked")
+    _check_answer_length(answer, arguments)
     blobs = []
     for i, (expected, arg) in enumerate(zip(answer, arguments)):
         if expected is None:
@@ -128,6 +126,12 @@ def _expected_outputs(answer, arguments, described):
         described[i].pop("data", None)
         blobs.append(np.ascontiguousarray(expected).tobytes())
     return b"".join(blobs)
+
+
+def _check_answer_length(answer, arguments):
+    if not isinstance(answer, (list, tuple)) or len(answer) != len(arguments):
+        _fail("answer", f"has {len(answer) if isinstance(answer, (list, tuple)) else type(answer).__name__} "
+              f"entries for {len(arguments)} arguments", "give one entry per argument, None where nothing is checked")
 
 
 def _restriction_list(restrictions):
@@ -517,12 +521,22 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
     folder, _ = _write_kernel(kernel_name, source_text, lang, defines, 0, compiler_options, problem_size,
                               space_params, expressions, described, blobs, b"", (grid_div_x, grid_div_y, grid_div_z),
                               block_size_names, None)
+    outcome, results = _run_once(folder, config, arguments)
+    if outcome["status"] != "ok":
+        raise RuntimeError(f"run_kernel: {kernel_name} {config}: {outcome['status']}: {outcome['message']}")
+    return results
+
+
+def _run_once(folder, config, arguments):
+    """Runs one configuration of the C user kernel in `folder` once, every
+    array starting from the caller's data; (outcome, the arguments after
+    the run as new numpy arrays, scalars as given; None unless ok)."""
     workdir = tempfile.mkdtemp(prefix="run_kernel_")
     try:
         out = os.path.join(workdir, "arrays.bin")
         outcome = _engine.run_user_kernel(os.path.join(folder, "launch.json"), config, out)
         if outcome["status"] != "ok":
-            raise RuntimeError(f"run_kernel: {kernel_name} {config}: {outcome['status']}: {outcome['message']}")
+            return outcome, None
         data = np.fromfile(out, dtype=np.uint8)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -534,7 +548,7 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
             offset += size
         else:
             results.append(arg)
-    return results
+    return outcome, results
 
 
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None, grid_div_y=None,
@@ -556,9 +570,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     start = time.time()
     source_text = _source_text(kernel_source)
     lang = _language(lang, source_text)
-    if verify is not None:
-        _fail("verify", "a Python verification function needs the outputs in Python, which the measuring process "
-              "keeps", "give the expected outputs as answer (with atol)")
+    _check_verify(verify, answer, arguments, lang)
     _refuse("observers", observers, "observers (power and energy sensors)")
     _refuse_unsupported(kernel_name, device, platform, compiler, smem_args, cmem_args, texmem_args, log)
     objective = objective or "time"
@@ -592,7 +604,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         return results, env
 
     described, blobs = _launch_arguments(arguments)
-    expected = _expected_outputs(answer, arguments, described)
+    # With verify, the function judges the outputs (as in Kernel Tuner, in
+    # place of the answer check): every array starts from its data.
+    expected = _expected_outputs(answer, arguments, described) if verify is None else b""
     folder, backend = _write_kernel(kernel_name, source_text, lang, defines, atol, compiler_options, problem_size,
                                     params, expressions, described, blobs, expected,
                                     (grid_div_x, grid_div_y, grid_div_z), block_size_names, topology)
@@ -615,7 +629,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                                           seconds, iterations, kernel_name, quiet, verbose, valid_count)
             now = time.strftime("%Y-%m-%d %H:%M:%S+00:00", time.gmtime())
             for t in trials:
+                verify_ms = _verify_trial(t, verify, folder, arguments, answer, atol) if verify else 0
                 entry = _result_entry(t, keys, now)
+                entry["verification_time"] = verify_ms
                 _apply_metrics(entry, metrics)
                 results.append(entry)
                 if not quiet and (verbose or t["status"] == "ok"):
@@ -628,9 +644,13 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                               else "callable", tune_params_keys=keys, tune_params=params, objective=objective)
                 # The results database keeps each trial's time, not its runs: add them.
                 times = {_config_key(r, keys): r["times"] for r in results[len(cached_in_space):] if "times" in r}
+                failed = {_config_key(t["config"], keys) for t in trials if t["status"] == "wrong_answer"}
                 for key, entry in exported["cache"].items():
                     if key in times:
                         entry["times"] = times[key]
+                    if key in failed and isinstance(entry.get("time"), (int, float)):  # measured, then not verified
+                        entry["time"] = "RuntimeFailedConfig"
+                        entry.pop("times", None)
                 entries = dict(cached)
                 entries.update(exported["cache"])
                 _write_cache(cache, header, entries)
@@ -655,6 +675,45 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         "tune_engine": report,
     }
     return results, env
+
+
+def _check_verify(verify, answer, arguments, lang):
+    """Kernel Tuner's verify(answer, result_host, atol=None), checked."""
+    if verify is None:
+        return
+    if not callable(verify):
+        _fail("verify", f"a {type(verify).__name__} is not a function",
+              "give a function verify(answer, result_host, atol=None) returning True or False", TypeError)
+    if lang != "C":
+        _fail("verify", f"with lang=\"{lang}\" the outputs stay on the GPU that measures them, out of this process's "
+              "reach", "give the expected outputs as answer (with atol), checked there")
+    if answer is not None:
+        _check_answer_length(answer, arguments)
+
+
+def _verify_trial(trial, verify, folder, arguments, answer, atol):
+    """Runs a configuration measured ok once more, in this process's reach,
+    and gives its outputs to verify: False makes the trial a wrong answer.
+    Returns the milliseconds it took."""
+    if trial["status"] != "ok":
+        return 0
+    start = time.perf_counter()
+    outcome, after = _run_once(folder, trial["config"], arguments)
+    if outcome["status"] != "ok":
+        trial.update(status=outcome["status"], message=f"the verification run: {outcome['message']}", time_ms=None)
+        return (time.perf_counter() - start) * 1e3
+    # Kernel Tuner's result_host: the arrays answered (every array without
+    # an answer), None elsewhere.
+    result_host = [out if isinstance(arg, np.ndarray) and (answer is None or answer[i] is not None) else None
+                   for i, (arg, out) in enumerate(zip(arguments, after))]
+    try:
+        correct = verify(answer, result_host, atol=atol)
+    except Exception as e:  # the user's function failing is their input being wrong
+        _fail("verify", f"raised {type(e).__name__}: {e} on {trial['config']}",
+              "make it return True or False; it is called as verify(answer, result_host, atol=atol)")
+    if not correct:
+        trial.update(status="wrong_answer", message="verify returned False for the outputs", time_ms=None)
+    return (time.perf_counter() - start) * 1e3
 
 
 def _run_session(folder, strategy, budget, seed, db, topology, backend, seconds, iterations, kernel_name, quiet,

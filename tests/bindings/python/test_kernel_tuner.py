@@ -227,8 +227,6 @@ def test_what_is_not_supported_is_refused():
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, lang="OpenCL", quiet=True)
     with pytest.raises(ValueError, match=r"lang: 'Fortran' is not supported"):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, lang="Fortran", quiet=True)
-    with pytest.raises(ValueError, match=r"verify: "):
-        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, verify=lambda *a, **k: True, quiet=True)
     with pytest.raises(ValueError, match=r"observers: "):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, observers=[object()], quiet=True)
     with pytest.raises(ValueError, match=r"device: 1; leave it out and give a topology file"):
@@ -238,6 +236,75 @@ def test_what_is_not_supported_is_refused():
     with pytest.raises(ValueError, match=r"objective: 'GFLOP/s'"):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, objective="GFLOP/s", objective_higher_is_better=True,
                     metrics={"GFLOP/s": lambda p: 1.0 / p["time"]}, quiet=True)
+
+
+NEARLY = "void nearly(float* out, const float* in, int n) { for (int i = 0; i < n; i++) out[i] = factor * in[i] " \
+         "* (1.0f + slack * 1e-4f); }"
+
+
+def test_verify_judges_the_outputs_and_a_false_is_a_wrong_answer(tmp_path):
+    x = numpy.arange(1, 33, dtype=numpy.float32)
+    args = [numpy.zeros_like(x), x, numpy.int32(32)]
+    seen = []
+
+    def within_a_thousandth(answer, result_host, atol=None):
+        seen.append((result_host, atol))
+        return numpy.allclose(result_host[0], answer[0], rtol=1e-3, atol=atol)
+
+    cache = tmp_path / "nearly.json"
+    results, _ = tune_kernel("nearly", NEARLY, 32, args, {"factor": [2, 3], "slack": [0, 1]},
+                             answer=[2 * x, None, None], atol=1e-6, verify=within_a_thousandth, cache=str(cache),
+                             quiet=True)
+    by = {(r["factor"], r["slack"]): r for r in results}
+    assert len(by) == 4 and len(seen) == 4  # every configuration measured ok was verified once
+    # slack 1 is off by 1e-4 relative, which verify accepts
+    for slack in (0, 1):
+        assert isinstance(by[2, slack]["time"], float), by[2, slack]
+        assert by[2, slack]["verification_time"] > 0
+        assert by[3, slack]["time"] == "RuntimeFailedConfig" and by[3, slack]["status"] == "wrong_answer"
+        assert by[3, slack]["message"] == "verify returned False for the outputs"
+        assert "times" not in by[3, slack]
+    for result_host, atol in seen:
+        assert atol == 1e-6
+        assert result_host[1] is None and result_host[2] is None  # what answer leaves unchecked
+        assert result_host[0].dtype == numpy.float32 and result_host[0].shape == (32,)
+    assert (args[0] == 0).all()  # the caller's arrays are left as they were
+    written = json.loads(cache.read_text())["cache"]
+    assert isinstance(written["2,1"]["time"], float)
+    assert written["3,0"]["time"] == written["3,1"]["time"] == "RuntimeFailedConfig"
+    # the answer check alone (|out - answer| <= atol) refuses slack 1, which verify accepted
+    alone, _ = tune_kernel("nearly", NEARLY, 32, args, {"factor": [2], "slack": [1]}, answer=[2 * x, None, None],
+                           atol=1e-6, quiet=True)
+    assert alone[0]["status"] == "wrong_answer"
+
+
+def test_verify_without_answer_sees_every_array():
+    x = numpy.arange(8, dtype=numpy.float32)
+    seen = []
+
+    def doubled(answer, result_host, atol=None):
+        seen.append(answer)
+        return bool((result_host[0] == 2 * result_host[1]).all()) and result_host[2] is None
+
+    results, _ = tune_kernel("scale", SCALE, 8, [numpy.zeros_like(x), x, numpy.int32(8)], {"x": [1]},
+                             verify=doubled, quiet=True)
+    assert seen == [None] and isinstance(results[0]["time"], float), results
+
+
+def test_a_bad_verify_names_it():
+    args, answer = scale_arguments()
+    with pytest.raises(TypeError, match=r"verify: a str is not a function; give a function verify\(answer, "):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, verify="allclose", quiet=True)
+    with pytest.raises(ValueError, match=r"verify: raised KeyError: 'x' on \{'x': 1\}; make it return True or False"):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, verify=lambda a, r, atol: {}["x"],
+                    quiet=True)
+    with pytest.raises(ValueError, match=r"answer: has 2 entries for 3 arguments"):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer[:2], verify=lambda *a, **k: True, quiet=True)
+    cuda_args, cuda_answer = cuda_arguments(64)
+    with pytest.raises(ValueError, match=r'verify: with lang="CUDA" the outputs stay on the GPU .*; give the '
+                                         r'expected outputs as answer'):
+        tune_kernel("vector_add", CUDA_ADD, 64, cuda_args, {"block_size_x": [32]}, answer=cuda_answer,
+                    verify=lambda *a, **k: True, lang="CUDA", quiet=True)
 
 
 def test_run_kernel_returns_the_arguments_after_one_run():
