@@ -192,7 +192,7 @@ std::optional<measurement_protocol> measurement_from_python(py::handle value) {
   return p;
 }
 
-// start: a list of configuration dicts, measured first; each as the JSON
+// start: a list of configuration dicts, handed out first; each as the JSON
 // text session_options::start holds.
 std::vector<std::string> start_from_python(py::handle start) {
   std::vector<std::string> out;
@@ -449,7 +449,7 @@ budget=None gives the target's default (s.budget tells it); seed=None draws
 one, which s.seed and the report's "seed" tell, so that the run can be
 repeated with seed=report["seed"]. resume=True continues the latest unfinished
 run in db of the same task, strategy and seed: give the seed that run used.
-start=[{...}, ...] (configuration dicts) are measured first, and the strategy
+start=[{...}, ...] (configuration dicts) are handed out first, and the strategy
 goes on knowing their results (a starting point, Kernel Tuner's x0).
 
 on_trial and on_new_best get each trial as a dict: "seq" (its number in the

@@ -193,7 +193,7 @@ struct session_options {
   /// run's results. A task with no run in db_path on this device kind, or none
   /// that maps, gives nothing. Needs db_path.
   std::vector<std::string> prior_tasks;
-  /// Configurations measured first, each a JSON object of the parameters'
+  /// Configurations handed out first, each a JSON object of the parameters'
   /// values as search_space::to_json writes it (Kernel Tuner's x0): the
   /// strategy then goes on knowing their results (strategy_options::start).
   std::vector<std::string> start;
