@@ -491,7 +491,7 @@ def _strategy_plan(strategy, strategy_options, valid_count):
 
 def _start(strategy_options, params, space):
     """Kernel Tuner's x0 (one value per tunable parameter, in tune_params
-    order) as the configuration dict measured first; None without one."""
+    order) as the configuration dict handed out first; None without one."""
     x0 = (strategy_options or {}).get("x0")
     if x0 is None:
         return None

@@ -394,12 +394,16 @@ def test_grid_div_for_a_c_kernel_is_accepted_and_a_bad_one_named(tmp_path):
                     grid_div_x=lambda p: 0, topology=cuda_topology(tmp_path), quiet=True)
 
 
-def test_x0_is_measured_first_and_the_search_goes_on_from_it():
+def test_x0_is_measured_first_and_the_search_goes_on_from_it(tmp_path):
     args, answer = scale_arguments()
     tune_params = {"x": list(range(1, 33)), "y": [1, 2]}
+    # One compile worker: what is handed out first is measured first.
+    topology = tmp_path / "one_worker.yaml"
+    topology.write_text("compile_workers: 1\ndevices:\n  - {backend: cpu, id: 0, name: cpu0}\n")
     for seed in (1, 2):
         results, env = tune_kernel("scale", SCALE, 16, args, tune_params, answer=answer, strategy="greedy_ils",
-                                   strategy_options={"x0": [21, 2], "max_fevals": 4}, seed=seed, quiet=True)
+                                   strategy_options={"x0": [21, 2], "max_fevals": 4}, seed=seed,
+                                   topology=str(topology), quiet=True)
         assert len(results) == 4 and env["tune_engine_strategy"] == "opevo+knn"
         assert (results[0]["x"], results[0]["y"]) == (21, 2)  # the first measured
         assert len({(r["x"], r["y"]) for r in results}) == 4
