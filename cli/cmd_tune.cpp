@@ -205,6 +205,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   f.option("prior_tasks", "--prior-task", o.prior_tasks,
            "also transfer from this other task's runs in --db (e.g. another shape of the same operator: the "
            "configurations that fit this task's space); repeatable; used by bo");
+  f.option("start", "--start", o.start,
+           "hand this configuration out first, a JSON object of the parameters' values (e.g. '{\"tile\": 64}'); "
+           "repeatable; the strategy goes on knowing its result");
   f.flag("auto_prior", "--no-auto-prior", args->no_auto_prior,
          "do not take the runs of this task on other device kinds in --db as a prior");
   f.flag("progress_line", "--quiet", args->quiet, "no progress line on stderr");

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -28,6 +29,36 @@ const std::vector<entry>& registry() {
   return entries;
 }
 
+/// The start configurations proposed first, then the strategy's own; every
+/// result goes to the strategy.
+class starting_strategy final : public strategy {
+ public:
+  starting_strategy(std::unique_ptr<strategy> inner, std::vector<configuration> start)
+      : inner_(std::move(inner)), start_(std::move(start)), pending_(start_.rbegin(), start_.rend()) {}
+  std::string name() const override { return inner_->name(); }
+
+  std::vector<configuration> propose(std::size_t n) override {
+    std::vector<configuration> out;
+    for (; !pending_.empty() && out.size() < n; pending_.pop_back()) out.push_back(pending_.back());
+    if (out.size() < n)
+      for (auto& config : inner_->propose(n - out.size()))
+        if (std::find(start_.begin(), start_.end(), config) == start_.end()) out.push_back(std::move(config));
+    return out;
+  }
+
+  /// A start configuration observed before it was proposed (a resumed run
+  /// recorded it) is not proposed again.
+  void observe(const trial_result& result) override {
+    std::erase(pending_, result.config);
+    inner_->observe(result);
+  }
+
+ private:
+  std::unique_ptr<strategy> inner_;
+  std::vector<configuration> start_;
+  std::vector<configuration> pending_;  ///< not yet proposed, the next last
+};
+
 const entry& find(std::string_view name) {
   for (auto& known : registry())
     if (known.name == name) return known;
@@ -48,7 +79,15 @@ std::map<std::string, double> strategy_defaults(std::string_view name) { return 
 
 std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr space,
                                         const strategy_options& options) {
-  return find(name).make(std::move(space), options);
+  auto made = find(name).make(space, options);
+  if (options.start.empty()) return made;
+  std::vector<configuration> start;
+  for (const auto& config : options.start) {
+    if (config.size() != space->dimension() || !space->is_valid(config))
+      throw std::invalid_argument("start: a configuration that is not valid in the search space");
+    if (std::find(start.begin(), start.end(), config) == start.end()) start.push_back(config);
+  }
+  return std::make_unique<starting_strategy>(std::move(made), std::move(start));
 }
 
 }  // namespace tune

@@ -125,6 +125,7 @@ const std::vector<std::string>& session_option_fields() {
                                                   "priors",
                                                   "auto_prior",
                                                   "prior_tasks",
+                                                  "start",
                                                   "mode",
                                                   "batch",
                                                   "db_path",
@@ -308,6 +309,18 @@ struct session::impl {
     so.seed = *o.seed;
     so.hyper = o.hyper;
     if (what->uses_prior()) so.prior = load_prior();
+    if (!o.start.empty() && strategy_name == "gevo")
+      throw input_error(name("start") + ": gevo evolves programs and starts from the original; leave it out");
+    for (const auto& text : o.start) {
+      try {
+        so.start.push_back(space->from_json(text));
+      } catch (const std::invalid_argument& e) {
+        throw input_error(name("start") + ": " + e.what());
+      }
+      if (!space->is_valid(so.start.back()))
+        throw input_error(name("start") + " " + text +
+                          ": the search space's constraints exclude it; give a configuration the space holds");
+    }
     search = what->make_strategy(strategy_name, be, std::move(so));
   }
 };
@@ -737,6 +750,7 @@ run_report session::run() {
                                    {"min_slow_ms", o.early_stop.min_slow_ms},
                                    {"margin", o.early_stop.margin}}},
                                  {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
+  if (!o.start.empty()) options_json["start"] = o.start;
   s.what->record(options_json, s.be);
   // What this run measures again: drift probes during it and the fastest
   // trials against each other at its end (the first device), where the

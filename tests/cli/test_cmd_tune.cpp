@@ -478,6 +478,44 @@ TEST_CASE("tune --dataset: a replayed run records every trial and writes its sum
   CHECK(options["space"]["parameters"].size() == 10);
 }
 
+TEST_CASE("tune --start: the configuration is measured once and recorded, one not in the space exits with 2", "[cli]") {
+  tune::test::scratch_dir dir("tune-start");
+  auto log = dir / "log.txt";
+  const auto dataset = std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice.json.gz";
+  auto tune = [&](const std::string& db_file, std::uint64_t seed, std::vector<std::string> extra) {
+    std::vector<std::string> args = {
+        "tune",     "--dataset", dataset,  "--time-scale",       "0.001", "--strategy", "opevo+knn",
+        "--budget", "8",         "--seed", std::to_string(seed), "--db",  db_file,      "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args, log);
+  };
+  auto trials_of = [](const std::string& db_file) {
+    tune::storage::results_db db(db_file, tune::storage::results_db::open_mode::read_only);
+    auto runs = db.runs();
+    REQUIRE(runs.size() == 1);
+    auto trials = db.trials(runs[0].id);
+    std::sort(trials.begin(), trials.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+    return std::pair{trials, nlohmann::json::parse(runs[0].options_json)};
+  };
+  REQUIRE(tune((dir / "plain.db").string(), 1, {}) == 0);
+  auto start = trials_of((dir / "plain.db").string()).first.back().config_json;  // one seed 1 measured last
+
+  const auto db_file = (dir / "start.db").string();
+  int rc = tune(db_file, 2, {"--start", start});
+  INFO(read_text(log));
+  REQUIRE(rc == 0);
+  auto [trials, options] = trials_of(db_file);
+  REQUIRE(trials.size() == 8);
+  // Handed out first; with two compile workers another trial may finish before it.
+  CHECK(std::count_if(trials.begin(), trials.end(), [&](const auto& t) { return t.config_json == start; }) == 1);
+  CHECK(options["start"] == nlohmann::json::array({start}));
+
+  auto bad = nlohmann::json::parse(start);
+  bad[bad.begin().key()] = 987654;
+  CHECK(tune((dir / "bad.db").string(), 2, {"--start", bad.dump()}) == 2);
+  CHECK(read_text(log).find("--start") != std::string::npos);
+}
+
 TEST_CASE("tune: a user kernel through --kernel, without a topology file", "[cli]") {
   tune::test::scratch_dir dir("tune-user-kernel");
   ::setenv("TUNE_CACHE_DIR", (dir / "kernel-cache").c_str(), 1);

@@ -198,6 +198,44 @@ TEST_CASE("results observed on resume are never proposed again", "[engine][strat
   }
 }
 
+TEST_CASE("start configurations are proposed first, once, and then the strategy's own", "[engine][strategy]") {
+  const configuration optimum = {20, 7, 2}, other = {3, 3, 0};
+  for (auto& name : strategy_names()) {
+    if (!proposes_here(name)) continue;
+    INFO(name);
+    auto space = grid_space(true);
+    auto options = small_options(name, 4);
+    options.start = {optimum, other, optimum};  // a repeat is measured once
+    auto s = make_strategy(name, space, options);
+    CHECK(s->name() == name);
+    CHECK(s->propose(1) == std::vector<configuration>{optimum});
+    auto next = s->propose(3);
+    REQUIRE(next.size() == 3);
+    CHECK(next[0] == other);
+    CHECK(std::count(next.begin(), next.end(), optimum) == 0);
+
+    auto log = drive(name, space, 300, 4, &options);
+    REQUIRE(log.proposed.size() == 300);
+    CHECK(log.proposed[0] == optimum);
+    CHECK(log.proposed[1] == other);
+    CHECK(configuration_set(log.proposed.begin(), log.proposed.end()).size() == 300);
+    CHECK(std::all_of(log.proposed.begin(), log.proposed.end(), [&](auto& c) { return space->is_valid(c); }));
+
+    // Observed before it was proposed (a resumed run recorded it): not proposed.
+    auto resumed = make_strategy(name, space, options);
+    resumed->observe(evaluate(optimum));
+    auto first = resumed->propose(2);
+    REQUIRE(first.size() == 2);
+    CHECK(first[0] == other);
+    CHECK(first[1] != optimum);
+  }
+  strategy_options bad;
+  bad.start = {{30, 30, 0}};  // x + y <= 40 excludes it
+  CHECK_THROWS_WITH(make_strategy("random", grid_space(true), bad), Catch::Contains("start"));
+  bad.start = {{1, 2}};
+  CHECK_THROWS_WITH(make_strategy("opevo+knn", grid_space(true), bad), Catch::Contains("start"));
+}
+
 TEST_CASE("only failures keep a strategy proposing random configurations", "[engine][strategy]") {
   for (auto& name : strategy_names()) {
     if (!proposes_here(name)) continue;

@@ -77,6 +77,34 @@ TEST_CASE("session: an objective over the whole space finds its minimum", "[faca
   CHECK(report.trace.size() == bests.size());
 }
 
+TEST_CASE("session: start configurations are measured, once, and the run goes on knowing them", "[facade]") {
+  auto o = objective_options(6, "opevo+knn");
+  o.start = {R"({"x": 5, "y": 2})", R"({"y": 7, "x": 0})"};
+  std::vector<trial_info> seen;
+  o.on_trial = [&](const trial_info& t) { seen.push_back(t); };
+  auto report = tune_once(o);
+  REQUIRE(seen.size() == 6);
+  // Handed out first (the order they finish in depends on the compile workers).
+  std::set<configuration> distinct;
+  for (const auto& t : seen) distinct.insert(t.config);
+  CHECK(distinct.size() == 6);
+  CHECK(distinct.count(configuration{5, 2}) == 1);
+  CHECK(distinct.count(configuration{0, 7}) == 1);
+  REQUIRE(report.best);
+  CHECK(report.best->config == configuration{5, 2});
+
+  auto bad = objective_options(6);
+  bad.start = {R"({"x": 9, "y": 2})"};
+  CHECK_THAT(message_of(bad), Catch::StartsWith("start: ") && Catch::Contains("x"));
+  bad.start = {"x = 1"};
+  CHECK_THAT(message_of(bad), Catch::StartsWith("start: "));
+  auto constrained = std::make_shared<search_space>(grid_space()->parameters(), "grid");
+  constrained->add_constraints({"x + y <= 6"});
+  bad.space = constrained;
+  bad.start = {R"({"x": 5, "y": 2})"};
+  CHECK_THAT(message_of(bad), Catch::Contains("the search space's constraints exclude it"));
+}
+
 TEST_CASE("session: the default strategy gets near the minimum of a small bowl", "[facade]") {
   auto o = objective_options(40, "");
   auto report = tune_once(o);

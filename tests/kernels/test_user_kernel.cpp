@@ -2,6 +2,8 @@
 // compute the wrong answer come back as statuses while the engine goes on.
 #include <catch2/catch.hpp>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "kernel_fixtures.hpp"
 #include "skip.hpp"
@@ -100,18 +102,22 @@ struct misbehaving_kernel {
   }
 };
 
-// Reading `text` as a launch description fails naming the file and `field`.
-void expect_launch_error(const tune::test::kernel_scratch& scratch, const std::string& text, const std::string& field) {
-  auto path = scratch.write("bad.json", text);
+// Reading the launch description at `path` fails with a message holding
+// each of `parts`; `what` says what was wrong.
+void expect_read_error(const std::string& path, const std::string& what, const std::vector<std::string>& parts) {
   try {
     tune::read_user_kernel(path);
-    FAIL("no error for " << text);
+    FAIL("no error for " << what);
   } catch (const std::invalid_argument& e) {
     std::string message = e.what();
     INFO(message);
-    CHECK(message.find("bad.json") != std::string::npos);
-    CHECK(message.find(field) != std::string::npos);
+    for (const auto& part : parts) CHECK(message.find(part) != std::string::npos);
   }
+}
+
+// Reading `text` as a launch description fails naming the file and `field`.
+void expect_launch_error(const tune::test::kernel_scratch& scratch, const std::string& text, const std::string& field) {
+  expect_read_error(scratch.write("bad.json", text), text, {"bad.json", field});
 }
 
 tune::run_result try_behaviour(tune::backend& backend, double behaviour, double timeout_s = 20.0) {
@@ -357,6 +363,76 @@ TEST_CASE("Kernel Tuner style launch fields that are wrong name the field", "[ke
   expect_error(R"({"source": "twice.c", "entry": "twice", "space": "space.json",
       "arguments": [{"type": "float*", "size": 64, "output": true, "data": "in.bin"}], "expected": "expected.bin"})",
                "arguments[0].data");
+}
+
+TEST_CASE("derived values add #defines per configuration and divide a CUDA grid", "[kernels]") {
+  self_timed_kernel kernel;
+  const std::string arguments = R"("untyped_pointers": true, "expected": "expected.bin",
+      "arguments": [{"name": "out", "type": "float*", "size": 64, "output": true},
+                    {"name": "in", "type": "float*", "size": 64, "data": "in.bin"},
+                    {"name": "n", "type": "int", "value": 64}]})";
+  kernel.scratch.write("derived.json", R"({"configurations": [
+      {"config": {"width": 8, "factor": 2}, "defines": {"lanes_total": "16", "label": "w8 f2"}},
+      {"config": {"factor": 1, "width": 1}, "defines": {"lanes_total": "1"}}]})");
+  auto path = kernel.scratch.write("derived_launch.json", R"({"source": "twice.c", "entry": "twice",
+      "space": "space.json", "constants": "define", "derived": "derived.json", )" +
+                                                              arguments);
+  auto program = tune::read_user_kernel(path);
+  auto config = program->space->from_values({{"width", 8.0}, {"factor", 2.0}});
+  auto source = program->source(config);
+  auto defined = source.find("#define lanes_total 16\n");
+  REQUIRE(defined != std::string::npos);
+  CHECK(source.find("#define label w8 f2\n") != std::string::npos);
+  CHECK(source.find("#define factor 2\n") < defined);
+  CHECK(defined < source.find("typedef float lanes"));
+  CHECK(
+      program->source(program->space->from_values({{"width", 1.0}, {"factor", 1.0}})).find("#define lanes_total 1\n") !=
+      std::string::npos);
+  CHECK(program->check(config).empty());
+  auto missing = program->check(program->space->from_values({{"width", 1.0}, {"factor", 2.0}}));
+  CHECK(missing.find("no derived values for this configuration") != std::string::npos);
+  CHECK(missing.find("derived.json") != std::string::npos);
+  // The derived values are part of the task: other values, another key.
+  kernel.scratch.write("derived.json", R"({"configurations": [{"config": {"width": 8, "factor": 2},
+      "defines": {"lanes_total": "17"}}]})");
+  CHECK(tune::read_user_kernel(path)->key != program->key);
+
+  kernel.scratch.write("gpu.cu", "extern \"C\" __global__ void twice(float* out) {}\n");
+  kernel.scratch.write("gpu_space.json", R"({"block_size_x": {"_type": "choice", "_value": [32, 128]},
+                                             "per_thread": {"_type": "choice", "_value": [1, 4]}})");
+  kernel.scratch.write("gpu_derived.json", R"({"configurations": [
+      {"config": {"block_size_x": 128, "per_thread": 4}, "grid_divisor": [512]},
+      {"config": {"block_size_x": 32, "per_thread": 1}, "defines": {"grid_size_x": "32"}}]})");
+  auto gpu_path = kernel.scratch.write("gpu_launch.json", R"({"language": "cuda", "source": "gpu.cu",
+      "entry": "twice", "space": "gpu_space.json", "derived": "gpu_derived.json", "problem_size": [1000],
+      "block_size": ["block_size_x"], )" + arguments);
+  auto gpu = tune::read_user_kernel(gpu_path);
+  auto divided = gpu->geometry(gpu->space->from_values({{"block_size_x", 128.0}, {"per_thread", 4.0}}));
+  CHECK(divided.block[0] == 128);
+  CHECK(divided.grid[0] == 2);  // ceil(1000 / 512)
+  auto plain = gpu->space->from_values({{"block_size_x", 32.0}, {"per_thread", 1.0}});
+  CHECK(gpu->geometry(plain).grid[0] == 32);  // no divisor given: ceil(1000 / 32)
+  CHECK(gpu->source(plain).find("#define grid_size_x 32\n") != std::string::npos);
+  CHECK(gpu->check(gpu->space->from_values({{"block_size_x", 128.0}, {"per_thread", 1.0}})).find("no derived values") !=
+        std::string::npos);
+}
+
+TEST_CASE("a derived file that is wrong names the file and the entry", "[kernels]") {
+  self_timed_kernel kernel;
+  auto path = kernel.scratch.write("derived_launch.json", R"({"source": "twice.c", "entry": "twice",
+      "space": "space.json", "derived": "derived.json", "expected": "expected.bin",
+      "arguments": [{"type": "float*", "size": 64, "output": true}, {"type": "float*", "size": 64, "data": "in.bin"}]})");
+  for (auto [text, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"([])", "configurations"},
+           {R"({"configurations": [{"config": {"width": 3, "factor": 1}}]})", "configurations[0].config"},
+           {R"({"configurations": [{"config": {"width": 1, "factor": 1}, "grid_divisor": [0]}]})",
+            "configurations[0].grid_divisor"},
+           {R"({"configurations": [{"config": {"width": 1, "factor": 1}}, {"config": {"width": 8, "factor": 1},
+               "defines": {"x": "1\n2"}}]})",
+            "configurations[1].defines.x"}}) {
+    kernel.scratch.write("derived.json", text);
+    expect_read_error(path, text, {"derived.json: " + field + ":"});
+  }
 }
 
 /// A GPU kernel (CUDA, and HIP as it is written alike) of the scale task: its

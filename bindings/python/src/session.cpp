@@ -192,6 +192,27 @@ std::optional<measurement_protocol> measurement_from_python(py::handle value) {
   return p;
 }
 
+// start: a list of configuration dicts, handed out first; each as the JSON
+// text session_options::start holds.
+std::vector<std::string> start_from_python(py::handle start) {
+  std::vector<std::string> out;
+  if (start.is_none()) return out;
+  if (!py::isinstance<py::list>(start) && !py::isinstance<py::tuple>(start))
+    throw py::type_error("Session: start is a " + py::str(start.get_type().attr("__name__")).cast<std::string>() +
+                         "; give a list of configuration dicts, e.g. [{\"x\": 4}]");
+  auto dumps = py::module_::import("json").attr("dumps");
+  std::size_t i = 0;
+  for (auto item : start) {
+    if (!py::isinstance<py::dict>(item))
+      throw py::type_error("Session: start[" + std::to_string(i) + "] is a " +
+                           py::str(item.get_type().attr("__name__")).cast<std::string>() +
+                           "; give a dict of the parameters' values");
+    out.push_back(dumps(item).cast<std::string>());
+    ++i;
+  }
+  return out;
+}
+
 class session_handle {
  public:
   session_handle(py::object objective, py::object space, std::optional<std::string> strategy, py::object budget,
@@ -200,7 +221,7 @@ class session_handle {
                  double time_scale, py::object hyper, double time_budget_s, std::string task_name, bool resume,
                  std::string mode, py::object batch, std::optional<std::string> backend, bool progress,
                  py::object kernel, py::object measurement, py::object confirm, bool early_stop, bool lease,
-                 std::string device_wait)
+                 std::string device_wait, py::object start)
       : callbacks_(std::make_shared<python_callbacks>()) {
     require_callable(objective, "objective");
     require_callable(on_trial, "on_trial");
@@ -249,6 +270,7 @@ class session_handle {
       o.device_wait = device_wait_policy::fail;
     else
       throw py::value_error("Session: device_wait is '" + device_wait + "'; use \"wait\", \"free\" or \"fail\"");
+    o.start = start_from_python(start);
     if (!on_trial.is_none()) {
       callbacks_->on_trial = on_trial;
       o.on_trial = wrap_trial_callback(callbacks_, &python_callbacks::on_trial);
@@ -427,6 +449,8 @@ budget=None gives the target's default (s.budget tells it); seed=None draws
 one, which s.seed and the report's "seed" tell, so that the run can be
 repeated with seed=report["seed"]. resume=True continues the latest unfinished
 run in db of the same task, strategy and seed: give the seed that run used.
+start=[{...}, ...] (configuration dicts) are handed out first, and the strategy
+goes on knowing their results (a starting point, Kernel Tuner's x0).
 
 on_trial and on_new_best get each trial as a dict: "seq" (its number in the
 run), "config", "status", "time_ms" (None unless ok), "times_ms" (each timed
@@ -443,7 +467,7 @@ in a callback stops the run and is raised again by run().
       .def(py::init<py::object, py::object, std::optional<std::string>, py::object, py::object, py::object, py::object,
                     py::object, py::object, py::object, std::optional<std::string>, py::object, py::object, double,
                     py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool,
-                    py::object, py::object, py::object, bool, bool, std::string>(),
+                    py::object, py::object, py::object, bool, bool, std::string, py::object>(),
            py::arg("objective") = py::none(), py::kw_only(), py::arg("space") = py::none(),
            py::arg("strategy") = py::none(), py::arg("budget") = py::none(), py::arg("seed") = py::none(),
            py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("on_trial") = py::none(),
@@ -453,7 +477,7 @@ in a callback stops the run and is raised again by run().
            py::arg("resume") = false, py::arg("mode") = "steady", py::arg("batch") = 8, py::arg("backend") = py::none(),
            py::arg("progress") = false, py::arg("kernel") = py::none(), py::arg("measurement") = py::none(),
            py::arg("confirm") = py::none(), py::arg("early_stop") = true, py::arg("lease") = true,
-           py::arg("device_wait") = "wait")
+           py::arg("device_wait") = "wait", py::arg("start") = py::none())
       .def("run", &session_handle::run, "Runs to the end and returns the report as a dict. Once per session.")
       .def("stop", &session_handle::stop, "Ends the run once the trials in flight have finished. Thread-safe.")
       .def_property_readonly("space", &session_handle::space, "The Space being searched.")

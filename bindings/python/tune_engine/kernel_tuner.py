@@ -49,7 +49,9 @@ STRATEGIES = {
 }
 
 SUPPORTED_LANGUAGES = ("C", "CUDA", "HIP")
-STRATEGY_OPTIONS = ("max_fevals", "time_limit", "fraction")
+STRATEGY_OPTIONS = ("max_fevals", "time_limit", "fraction", "x0")
+# Strategies that do not search from a point: x0 means nothing to them.
+_NO_START = ("brute_force", "random_sample")
 DEFAULT_MAX_FEVALS = 100  # strategies other than brute_force, without max_fevals
 
 # numpy dtypes and the launch description's types: (array, scalar).
@@ -106,9 +108,7 @@ def _expected_outputs(answer, arguments, described):
     """Marks the answered arrays as outputs; returns their expected bytes."""
     if answer is None:
         return b""
-    if not isinstance(answer, (list, tuple)) or len(answer) != len(arguments):
-        _fail("answer", f"has {len(answer) if isinstance(answer, (list, tuple)) else type(answer).__name__} "
-              f"entries for {len(arguments)} arguments", "give one entry per argument, None where nothing is checked")
+    _check_answer_length(answer, arguments)
     blobs = []
     for i, (expected, arg) in enumerate(zip(answer, arguments)):
         if expected is None:
@@ -128,6 +128,12 @@ def _expected_outputs(answer, arguments, described):
         described[i].pop("data", None)
         blobs.append(np.ascontiguousarray(expected).tobytes())
     return b"".join(blobs)
+
+
+def _check_answer_length(answer, arguments):
+    if not isinstance(answer, (list, tuple)) or len(answer) != len(arguments):
+        _fail("answer", f"has {len(answer) if isinstance(answer, (list, tuple)) else type(answer).__name__} "
+              f"entries for {len(arguments)} arguments", "give one entry per argument, None where nothing is checked")
 
 
 def _restriction_list(restrictions):
@@ -301,12 +307,14 @@ def _digest(*parts):
     return h.hexdigest()[:16]
 
 
-def _kernel_folder(kernel_name, source, lang, params, expressions, described, blobs, expected, options):
-    """Writes the user kernel (source, space, launch.json, data) into a folder
-    named by its contents, so that the same kernel and data are the same
-    task every time (its measurements reusable from a results database)."""
+def _kernel_folder(kernel_name, source, lang, params, expressions, described, blobs, expected, options, derived):
+    """Writes the user kernel (source, space, launch.json, data and the
+    per-configuration values, if any) into a folder named by its contents, so
+    that the same kernel and data are the same task every time (its
+    measurements reusable from a results database)."""
+    derived_text = json.dumps(derived) if derived is not None else ""
     key = _digest(kernel_name, source, lang, json.dumps(params), json.dumps(expressions), json.dumps(described),
-                  *(b for b in blobs if b is not None), expected, json.dumps(options, sort_keys=True))
+                  *(b for b in blobs if b is not None), expected, json.dumps(options, sort_keys=True), derived_text)
     folder = os.path.join(_cache_dir(), "kernel_tuner", key)
     os.makedirs(folder, exist_ok=True)
     for arg, blob in zip(described, blobs):
@@ -324,6 +332,9 @@ def _kernel_folder(kernel_name, source, lang, params, expressions, described, bl
     _write_if_changed(os.path.join(folder, "kernel.cpp"), source)
     launch = dict(options, source="kernel.cpp", entry=kernel_name, space="space.json", arguments=described,
                   expected="expected.bin", constants="define", untyped_pointers=lang == "C")
+    if derived is not None:
+        _write_if_changed(os.path.join(folder, "derived.json"), derived_text)
+        launch["derived"] = "derived.json"
     _write_if_changed(os.path.join(folder, "launch.json"), json.dumps(launch, indent=1))
     return folder
 
@@ -355,13 +366,93 @@ def _defines_text(defines):
         _fail("defines", f"got {type(defines).__name__}", "give a dict of names to values", TypeError)
     text = ""
     for name, value in defines.items():
-        if callable(value):
-            _fail(f"defines[{name!r}]", "a function of the configuration is not supported here",
-                  "give a fixed value; the tunable parameters are #defined already")
         if not str(name).isidentifier():
             _fail(f"defines[{name!r}]", "the name is not an identifier", "use a C identifier")
-        text += f"#define {name} {value}\n"
+        if not callable(value):  # a function's values are each configuration's (_derived_table)
+            text += f"#define {name} {_define_line(value)}\n"
     return text
+
+
+def _define_line(value):
+    """A #define's text on one line (Kernel Tuner continues a value's lines
+    with a backslash, which the preprocessor joins)."""
+    return str(value).replace("\n", "")
+
+
+_AXES = "xyz"
+
+
+def _check_grid_div(axis, div):
+    """Kernel Tuner's grid_div_x/y/z: None, a number, an expression over the
+    tunable parameters, a function of the configuration dict, or a list of
+    them (their product)."""
+    items = div if isinstance(div, (list, tuple)) else [div]
+    for item in items:
+        if item is None and div is None:
+            continue
+        if isinstance(item, bool) or not (isinstance(item, (int, np.integer, str)) or callable(item)):
+            _fail(f"grid_div_{axis}", f"holds a {type(item).__name__}",
+                  "give parameter names or expressions (their product divides the grid), e.g. [\"block_size_x\"], "
+                  "or a function of the configuration dict", TypeError)
+
+
+def _divisor(div, default, config):
+    if div is None:
+        return default
+    if callable(div):
+        return div(dict(config))
+    if isinstance(div, str):
+        return int(eval(div, {}, dict(config)))  # as Kernel Tuner evaluates them: with the parameters' values
+    if isinstance(div, (int, np.integer)):
+        return int(div)
+    product = 1
+    for d in div:
+        product *= _divisor(d, 1, config)
+    return product
+
+
+def _derived_table(configs, defines, grid_div, block):
+    """The values each configuration has that Python computes: defines that
+    are functions of the configuration, and (for a GPU kernel) the grid's
+    divisors; None when there are none. `block` is the launch's block
+    extents (numbers or parameter names), the divisor of an axis without
+    grid_div."""
+    functions = {name: f for name, f in (defines or {}).items() if callable(f)}
+    divided = any(d is not None for d in grid_div)
+    if not functions and not divided:
+        return None
+    if configs is None:
+        _fail(f"defines[{next(iter(functions))!r}]" if functions else
+              "grid_div_" + next(a for a, d in zip(_AXES, grid_div) if d is not None),
+              "a function of the configuration is evaluated for every configuration, and the space has more than "
+              "200000", "give a fixed value, or fewer tunable values")
+    table = []
+    for config in configs:
+        entry = {"config": config}
+        if functions:
+            entry["defines"] = {}
+            for name, f in functions.items():
+                try:
+                    entry["defines"][name] = _define_line(f(dict(config)))
+                except Exception as e:  # the user's function failing is their input being wrong
+                    _fail(f"defines[{name!r}]", f"raised {type(e).__name__}: {e} on {config}",
+                          "make it return the value for every configuration dict")
+        if divided:
+            entry["grid_divisor"] = []
+            for axis, div, extent in zip(_AXES, grid_div, block):
+                default = config[extent] if isinstance(extent, str) else extent
+                try:
+                    value = _divisor(div, default, config)
+                except Exception as e:
+                    _fail(f"grid_div_{axis}", f"{div!r} raised {type(e).__name__}: {e} on {config}",
+                          "use the tunable parameters' names, numbers, or a function of the configuration dict")
+                if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or value < 1 \
+                        or value != int(value):
+                    _fail(f"grid_div_{axis}", f"{div!r} gives {value!r} for {config}",
+                          "make the grid's divisor a positive whole number for every configuration")
+                entry["grid_divisor"].append(int(value))
+        table.append(entry)
+    return {"configurations": table}
 
 
 def _strategy_plan(strategy, strategy_options, valid_count):
@@ -374,8 +465,11 @@ def _strategy_plan(strategy, strategy_options, valid_count):
     for key in options:
         if key not in STRATEGY_OPTIONS:
             _fail(f"strategy_options[{key!r}]", "not supported here",
-                  "the supported options are " + ", ".join(STRATEGY_OPTIONS) + " (x0 and the strategies' own "
-                  "settings have no equivalent)")
+                  "the supported options are " + ", ".join(STRATEGY_OPTIONS) + " (the strategies' own settings "
+                  "have no equivalent)")
+    if "x0" in options and name in _NO_START:
+        _fail("strategy_options['x0']", f"{name} samples the space and does not search from a starting point",
+              "leave x0 out, or choose a strategy that searches, e.g. greedy_ils or simulated_annealing")
     budget = valid_count
     if name == "random_sample":
         fraction = float(options.get("fraction", 0.1))
@@ -393,6 +487,27 @@ def _strategy_plan(strategy, strategy_options, valid_count):
     if seconds < 0:
         _fail("strategy_options['time_limit']", f"{seconds} is negative", "give seconds")
     return STRATEGIES[name], budget, seconds
+
+
+def _start(strategy_options, params, space):
+    """Kernel Tuner's x0 (one value per tunable parameter, in tune_params
+    order) as the configuration dict handed out first; None without one."""
+    x0 = (strategy_options or {}).get("x0")
+    if x0 is None:
+        return None
+    if not isinstance(x0, (list, tuple, np.ndarray)) or len(x0) != len(params):
+        _fail("strategy_options['x0']", f"{x0!r} is not a list of {len(params)} values",
+              "give one value per tunable parameter, in the order of tune_params: " + ", ".join(params))
+    config = {}
+    for (name, values), value in zip(params.items(), x0):
+        value = value.item() if isinstance(value, np.generic) else value
+        if value not in values:
+            _fail("strategy_options['x0']", f"{name} = {value!r} is not one of its values {values}",
+                  "give values from tune_params")
+        config[name] = value
+    if not space.is_valid(config):
+        _fail("strategy_options['x0']", f"{config} breaks the restrictions", "start from a configuration they allow")
+    return config
 
 
 def _result_entry(trial, keys, now):
@@ -424,7 +539,7 @@ def _apply_metrics(entry, metrics):
         entry[name] = metric(entry) if callable(metric) else eval(metric, {}, dict(entry))  # Kernel Tuner's way
 
 
-def _simulate(cache, keys, strategy, budget, seconds, seed):
+def _simulate(cache, keys, strategy, budget, seconds, seed, start_config):
     """Replays a Kernel Tuner cache through the replay backend."""
     if not cache or not os.path.isfile(cache):
         _fail("cache", f"simulation_mode needs an existing cache file, {cache!r} is none",
@@ -436,7 +551,8 @@ def _simulate(cache, keys, strategy, budget, seconds, seed):
     recorded = doc.get("cache", {})
     trials = []
     report = _engine.tune(dataset=cache, strategy=strategy, budget=min(budget, len(recorded)), seed=seed,
-                          time_scale=0.0001, time_budget_s=seconds, on_trial=trials.append)
+                          time_scale=0.0001, time_budget_s=seconds, on_trial=trials.append,
+                          start=[start_config] if start_config else None)
     results = []
     for t in trials:
         key = _config_key(t["config"], keys)
@@ -474,28 +590,36 @@ def _refuse_unsupported(kernel_name, device, platform, compiler, smem_args, cmem
 
 
 def _write_kernel(kernel_name, source_text, lang, defines, atol, compiler_options, problem_size, params, expressions,
-                  described, blobs, expected, grid_div, block_size_names, topology):
+                  described, blobs, expected, grid_div, block_size_names, topology, configs):
     """The user kernel's folder (source with its #defines, space, launch.json,
-    data) and the backend that runs it."""
+    data, the values of `configs` that Python computes) and the backend that
+    runs it."""
+    for axis, div in zip(_AXES, grid_div):
+        _check_grid_div(axis, div)
     if atol is None or not (float(atol) >= 0):
         _fail("atol", f"{atol!r}", "give a non-negative tolerance")
     source = _defines_text(defines) + "#define kernel_tuner 1\n" + source_text
     options = {"tolerance": float(atol) if float(atol) > 0 else 1e-30, "absolute_tolerance": True,
                "flags": [str(f) for f in (compiler_options or [])]}
     backend = "cpu"
+    block = (1, 1, 1)
     if lang == "C":
+        grid_div = (None, None, None)  # a C function has no grid (Kernel Tuner's C backend has none either)
         if _c_return_type(source, kernel_name) in ("float", "double"):
             options["returns_time"] = True
         if "extern \"C\"" not in source:
             source = "extern \"C\" {\n" + source + "\n}\n"
     else:
         backend = lang.lower()  # cuda or hip: the same launch conventions
-        options.update(_cuda_launch(problem_size, params, *grid_div, block_size_names))
+        options.update(_cuda_launch(problem_size, params, block_size_names))
         options["language"] = backend
         options.pop("flags")
+        block = options["block_size"]
         if topology is None:
             _require_gpu(backend)
-    return _kernel_folder(kernel_name, source, lang, params, expressions, described, blobs, expected, options), backend
+    derived = _derived_table(configs, defines, grid_div, block)
+    return _kernel_folder(kernel_name, source, lang, params, expressions, described, blobs, expected, options,
+                          derived), backend
 
 
 def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid_div_x=None, grid_div_y=None,
@@ -516,13 +640,23 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
     described, blobs = _launch_arguments(arguments)
     folder, _ = _write_kernel(kernel_name, source_text, lang, defines, 0, compiler_options, problem_size,
                               space_params, expressions, described, blobs, b"", (grid_div_x, grid_div_y, grid_div_z),
-                              block_size_names, None)
+                              block_size_names, None, [config])
+    outcome, results = _run_once(folder, config, arguments)
+    if outcome["status"] != "ok":
+        raise RuntimeError(f"run_kernel: {kernel_name} {config}: {outcome['status']}: {outcome['message']}")
+    return results
+
+
+def _run_once(folder, config, arguments):
+    """Runs one configuration of the C user kernel in `folder` once, every
+    array starting from the caller's data; (outcome, the arguments after
+    the run as new numpy arrays, scalars as given; None unless ok)."""
     workdir = tempfile.mkdtemp(prefix="run_kernel_")
     try:
         out = os.path.join(workdir, "arrays.bin")
         outcome = _engine.run_user_kernel(os.path.join(folder, "launch.json"), config, out)
         if outcome["status"] != "ok":
-            raise RuntimeError(f"run_kernel: {kernel_name} {config}: {outcome['status']}: {outcome['message']}")
+            return outcome, None
         data = np.fromfile(out, dtype=np.uint8)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -534,7 +668,7 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
             offset += size
         else:
             results.append(arg)
-    return results
+    return outcome, results
 
 
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None, grid_div_y=None,
@@ -556,9 +690,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     start = time.time()
     source_text = _source_text(kernel_source)
     lang = _language(lang, source_text)
-    if verify is not None:
-        _fail("verify", "a Python verification function needs the outputs in Python, which the measuring process "
-              "keeps", "give the expected outputs as answer (with atol)")
+    _check_verify(verify, answer, arguments, lang)
     _refuse("observers", observers, "observers (power and energy sensors)")
     _refuse_unsupported(kernel_name, device, platform, compiler, smem_args, cmem_args, texmem_args, log)
     objective = objective or "time"
@@ -584,18 +716,21 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     if valid_count == 0:
         _fail("restrictions", "no configuration satisfies them", "loosen them")
     engine_strategy, budget, seconds = _strategy_plan(strategy, strategy_options, valid_count)
+    start_config = _start(strategy_options, params, space)
 
     if simulation_mode:
-        results, report, doc = _simulate(cache, keys, engine_strategy, budget, seconds, seed)
+        results, report, doc = _simulate(cache, keys, engine_strategy, budget, seconds, seed, start_config)
         env = {"device_name": doc.get("device_name"), "simulation_mode": True, "strategy": strategy or "brute_force",
                "tune_engine_strategy": engine_strategy, "seed": report["seed"], "tune_engine": report}
         return results, env
 
     described, blobs = _launch_arguments(arguments)
-    expected = _expected_outputs(answer, arguments, described)
+    # With verify, the function judges the outputs (as in Kernel Tuner, in
+    # place of the answer check): every array starts from its data.
+    expected = _expected_outputs(answer, arguments, described) if verify is None else b""
     folder, backend = _write_kernel(kernel_name, source_text, lang, defines, atol, compiler_options, problem_size,
                                     params, expressions, described, blobs, expected,
-                                    (grid_div_x, grid_div_y, grid_div_z), block_size_names, topology)
+                                    (grid_div_x, grid_div_y, grid_div_z), block_size_names, topology, valid)
 
     # The cache: what it holds is not measured again (and counts towards
     # max_fevals, as in Kernel Tuner); what this run measures is added.
@@ -611,11 +746,15 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         workdir = None if db is not None else tempfile.mkdtemp(prefix="tune_kernel_")
         run_db = db if db is not None else os.path.join(workdir, "runs.db")
         try:
+            # x0 comes from the cache when it holds it (left out of the space, then).
+            first = [start_config] if start_config and start_config not in cached_in_space else None
             report, trials = _run_session(folder, engine_strategy, remaining, seed, run_db, topology, backend,
-                                          seconds, iterations, kernel_name, quiet, verbose, valid_count)
+                                          seconds, iterations, kernel_name, quiet, verbose, valid_count, first)
             now = time.strftime("%Y-%m-%d %H:%M:%S+00:00", time.gmtime())
             for t in trials:
+                verify_ms = _verify_trial(t, verify, folder, arguments, answer, atol) if verify else 0
                 entry = _result_entry(t, keys, now)
+                entry["verification_time"] = verify_ms
                 _apply_metrics(entry, metrics)
                 results.append(entry)
                 if not quiet and (verbose or t["status"] == "ok"):
@@ -628,9 +767,13 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                               else "callable", tune_params_keys=keys, tune_params=params, objective=objective)
                 # The results database keeps each trial's time, not its runs: add them.
                 times = {_config_key(r, keys): r["times"] for r in results[len(cached_in_space):] if "times" in r}
+                failed = {_config_key(t["config"], keys) for t in trials if t["status"] == "wrong_answer"}
                 for key, entry in exported["cache"].items():
                     if key in times:
                         entry["times"] = times[key]
+                    if key in failed and isinstance(entry.get("time"), (int, float)):  # measured, then not verified
+                        entry["time"] = "RuntimeFailedConfig"
+                        entry.pop("times", None)
                 entries = dict(cached)
                 entries.update(exported["cache"])
                 _write_cache(cache, header, entries)
@@ -657,8 +800,47 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     return results, env
 
 
+def _check_verify(verify, answer, arguments, lang):
+    """Kernel Tuner's verify(answer, result_host, atol=None), checked."""
+    if verify is None:
+        return
+    if not callable(verify):
+        _fail("verify", f"a {type(verify).__name__} is not a function",
+              "give a function verify(answer, result_host, atol=None) returning True or False", TypeError)
+    if lang != "C":
+        _fail("verify", f"with lang=\"{lang}\" the outputs stay on the GPU that measures them, out of this process's "
+              "reach", "give the expected outputs as answer (with atol), checked there")
+    if answer is not None:
+        _check_answer_length(answer, arguments)
+
+
+def _verify_trial(trial, verify, folder, arguments, answer, atol):
+    """Runs a configuration measured ok once more, in this process's reach,
+    and gives its outputs to verify: False makes the trial a wrong answer.
+    Returns the milliseconds it took."""
+    if trial["status"] != "ok":
+        return 0
+    start = time.perf_counter()
+    outcome, after = _run_once(folder, trial["config"], arguments)
+    if outcome["status"] != "ok":
+        trial.update(status=outcome["status"], message=f"the verification run: {outcome['message']}", time_ms=None)
+        return (time.perf_counter() - start) * 1e3
+    # Kernel Tuner's result_host: the arrays answered (every array without
+    # an answer), None elsewhere.
+    result_host = [out if isinstance(arg, np.ndarray) and (answer is None or answer[i] is not None) else None
+                   for i, (arg, out) in enumerate(zip(arguments, after))]
+    try:
+        correct = verify(answer, result_host, atol=atol)
+    except Exception as e:  # the user's function failing is their input being wrong
+        _fail("verify", f"raised {type(e).__name__}: {e} on {trial['config']}",
+              "make it return True or False; it is called as verify(answer, result_host, atol=atol)")
+    if not correct:
+        trial.update(status="wrong_answer", message="verify returned False for the outputs", time_ms=None)
+    return (time.perf_counter() - start) * 1e3
+
+
 def _run_session(folder, strategy, budget, seed, db, topology, backend, seconds, iterations, kernel_name, quiet,
-                 verbose, valid_count):
+                 verbose, valid_count, start):
     """Tunes the kernel folder through tune_engine.Session; (report, trials)."""
     trials = []
     if not quiet and verbose:
@@ -667,7 +849,8 @@ def _run_session(folder, strategy, budget, seed, db, topology, backend, seconds,
                               backend=None if topology else backend, time_budget_s=seconds,
                               measurement={"min_time_s": 0.0, "min_repeats": int(iterations),
                                            "max_repeats": int(iterations)},
-                              confirm=0, early_stop=False, on_trial=trials.append, task_name=kernel_name)
+                              confirm=0, early_stop=False, on_trial=trials.append, task_name=kernel_name,
+                              start=start)
     return session.run(), trials
 
 
@@ -714,19 +897,15 @@ def _c_return_type(source, name):
     return match.group(1).split()[-1] if match and match.group(1).split() else ""
 
 
-def _cuda_launch(problem_size, params, grid_div_x, grid_div_y, grid_div_z, block_size_names):
+def _cuda_launch(problem_size, params, block_size_names):
     """Kernel Tuner's thread-block conventions as the CUDA user kernel's
-    problem_size and block_size."""
+    problem_size and block_size (grid_div_x/y/z: _derived_table)."""
     names = list(block_size_names or ["block_size_x", "block_size_y", "block_size_z"])
     if isinstance(problem_size, (int, np.integer)):
         problem_size = [int(problem_size)]
     if callable(problem_size) or not isinstance(problem_size, (list, tuple)) or not 1 <= len(problem_size) <= 3 \
             or not all(isinstance(p, (int, np.integer)) for p in problem_size):
         _fail("problem_size", f"{problem_size!r}", "give 1 to 3 integers")
-    for axis, div in zip("xyz", (grid_div_x, grid_div_y, grid_div_z)):
-        default = [names[{"x": 0, "y": 1, "z": 2}[axis]]]
-        if div is not None and list(div) != default:
-            _fail(f"grid_div_{axis}", f"{div!r}", f"leave it out: the grid here is problem_size / {default[0]}")
     block = []
     for i, name in enumerate(names[:3]):
         block.append(name if name in params else (256 if i == 0 else 1))

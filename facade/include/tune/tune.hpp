@@ -193,6 +193,10 @@ struct session_options {
   /// run's results. A task with no run in db_path on this device kind, or none
   /// that maps, gives nothing. Needs db_path.
   std::vector<std::string> prior_tasks;
+  /// Configurations handed out first, each a JSON object of the parameters'
+  /// values as search_space::to_json writes it (Kernel Tuner's x0): the
+  /// strategy then goes on knowing their results (strategy_options::start).
+  std::vector<std::string> start;
   run_mode mode = run_mode::steady;
   std::uint32_t batch = 8;  ///< generational mode: candidates per generation
 

@@ -1,9 +1,12 @@
 #include "tune/kernels/user_kernel.hpp"
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "codegen.hpp"
 #include "tune/engine/readers.hpp"
@@ -94,6 +97,78 @@ std::string read_source(const fs::path& base, const std::string& name, const std
   }
 }
 
+// Values computed outside for each configuration, e.g. by Kernel Tuner's
+// front end: #define lines (its defines that are functions of the
+// configuration) and a GPU kernel's grid divisors (its grid_div_x/y/z).
+struct derived_values {
+  std::string defines;  ///< "#define NAME text" lines
+  std::optional<std::array<std::int64_t, 3>> grid_divisor;
+};
+
+struct derived_table {
+  std::string file;  ///< where it was read, for messages
+  std::string text;  ///< its contents, part of the task's key
+  std::unordered_map<configuration, derived_values, configuration_hash> values;
+
+  const derived_values* find(const configuration& config) const {
+    auto it = values.find(config);
+    return it == values.end() ? nullptr : &it->second;
+  }
+  std::string missing() const { return "no derived values for this configuration in " + file; }
+};
+
+// "derived": a file {"configurations": [{"config": {...}, "defines": {"NAME":
+// "text"}, "grid_divisor": [dx, dy, dz]}, ...]}, one entry per configuration.
+std::shared_ptr<const derived_table> read_derived(const nlohmann::json& doc, const fs::path& base,
+                                                  const std::string& file, const search_space& space) {
+  if (!doc.contains("derived")) return nullptr;
+  auto table = std::make_shared<derived_table>();
+  table->file = (base / text_field(doc, "derived", file, "derived")).string();
+  table->text = read_source(base, doc["derived"].get<std::string>(), file, "derived");
+  const std::string& path = table->file;
+  nlohmann::json parsed = nlohmann::json::parse(table->text, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("configurations") || !parsed["configurations"].is_array())
+    bad(path, "configurations",
+        "expected {\"configurations\": [{\"config\": {...}, \"defines\": {...}, \"grid_divisor\": [x, y, z]}]}");
+  const auto& entries = parsed["configurations"];
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& entry = entries[i];
+    std::string where = "configurations[" + std::to_string(i) + "]";
+    if (!entry.is_object() || !entry.contains("config") || !entry["config"].is_object())
+      bad(path, where, "expected an object whose \"config\" holds the parameters' values");
+    configuration config;
+    try {
+      config = space.from_json(entry["config"].dump());
+    } catch (const std::invalid_argument& e) {
+      bad(path, where + ".config", e.what());
+    }
+    derived_values values;
+    if (entry.contains("defines")) {
+      if (!entry["defines"].is_object()) bad(path, where + ".defines", "expected names mapped to their text");
+      for (const auto& [name, text] : entry["defines"].items()) {
+        if (!codegen::is_identifier(name) || !text.is_string() ||
+            text.get<std::string>().find('\n') != std::string::npos)
+          bad(path, where + ".defines." + name, "expected a C identifier mapped to one line of text");
+        values.defines += "#define " + name + " " + text.get<std::string>() + "\n";
+      }
+    }
+    if (entry.contains("grid_divisor")) {
+      const auto& divisor = entry["grid_divisor"];
+      if (!divisor.is_array() || divisor.empty() || divisor.size() > 3)
+        bad(path, where + ".grid_divisor", "expected 1 to 3 positive integers");
+      std::array<std::int64_t, 3> extents{1, 1, 1};
+      for (std::size_t k = 0; k < divisor.size(); ++k) {
+        if (!divisor[k].is_number_integer() || divisor[k].get<std::int64_t>() < 1)
+          bad(path, where + ".grid_divisor", "expected 1 to 3 positive integers");
+        extents[k] = divisor[k].get<std::int64_t>();
+      }
+      values.grid_divisor = extents;
+    }
+    table->values[config] = std::move(values);
+  }
+  return table;
+}
+
 // How the trampoline hands over arrays: as the described pointer type, or
 // (Kernel Tuner passes raw pointers) as whatever pointer type the entry
 // declares, e.g. a vector type's.
@@ -131,7 +206,8 @@ std::string trampoline(const std::string& symbol, const std::string& entry,
 
 // Kernel Tuner's convention: the grid covers problem_size with blocks of
 // block_size, each entry a number or the name of a parameter.
-void read_cuda_launch(const nlohmann::json& doc, const std::string& file, kernel_program& program) {
+void read_cuda_launch(const nlohmann::json& doc, const std::string& file, kernel_program& program,
+                      std::shared_ptr<const derived_table> derived) {
   auto read_extents = [&](const char* key, bool names_allowed) {
     if (!doc.contains(key) || !doc[key].is_array() || doc[key].empty() || doc[key].size() > 3)
       bad(file, key, "a CUDA kernel needs 1 to 3 extents, e.g. \"" + std::string(key) + "\": [4096, 1, 1]");
@@ -159,17 +235,20 @@ void read_cuda_launch(const nlohmann::json& doc, const std::string& file, kernel
                    : block[i].get<std::int64_t>();
     return std::vector<std::int64_t>(out, out + 3);
   };
-  program.geometry = [problem, block_extents](const configuration& config) {
+  program.geometry = [problem, block_extents, derived](const configuration& config) {
     auto b = block_extents(config);
+    const auto* values = derived ? derived->find(config) : nullptr;
     launch_geometry g;
     for (int i = 0; i < 3; ++i) {
       auto p = problem[i].get<std::int64_t>();
+      auto divisor = values && values->grid_divisor ? (*values->grid_divisor)[i] : b[i];
       g.block[i] = static_cast<unsigned>(b[i]);
-      g.grid[i] = static_cast<unsigned>((p + b[i] - 1) / std::max<std::int64_t>(b[i], 1));
+      g.grid[i] = static_cast<unsigned>((p + divisor - 1) / std::max<std::int64_t>(divisor, 1));
     }
     return g;
   };
-  program.check = [block_extents](const configuration& config) -> std::string {
+  program.check = [block_extents, derived](const configuration& config) -> std::string {
+    if (derived && !derived->find(config)) return derived->missing();
     auto b = block_extents(config);
     if (b[0] < 1 || b[1] < 1 || b[2] < 1) return "block extents must be positive";
     if (b[0] * b[1] * b[2] > 1024) return std::to_string(b[0] * b[1] * b[2]) + " threads per block; at most 1024";
@@ -277,8 +356,14 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
     }
   }
   program->flags = [flags](const configuration&) { return flags; };
-  program->key = "user:" + fs::path(launch_path).filename().string() + ":" +
-                 cache_hash({source, program->reference_source, doc.dump()}).substr(0, 16);
+  auto derived = read_derived(doc, base, file, *space);
+  program->key =
+      "user:" + fs::path(launch_path).filename().string() + ":" +
+      cache_hash({source, program->reference_source, doc.dump(), derived ? derived->text : ""}).substr(0, 16);
+  auto derived_defines = [derived](const configuration& config) -> std::string {
+    const auto* values = derived ? derived->find(config) : nullptr;
+    return values ? values->defines : "";
+  };
   auto arguments = program->arguments;
   std::string full_source = "#line 1 \"" + fs::absolute(base / source_name).string() + "\"\n" + source;
   std::string language = doc.value("language", "c++");
@@ -299,23 +384,28 @@ kernel_program_ptr read_user_kernel(const std::string& launch_path) {
   auto arrays = doc.value("untyped_pointers", false) ? array_passing::untyped : array_passing::typed;
   if (language == "cuda" || language == "hip") {
     // A HIP kernel is CUDA's launch with the HIP runtime header in front.
-    read_cuda_launch(doc, file, *program);
+    read_cuda_launch(doc, file, *program, derived);
     std::string header = language == "hip" ? "#include <hip/hip_runtime.h>\n" : "";
-    program->source = [space, full_source, defines, header](const configuration& config) {
+    program->source = [space, full_source, defines, header, derived_defines](const configuration& config) {
       return header +
              (defines ? codegen::configuration_defines(*space, config)
                       : codegen::configuration_constants(*space, config, false)) +
-             full_source;
+             derived_defines(config) + full_source;
     };
     program->entry = entry;
     program->gpu_language = language;
     program->key += ":" + language;
   } else if (language == "c++") {
-    program->source = [space, full_source, entry, arguments, defines, reported, arrays](const configuration& config) {
+    program->source = [space, full_source, entry, arguments, defines, reported, arrays,
+                       derived_defines](const configuration& config) {
       return (defines ? codegen::configuration_defines(*space, config)
                       : codegen::configuration_constants(*space, config, true)) +
-             full_source + trampoline("tune_entry", entry, arguments, reported, arrays);
+             derived_defines(config) + full_source + trampoline("tune_entry", entry, arguments, reported, arrays);
     };
+    if (derived)
+      program->check = [derived](const configuration& config) {
+        return derived->find(config) ? std::string() : derived->missing();
+      };
   } else {
     bad(file, "language", "'" + language + "' is none of \"c++\" (the default), \"cuda\" and \"hip\"");
   }

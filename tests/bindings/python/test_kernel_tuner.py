@@ -227,8 +227,6 @@ def test_what_is_not_supported_is_refused():
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, lang="OpenCL", quiet=True)
     with pytest.raises(ValueError, match=r"lang: 'Fortran' is not supported"):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, lang="Fortran", quiet=True)
-    with pytest.raises(ValueError, match=r"verify: "):
-        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, verify=lambda *a, **k: True, quiet=True)
     with pytest.raises(ValueError, match=r"observers: "):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, observers=[object()], quiet=True)
     with pytest.raises(ValueError, match=r"device: 1; leave it out and give a topology file"):
@@ -238,6 +236,212 @@ def test_what_is_not_supported_is_refused():
     with pytest.raises(ValueError, match=r"objective: 'GFLOP/s'"):
         tune_kernel("scale", SCALE, 16, args, {"x": [1]}, objective="GFLOP/s", objective_higher_is_better=True,
                     metrics={"GFLOP/s": lambda p: 1.0 / p["time"]}, quiet=True)
+
+
+NEARLY = "void nearly(float* out, const float* in, int n) { for (int i = 0; i < n; i++) out[i] = factor * in[i] " \
+         "* (1.0f + slack * 1e-4f); }"
+
+
+def test_verify_judges_the_outputs_and_a_false_is_a_wrong_answer(tmp_path):
+    x = numpy.arange(1, 33, dtype=numpy.float32)
+    args = [numpy.zeros_like(x), x, numpy.int32(32)]
+    seen = []
+
+    def within_a_thousandth(answer, result_host, atol=None):
+        seen.append((result_host, atol))
+        return numpy.allclose(result_host[0], answer[0], rtol=1e-3, atol=atol)
+
+    cache = tmp_path / "nearly.json"
+    results, _ = tune_kernel("nearly", NEARLY, 32, args, {"factor": [2, 3], "slack": [0, 1]},
+                             answer=[2 * x, None, None], atol=1e-6, verify=within_a_thousandth, cache=str(cache),
+                             quiet=True)
+    by = {(r["factor"], r["slack"]): r for r in results}
+    assert len(by) == 4 and len(seen) == 4  # every configuration measured ok was verified once
+    # slack 1 is off by 1e-4 relative, which verify accepts
+    for slack in (0, 1):
+        assert isinstance(by[2, slack]["time"], float), by[2, slack]
+        assert by[2, slack]["verification_time"] > 0
+        assert by[3, slack]["time"] == "RuntimeFailedConfig" and by[3, slack]["status"] == "wrong_answer"
+        assert by[3, slack]["message"] == "verify returned False for the outputs"
+        assert "times" not in by[3, slack]
+    for result_host, atol in seen:
+        assert atol == 1e-6
+        assert result_host[1] is None and result_host[2] is None  # what answer leaves unchecked
+        assert result_host[0].dtype == numpy.float32 and result_host[0].shape == (32,)
+    assert (args[0] == 0).all()  # the caller's arrays are left as they were
+    written = json.loads(cache.read_text())["cache"]
+    assert isinstance(written["2,1"]["time"], float)
+    assert written["3,0"]["time"] == written["3,1"]["time"] == "RuntimeFailedConfig"
+    # the answer check alone (|out - answer| <= atol) refuses slack 1, which verify accepted
+    alone, _ = tune_kernel("nearly", NEARLY, 32, args, {"factor": [2], "slack": [1]}, answer=[2 * x, None, None],
+                           atol=1e-6, quiet=True)
+    assert alone[0]["status"] == "wrong_answer"
+
+
+def test_verify_without_answer_sees_every_array():
+    x = numpy.arange(8, dtype=numpy.float32)
+    seen = []
+
+    def doubled(answer, result_host, atol=None):
+        seen.append(answer)
+        return bool((result_host[0] == 2 * result_host[1]).all()) and result_host[2] is None
+
+    results, _ = tune_kernel("scale", SCALE, 8, [numpy.zeros_like(x), x, numpy.int32(8)], {"x": [1]},
+                             verify=doubled, quiet=True)
+    assert seen == [None] and isinstance(results[0]["time"], float), results
+
+
+def test_a_bad_verify_names_it():
+    args, answer = scale_arguments()
+    with pytest.raises(TypeError, match=r"verify: a str is not a function; give a function verify\(answer, "):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, verify="allclose", quiet=True)
+    with pytest.raises(ValueError, match=r"verify: raised KeyError: 'x' on \{'x': 1\}; make it return True or False"):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer, verify=lambda a, r, atol: {}["x"],
+                    quiet=True)
+    with pytest.raises(ValueError, match=r"answer: has 2 entries for 3 arguments"):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, answer=answer[:2], verify=lambda *a, **k: True, quiet=True)
+    cuda_args, cuda_answer = cuda_arguments(64)
+    with pytest.raises(ValueError, match=r'verify: with lang="CUDA" the outputs stay on the GPU .*; give the '
+                                         r'expected outputs as answer'):
+        tune_kernel("vector_add", CUDA_ADD, 64, cuda_args, {"block_size_x": [32]}, answer=cuda_answer,
+                    verify=lambda *a, **k: True, lang="CUDA", quiet=True)
+
+
+PER_HALF = "void scale(float* out, const float* in, int n) { for (int i = 0; i < n; i++) " \
+           "out[i] = in[i] * (SCALE_BY / half) + OFFSET; }"
+
+
+def test_a_define_may_be_a_function_of_the_configuration():
+    x = numpy.arange(16, dtype=numpy.float32)
+    defines = {"SCALE_BY": lambda p: 2 * p["half"], "OFFSET": 0}
+    results, env = tune_kernel("scale", PER_HALF, 16, [numpy.zeros_like(x), x, numpy.int32(16)], {"half": [1, 2, 4]},
+                               answer=[2 * x, None, None], defines=defines, quiet=True)
+    # each configuration compiled with its own value (a wrong one would not give 2 * x)
+    assert sorted(r["half"] for r in results) == [1, 2, 4]
+    assert all(isinstance(r["time"], float) for r in results), results
+    derived = json.loads((pathlib.Path(env["kernel_folder"]) / "derived.json").read_text())
+    assert sorted((e["config"]["half"], e["defines"]["SCALE_BY"]) for e in derived["configurations"]) == \
+        [(1, "2"), (2, "4"), (4, "8")]
+    out = run_kernel("scale", PER_HALF, 16, [numpy.zeros_like(x), x, numpy.int32(16)], {"half": 4},
+                     defines={"SCALE_BY": lambda p: 3 * p["half"], "OFFSET": 1})
+    numpy.testing.assert_array_equal(out[0], 3 * x + 1)
+
+
+def test_a_define_function_that_fails_names_it():
+    args, answer = scale_arguments()
+    with pytest.raises(ValueError, match=r"defines\['W'\]: raised ZeroDivisionError: .* on \{'x': 0\}; make it return"):
+        tune_kernel("scale", SCALE, 16, args, {"x": [0, 1]}, defines={"W": lambda p: 1 // p["x"]}, quiet=True)
+    big = {f"p{i}": list(range(100)) for i in range(3)}
+    with pytest.raises(ValueError, match=r"defines\['W'\]: a function of the configuration is evaluated for every "
+                                         r"configuration, and the space has more than 200000"):
+        tune_kernel("scale", SCALE, 16, args, big, defines={"W": lambda p: 1}, quiet=True)
+
+
+def cuda_topology(tmp_path):
+    topology = tmp_path / "cuda.yaml"
+    topology.write_text("compile_workers: 1\ndevices:\n  - {backend: cuda, id: 0, name: gpu}\n")
+    return str(topology)
+
+
+GRID_ADD = """
+extern "C" __global__ void vector_add(float* c, const float* a, const float* b, int n) {
+    for (int k = 0; k < per_thread; k++) {
+        int i = (blockIdx.x * per_thread + k) * block_size_x + threadIdx.x;
+        if (i < n) c[i] = a[i] + b[i];
+    }
+}
+"""
+
+
+def test_grid_div_gives_each_cuda_configuration_its_grid(tmp_path):
+    # Without a GPU the trials fail, and the launch each would have had is in
+    # the kernel folder (tests/kernels/test_user_kernel.cpp checks that the
+    # CUDA launch divides the grid by it).
+    args, answer = cuda_arguments(10000)
+    tune_params = {"block_size_x": [64, 128], "per_thread": [1, 4]}
+    results, env = tune_kernel("vector_add", GRID_ADD, 10000, args, tune_params, answer=answer, lang="CUDA",
+                               grid_div_x=["block_size_x", "per_thread"], topology=cuda_topology(tmp_path),
+                               quiet=True)
+    assert len(results) == 4
+    folder = pathlib.Path(env["kernel_folder"])
+    assert json.loads((folder / "launch.json").read_text())["derived"] == "derived.json"
+    derived = json.loads((folder / "derived.json").read_text())["configurations"]
+    assert sorted((e["config"]["block_size_x"], e["config"]["per_thread"], e["grid_divisor"][0]) for e in derived) \
+        == [(64, 1, 64), (64, 4, 256), (128, 1, 128), (128, 4, 512)]
+    assert all(e["grid_divisor"][1:] == [1, 1] for e in derived)
+    # an expression and a function, as Kernel Tuner takes them
+    _, env = tune_kernel("vector_add", GRID_ADD, 10000, args, tune_params, answer=answer, lang="CUDA",
+                         grid_div_x="block_size_x * per_thread", grid_div_y=lambda p: 1,
+                         topology=cuda_topology(tmp_path), quiet=True)
+    again = json.loads((pathlib.Path(env["kernel_folder"]) / "derived.json").read_text())["configurations"]
+    assert sorted(e["grid_divisor"][0] for e in again) == [64, 128, 256, 512]
+
+
+def test_grid_div_for_a_c_kernel_is_accepted_and_a_bad_one_named(tmp_path):
+    args, answer = scale_arguments()
+    results, env = tune_kernel("scale", SCALE, 16, args, {"block_size_x": [1, 2]}, answer=answer,
+                               grid_div_x=["block_size_x"], quiet=True)
+    assert all(isinstance(r["time"], float) for r in results)  # a C function has no grid
+    assert not (pathlib.Path(env["kernel_folder"]) / "derived.json").exists()
+    with pytest.raises(TypeError, match=r"grid_div_x: holds a dict; give parameter names or expressions"):
+        tune_kernel("scale", SCALE, 16, args, {"x": [1]}, grid_div_x={"x": 1}, quiet=True)
+    cuda_args, cuda_answer = cuda_arguments(64)
+    with pytest.raises(ValueError, match=r"grid_div_y: \['tile'\] raised NameError: .*; use the tunable"):
+        tune_kernel("vector_add", CUDA_ADD, 64, cuda_args, {"block_size_x": [32]}, answer=cuda_answer, lang="CUDA",
+                    grid_div_y=["tile"], topology=cuda_topology(tmp_path), quiet=True)
+    with pytest.raises(ValueError, match=r"grid_div_x: <function .*> gives 0 for \{'block_size_x': 32\}"):
+        tune_kernel("vector_add", CUDA_ADD, 64, cuda_args, {"block_size_x": [32]}, answer=cuda_answer, lang="CUDA",
+                    grid_div_x=lambda p: 0, topology=cuda_topology(tmp_path), quiet=True)
+
+
+def test_x0_is_measured_first_and_the_search_goes_on_from_it(tmp_path):
+    args, answer = scale_arguments()
+    tune_params = {"x": list(range(1, 33)), "y": [1, 2]}
+    # One compile worker: what is handed out first is measured first.
+    topology = tmp_path / "one_worker.yaml"
+    topology.write_text("compile_workers: 1\ndevices:\n  - {backend: cpu, id: 0, name: cpu0}\n")
+    for seed in (1, 2):
+        results, env = tune_kernel("scale", SCALE, 16, args, tune_params, answer=answer, strategy="greedy_ils",
+                                   strategy_options={"x0": [21, 2], "max_fevals": 4}, seed=seed,
+                                   topology=str(topology), quiet=True)
+        assert len(results) == 4 and env["tune_engine_strategy"] == "opevo+knn"
+        assert (results[0]["x"], results[0]["y"]) == (21, 2)  # the first measured
+        assert len({(r["x"], r["y"]) for r in results}) == 4
+
+
+def test_x0_starts_a_replayed_search(data_dir):
+    path = data_dir / "replay" / "conv_a100_slice.json.gz"
+    doc = json.load(gzip.open(path, "rt"))
+    keys = doc["tune_params_keys"]
+    tune_params = {k: doc["tune_params"][k] for k in keys}
+    # the slowest: not where a search of 5 evaluations goes by itself
+    entry = max((e for e in doc["cache"].values() if isinstance(e["time"], float)), key=lambda e: e["time"])
+    x0 = [entry[k] for k in keys]
+    results, _ = tune_kernel(doc["kernel_name"], "", doc["problem_size"], [], tune_params, cache=str(path),
+                             simulation_mode=True, strategy="simulated_annealing",
+                             strategy_options={"x0": x0, "max_fevals": 5}, seed=4, quiet=True)
+    assert len(results) == 5
+    assert x0 in [[r[k] for k in keys] for r in results]
+
+
+def test_a_bad_x0_is_named():
+    args, answer = scale_arguments()
+    tune_params = {"x": [1, 2, 4], "y": [1, 2]}
+
+    def run(options, strategy="greedy_mls", **kwargs):
+        tune_kernel("scale", SCALE, 16, args, tune_params, strategy=strategy, strategy_options=options, quiet=True,
+                    **kwargs)
+
+    with pytest.raises(ValueError, match=r"strategy_options\['x0'\]: \[1\] is not a list of 2 values; give one value "
+                                         r"per tunable parameter, in the order of tune_params: x, y"):
+        run({"x0": [1]})
+    with pytest.raises(ValueError, match=r"strategy_options\['x0'\]: x = 3 is not one of its values \[1, 2, 4\]"):
+        run({"x0": [3, 1]})
+    with pytest.raises(ValueError, match=r"strategy_options\['x0'\]: \{'x': 4, 'y': 2\} breaks the restrictions"):
+        run({"x0": [4, 2]}, restrictions=["x * y <= 4"])
+    with pytest.raises(ValueError, match=r"strategy_options\['x0'\]: brute_force samples the space and does not "
+                                         r"search from a starting point; leave x0 out"):
+        run({"x0": [1, 1]}, strategy="brute_force")
 
 
 def test_run_kernel_returns_the_arguments_after_one_run():

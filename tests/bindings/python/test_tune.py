@@ -234,6 +234,19 @@ def test_session_exposes_its_space_and_refuses_two_things_to_tune(data_dir):
         tune_engine.Session(cost, space=SPACE, dataset=data_dir / "replay" / "conv_a100_slice.json.gz")
 
 
+def test_start_configurations_are_measured_first():
+    seen = []
+    tune_engine.tune(cost, space=SPACE, strategy="bo", budget=4, seed=3, start=[{"x": 2, "y": "c"}],
+                     on_trial=lambda t: seen.append((t["seq"], t["config"])))
+    assert len(seen) == 4 and min(seen)[1] == {"x": 2, "y": "c"}
+    with pytest.raises(TypeError, match=r"Session: start is a dict; give a list of configuration dicts"):
+        tune_engine.Session(cost, space=SPACE, start={"x": 2, "y": "c"})
+    with pytest.raises(TypeError, match=r"Session: start\[0\] is a list; give a dict of the parameters' values"):
+        tune_engine.Session(cost, space=SPACE, start=[[2, "c"]])
+    with pytest.raises(ValueError, match=r"start: "):
+        tune_engine.Session(cost, space=SPACE, start=[{"x": 9, "y": "c"}])
+
+
 def test_the_measurement_protocol_is_checked():
     with pytest.raises(ValueError, match=r'Session: measurement\["repeats"\]: unknown field; the fields are'):
         tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement={"repeats": 3})

@@ -36,6 +36,12 @@ struct strategy_options {
   /// results (docs/strategies.md, "`bo`'s start, cost cap and transfer from
   /// a prior"); the other strategies ignore it.
   std::vector<trial_result> prior;
+  /// Valid configurations handed out first (Kernel Tuner's x0, a starting
+  /// point): proposed before any of the strategy's own, which then knows
+  /// their results as it knows every result it is told. The strategy never
+  /// proposes one of them again. make_strategy throws std::invalid_argument
+  /// for one that is not a valid configuration of the space.
+  std::vector<configuration> start;
 };
 
 class strategy {
