@@ -106,6 +106,39 @@ TEST_CASE("the resident measurer is kept between trials and fills repeats and ke
   CHECK(ends_soon(started.front()));
 }
 
+TEST_CASE("a kernel that writes no output is a wrong answer after one that wrote it, in the same resident process",
+          "[kernels]") {
+  // Each trial's kernel runs in a child of the resident process, which keeps
+  // the buffers between trials: what one kernel wrote must not be there when
+  // the next one runs, or a kernel that writes nothing would pass its check.
+  auto program = std::make_shared<tune::kernel_program>(*sleeping_program());
+  program->key = "lazy:cpu";
+  auto writes = tune::make_discrete_parameter("writes", {0, 1});
+  program->space = std::make_shared<tune::search_space>(std::vector<tune::parameter_ptr>{writes}, "test");
+  program->source = [writes](const tune::configuration& config) {
+    bool write = std::get<double>(writes->value(config[0])) > 0;
+    return std::string("extern \"C\" void tune_entry(void* const* a) {\n") +
+           (write ? "  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const "
+                    "float*>(a[1])[i];\n"
+                  : "  (void)a;\n") +
+           "}\n";
+  };
+  tune::test::kernel_scratch scratch{"resident-lazy"};
+  auto backend = tune::make_cpu_backend(program, scratch.options());
+  auto run = [&](double write) {
+    auto config = backend->space()->from_values({{"writes", write}});
+    auto build = backend->build(config, 120.0);
+    REQUIRE(build.state == status::ok);
+    return backend->run(config, build, 0, 20.0);
+  };
+  CHECK(run(1).state == status::ok);
+  auto lazy = run(0);
+  INFO(lazy.message);
+  CHECK(lazy.state == status::wrong_answer);
+  CHECK(run(1).state == status::ok);
+  CHECK(residents().size() == 1);  // all three in one resident process
+}
+
 TEST_CASE("a resident measurer killed during a run fails that trial and the next trial starts another", "[kernels]") {
   sleeping_kernel kernel;
   REQUIRE(kernel.run(0).state == status::ok);
