@@ -28,6 +28,9 @@ void validate(const task_scheduler_options& options) {
   if (!std::isfinite(options.stall_half_life) || options.stall_half_life < 0.0)
     throw std::invalid_argument("scheduler stall_half_life: " + std::to_string(options.stall_half_life) +
                                 " must be a number of rounds >= 0 (0: off)");
+  if (!(options.min_gain >= 0.0 && options.min_gain < 1.0))
+    throw std::invalid_argument("scheduler min_gain: " + std::to_string(options.min_gain) +
+                                " is not in [0, 1) (the fraction a best time must fall by to count as a gain)");
   if (!std::isfinite(options.beta) || options.beta <= 0.0)
     throw std::invalid_argument("scheduler beta: " + std::to_string(options.beta) + " must be a number > 0");
 }

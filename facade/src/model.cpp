@@ -217,6 +217,7 @@ model_report tune_model(const model& m, model_options options) {
   report.tasks.resize(m.tasks.size());
   for (std::size_t i = 0; i < m.tasks.size(); ++i) {
     report.tasks[i].label = m.tasks[i].label();
+    report.tasks[i].names = m.tasks[i].names;
     report.tasks[i].target = m.tasks[i].task.empty() ? m.tasks[i].dataset : m.tasks[i].task;
     report.tasks[i].count = m.tasks[i].count;
   }
@@ -368,9 +369,9 @@ nlohmann::json model_report::to_json() const {
   j["not_tuned"] = not_tuned;
   j["tasks"] = nlohmann::json::array();
   for (const auto& t : tasks) {
-    nlohmann::json tj{{"names", t.label},   {"target", t.target},       {"count", t.count},
-                      {"trials", t.trials}, {"rounds", t.rounds},       {"run_id", t.run_id},
-                      {"done", t.done},     {"confirmed", t.confirmed}, {"prior_from", t.prior_from}};
+    nlohmann::json tj{{"label", t.label},         {"names", t.names},          {"target", t.target}, {"count", t.count},
+                      {"trials", t.trials},       {"rounds", t.rounds},        {"run_id", t.run_id}, {"done", t.done},
+                      {"confirmed", t.confirmed}, {"prior_from", t.prior_from}};
     if (!t.throughput.is_null()) tj["throughput"] = t.throughput;
     tj["best_ms"] = t.best ? number(t.best->time_ms) : nlohmann::json(nullptr);
     tj["best_configuration"] = t.best ? nlohmann::json::parse(t.best->config_json) : nlohmann::json(nullptr);

@@ -256,6 +256,11 @@ TEST_CASE("task_scheduler: bad input is refused with the field and the range", "
   o = {};
   o.stall_half_life = -1;
   refused(three_tasks(), o, "stall_half_life");
+  for (double gain : {-0.01, 1.0, std::nan("")}) {
+    o = {};
+    o.min_gain = gain;
+    refused(three_tasks(), o, "min_gain");
+  }
   CHECK(scheduler_kind_from_string("round-robin") == scheduler_kind::round_robin);
   CHECK(scheduler_kind_from_string("gradient") == scheduler_kind::gradient);
   CHECK_FALSE(scheduler_kind_from_string("fifo"));

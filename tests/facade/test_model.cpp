@@ -267,7 +267,8 @@ TEST_CASE("model: the report as text and JSON", "[facade][model]") {
   CHECK(j["seed"] == "5");
   CHECK(j["scheduler"] == "gradient");
   REQUIRE(j["tasks"].size() == 2);
-  CHECK(j["tasks"][0]["names"] == "conv");
+  CHECK(j["tasks"][0]["label"] == "conv");
+  CHECK(j["tasks"][0]["names"] == nlohmann::json::array({"conv"}));
   CHECK(j["tasks"][0]["count"] == 10.0);
   CHECK(j["tasks"][0]["best_configuration"].is_object());
   CHECK(j["trace"].size() == r.trace.size());

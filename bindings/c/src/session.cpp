@@ -216,8 +216,12 @@ tune_status tune_session_create(const tune_options* options, tune_session** out)
       mo.budget_trials = o.budget.trials;
       mo.scheduler.kind = options->scheduler;
       mo.round_trials = options->round_trials;
-      // Drawn here, so that tune_session_seed tells it before the run.
-      if (!o.seed) o.seed = std::random_device{}();
+      // Drawn here (all 64 bits, as a session draws its own), so that
+      // tune_session_seed tells it before the run.
+      if (!o.seed) {
+        std::random_device entropy;
+        o.seed = (std::uint64_t{entropy()} << 32) ^ entropy();
+      }
       mo.session = std::move(o);
       *out = handle.release();
       return;
@@ -268,7 +272,8 @@ tune_status tune_session_end_reason(const tune_session* session, tune_end_reason
   return guarded(__func__, [&] {
     require(out, "out");
     require_finished(session);
-    *out = static_cast<tune_end_reason>(session->model_report ? session->model_report->reason : session->report->reason);
+    *out =
+        static_cast<tune_end_reason>(session->model_report ? session->model_report->reason : session->report->reason);
   });
 }
 

@@ -87,7 +87,7 @@ Tunes the tasks of a model file under one trial budget (trials in all; None:
 ("gradient", Ansor's rule, or "round_robin") picks, and returns the report as
 `tune-engine tune --model --summary-json` writes it: "model", "seed",
 "scheduler", "trials", "latency_ms" (sum of count x best), "tasks" (each with
-"names", "target", "count", "trials", "rounds", "best_ms",
+"label" (the names joined), "names", "target", "count", "trials", "rounds", "best_ms",
 "best_configuration", "confirmed", "run_id", with compare_vendor its
 "throughput"), "trace" (after every round) and, with compare_vendor, the
 model's "vendor_latency_ms" and "tuned_latency_interleaved_ms". Every task's

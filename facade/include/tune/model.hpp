@@ -117,8 +117,9 @@ struct model_options {
 };
 
 struct model_task_report {
-  std::string label;   ///< model_task::label()
-  std::string target;  ///< the task or dataset
+  std::string label;               ///< model_task::label()
+  std::vector<std::string> names;  ///< model_task::names
+  std::string target;              ///< the task or dataset
   double count = 1.0;
   std::uint64_t trials = 0;  ///< recorded ones included
   std::uint32_t rounds = 0;
