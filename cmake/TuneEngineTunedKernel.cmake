@@ -80,7 +80,7 @@ function(tune_engine_add_tuned_kernel)
   endif()
   # A PostgreSQL store (a postgresql:// URI or libpq's dbname=… form) is
   # shared as it is; a file is taken relative to the build folder.
-  if(NOT arg_DB MATCHES "^postgres(ql)?://" AND NOT (arg_DB MATCHES "dbname=" AND NOT arg_DB MATCHES "/"))
+  if(NOT arg_DB MATCHES "^postgres(ql)?://" AND NOT arg_DB MATCHES "^[ \t]*(host|hostaddr|port|dbname|user|service|options)[ \t]*=")
     get_filename_component(arg_DB "${arg_DB}" ABSOLUTE BASE_DIR ${CMAKE_CURRENT_BINARY_DIR})
   endif()
   if(NOT arg_OUTPUT_HEADER)

@@ -16,7 +16,7 @@ file(READ ${REQUEST} request)
 # The request a run recorded in DB answered (written after it finished):
 # beside the file, or beside the header for a shared PostgreSQL store.
 set(server_store FALSE)
-if(DB MATCHES "^postgres(ql)?://" OR (DB MATCHES "dbname=" AND NOT DB MATCHES "/"))
+if(DB MATCHES "^postgres(ql)?://" OR DB MATCHES "^[ \t]*(host|hostaddr|port|dbname|user|service|options)[ \t]*=")
   set(server_store TRUE)
   get_filename_component(header_dir ${HEADER} DIRECTORY)
   set(stamp ${header_dir}/${NAME}.tuned)

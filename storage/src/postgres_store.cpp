@@ -23,9 +23,34 @@ namespace tune::storage {
 bool is_postgres_target(std::string_view target) {
   auto starts = [&](std::string_view prefix) { return target.substr(0, prefix.size()) == prefix; };
   if (starts("postgresql://") || starts("postgres://")) return true;
-  // libpq's keyword=value form, e.g. "host=db.example dbname=tune": an
-  // SQLite path is never read as one unless it names a dbname and has no '/'.
-  return target.find("dbname=") != std::string_view::npos && target.find('/') == std::string_view::npos;
+  // libpq's keyword=value form, e.g. "host=db.example dbname=tune" or
+  // "host=/run/postgresql dbname=tune": it starts with one of libpq's
+  // connection keywords and '=' (a path of a file would have to be named so).
+  static constexpr std::string_view keywords[] = {"host",
+                                                  "hostaddr",
+                                                  "port",
+                                                  "dbname",
+                                                  "user",
+                                                  "passfile",
+                                                  "service",
+                                                  "options",
+                                                  "sslmode",
+                                                  "sslcert",
+                                                  "sslrootcert",
+                                                  "sslkey",
+                                                  "connect_timeout",
+                                                  "application_name",
+                                                  "target_session_attrs",
+                                                  "client_encoding"};
+  auto begin = target.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return false;
+  auto equals = target.find('=', begin);
+  if (equals == std::string_view::npos) return false;
+  auto key = target.substr(begin, equals - begin);
+  while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.remove_suffix(1);
+  for (auto keyword : keywords)
+    if (key == keyword) return true;
+  return false;
 }
 
 #ifndef TUNE_WITH_POSTGRES

@@ -52,8 +52,13 @@ TEST_CASE("postgres store: targets are told from SQLite paths", "[storage]") {
   CHECK(is_postgres_target("postgresql://tuner@db.example:5432/tune"));
   CHECK(is_postgres_target("postgres://db.example/tune?sslmode=require"));
   CHECK(is_postgres_target("host=db.example dbname=tune"));
+  CHECK(is_postgres_target("host=/run/postgresql dbname=tune"));  // a socket folder
+  CHECK(is_postgres_target(" dbname = tune"));
+  CHECK(is_postgres_target("service=team"));
   CHECK_FALSE(is_postgres_target("results.db"));
   CHECK_FALSE(is_postgres_target("/tmp/dbname=x/results.db"));  // a path, though it says dbname=
+  CHECK_FALSE(is_postgres_target("runs/dbname=x.db"));
+  CHECK_FALSE(is_postgres_target("x=1.db"));
   CHECK_FALSE(is_postgres_target(":memory:"));
   CHECK_FALSE(is_postgres_target("postgresql.db"));
 }

@@ -45,8 +45,9 @@ struct db_error : std::runtime_error {
 };
 
 /// True when `target` names a PostgreSQL database rather than an SQLite file:
-/// a postgresql:// or postgres:// URI, or libpq's keyword=value form with a
-/// dbname and no '/' (e.g. "host=db.example dbname=tune").
+/// a postgresql:// or postgres:// URI, or libpq's keyword=value form, which
+/// starts with one of its connection keywords (host, dbname, user, service…)
+/// and '=' (e.g. "host=/run/postgresql dbname=tune").
 bool is_postgres_target(std::string_view target);
 /// Whether this build opens PostgreSQL databases (it was built with libpq).
 bool postgres_available();
