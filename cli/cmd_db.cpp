@@ -20,8 +20,10 @@ struct copy_options {
 };
 
 int run_copy(const copy_options& options) {
-  if (options.from == options.to) throw input_error("db copy: FROM and TO are the same store (" + options.from + ")");
   storage::results_db from(options.from, storage::results_db::open_mode::read_only);
+  // Named as the store names itself: a PostgreSQL target without its password.
+  if (options.from == options.to)
+    throw input_error("db copy: FROM and TO are the same store (" + from.path().string() + ")");
   storage::results_db to(options.to);
   auto last = std::chrono::steady_clock::now();
   auto report = storage::copy_runs(from, to, [&](std::size_t done, std::size_t total) {
@@ -38,12 +40,18 @@ int run_copy(const copy_options& options) {
                                       {"runs_added", report.runs_added},
                                       {"runs_updated", report.runs_updated},
                                       {"runs_unchanged", report.runs_unchanged},
+                                      {"runs_diverged", report.runs_diverged},
                                       {"trials_added", report.trials_added}}
                            .dump(2));
   } else {
     fmt::print("copied {} runs from {} to {}: {} added, {} brought up to date, {} there already; {} trials written\n",
                report.runs, source, destination, report.runs_added, report.runs_updated, report.runs_unchanged,
                report.trials_added);
+    if (report.runs_diverged > 0)
+      fmt::print(
+          "{} runs left as they are in {}: their copies there went on after they were copied (copy the other "
+          "way to bring them here)\n",
+          report.runs_diverged, destination);
   }
   return exit_ok;
 }

@@ -78,9 +78,14 @@ function(tune_engine_add_tuned_kernel)
   if(NOT arg_DB)
     set(arg_DB ${dir}/tune-engine.db)
   endif()
-  # A PostgreSQL store (a postgresql:// URI or libpq's dbname=… form) is
-  # shared as it is; a file is taken relative to the build folder.
-  if(NOT arg_DB MATCHES "^postgres(ql)?://" AND NOT arg_DB MATCHES "^[ \t]*(host|hostaddr|port|dbname|user|service|options)[ \t]*=")
+  # A PostgreSQL store (a postgresql:// URI, or libpq's keyword form, which
+  # starts with one of its connection keywords: the list of
+  # storage/src/postgres_store.cpp) is shared as it is; a file is taken
+  # relative to the build folder.
+  set(server_store OFF)
+  if(arg_DB MATCHES "^postgres(ql)?://" OR arg_DB MATCHES "^[ \t]*(host|hostaddr|port|dbname|user|password|passfile|service|options|application_name|fallback_application_name|client_encoding|connect_timeout|keepalives|keepalives_idle|keepalives_interval|keepalives_count|tcp_user_timeout|sslmode|sslcompression|sslcert|sslkey|sslpassword|sslrootcert|sslcrl|sslcrldir|sslsni|requirepeer|ssl_min_protocol_version|ssl_max_protocol_version|gssencmode|krbsrvname|gsslib|replication|target_session_attrs)[ \t]*=")
+    set(server_store ON)
+  else()
     get_filename_component(arg_DB "${arg_DB}" ABSOLUTE BASE_DIR ${CMAKE_CURRENT_BINARY_DIR})
   endif()
   if(NOT arg_OUTPUT_HEADER)
@@ -131,7 +136,7 @@ function(tune_engine_add_tuned_kernel)
     OUTPUT ${header} ${flags_file}
     COMMAND ${CMAKE_COMMAND} -DTUNE_ENGINE=$<TARGET_FILE:tune::tune-engine> -DNAME=${arg_NAME} -DTASK=${arg_TASK}
             -DBACKEND=${arg_BACKEND} -DBUDGET=${arg_BUDGET} -DSTRATEGY=${arg_STRATEGY} -DSEED=${arg_SEED}
-            -DTOPOLOGY=${arg_TOPOLOGY} -DDB=${arg_DB} -DHEADER=${header} -DFLAGS=${flags_file} -DREQUEST=${request}
+            -DTOPOLOGY=${arg_TOPOLOGY} -DDB=${arg_DB} -DSERVER_STORE=${server_store} -DHEADER=${header} -DFLAGS=${flags_file} -DREQUEST=${request}
             -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/tune_engine_tune_kernel.cmake
     DEPENDS ${request} ${arg_TOPOLOGY} tune::tune-engine ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/tune_engine_tune_kernel.cmake
     COMMENT "tune-engine: ${arg_NAME} = ${arg_TASK} (${arg_BACKEND}, ${arg_BUDGET} trials)"

@@ -3,7 +3,7 @@
 # then emits the header and the flags of the fastest configuration.
 #
 #   -DTUNE_ENGINE=… -DNAME=… -DTASK=… -DBACKEND=… -DBUDGET=… -DSTRATEGY=… -DSEED=…
-#   -DTOPOLOGY=… -DDB=… -DHEADER=… -DFLAGS=… -DREQUEST=<file naming all of these>
+#   -DTOPOLOGY=… -DDB=… [-DSERVER_STORE=ON] -DHEADER=… -DFLAGS=… -DREQUEST=<file naming all of these>
 foreach(var TUNE_ENGINE NAME TASK BACKEND BUDGET SEED TOPOLOGY DB HEADER FLAGS REQUEST)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "tune_engine_tune_kernel.cmake: -D${var}=… is missing")
@@ -14,10 +14,9 @@ set(emit ${TUNE_ENGINE} emit --db ${DB} --task ${TASK} --backend ${BACKEND} --na
          --flags ${FLAGS})
 file(READ ${REQUEST} request)
 # The request a run recorded in DB answered (written after it finished):
-# beside the file, or beside the header for a shared PostgreSQL store.
-set(server_store FALSE)
-if(DB MATCHES "^postgres(ql)?://" OR DB MATCHES "^[ \t]*(host|hostaddr|port|dbname|user|service|options)[ \t]*=")
-  set(server_store TRUE)
+# beside the file, or beside the header for a shared PostgreSQL store
+# (SERVER_STORE, as tune_engine_add_tuned_kernel() told it).
+if(SERVER_STORE)
   get_filename_component(header_dir ${HEADER} DIRECTORY)
   set(stamp ${header_dir}/${NAME}.tuned)
 else()
@@ -34,7 +33,7 @@ if(EXISTS ${stamp})
   endif()
 endif()
 
-if(NOT server_store)
+if(NOT SERVER_STORE)
   get_filename_component(db_dir ${DB} DIRECTORY)
   file(MAKE_DIRECTORY ${db_dir})
 endif()

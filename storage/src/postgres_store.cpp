@@ -26,22 +26,43 @@ bool is_postgres_target(std::string_view target) {
   // libpq's keyword=value form, e.g. "host=db.example dbname=tune" or
   // "host=/run/postgresql dbname=tune": it starts with one of libpq's
   // connection keywords and '=' (a path of a file would have to be named so).
+  // libpq 15's connection keywords (PQconndefaults), here so that a build
+  // without libpq tells them too; cmake/TuneEngineTunedKernel.cmake lists the same.
   static constexpr std::string_view keywords[] = {"host",
                                                   "hostaddr",
                                                   "port",
                                                   "dbname",
                                                   "user",
+                                                  "password",
                                                   "passfile",
                                                   "service",
                                                   "options",
-                                                  "sslmode",
-                                                  "sslcert",
-                                                  "sslrootcert",
-                                                  "sslkey",
-                                                  "connect_timeout",
                                                   "application_name",
-                                                  "target_session_attrs",
-                                                  "client_encoding"};
+                                                  "fallback_application_name",
+                                                  "client_encoding",
+                                                  "connect_timeout",
+                                                  "keepalives",
+                                                  "keepalives_idle",
+                                                  "keepalives_interval",
+                                                  "keepalives_count",
+                                                  "tcp_user_timeout",
+                                                  "sslmode",
+                                                  "sslcompression",
+                                                  "sslcert",
+                                                  "sslkey",
+                                                  "sslpassword",
+                                                  "sslrootcert",
+                                                  "sslcrl",
+                                                  "sslcrldir",
+                                                  "sslsni",
+                                                  "requirepeer",
+                                                  "ssl_min_protocol_version",
+                                                  "ssl_max_protocol_version",
+                                                  "gssencmode",
+                                                  "krbsrvname",
+                                                  "gsslib",
+                                                  "replication",
+                                                  "target_session_attrs"};
   auto begin = target.find_first_not_of(" \t");
   if (begin == std::string_view::npos) return false;
   auto equals = target.find('=', begin);
@@ -346,6 +367,10 @@ class postgres_store final : public results_store {
   int file_version() const override { return results_db::schema_version; }
   std::optional<int> migrated_from() const override { return std::nullopt; }
   const char* confirmation_row_id() const override { return "run_id"; }
+  void serialize_imports() override {
+    statement lock(*this, "SELECT pg_advisory_xact_lock(CAST(?1 AS INTEGER), -1)");
+    lock.bind(1, lock_key_).step();
+  }
   const std::filesystem::path& path() const override { return path_; }
 
   /// A session-level advisory lock: held until this connection closes, and
@@ -392,7 +417,7 @@ void postgres_store::open(results_db::open_mode mode) {
   // stay off the terminal.
   exec(
       "SET client_min_messages = warning; SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; "
-      "SET tcp_keepalives_count = 3");
+      "SET tcp_keepalives_count = 3; SET extra_float_digits = 3");  // doubles read back exactly (before PG 12 too)
   const bool read_only = mode == results_db::open_mode::read_only;
   if (read_only) exec("SET default_transaction_read_only = on");
   check_schema(read_only);

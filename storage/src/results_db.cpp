@@ -648,15 +648,19 @@ results_db::import_outcome results_db::import_run(const run_record& run, const s
                                   " names no trial of the run or has no time > 0");
   auto& d = *impl_;
   return d.transaction([&] {
+    d.store->serialize_imports();  // two copies at once never add one run twice
     import_outcome out;
     const std::string status = run_status_text(run);
     {
       statement find(d.db(),
-                     "SELECT id FROM runs WHERE task_key = ?1 AND strategy = ?2 AND seed = ?3 AND device_kind = ?4 "
-                     "AND started_at = ?5 ORDER BY id LIMIT 1");
+                     "SELECT id, status FROM runs WHERE task_key = ?1 AND strategy = ?2 AND seed = ?3 AND "
+                     "device_kind = ?4 AND started_at = ?5 ORDER BY id LIMIT 1");
       find.bind(1, run.task_key).bind(2, run.strategy).bind(3, seed_text(run.seed)).bind(4, run.device_kind);
       find.bind(5, run.started_at);
-      if (find.step()) out.run_id = find.integer(0);
+      if (find.step()) {
+        out.run_id = find.integer(0);
+        out.was_running = find.text(1) == "running";
+      }
     }
     if (out.run_id == 0) {
       statement add(d.db(),
@@ -669,26 +673,29 @@ results_db::import_outcome results_db::import_run(const run_record& run, const s
       out.run_id = add.integer(0);
       out.added = true;
     }
-    // What an earlier copy holds must be the start of this run.
+    // What the copy here holds must be the start of this run; a copy that
+    // went on here (resumed after it was copied) is left as it is.
     std::vector<trial_record> here;
     {
       statement s(d.db(), "SELECT " + d.trial_columns() + " FROM trials t WHERE t.run_id = ?1 ORDER BY t.seq");
       s.bind(1, out.run_id);
       here = d.read_trials(s);
     }
-    if (here.size() > trials.size())
-      throw std::invalid_argument("import_run: run " + std::to_string(out.run_id) + " of " + d.name + " holds " +
-                                  std::to_string(here.size()) + " trials, more than the " +
-                                  std::to_string(trials.size()) + " of the run copied; it is not an earlier copy");
-    for (std::size_t i = 0; i < here.size(); ++i)
-      if (here[i].config_json != trials[i].config_json || here[i].state != trials[i].state)
-        throw std::invalid_argument("import_run: run " + std::to_string(out.run_id) + " of " + d.name + ", trial " +
-                                    std::to_string(i) + " differs from the run copied; it is not an earlier copy");
+    bool diverged = here.size() > trials.size();
+    for (std::size_t i = 0; !diverged && i < here.size(); ++i)
+      diverged = here[i].config_json != trials[i].config_json || here[i].state != trials[i].state;
+    if (diverged) {
+      out.diverged = true;
+      return out;
+    }
     for (std::size_t i = here.size(); i < trials.size(); ++i) {
       const auto& trial = trials[i];
       d.insert_trial(out.run_id, trial.seq, trial, trial.finished_at, text_hash(trial.config_json));
       ++out.trials_added;
     }
+    // The run's state comes along with new trials, or to a copy that had not
+    // ended; a copy that ended here keeps its own.
+    if (!out.added && out.trials_added == 0 && !out.was_running) return out;
     {
       statement update(d.db(), "UPDATE runs SET status = ?1, finished_at = ?2, confirmed_seq = ?3 WHERE id = ?4");
       update.bind(1, status);
@@ -711,6 +718,19 @@ results_db::import_outcome results_db::import_run(const run_record& run, const s
       insert.bind(4, round.time_ms).step();
     }
     return out;
+  });
+}
+
+void results_db::set_reused_from(std::int64_t run_id, const std::vector<std::pair<std::int64_t, std::int64_t>>& links) {
+  if (links.empty()) return;
+  auto& d = *impl_;
+  d.transaction([&] {
+    statement link(d.db(), "UPDATE trials SET reused_from_run = ?1 WHERE run_id = ?2 AND seq = ?3");
+    for (const auto& [seq, reused] : links) {
+      statement::reset_guard guard{link};
+      link.bind(1, reused).bind(2, run_id).bind(3, seq).step();
+    }
+    return 0;
   });
 }
 

@@ -23,6 +23,9 @@ class results_store : public sql_connection {
   virtual std::optional<int> migrated_from() const = 0;
   /// results_db::claim_run: held until the store is closed or its holder dies.
   virtual bool claim_run(std::int64_t run_id) = 0;
+  /// Inside a transaction: holds off other imports into the store until it
+  /// ends (SQLite's BEGIN IMMEDIATE does already).
+  virtual void serialize_imports() {}
   /// What identifies a row of confirmations in messages.
   virtual const char* confirmation_row_id() const = 0;
   /// results_db::path(): the file, or the PostgreSQL URI without its password.

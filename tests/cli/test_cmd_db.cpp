@@ -121,6 +121,20 @@ TEST_CASE("db copy: SQLite to PostgreSQL and back, the same runs, and copying ag
   CHECK(home["runs_added"] == 2);
   CHECK(contents(back) == contents(laptop));
 
+  // The laptop's run goes on again; the team's older copy does not roll it back.
+  {
+    results_db db(laptop);
+    auto run = db.runs().back().id;
+    db.reopen_run(run);
+    db.record_trial(run, trial_of(5, 1.1));
+  }
+  auto before = contents(laptop);
+  auto behind = copy(team, laptop);
+  CHECK(behind["runs_diverged"] == 1);
+  CHECK(behind["runs_unchanged"] == 1);
+  CHECK(behind["trials_added"] == 0);
+  CHECK(contents(laptop) == before);
+
   // best reads the team's store as it reads a file.
   cli_process best({"best", "--db", team, "--task", "gemm/512", "--json"});
   REQUIRE(best.wait() == 0);
@@ -133,18 +147,24 @@ TEST_CASE("db copy: bad stores get one clear message each and exit 2", "[cli]") 
   tune::test::scratch_dir dir("cli-db-copy-bad");
   const auto file = (dir / "a.db").string();
   {
-    cli_process p({"db", "copy", file, file});
-    CHECK(p.wait() == 2);
-    CHECK_THAT(p.err(), Contains("FROM and TO are the same store"));
-  }
-  {
     cli_process p({"db", "copy", (dir / "missing.db").string(), file});
     CHECK(p.wait() == 2);
     CHECK_THAT(p.err(), Contains("missing.db does not exist"));
   }
   fill(file);
   {
+    cli_process p({"db", "copy", file, file});
+    CHECK(p.wait() == 2);
+    CHECK_THAT(p.err(), Contains("FROM and TO are the same store"));
+  }
+  {
     cli_process p({"db", "copy", file, "postgresql://tuner:s3cret@127.0.0.1:1/team"});
+    CHECK(p.wait() == 2);
+    CHECK_THAT(p.err(), Contains("holds a password") && !Contains("s3cret"));
+  }
+  {
+    cli_process p(
+        {"db", "copy", "postgresql://tuner:s3cret@127.0.0.1:1/team", "postgresql://tuner:s3cret@127.0.0.1:1/team"});
     CHECK(p.wait() == 2);
     CHECK_THAT(p.err(), Contains("holds a password") && !Contains("s3cret"));
   }
@@ -169,8 +189,8 @@ TEST_CASE(
   tune::test::scratch_dir dir("cli-tune-postgres");
   const auto team = server.new_database();
   const std::string dataset = std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice.json.gz";
-  const std::vector<std::string> args{"tune",       "--dataset", dataset,    "--time-scale", "0.01",
-                                      "--strategy", "random",    "--budget", "40",           "--seed",
+  const std::vector<std::string> args{"tune",       "--dataset", dataset,    "--time-scale", "0.02",
+                                      "--strategy", "random",    "--budget", "60",           "--seed",
                                       "5",          "--db",      team,       "--resume",     "--quiet"};
   auto recorded = [&] {
     results_db db(team, results_db::open_mode::read_only);
@@ -199,7 +219,7 @@ TEST_CASE(
     first.signal(SIGKILL);  // killed mid-run: its lease ends with its connection
   }
   auto before = recorded();
-  CHECK(before < 40);
+  CHECK(before < 60);
   // The server ends the killed holder's session, and its lease, once it sees
   // the connection closed.
   const auto name = team.substr(team.rfind('/') + 1);
@@ -219,14 +239,14 @@ TEST_CASE(
   results_db db(team, results_db::open_mode::read_only);
   REQUIRE(db.runs().size() == 1);  // the same run went on
   auto trials = db.trials(db.runs()[0].id);
-  CHECK(trials.size() == 40);
+  CHECK(trials.size() == 60);
   std::set<std::string> distinct;
   for (const auto& t : trials) distinct.insert(t.config_json);
   CHECK(distinct.size() == trials.size());
 
   cli_process best({"best", "--db", team, "--json"});
   REQUIRE(best.wait() == 0);
-  CHECK(nlohmann::json::parse(best.out())["trials"] == 40);
+  CHECK(nlohmann::json::parse(best.out())["trials"] == 60);
   cli_process exported({"export", "--db", team, "--format", "kernel-tuner"});
   REQUIRE(exported.wait() == 0);
   CHECK(nlohmann::json::parse(exported.out()).contains("cache"));

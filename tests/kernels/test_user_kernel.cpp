@@ -429,7 +429,13 @@ TEST_CASE("a derived file that is wrong names the file and the entry", "[kernels
             "configurations[0].grid_divisor"},
            {R"({"configurations": [{"config": {"width": 1, "factor": 1}}, {"config": {"width": 8, "factor": 1},
                "defines": {"x": "1\n2"}}]})",
-            "configurations[1].defines.x"}}) {
+            "configurations[1].defines.x"},
+           {R"({"configurations": [{"config": {"width": 1, "factor": 1}, "defines": {"x": "1\r#define y 2"}}]})",
+            "configurations[0].defines.x"},
+           {R"({"configurations": [{"config": {"width": 1, "factor": 1}, "defines": {"x": "1 \\"}}]})",
+            "configurations[0].defines.x"},
+           {R"({"configurations": [{"config": {"width": 1, "factor": 1}}, {"config": {"width": 1, "factor": 1}}]})",
+            "configurations[1].config"}}) {
     kernel.scratch.write("derived.json", text);
     expect_read_error(path, text, {"derived.json: " + field + ":"});
   }

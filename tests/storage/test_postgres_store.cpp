@@ -55,6 +55,8 @@ TEST_CASE("postgres store: targets are told from SQLite paths", "[storage]") {
   CHECK(is_postgres_target("host=/run/postgresql dbname=tune"));  // a socket folder
   CHECK(is_postgres_target(" dbname = tune"));
   CHECK(is_postgres_target("service=team"));
+  CHECK(is_postgres_target("password=s3cret host=db dbname=t"));  // refused when opened, never a file name
+  CHECK(is_postgres_target("sslmode=require host=db dbname=t"));
   CHECK_FALSE(is_postgres_target("results.db"));
   CHECK_FALSE(is_postgres_target("/tmp/dbname=x/results.db"));  // a path, though it says dbname=
   CHECK_FALSE(is_postgres_target("runs/dbname=x.db"));
@@ -220,8 +222,10 @@ TEST_CASE("postgres store: coordinators killed mid-commit leave whole trials, an
     // The killed holder's claim is gone once the server has seen its connection close.
     bool claimed = false;
     for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-         !claimed && std::chrono::steady_clock::now() < deadline;)
+         !claimed && std::chrono::steady_clock::now() < deadline;) {
       claimed = db.claim_run(run);
+      if (!claimed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     REQUIRE(claimed);
     auto next = static_cast<int>(stored.size());
     CHECK(db.record_trial(run, ok_trial(next, 1.5)).seq == next);

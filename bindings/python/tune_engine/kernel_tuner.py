@@ -751,8 +751,12 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             report, trials = _run_session(folder, engine_strategy, remaining, seed, run_db, topology, backend,
                                           seconds, iterations, kernel_name, quiet, verbose, valid_count, first)
             now = time.strftime("%Y-%m-%d %H:%M:%S+00:00", time.gmtime())
+            rejected = set()  # measured ok, then failed or refused by the verification
             for t in trials:
+                was_ok = t["status"] == "ok"
                 verify_ms = _verify_trial(t, verify, folder, arguments, answer, atol) if verify else 0
+                if was_ok and t["status"] != "ok":
+                    rejected.add(_config_key(t["config"], keys))
                 entry = _result_entry(t, keys, now)
                 entry["verification_time"] = verify_ms
                 _apply_metrics(entry, metrics)
@@ -767,11 +771,10 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                               else "callable", tune_params_keys=keys, tune_params=params, objective=objective)
                 # The results database keeps each trial's time, not its runs: add them.
                 times = {_config_key(r, keys): r["times"] for r in results[len(cached_in_space):] if "times" in r}
-                failed = {_config_key(t["config"], keys) for t in trials if t["status"] == "wrong_answer"}
                 for key, entry in exported["cache"].items():
                     if key in times:
                         entry["times"] = times[key]
-                    if key in failed and isinstance(entry.get("time"), (int, float)):  # measured, then not verified
+                    if key in rejected and isinstance(entry.get("time"), (int, float)):  # measured, then not verified
                         entry["time"] = "RuntimeFailedConfig"
                         entry.pop("times", None)
                 entries = dict(cached)

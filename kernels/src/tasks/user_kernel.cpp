@@ -146,9 +146,14 @@ std::shared_ptr<const derived_table> read_derived(const nlohmann::json& doc, con
     if (entry.contains("defines")) {
       if (!entry["defines"].is_object()) bad(path, where + ".defines", "expected names mapped to their text");
       for (const auto& [name, text] : entry["defines"].items()) {
+        // One line: no line break (a carriage return is one to the
+        // preprocessor) and no backslash at its end (it would join the next
+        // line of the generated source to this definition).
         if (!codegen::is_identifier(name) || !text.is_string() ||
-            text.get<std::string>().find('\n') != std::string::npos)
-          bad(path, where + ".defines." + name, "expected a C identifier mapped to one line of text");
+            text.get<std::string>().find_first_of("\n\r") != std::string::npos ||
+            (!text.get<std::string>().empty() && text.get<std::string>().back() == '\\'))
+          bad(path, where + ".defines." + name,
+              "expected a C identifier mapped to one line of text, without a line break or a backslash at its end");
         values.defines += "#define " + name + " " + text.get<std::string>() + "\n";
       }
     }
@@ -164,7 +169,8 @@ std::shared_ptr<const derived_table> read_derived(const nlohmann::json& doc, con
       }
       values.grid_divisor = extents;
     }
-    table->values[config] = std::move(values);
+    if (!table->values.emplace(config, std::move(values)).second)
+      bad(path, where + ".config", "the same configuration as an earlier entry; give each one once");
   }
   return table;
 }

@@ -394,7 +394,7 @@ def test_grid_div_for_a_c_kernel_is_accepted_and_a_bad_one_named(tmp_path):
                     grid_div_x=lambda p: 0, topology=cuda_topology(tmp_path), quiet=True)
 
 
-def test_x0_is_measured_first_and_the_search_goes_on_from_it(tmp_path):
+def test_x0_is_measured_first(tmp_path):
     args, answer = scale_arguments()
     tune_params = {"x": list(range(1, 33)), "y": [1, 2]}
     # One compile worker: what is handed out first is measured first.

@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tune/engine/end_reason.hpp"
@@ -249,18 +250,27 @@ class results_db {
   /// given, which the caller maps to this store's run ids) and its
   /// confirmation rounds. A run already here (same task key, strategy, seed,
   /// device kind and start time: an earlier copy of it) gets the trials it
-  /// lacks (seq past its own) and the status, end time and confirmation of
-  /// `run`; otherwise it is added under a new id. The trials must be the
-  /// run's, in seq order from 0 without gaps (as trials() gives them). Throws
-  /// std::invalid_argument for an invalid trial or a copy here that holds
-  /// more trials than `run`, or different ones.
+  /// lacks (seq past its own) and, with them or when it had not ended, the
+  /// status, end time and confirmation of `run`; otherwise it is added under
+  /// a new id. A copy here that holds more trials than `run`, or other ones
+  /// (it went on after it was copied), is left as it is: `diverged`. The
+  /// trials must be the run's, in seq order from 0 without gaps (as trials()
+  /// gives them). Throws std::invalid_argument for an invalid trial. Imports
+  /// into one store are serialised, so that two copies at once never add a
+  /// run twice.
   struct import_outcome {
     std::int64_t run_id = 0;        ///< the run's id in this store
-    bool added = false;             ///< true: a new run; false: an earlier copy brought up to date
+    bool added = false;             ///< true: a new run; false: an earlier copy
+    bool was_running = false;       ///< the earlier copy had not ended
+    bool diverged = false;          ///< the earlier copy went on here: nothing written
     std::int64_t trials_added = 0;  ///< trials written now
   };
   import_outcome import_run(const run_record& run, const std::vector<trial_record>& trials,
                             const std::vector<confirmation_row>& rounds);
+  /// Sets reused_from_run of trials of a run (pairs of seq and the reused
+  /// run's id here), in one transaction: copy_runs links a trial to a run it
+  /// copied after the trial's own.
+  void set_reused_from(std::int64_t run_id, const std::vector<std::pair<std::int64_t, std::int64_t>>& links);
 
   /// The best trial of the task over all its runs (any device kind unless
   /// given) with counts; nullopt when the task has no run. When runs of the
