@@ -79,7 +79,8 @@ for v in $victims; do
   if kill -9 "${pids[$v]}" 2>/dev/null; then
     killed+=("$v")
     echo "killed coordinator $v (pid ${pids[$v]}) after $(psql_q team "SELECT count(*) FROM trials t JOIN runs r \
-ON r.id = t.run_id WHERE r.seed = '$v'" 2>/dev/null || echo 0) trials"
+ON r.id = t.run_id WHERE r.seed = '$v'" 2>/dev/null || echo 0) trials, its run $(psql_q team "SELECT status FROM runs \
+WHERE seed = '$v'" 2>/dev/null || echo 'not made yet')"
   else
     echo "coordinator $v had ended before its kill: make the runs longer (--budget, --time-scale)"
   fi
@@ -99,9 +100,14 @@ psql_q team "SELECT r.seed, r.status, count(t.id), count(DISTINCT t.config), COA
     { ok = ($2 == "budget" && $3 == budget && $4 == budget && $5 == budget); bad += !ok
       printf "  run seed %s: %s, %s trials, %s distinct configurations, seqs 0..%d %s\n", $1, $2, $3, $4, $5 - 1, ok ? "ok" : "WRONG" }
     END { runs = NR; printf "%d runs, %d wrong\n", runs, bad; exit bad > 0 }' || failed=1
+# A killed run that was still running is continued by its restart (one run
+# per coordinator); one that had ended just before the kill is not, and
+# --resume starts a second run of that seed, as it does for any ended run.
 runs=$(psql_q team 'SELECT count(*) FROM runs')
-echo "runs in the store: $runs (one per coordinator: a resumed run goes on, no second run)"
-[ "$runs" = "$coordinators" ] || failed=1
+seeds=$(psql_q team 'SELECT count(DISTINCT seed) FROM runs')
+second=$(psql_q team "SELECT count(*) FROM runs r WHERE EXISTS (SELECT 1 FROM runs o WHERE o.seed = r.seed AND o.id < r.id)")
+echo "runs in the store: $runs for $seeds coordinators ($second second runs, of coordinators killed after their run had ended)"
+[ "$seeds" = "$coordinators" ] || failed=1
 
 echo "== 2. machine B reusing machine A's measurements from the shared store"
 # shellcheck disable=SC2046

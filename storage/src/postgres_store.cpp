@@ -198,12 +198,23 @@ std::string valid_utf8(const std::string& text) {
   return out;
 }
 
-/// ?1, ?2, … as PostgreSQL's $1, $2, … (no query of results_db has a '?'
-/// inside a string literal).
+/// ?1, ?2, … as PostgreSQL's $1, $2, …, and a '?' without a number as the
+/// next number, as SQLite numbers it (a query uses one form or the other; no
+/// query of results_db has a '?' inside a string literal).
 std::string dollar_parameters(const std::string& sql) {
-  std::string out = sql;
-  for (std::size_t i = 0; i + 1 < out.size(); ++i)
-    if (out[i] == '?' && out[i + 1] >= '0' && out[i + 1] <= '9') out[i] = '$';
+  std::string out;
+  out.reserve(sql.size() + sql.size() / 4);
+  int next = 0;
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    if (sql[i] != '?') {
+      out += sql[i];
+    } else if (i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9') {
+      out += '$';
+    } else {
+      out += '$';
+      out += std::to_string(++next);
+    }
+  }
   return out;
 }
 
@@ -367,6 +378,7 @@ class postgres_store final : public results_store {
   int file_version() const override { return results_db::schema_version; }
   std::optional<int> migrated_from() const override { return std::nullopt; }
   const char* confirmation_row_id() const override { return "run_id"; }
+  bool batches_statements() const override { return true; }
   void serialize_imports() override {
     statement lock(*this, "SELECT pg_advisory_xact_lock(CAST(?1 AS INTEGER), -1)");
     lock.bind(1, lock_key_).step();

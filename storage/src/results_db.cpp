@@ -98,6 +98,22 @@ class row_checker {
 
 std::string seed_text(std::uint64_t seed) { return std::to_string(seed); }
 
+/// The columns of a trial's row as the writers insert them, 19 of them.
+constexpr const char* trial_insert_columns =
+    "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
+    "objectives, reused_from_run, config_hash, message, repeats, stopped_early, kernel_s, drift_flagged, "
+    "duel_ms, duel_best_ms) VALUES ";
+constexpr int trial_insert_width = 19;
+
+/// "(?, ?, …)": `count` parameters without numbers, numbered in the order
+/// they appear in the statement (SQLite looks a numbered ?N up in a list, a
+/// cost that grows with the statement's parameters: a group's INSERT has 950).
+std::string parameter_row(int count) {
+  std::string row = "(";
+  for (int k = 0; k < count; ++k) row += k ? ", ?" : "?";
+  return row + ")";
+}
+
 }  // namespace
 
 struct results_db::impl {
@@ -114,12 +130,7 @@ struct results_db::impl {
         : run_exists(db, "SELECT count(*) FROM runs WHERE id = ?1", true),
           existing(db, "SELECT seq FROM trials WHERE config_hash = ?3 AND run_id = ?1 AND config = ?2", true),
           next_seq(db, "SELECT COALESCE(MAX(seq) + 1, 0) FROM trials WHERE run_id = ?1", true),
-          insert(db,
-                 "INSERT INTO trials (run_id, seq, config, status, time_ms, compile_s, run_s, device, finished_at, "
-                 "objectives, reused_from_run, config_hash, message, repeats, stopped_early, kernel_s, drift_flagged, "
-                 "duel_ms, duel_best_ms) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-                 true) {}
+          insert(db, trial_insert_columns + parameter_row(trial_insert_width), true) {}
   };
   std::unique_ptr<trial_writer> writer;
 
@@ -133,39 +144,52 @@ struct results_db::impl {
     return detail::in_transaction(*store, std::forward<Body>(body));
   }
 
+  /// Binds one trial's row at parameters base + 1 … base + 19 of an INSERT
+  /// of trial_insert_columns.
+  static void bind_trial(statement& insert, int base, std::int64_t run_id, std::int64_t seq, const trial_record& trial,
+                         double finished_at, std::int64_t hash) {
+    insert.bind(base + 1, run_id)
+        .bind(base + 2, seq)
+        .bind(base + 3, trial.config_json)
+        .bind(base + 4, std::string(tune::to_string(trial.state)));
+    if (trial.state == status::ok)
+      insert.bind(base + 5, trial.time_ms);
+    else
+      insert.bind_null(base + 5);
+    insert.bind(base + 6, trial.compile_s)
+        .bind(base + 7, trial.run_s)
+        .bind(base + 8, trial.device)
+        .bind(base + 9, finished_at);
+    if (trial.objectives.empty())
+      insert.bind_null(base + 10);
+    else
+      insert.bind(base + 10, nlohmann::json(trial.objectives).dump());
+    if (trial.reused_from_run)
+      insert.bind(base + 11, *trial.reused_from_run);
+    else
+      insert.bind_null(base + 11);
+    insert.bind(base + 12, hash);
+    if (trial.message.empty())
+      insert.bind_null(base + 13);
+    else
+      insert.bind(base + 13, clipped_message(trial.message));
+    insert.bind(base + 14, static_cast<std::int64_t>(trial.repeats))
+        .bind(base + 15, static_cast<std::int64_t>(trial.stopped_early ? 1 : 0))
+        .bind(base + 16, trial.kernel_s)
+        .bind(base + 17, static_cast<std::int64_t>(trial.drift_flagged ? 1 : 0));
+    if (!std::isnan(trial.duel_ms))  // checked: both set on an ok trial
+      insert.bind(base + 18, trial.duel_ms).bind(base + 19, trial.duel_best_ms);
+    else
+      insert.bind_null(base + 18).bind_null(base + 19);
+  }
+
   /// Writes one trial with the writer's INSERT (inside a transaction).
   void insert_trial(std::int64_t run_id, std::int64_t seq, const trial_record& trial, double finished_at,
                     std::int64_t hash) {
     if (!writer) writer = std::make_unique<trial_writer>(db());
     auto& insert = writer->insert;
     statement::reset_guard guard{insert};
-    insert.bind(1, run_id).bind(2, seq).bind(3, trial.config_json).bind(4, std::string(tune::to_string(trial.state)));
-    if (trial.state == status::ok)
-      insert.bind(5, trial.time_ms);
-    else
-      insert.bind_null(5);
-    insert.bind(6, trial.compile_s).bind(7, trial.run_s).bind(8, trial.device).bind(9, finished_at);
-    if (trial.objectives.empty())
-      insert.bind_null(10);
-    else
-      insert.bind(10, nlohmann::json(trial.objectives).dump());
-    if (trial.reused_from_run)
-      insert.bind(11, *trial.reused_from_run);
-    else
-      insert.bind_null(11);
-    insert.bind(12, hash);
-    if (trial.message.empty())
-      insert.bind_null(13);
-    else
-      insert.bind(13, clipped_message(trial.message));
-    insert.bind(14, static_cast<std::int64_t>(trial.repeats))
-        .bind(15, static_cast<std::int64_t>(trial.stopped_early ? 1 : 0))
-        .bind(16, trial.kernel_s)
-        .bind(17, static_cast<std::int64_t>(trial.drift_flagged ? 1 : 0));
-    if (!std::isnan(trial.duel_ms))  // checked: both set on an ok trial
-      insert.bind(18, trial.duel_ms).bind(19, trial.duel_best_ms);
-    else
-      insert.bind_null(18).bind_null(19);
+    bind_trial(insert, 0, run_id, seq, trial, finished_at, hash);
     insert.step();
   }
 
@@ -412,19 +436,68 @@ std::vector<record_outcome> results_db::record_trials(std::int64_t run_id, const
     }
     double now = unix_now();
     out.reserve(trials.size());
-    for (const auto& trial : trials) {
-      std::int64_t hash = text_hash(trial.config_json);
-      {
-        statement::reset_guard guard{w.existing};
-        w.existing.bind(1, run_id).bind(2, trial.config_json).bind(3, hash);
-        if (w.existing.step()) {
-          out.push_back({false, w.existing.integer(0)});
-          continue;
+    if (trials.size() == 1 || !d.store->batches_statements()) {
+      // The kept statements: a lookup and an insert per trial (SQLite: no
+      // round trips, and statements prepared once beat large ones made per
+      // group; bench_results_db).
+      for (const auto& trial : trials) {
+        std::int64_t hash = text_hash(trial.config_json);
+        {
+          statement::reset_guard guard{w.existing};
+          w.existing.bind(1, run_id).bind(2, trial.config_json).bind(3, hash);
+          if (w.existing.step()) {
+            out.push_back({false, w.existing.integer(0)});
+            continue;
+          }
         }
+        double finished_at = trial.finished_at > 0 ? trial.finished_at : now;
+        d.insert_trial(run_id, seq, trial, finished_at, hash);
+        out.push_back({true, seq++, finished_at});
+      }
+      return std::move(out);
+    }
+    // A group on a server, where every statement is a round trip: the
+    // configurations the run holds already, then the new rows, in a few
+    // statements each of many rows.
+    std::vector<std::int64_t> hashes;
+    hashes.reserve(trials.size());
+    for (const auto& trial : trials) hashes.push_back(text_hash(trial.config_json));
+    std::unordered_map<std::string, std::int64_t> known;  // configuration text -> seq in the run
+    constexpr std::size_t lookup_chunk = 200;
+    for (std::size_t begin = 0; begin < trials.size(); begin += lookup_chunk) {
+      const auto count = static_cast<int>(std::min(lookup_chunk, trials.size() - begin));
+      // `+run_id`: found by the hash's index; SQLite would otherwise walk
+      // the run's rows by its (run_id, seq) key, all of them for each group.
+      std::string sql = "SELECT seq, config FROM trials WHERE +run_id = ? AND config_hash IN " + parameter_row(count);
+      statement lookup(d.db(), sql);
+      lookup.bind(1, run_id);
+      for (int k = 0; k < count; ++k) lookup.bind(2 + k, hashes[begin + static_cast<std::size_t>(k)]);
+      while (lookup.step()) known.emplace(lookup.text(1), lookup.integer(0));
+    }
+    std::vector<std::size_t> fresh;  // indices of the trials to insert, in order
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+      const auto& trial = trials[i];
+      auto [it, inserted] = known.emplace(trial.config_json, seq);
+      if (!inserted) {  // in the run already, or given earlier in this group
+        out.push_back({false, it->second});
+        continue;
       }
       double finished_at = trial.finished_at > 0 ? trial.finished_at : now;
-      d.insert_trial(run_id, seq, trial, finished_at, hash);
       out.push_back({true, seq++, finished_at});
+      fresh.push_back(i);
+    }
+    constexpr std::size_t insert_chunk = 50;  // 950 parameters a statement
+    for (std::size_t begin = 0; begin < fresh.size(); begin += insert_chunk) {
+      const auto count = std::min(insert_chunk, fresh.size() - begin);
+      std::string sql = trial_insert_columns;
+      for (std::size_t r = 0; r < count; ++r) sql += (r ? ", " : "") + parameter_row(trial_insert_width);
+      statement insert(d.db(), sql);
+      for (std::size_t r = 0; r < count; ++r) {
+        const auto i = fresh[begin + r];
+        impl::bind_trial(insert, static_cast<int>(r) * trial_insert_width, run_id, out[i].seq, trials[i],
+                         out[i].finished_at, hashes[i]);
+      }
+      insert.step();
     }
     return std::move(out);
   });

@@ -26,6 +26,10 @@ class results_store : public sql_connection {
   /// Inside a transaction: holds off other imports into the store until it
   /// ends (SQLite's BEGIN IMMEDIATE does already).
   virtual void serialize_imports() {}
+  /// Whether a group of trials is written in a few statements of many rows
+  /// (a server: each statement is a round trip) rather than row by row with
+  /// statements prepared once (SQLite, where that is faster).
+  virtual bool batches_statements() const { return false; }
   /// What identifies a row of confirmations in messages.
   virtual const char* confirmation_row_id() const = 0;
   /// results_db::path(): the file, or the PostgreSQL URI without its password.

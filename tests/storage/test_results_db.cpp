@@ -156,6 +156,46 @@ TEMPLATE_TEST_CASE("results db rejects invalid trials", "[storage]", tune::test:
   CHECK(db.trial_count(run) == 0);
 }
 
+TEMPLATE_TEST_CASE("results db records a group larger than one statement holds, each configuration once", "[storage]",
+                   tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-large-group");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
+  auto run = db.create_run(spec());
+  for (int i = 0; i < 30; ++i) db.record_trial(run, ok_trial(config(i), 1.0 + i));
+  // 450 trials: configurations 0..449 with every third given twice, 0..29 recorded before.
+  std::vector<trial_record> group;
+  for (int i = 0; i < 450; ++i) {
+    group.push_back(ok_trial(config(i), 100.0 + i));
+    if (i % 3 == 0) group.push_back(ok_trial(config(i), 999.0));
+  }
+  auto outcomes = db.record_trials(run, group);
+  REQUIRE(outcomes.size() == group.size());
+  std::map<std::string, std::int64_t> seq_of;
+  std::int64_t next = 30;
+  for (std::size_t k = 0; k < group.size(); ++k) {
+    const auto& config_json = group[k].config_json;
+    bool before = std::stoi(config_json.substr(config_json.find(':') + 1)) < 30;
+    bool again = seq_of.count(config_json) > 0;
+    INFO("trial " << k << " " << config_json);
+    CHECK(outcomes[k].inserted == (!before && !again));
+    if (outcomes[k].inserted) {
+      CHECK(outcomes[k].seq == next++);
+      seq_of[config_json] = outcomes[k].seq;
+    } else if (again) {
+      CHECK(outcomes[k].seq == seq_of[config_json]);
+    } else {
+      CHECK(outcomes[k].seq == std::stoi(config_json.substr(config_json.find(':') + 1)));
+    }
+  }
+  auto trials = db.trials(run);
+  REQUIRE(trials.size() == 450);
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    CHECK(trials[i].seq == static_cast<std::int64_t>(i));
+    CHECK(trials[i].time_ms == (i < 30 ? 1.0 + static_cast<double>(i) : 100.0 + static_cast<double>(i)));
+  }
+}
+
 TEST_CASE("results db records a batch of trials in one transaction", "[storage]") {
   tune::test::scratch_dir dir("tune-test-db-batch");
   results_db db(dir / "results.db");
