@@ -7,11 +7,9 @@
 // installed, a build without libpq) why_not() says so and the test skips.
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,43 +21,17 @@
 #include <string>
 #include <vector>
 
+#include "tune/kernels/subprocess.hpp"
 #include "tune/storage/results_db.hpp"
 
 namespace tune::test {
 
-/// Runs argv (no shell), its stdout and stderr into `output`; the exit status.
+/// Runs argv (no shell, tune::run_process), its stdout and stderr into
+/// `output`; the exit status (-1 when it did not end normally within 60 s).
 inline int run_argv(const std::vector<std::string>& argv, std::string* output = nullptr) {
-  int pipe_fd[2];
-  if (pipe(pipe_fd) != 0) throw std::runtime_error("pipe failed");
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    dup2(pipe_fd[1], STDOUT_FILENO);
-    dup2(pipe_fd[1], STDERR_FILENO);
-    close(pipe_fd[0]);
-    close(pipe_fd[1]);
-    int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) dup2(null, STDIN_FILENO);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(pipe_fd[1]);
-  std::string text;
-  char buffer[4096];
-  for (ssize_t n; (n = read(pipe_fd[0], buffer, sizeof buffer)) != 0;)
-    if (n > 0)
-      text.append(buffer, static_cast<std::size_t>(n));
-    else if (errno != EINTR)
-      break;
-  close(pipe_fd[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (output) *output = text;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  auto result = run_process(argv, 60.0);
+  if (output) *output = result.started ? result.output : result.error;
+  return result.started && !result.timed_out && result.signal == 0 ? result.exit_code : -1;
 }
 
 class postgres_server {

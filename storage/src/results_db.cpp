@@ -118,8 +118,6 @@ std::string parameter_row(int count) {
 
 struct results_db::impl {
   std::unique_ptr<detail::results_store> store;  // SQLite or PostgreSQL
-  std::string name;                              // store->name(): the file, or the URI without a password
-  int file_version = schema_version;             // as opened (older only for a read-only SQLite file)
 
   /// The statements of record_trial(), prepared at its first call and kept:
   /// preparing them again for every trial was most of its cost. Each is
@@ -137,6 +135,10 @@ struct results_db::impl {
   ~impl() { writer.reset(); }  // statements are finalized before the connection closes
 
   detail::sql_connection& db() const { return *store; }
+  /// The file, or the URI without a password: for messages.
+  const std::string& name() const { return store->name(); }
+  /// The schema version as opened (older only for a read-only SQLite file).
+  int file_version() const { return store->file_version(); }
 
   /// Runs `body` in one transaction; rolls back on exceptions.
   template <class Body>
@@ -196,23 +198,23 @@ struct results_db::impl {
   /// The columns read_run() reads, for this file's version.
   std::string run_columns() const {
     return std::string("id, task_key, strategy, seed, options, device_kind, started_at, finished_at, ") +
-           (file_version >= 3 ? "status, confirmed_seq"
-                              : std::string("CASE status WHEN 'finished' THEN ") + legacy_finished_reason_sql +
-                                    " ELSE status END, NULL");
+           (file_version() >= 3 ? "status, confirmed_seq"
+                                : std::string("CASE status WHEN 'finished' THEN ") + legacy_finished_reason_sql +
+                                      " ELSE status END, NULL");
   }
   /// The columns read_trial() reads (of trials as t), for this file's version.
   std::string trial_columns() const {
     return std::string(
                "t.id, t.run_id, t.seq, t.config, t.status, t.time_ms, t.compile_s, t.run_s, t.device, t.finished_at, "
                "t.objectives, t.reused_from_run, ") +
-           (file_version >= 3 ? "t.message, t.repeats, t.stopped_early, t.kernel_s, t.drift_flagged, "
-                              : "NULL, 0, 0, 0.0, 0, ") +
-           (file_version >= 4 ? "t.duel_ms, t.duel_best_ms" : "NULL, NULL");
+           (file_version() >= 3 ? "t.message, t.repeats, t.stopped_early, t.kernel_s, t.drift_flagged, "
+                                : "NULL, 0, 0, 0.0, 0, ") +
+           (file_version() >= 4 ? "t.duel_ms, t.duel_best_ms" : "NULL, NULL");
   }
 
   run_record read_run(const statement& s) const {
     std::int64_t id = s.type(0) == sql_type::integer ? s.integer(0) : -1;
-    row_checker row(s, name, "runs", id);
+    row_checker row(s, name(), "runs", id);
     run_record run;
     run.id = row.integer(0, "id", 1);
     run.task_key = row.text(1, "task_key");
@@ -243,7 +245,7 @@ struct results_db::impl {
 
   trial_record read_trial(const statement& s) const {
     std::int64_t id = s.type(0) == sql_type::integer ? s.integer(0) : -1;
-    row_checker row(s, name, "trials", id);
+    row_checker row(s, name(), "trials", id);
     trial_record trial;
     trial.run_id = row.integer(1, "run_id", 1);
     trial.seq = row.integer(2, "seq", 0);
@@ -302,8 +304,6 @@ results_db::results_db(const std::filesystem::path& file, open_mode mode, bool s
     : impl_(std::make_unique<impl>()) {
   impl_->store = is_postgres_target(file.string()) ? detail::open_postgres_store(file.string(), mode)
                                                    : detail::open_sqlite_store(file, mode, synchronous_full);
-  impl_->name = impl_->store->name();
-  impl_->file_version = impl_->store->file_version();
 }
 
 results_db::~results_db() = default;
@@ -326,7 +326,7 @@ std::int64_t results_db::create_run(const run_spec& spec) {
     s.bind(1, spec.task_key).bind(2, spec.strategy).bind(3, seed_text(spec.seed)).bind(4, spec.options_json);
     s.bind(5, spec.device_kind).bind(6, unix_now());
     if (!s.step() || s.type(0) != sql_type::integer)
-      throw db_error("results DB " + impl_->name + ": a new run was given no id");
+      throw db_error("results DB " + impl_->name() + ": a new run was given no id");
     return s.integer(0);
   });
 }
@@ -365,7 +365,7 @@ void results_db::finish_run(std::int64_t run_id, end_reason reason) {
     statement s(impl_->db(), "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3");
     s.bind(1, std::string(to_string(reason))).bind(2, unix_now()).bind(3, run_id);
     s.step();
-    if (s.changes() == 0) throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
+    if (s.changes() == 0) throw db_error("results DB " + impl_->name() + ": no run with id " + std::to_string(run_id));
     return 0;
   });
 }
@@ -375,7 +375,7 @@ void results_db::reopen_run(std::int64_t run_id) {
     statement s(impl_->db(), "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1");
     s.bind(1, run_id);
     s.step();
-    if (s.changes() == 0) throw db_error("results DB " + impl_->name + ": no run with id " + std::to_string(run_id));
+    if (s.changes() == 0) throw db_error("results DB " + impl_->name() + ": no run with id " + std::to_string(run_id));
     return 0;
   });
 }
@@ -533,11 +533,11 @@ std::optional<trial_record> results_db::find_cached(const std::string& task_key,
                                                     const std::string& config_json) const {
   // A version 1 file opened read-only has no hashes: its text is indexed.
   statement s(impl_->db(), "SELECT " + impl_->trial_columns() + " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " +
-                               (impl_->file_version >= 2 ? "t.config_hash = ?4 AND " : "") +
+                               (impl_->file_version() >= 2 ? "t.config_hash = ?4 AND " : "") +
                                "t.config = ?1 AND r.task_key = ?2 AND r.device_kind = ?3 AND t.status IN " +
                                reusable_statuses + " ORDER BY t.finished_at DESC, t.id DESC LIMIT 1");
   s.bind(1, config_json).bind(2, task_key).bind(3, device_kind);
-  if (impl_->file_version >= 2) s.bind(4, text_hash(config_json));
+  if (impl_->file_version() >= 2) s.bind(4, text_hash(config_json));
   if (!s.step()) return std::nullopt;
   return impl_->read_trial(s);
 }
@@ -610,12 +610,12 @@ void results_db::flag_drift(std::int64_t run_id, const std::vector<std::int64_t>
 
 std::vector<confirmation_row> results_db::confirmations(std::int64_t run_id) const {
   std::vector<confirmation_row> out;
-  if (impl_->file_version < 3) return out;  // an older file kept none
+  if (impl_->file_version() < 3) return out;  // an older file kept none
   statement s(impl_->db(), "SELECT " + std::string(impl_->store->confirmation_row_id()) +
                                ", seq, round, time_ms FROM confirmations WHERE run_id = ?1 ORDER BY seq, round");
   s.bind(1, run_id);
   while (s.step()) {
-    row_checker row(s, impl_->name, "confirmations", s.integer(0));
+    row_checker row(s, impl_->name(), "confirmations", s.integer(0));
     confirmation_row c;
     c.seq = row.integer(1, "seq", 0);
     auto round = row.integer(2, "round", 0);
@@ -654,7 +654,7 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
 
   // A run's confirmed winner counts by the median of its rounds; the fastest
   // of them is the task's best. Without any, the fastest ok trial is.
-  if (impl_->file_version >= 3) {
+  if (impl_->file_version() >= 3) {
     statement confirmed(
         impl_->db(), "SELECT r.id, r.confirmed_seq FROM runs r WHERE " + filter + " AND r.confirmed_seq IS NOT NULL");
     confirmed.bind(1, task_key);
@@ -686,7 +686,7 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
   }
   // A trial that lost its duel against the best before it is not the best;
   // one that had a duel counts by its duel's median (trial::best_judged_ms).
-  const bool duels = impl_->file_version >= 4;
+  const bool duels = impl_->file_version() >= 4;
   statement best(impl_->db(), "SELECT " + impl_->trial_columns() +
                                   " FROM trials t JOIN runs r ON r.id = t.run_id WHERE " + filter +
                                   " AND t.status = 'ok'" +
@@ -742,7 +742,7 @@ results_db::import_outcome results_db::import_run(const run_record& run, const s
       add.bind(1, run.task_key).bind(2, run.strategy).bind(3, seed_text(run.seed)).bind(4, run.options_json);
       add.bind(5, run.device_kind).bind(6, run.started_at).bind(7, status);
       if (!add.step() || add.type(0) != sql_type::integer)
-        throw db_error("results DB " + d.name + ": a copied run was given no id");
+        throw db_error("results DB " + d.name() + ": a copied run was given no id");
       out.run_id = add.integer(0);
       out.added = true;
     }
