@@ -1,15 +1,23 @@
 // The reported best of a tuning run against an independent re-timing of the
 // same configuration: reads what `tune-engine best` answers for the task from
-// a results database (the confirmed winner's median when the run confirmed its
-// best, else the fastest trial), builds that configuration for this CPU again
-// and measures it in full `--rounds` times (nothing stopped early, each a
-// measurement of its own, the default protocol); prints one JSON line:
-//   {"task", "config", "reported_ms", "retimed_ms" (median), "rounds_ms",
+// a results database (the confirmed winner's figure when the run confirmed
+// its best, else the fastest trial), builds that configuration for this CPU
+// again and measures it in full `--rounds` times (nothing stopped early, each
+// a measurement of its own, the default protocol or `--statistic min`);
+// prints one JSON line:
+//   {"task", "config", "reported_ms", "retimed_ms" (the statistic of the
+//    rounds, as a run reduces its confirmation's rounds), "rounds_ms",
 //    "optimism" (retimed / reported − 1: > 0 when the run's figure was lower
 //    than what the configuration runs at now)}
+// With --interleaved, the same configuration is then also timed as the
+// end-of-run confirmation and the duels time it (backend::run_interleaved:
+// one process, a burst per round), and "interleaved_ms" (statistic of the
+// rounds) and "interleaved_rounds_ms" are added: whether the two ways of
+// timing agree on one configuration, apart from any search.
 // bench/winners_curse.sh runs it after each run, under the same load.
 //
-//   build/bench/bench_retime --db runs.db --task matmul:512x1024x1024 [--rounds 5]
+//   build/bench/bench_retime --db runs.db --task matmul:512x1024x1024 [--rounds 5] [--statistic min]
+//                            [--interleaved]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -17,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "tune/engine/median.hpp"
+#include "tune/engine/limits.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/storage/results_db.hpp"
 
@@ -29,11 +37,18 @@ int main(int argc, char** argv) {
   app.add_option("--task", task, "task string, as tuned (e.g. matmul:512x1024x1024)")->required();
   app.add_option("--rounds", rounds, "full measurements (default 5)")->check(CLI::Range(1, 1000));
   app.add_option("--core", core, "core to measure on (default 0, the demo topology's device)");
+  bool interleaved = false;
+  std::string statistic_name = "median";
+  app.add_option("--statistic", statistic_name, "median (default) or min: of each measurement's runs and of the rounds")
+      ->check(CLI::IsMember({"median", "min"}));
+  app.add_flag("--interleaved", interleaved, "also time it as the confirmation does (rounds of a burst)");
   CLI11_PARSE(app, argc, argv);
   try {
     tune::storage::results_db db(db_path, tune::storage::results_db::open_mode::read_only);
     tune::task_backend_options options;
     options.first_core = core;
+    const auto statistic = *tune::time_statistic_from_string(statistic_name);
+    options.measurement.statistic = statistic;
     auto backend = tune::make_task_backend(task, "cpu", options);
     auto summary = db.best(backend->task_key());
     if (!summary || !summary->best) {
@@ -59,14 +74,25 @@ int main(int argc, char** argv) {
       }
       times.push_back(run.time_ms);
     }
-    double median = tune::median(times);
+    double retimed = tune::statistic_of(times, statistic);
     nlohmann::json out = {{"task", backend->task_key()},
                           {"config", nlohmann::json::parse(summary->best->config_json)},
                           {"reported_ms", reported},
                           {"confirmed", summary->confirmed_ms.has_value()},
-                          {"retimed_ms", median},
+                          {"retimed_ms", retimed},
                           {"rounds_ms", times},
-                          {"optimism", median / reported - 1.0}};
+                          {"optimism", retimed / reported - 1.0},
+                          {"statistic", statistic_name}};
+    if (interleaved) {
+      auto burst = backend->run_interleaved({{config, build}}, 0, rounds, 10.0);
+      if (!burst.ok()) {
+        std::fprintf(stderr, "interleaved: %s: %s\n", std::string(tune::to_string(burst.state)).c_str(),
+                     burst.message.c_str());
+        return 1;
+      }
+      out["interleaved_ms"] = tune::statistic_of(burst.time_ms.at(0), statistic);
+      out["interleaved_rounds_ms"] = burst.time_ms.at(0);
+    }
     std::puts(out.dump().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_retime: %s\n", e.what());

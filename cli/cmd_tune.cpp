@@ -195,7 +195,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   f.flag("early_stop", "--no-early-stop", args->no_early_stop,
          "measure every candidate in full: no stopping a run past " +
              fmt::format("{:g}", early_stop_policy{}.slow_factor) +
-             "x the best time (too_slow), no stopping the timing of one whose fastest run is already " +
+             "x the best time (too_slow) or, before any best is known, past " +
+             fmt::format("{:g}", early_stop_policy{}.first_limit_ms) +
+             " ms (doubled at each such stop), no stopping the timing of one whose fastest run is already " +
              fmt::format("{:g}", 100 * early_stop_policy{}.margin) + "% slower than the best");
   f.option("hyper", "--hyper", args->hyper, "strategy hyperparameter name=value (repeatable)");
   f.option("priors", "--prior", o.priors,

@@ -27,11 +27,12 @@ using trial_promise = caf::typed_response_promise<measured_trial>;
 device_runner_actor::behavior_type device_runner(device_runner_actor::pointer, backend_ptr backend, int device,
                                                  run_limits limits) {
   return {
-      [backend, device, limits](run_atom, const compiled_candidate& compiled) {
+      [backend, device, limits](run_atom, const compiled_candidate& compiled, double first_limit_ms) {
         run_result out;
         try {
           auto these = limits;
           these.reference_ms = compiled.cand.reference_ms;
+          these.early_stop.first_limit_ms = first_limit_ms;
           out = backend->run(compiled.cand.config, compiled.build, device, these);
         } catch (const std::exception& e) {
           out.state = status::unknown;
@@ -182,6 +183,9 @@ struct measurer_state {
   double cpu_s = 0.0;
   drift_probe drift;
   device_best best;
+  /// The limit of a run while no best is known (early_stop_policy::
+  /// first_limit_ms), doubled after each run it stopped.
+  double first_limit_ms = 0.0;
   static inline const char* name = "measurer";
 };
 
@@ -239,6 +243,12 @@ void finish_run(measurer_pointer self, const run_result& run) {
     return;
   }
   auto trial = make_trial(job.compiled, run, st.options.device);
+  // Stopped by the limit of the first runs (no best to measure it against):
+  // the next run may take twice as long, so that a task whose kernels all
+  // take longer reaches its first best after a few stops (the run timeout
+  // stays the ceiling).
+  if (run.state == status::too_slow && !(job.compiled.cand.reference_ms > 0))
+    st.first_limit_ms = std::min(2.0 * st.first_limit_ms, 1000.0 * st.options.timing.timeouts.run_s);
   if (drift.policy.every_trials > 0 && drift.choosing() && trial.ok() && !trial.stopped_early &&
       (!drift.config || trial.time_ms < drift.config_ms)) {
     if (!drift.config) drift.last_at = detail::steady_seconds();
@@ -285,8 +295,8 @@ void finish_duel(measurer_pointer self, const interleaved_times& times, double d
   trial.duel_s = duel_s;
   st.best.duels_s += duel_s;
   if (times.ok() && times.time_ms.size() == 2 && !times.time_ms[0].empty() && !times.time_ms[1].empty()) {
-    trial.duel_ms = tune::median(times.time_ms[0]);
-    trial.duel_best_ms = tune::median(times.time_ms[1]);
+    trial.duel_ms = tune::statistic_of(times.time_ms[0], st.options.duel.statistic);
+    trial.duel_best_ms = tune::statistic_of(times.time_ms[1], st.options.duel.statistic);
     st.best.offer(job.compiled, trial);
   } else {
     trial.message += (trial.message.empty() ? "" : "\n") + std::string("duel against the best failed: ") +
@@ -356,7 +366,8 @@ void start_current(measurer_pointer self) {
   // measured in full, against nothing.
   auto& reference = st.current->compiled.cand.reference_ms;
   if (!st.current->probe && st.best.config && !(reference <= st.best.judged_ms)) reference = st.best.judged_ms;
-  self->request(st.runner, caf::infinite, run_atom::value, st.current->compiled)
+  double first_limit_ms = st.current->probe ? 0.0 : st.first_limit_ms;
+  self->request(st.runner, caf::infinite, run_atom::value, st.current->compiled, first_limit_ms)
       .then(
           [self, number](run_result& run) {
             detail::cpu_scope cpu(self->state.cpu_s);
@@ -387,6 +398,7 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
   st.backend = std::move(backend);
   st.options = options;
   st.drift.policy = options.drift;
+  st.first_limit_ms = options.early_stop.first_limit_ms;
   st.runner =
       self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device, runner_limits(st.options));
   return {

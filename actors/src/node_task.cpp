@@ -39,10 +39,13 @@ std::string node_task::to_json() const {
     doc["measurement"] = {{"min_time_s", measurement->min_time_s},
                           {"min_repeats", measurement->min_repeats},
                           {"max_repeats", measurement->max_repeats},
-                          {"flush_cache", measurement->flush_cache}};
+                          {"flush_cache", measurement->flush_cache},
+                          {"statistic", to_string(measurement->statistic)}};
   if (!devices.empty()) doc["devices"] = devices;
-  doc["early_stop"] = {
-      {"slow_factor", early_stop.slow_factor}, {"min_slow_ms", early_stop.min_slow_ms}, {"margin", early_stop.margin}};
+  doc["early_stop"] = {{"slow_factor", early_stop.slow_factor},
+                       {"min_slow_ms", early_stop.min_slow_ms},
+                       {"margin", early_stop.margin},
+                       {"first_limit_ms", early_stop.first_limit_ms}};
   return doc.dump();
 }
 
@@ -92,7 +95,10 @@ node_task node_task::from_json(const std::string& text) {
     policy.slow_factor = get<double>(stop, "slow_factor", &nlohmann::json::is_number, "a number", policy.slow_factor);
     policy.min_slow_ms = get<double>(stop, "min_slow_ms", &nlohmann::json::is_number, "a number", policy.min_slow_ms);
     policy.margin = get<double>(stop, "margin", &nlohmann::json::is_number, "a number", policy.margin);
-    if (!(policy.slow_factor >= 0) || !(policy.min_slow_ms >= 0) || !(policy.margin >= 0))
+    policy.first_limit_ms =
+        get<double>(stop, "first_limit_ms", &nlohmann::json::is_number, "a number", policy.first_limit_ms);
+    if (!(policy.slow_factor >= 0) || !(policy.min_slow_ms >= 0) || !(policy.margin >= 0) ||
+        !(policy.first_limit_ms >= 0))
       bad("early_stop", "holds a negative number");
   }
   if (doc.contains("measurement")) {
@@ -103,6 +109,11 @@ node_task node_task::from_json(const std::string& text) {
     p.min_repeats = get<int>(m, "min_repeats", &nlohmann::json::is_number_integer, "an integer", p.min_repeats);
     p.max_repeats = get<int>(m, "max_repeats", &nlohmann::json::is_number_integer, "an integer", p.max_repeats);
     p.flush_cache = get<bool>(m, "flush_cache", &nlohmann::json::is_boolean, "true or false", p.flush_cache);
+    auto statistic = get<std::string>(m, "statistic", &nlohmann::json::is_string, "median or min", "median");
+    if (auto parsed = tune::time_statistic_from_string(statistic))
+      p.statistic = *parsed;
+    else
+      bad("measurement.statistic", "is '" + statistic + "', not median or min");
     if (auto problem = tune::measurement_problem(p); !problem.empty()) bad("measurement", "is wrong: " + problem);
     out.measurement = p;
   }

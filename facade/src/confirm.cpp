@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "report_detail.hpp"
-#include "tune/engine/median.hpp"
+#include "tune/engine/limits.hpp"
 
 namespace tune::detail {
 
@@ -24,7 +24,8 @@ void fastest_trials::offer(const trial_info& t) {
 
 std::vector<run_report::confirmation_entry> confirm_fastest(backend& be, const std::vector<trial_info>& fastest,
                                                             int device, std::uint32_t rounds,
-                                                            const tune::timeouts& limits, std::string& note) {
+                                                            const tune::timeouts& limits, time_statistic statistic,
+                                                            std::string& note) {
   std::vector<std::pair<configuration, build_result>> entries;
   std::vector<const trial_info*> built;
   for (const auto& t : fastest) {
@@ -48,10 +49,10 @@ std::vector<run_report::confirmation_entry> confirm_fastest(backend& be, const s
     entry.seq = built[e]->seq;
     entry.search_ms = built[e]->time_ms;
     entry.rounds_ms = times.time_ms[e];
-    entry.median_ms = tune::median(entry.rounds_ms);
+    entry.time_ms = tune::statistic_of(entry.rounds_ms, statistic);
     out.push_back(std::move(entry));
   }
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.median_ms < b.median_ms; });
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
   return out;
 }
 

@@ -137,9 +137,10 @@ nlohmann::json run_report::to_json() const {
   for (const auto& entry : confirmation)
     rounds.push_back({{"seq", entry.seq},
                       {"search_ms", entry.search_ms},
-                      {"median_ms", entry.median_ms},
+                      {"time_ms", entry.time_ms},
                       {"rounds_ms", entry.rounds_ms}});
   out["confirmation"] = rounds;
+  out["statistic"] = to_string(statistic);
   if (!confirmation.empty()) out["best"]["search_time_ms"] = confirmation.front().search_ms;
   if (!confirmation_note.empty()) out["confirmation_note"] = confirmation_note;
   if (!machine_note.empty()) out["machine_note"] = machine_note;
@@ -172,10 +173,10 @@ std::string run_report::to_text() const {
     const auto& won = confirmation.front();
     auto [low, high] = std::minmax_element(won.rounds_ms.begin(), won.rounds_ms.end());
     out += fmt::format(
-        "best {:.6g} ms, confirmed: the median of {} rounds ({:.6g}–{:.6g} ms) against the {} next fastest, in "
+        "best {:.6g} ms, confirmed: the {} of {} rounds ({:.6g}–{:.6g} ms) against the {} next fastest, in "
         "turn ({:.2f} s after the run); {:.6g} ms when found (trial {}): {}\n",
-        best->time_ms, won.rounds_ms.size(), *low, *high, confirmation.size() - 1, confirmation_s, won.search_ms,
-        won.seq, best->config_json);
+        best->time_ms, to_string(statistic), won.rounds_ms.size(), *low, *high, confirmation.size() - 1, confirmation_s,
+        won.search_ms, won.seq, best->config_json);
   } else if (best) {
     out += fmt::format("best {:.6g} ms: {}\n", best->time_ms, best->config_json);
   } else {

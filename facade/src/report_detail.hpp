@@ -58,11 +58,13 @@ class fastest_trials {
 
 /// Builds the trials again (the compile cache answers) and measures them
 /// against each other in `rounds` interleaved rounds on `device`
-/// (backend::run_interleaved): the entries by median, the winner first.
-/// Empty, with `note` saying why, when none could be built or a round failed.
+/// (backend::run_interleaved): the entries by the `statistic` of their
+/// rounds, the winner first. Empty, with `note` saying why, when none could
+/// be built or a round failed.
 std::vector<run_report::confirmation_entry> confirm_fastest(backend& be, const std::vector<trial_info>& fastest,
                                                             int device, std::uint32_t rounds,
-                                                            const tune::timeouts& limits, std::string& note);
+                                                            const tune::timeouts& limits, time_statistic statistic,
+                                                            std::string& note);
 
 /// {"governor", "boost", "max_khz"}, each null when the machine does not say.
 nlohmann::json frequency_json(const cpu_frequency_state& state);

@@ -748,7 +748,8 @@ run_report session::run() {
                                  {"early_stop",
                                   {{"slow_factor", o.early_stop.slow_factor},
                                    {"min_slow_ms", o.early_stop.min_slow_ms},
-                                   {"margin", o.early_stop.margin}}},
+                                   {"margin", o.early_stop.margin},
+                                   {"first_limit_ms", o.early_stop.first_limit_ms}}},
                                  {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
   if (!o.start.empty()) options_json["start"] = o.start;
   s.what->record(options_json, s.be);
@@ -769,7 +770,8 @@ run_report session::run() {
                    ? s.topo.devices.front().id * std::max(1, o.threads)
                    : 0;
     auto frequency = read_cpu_frequency(core);
-    options_json["measurement"] = {{"statistic", s.what->statistic()},
+    duel.statistic = protocol->statistic;
+    options_json["measurement"] = {{"statistic", to_string(protocol->statistic)},
                                    {"warmup", "one run, checked against the reference, not timed"},
                                    {"min_time_s", protocol->min_time_s},
                                    {"min_repeats", protocol->min_repeats},
@@ -875,7 +877,7 @@ run_report session::run() {
     if (o.progress_line) std::fprintf(stderr, "confirming the fastest trials against each other…\n");
     auto confirm_start = std::chrono::steady_clock::now();
     confirmation = detail::confirm_fastest(*s.be, listener->fastest(), s.topo.devices.front().id, o.confirm.rounds,
-                                           s.topo.timeouts, confirmation_note);
+                                           s.topo.timeouts, duel.statistic, confirmation_note);
     confirmation_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - confirm_start).count();
   }
   try {
@@ -892,7 +894,7 @@ run_report session::run() {
           best = storage::trial_record{};
           static_cast<tune::trial&>(*best) = t;
           best->config_json = t.config_json;
-          best->time_ms = confirmation.front().median_ms;
+          best->time_ms = confirmation.front().time_ms;
         }
     }
     recorder->finished(reason, static_cast<std::int64_t>(summary.prior_trials + summary.trials),
@@ -908,10 +910,11 @@ run_report session::run() {
   if (!confirmation.empty()) {
     for (const auto& t : listener->fastest())
       if (t.seq == confirmation.front().seq) report.best = t;
-    report.best->time_ms = confirmation.front().median_ms;
+    report.best->time_ms = confirmation.front().time_ms;
     report.best->new_best = true;
   }
   report.confirmation = std::move(confirmation);
+  report.statistic = duel.statistic;
   report.drift_flagged = listener->drift_flagged();
   report.duels = listener->duels();
   report.confirmation_note = std::move(confirmation_note);

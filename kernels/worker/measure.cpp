@@ -15,6 +15,7 @@
 #include "../src/cpu/measure_rules.hpp"
 #include "address_limit.hpp"
 #include "program_mode.hpp"
+#include "tune/engine/limits.hpp"
 #include "tune/engine/median.hpp"
 
 namespace tune::worker {
@@ -412,6 +413,8 @@ nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& 
   const int rounds = std::max(1, request.value("rounds", 5));
   const double burst_min_s = request.value("burst_min_s", 0.002);
   const int max_repeats = std::max(1, request.value("max_repeats", 1000));
+  const auto statistic =
+      tune::time_statistic_from_string(request.value("statistic", "median")).value_or(tune::time_statistic::median);
   cache_flusher flusher(request, buffers);
   std::vector<std::vector<double>> per_kernel(runners.size());
   for (int round = 0; round < rounds; ++round) {
@@ -429,7 +432,7 @@ nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& 
         burst.push_back(ms);
         total += ms * 1e-3;
       }
-      per_kernel[k].push_back(tune::median(std::move(burst)));
+      per_kernel[k].push_back(tune::statistic_of(std::move(burst), statistic));
     }
   }
   return {{"status", "ok"}, {"rounds_ms", per_kernel}, {"flushed", flusher.active()}, {"kernel_s", marks.kernel_s()}};

@@ -193,7 +193,8 @@ nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer
 /// once as measure_loaded() does (its outputs poisoned first), then, in each
 /// of the request's "rounds" rounds, each kernel's timed runs in turn, a
 /// burst of at least "burst_min_s" of kernel time (at least one run, at most
-/// "max_repeats"), the round's time the burst's median. The reply: "status"
+/// "max_repeats"), the round's time the burst's "statistic" (median, the
+/// default, or min). The reply: "status"
 /// ok and "rounds_ms" (per kernel, per round), "kernel_s"; or the first
 /// failure, its message naming the kernel ("kernel N: …").
 nlohmann::json measure_interleaved(std::vector<std::unique_ptr<kernel_runner>>& runners,

@@ -299,7 +299,8 @@ nlohmann::json measure_cpu(const nlohmann::json& request, resident_state& state)
                                        std::chrono::duration<double>(std::max(timeout_s, 0.0)));
   const double reference_ms = request.value("reference_ms", std::nan(""));
   const double slow_factor = request.value("slow_factor", 0.0), min_slow_ms = request.value("min_slow_ms", 0.0);
-  const double limit_ms = measure_rules::slow_limit_ms(reference_ms, slow_factor, min_slow_ms);
+  const double first_limit_ms = request.value("first_limit_ms", 0.0);
+  const double limit_ms = measure_rules::slow_limit_ms(reference_ms, slow_factor, min_slow_ms, first_limit_ms);
   const auto limit = std::chrono::duration_cast<clock_type::duration>(
       std::chrono::duration<double, std::milli>(std::isfinite(limit_ms) ? limit_ms : 0.0));
 
@@ -421,8 +422,9 @@ nlohmann::json measure_cpu(const nlohmann::json& request, resident_state& state)
   if (end == ending::timed_out) {
     answer = {{"status", "run_timeout"}, {"message", "kernel killed after " + format("%g", timeout_s) + " s"}};
   } else if (end == ending::too_slow) {
-    answer = {{"status", "too_slow"},
-              {"message", measure_rules::too_slow_message(ran_ms, reference_ms, slow_factor, min_slow_ms)}};
+    answer = {
+        {"status", "too_slow"},
+        {"message", measure_rules::too_slow_message(ran_ms, reference_ms, slow_factor, min_slow_ms, first_limit_ms)}};
   } else if (WIFSIGNALED(wstatus)) {
     int sig = WTERMSIG(wstatus);
     answer = failure("kernel crashed: signal " + std::to_string(sig) + " (" + ::strsignal(sig) + ")");
@@ -495,8 +497,9 @@ nlohmann::json measure_gpu(const nlohmann::json& request, resident_state& state,
     runner.unload();
     return failed;
   }
-  double limit_ms = measure_rules::slow_limit_ms(request.value("reference_ms", std::nan("")),
-                                                 request.value("slow_factor", 0.0), request.value("min_slow_ms", 0.0));
+  double limit_ms =
+      measure_rules::slow_limit_ms(request.value("reference_ms", std::nan("")), request.value("slow_factor", 0.0),
+                                   request.value("min_slow_ms", 0.0), request.value("first_limit_ms", 0.0));
   channel_marks marks(std::isfinite(limit_ms));
   bool device_failed = false;
   auto answer = measure_loaded(runner, state.buffers, state.expected, request, marks, device_failed);

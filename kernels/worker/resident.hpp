@@ -10,8 +10,9 @@
 // stderr are /dev/null). The engine writes one request per line: the measure
 // request of tune_kernel_worker.cpp plus
 //   "timeout_s":    the trial's limit (CPU: enforced here on the child);
-//   "reference_ms", "slow_factor", "min_slow_ms", "margin": the best time
-//                   known and the early-stop policy (measure_rules.hpp).
+//   "reference_ms", "slow_factor", "min_slow_ms", "margin", "first_limit_ms":
+//                   the best time known and the early-stop policy
+//                   (measure_rules.hpp).
 // The worker answers with progress records, then the reply, one JSON object
 // per line:
 //   {"started": pid}  CPU: the child measuring this request leads process

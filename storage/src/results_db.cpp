@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "results_store.hpp"
+#include "tune/engine/limits.hpp"
 #include "tune/engine/median.hpp"
 
 namespace tune::storage {
@@ -652,29 +653,42 @@ std::optional<task_summary> results_db::best(const std::string& task_key,
   summary.ok_trials = counts.integer(2);
   if (summary.runs == 0) return std::nullopt;
 
-  // A run's confirmed winner counts by the median of its rounds; the fastest
-  // of them is the task's best. Without any, the fastest ok trial is.
+  // A run's confirmed winner counts by the statistic of its rounds (the
+  // run's options.measurement.statistic: median, or min); the fastest of
+  // them is the task's best. Without any, the fastest ok trial is.
   if (impl_->file_version() >= 3) {
-    statement confirmed(
-        impl_->db(), "SELECT r.id, r.confirmed_seq FROM runs r WHERE " + filter + " AND r.confirmed_seq IS NOT NULL");
+    statement confirmed(impl_->db(), "SELECT r.id, r.confirmed_seq, r.options FROM runs r WHERE " + filter +
+                                         " AND r.confirmed_seq IS NOT NULL");
     confirmed.bind(1, task_key);
     if (device_kind) confirmed.bind(2, *device_kind);
-    std::vector<std::pair<std::int64_t, std::int64_t>> winners;
-    while (confirmed.step()) winners.emplace_back(confirmed.integer(0), confirmed.integer(1));
-    for (const auto& [run_id, seq] : winners) {
+    struct winner {
+      std::int64_t run_id, seq;
+      time_statistic statistic;
+    };
+    std::vector<winner> winners;
+    while (confirmed.step()) {
+      auto options = nlohmann::json::parse(confirmed.text(2), nullptr, false);
+      auto statistic = time_statistic::median;
+      if (options.is_object() && options.contains("measurement") && options["measurement"].is_object() &&
+          options["measurement"].contains("statistic") && options["measurement"]["statistic"].is_string())
+        statistic = time_statistic_from_string(options["measurement"]["statistic"].get<std::string>())
+                        .value_or(time_statistic::median);
+      winners.push_back({confirmed.integer(0), confirmed.integer(1), statistic});
+    }
+    for (const auto& [run_id, seq, statistic] : winners) {
       std::vector<double> times;
       for (const auto& c : confirmations(run_id))
         if (c.seq == seq) times.push_back(c.time_ms);
       if (times.empty()) continue;
       std::sort(times.begin(), times.end());
-      double median = tune::sorted_median(times);
-      if (summary.confirmed_ms && median >= *summary.confirmed_ms) continue;
+      double confirmed_ms = statistic_of(times, statistic);
+      if (summary.confirmed_ms && confirmed_ms >= *summary.confirmed_ms) continue;
       statement trial(impl_->db(),
                       "SELECT " + impl_->trial_columns() + " FROM trials t WHERE t.run_id = ?1 AND t.seq = ?2");
       trial.bind(1, run_id).bind(2, seq);
       if (!trial.step()) continue;
       summary.best = impl_->read_trial(trial);
-      summary.confirmed_ms = median;
+      summary.confirmed_ms = confirmed_ms;
       summary.confirmed_min_ms = times.front();
       summary.confirmed_max_ms = times.back();
       summary.confirmed_rounds = static_cast<std::uint32_t>(times.size());

@@ -212,12 +212,12 @@ std::vector<node_spec> read_nodes(const reader& in, const YAML::Node& nodes) {
   return out;
 }
 
-/// `measurement: {min_time_s, min_repeats, max_repeats, flush_cache}`: how each
+/// `measurement: {min_time_s, min_repeats, max_repeats, flush_cache, statistic}`: how each
 /// configuration is timed (measurement_protocol); keys left out keep their
 /// defaults.
 std::optional<measurement_protocol> read_measurement(const reader& in, const YAML::Node& node) {
   if (!node) return std::nullopt;
-  in.check_keys("measurement", node, {"min_time_s", "min_repeats", "max_repeats", "flush_cache"});
+  in.check_keys("measurement", node, {"min_time_s", "min_repeats", "max_repeats", "flush_cache", "statistic"});
   measurement_protocol out;
   if (const auto t = node["min_time_s"]) {
     if (!t.IsScalar()) in.fail("measurement.min_time_s", t, "expected a number of seconds, got a " + reader::kind(t));
@@ -237,6 +237,11 @@ std::optional<measurement_protocol> read_measurement(const reader& in, const YAM
     if (!f.IsScalar() || (f.Scalar() != "true" && f.Scalar() != "false"))
       in.fail("measurement.flush_cache", f, "expected true or false");
     out.flush_cache = f.Scalar() == "true";
+  }
+  if (const auto st = node["statistic"]) {
+    auto parsed = st.IsScalar() ? time_statistic_from_string(st.Scalar()) : std::nullopt;
+    if (!parsed) in.fail("measurement.statistic", st, "expected median or min");
+    out.statistic = *parsed;
   }
   if (out.max_repeats < out.min_repeats)
     in.fail("measurement.max_repeats", node["max_repeats"] ? node["max_repeats"] : node,

@@ -52,6 +52,8 @@ class grid_backend : public backend {
   std::chrono::milliseconds build_time{1};
   std::chrono::milliseconds run_time{2};
   std::set<configuration> fail_build, hang_build, fail_run, throw_run, hang_run;
+  /// Runs that end too_slow (as a run stopped at its limit would).
+  std::set<configuration> too_slow_run;
   std::chrono::milliseconds hang_time{600};
   /// Called at the start of every run (on the device's thread), e.g. to hold
   /// runs until a test has seen what it waits for.
@@ -90,6 +92,7 @@ class grid_backend : public backend {
       std::lock_guard<std::mutex> lock(mutex_);
       run_order_[device].push_back(config);
       references_[device].push_back(limits.reference_ms);
+      first_limits_[device].push_back(limits.early_stop.first_limit_ms);
     }
     std::this_thread::sleep_for(hang_run.count(config) ? hang_time : run_time);
     --here;
@@ -100,6 +103,11 @@ class grid_backend : public backend {
     if (fail_run.count(config)) {
       out.state = status::runtime_error;
       out.message = "grid: kernel crashed";
+      return out;
+    }
+    if (too_slow_run.count(config)) {
+      out.state = status::too_slow;
+      out.message = "grid: stopped as too slow";
       return out;
     }
     out.state = status::ok;
@@ -122,6 +130,13 @@ class grid_backend : public backend {
     auto it = references_.find(device);
     return it == references_.end() ? std::vector<double>{} : it->second;
   }
+  /// The limit of the first runs (early_stop_policy::first_limit_ms) each
+  /// run on `device` was given, in run order.
+  std::vector<double> first_limits(int device) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = first_limits_.find(device);
+    return it == first_limits_.end() ? std::vector<double>{} : it->second;
+  }
 
  private:
   static void update_max(std::atomic<int>& max, int value) {
@@ -137,7 +152,7 @@ class grid_backend : public backend {
   std::atomic<bool> overlapping_runs_{false};
   mutable std::mutex mutex_;
   std::map<int, std::vector<configuration>> run_order_;
-  std::map<int, std::vector<double>> references_;
+  std::map<int, std::vector<double>> references_, first_limits_;
 };
 
 /// What a sweep_strategy saw, shared with the test (the strategy itself is

@@ -15,11 +15,12 @@ TEST_CASE("node task: a built-in task and a replayed dataset read back as writte
   task.seed = 18446744073709551615ull;
   task.timeouts = tune::timeouts{30.0, 4.0};
   task.devices = {1, 3};
-  task.early_stop = {20.0, 2.0, 0.5};
+  task.early_stop = {20.0, 2.0, 0.5, 250.0};
   auto back = node_task::from_json(task.to_json());
   CHECK(back.early_stop.slow_factor == 20.0);
   CHECK(back.early_stop.min_slow_ms == 2.0);
   CHECK(back.early_stop.margin == 0.5);
+  CHECK(back.early_stop.first_limit_ms == 250.0);
   CHECK(back.kind == node_task::kind_t::task);
   CHECK(back.task == "matmul:64x64x64");
   CHECK(back.threads == 2);
@@ -35,6 +36,9 @@ TEST_CASE("node task: a built-in task and a replayed dataset read back as writte
   CHECK(timed.measurement->min_time_s == 0.25);
   CHECK(timed.measurement->min_repeats == 5);
   CHECK(timed.measurement->max_repeats == 50);
+  CHECK(timed.measurement->statistic == tune::time_statistic::median);
+  task.measurement->statistic = tune::time_statistic::min;
+  CHECK(node_task::from_json(task.to_json()).measurement->statistic == tune::time_statistic::min);
 
   node_task replay;
   replay.kind = node_task::kind_t::replay;
@@ -70,6 +74,8 @@ TEST_CASE("node task: bad tasks are refused naming the field", "[actors]") {
       Contains("'measurement'") && Contains("max_repeats must be from min_repeats"));
   CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"min_time_s": "long"}})"),
              Contains("'min_time_s' is not a number"));
+  CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"statistic": "mean"}})"),
+             Contains("'measurement.statistic' is 'mean', not median or min"));
   CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "threads": 0})"), Contains("'threads'"));
   CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "seed": -1})"), Contains("'seed'"));
   CHECK_THAT(error_of(R"({"kind": "replay", "dataset_name": "../etc/passwd"})"),

@@ -99,7 +99,7 @@ TEST_CASE("confirmation: a lucky measurement of the search loses the rounds, whi
   REQUIRE(report.confirmation.size() == 3);
   CHECK(report.confirmation[0].rounds_ms == std::vector<double>{1.0, 1.0, 1.0, 1.0});
   CHECK(report.confirmation[1].search_ms == 0.5);  // x = 3, found at 0.5 ms
-  CHECK(report.confirmation[1].median_ms == 2.0);
+  CHECK(report.confirmation[1].time_ms == 2.0);
   CHECK_THAT(report.to_text(), Catch::Matchers::Contains("confirmed: the median of 4 rounds"));
   CHECK(report.to_json()["best"]["search_time_ms"] == 1.0);
   // The rounds take time of their own, after the run's wall time, and say so.
@@ -126,6 +126,33 @@ TEST_CASE("confirmation: a lucky measurement of the search loses the rounds, whi
   CHECK(unconfirmed.confirmation.empty());
   CHECK(unconfirmed.confirmation_s == 0.0);
   std::filesystem::remove(o.db_path);
+}
+
+TEST_CASE("confirmation: the rounds come to the run's statistic, median or min", "[facade]") {
+  // x = 3 runs once at 0.9 ms and at 3 ms after; x = 5 at 1 ms always. By the
+  // median of 4 rounds x = 5 wins (1 against 3 ms); by the least, x = 3 (0.9).
+  const auto times = [](std::uint64_t x, int n) { return x == 3 ? (n == 0 ? 0.9 : 3.0) : 1.0; };
+  std::vector<trial_info> fastest = {info(0, 3, 1.0), info(1, 5, 1.0)};
+  std::string note;
+  auto by_median = detail::confirm_fastest(*measured_line(8, "confirm-median", times), fastest, 0, 4, tune::timeouts{},
+                                           time_statistic::median, note);
+  REQUIRE(by_median.size() == 2);
+  CHECK(by_median[0].seq == 1);
+  CHECK(by_median[0].time_ms == 1.0);
+  CHECK(by_median[1].time_ms == 3.0);
+  auto by_min = detail::confirm_fastest(*measured_line(8, "confirm-min", times), fastest, 0, 4, tune::timeouts{},
+                                        time_statistic::min, note);
+  REQUIRE(by_min.size() == 2);
+  CHECK(by_min[0].seq == 0);
+  CHECK(by_min[0].time_ms == 0.9);
+  CHECK(by_min[0].rounds_ms == std::vector<double>{0.9, 3.0, 3.0, 3.0});
+  run_report report;
+  report.best = info(0, 3, 0.9);
+  report.confirmation = by_min;
+  report.statistic = time_statistic::min;
+  CHECK_THAT(report.to_text(), Catch::Matchers::Contains("confirmed: the min of 4 rounds (0.9–3 ms)"));
+  CHECK(report.to_json()["statistic"] == "min");
+  CHECK(report.to_json()["confirmation"][0]["time_ms"] == 0.9);
 }
 
 TEST_CASE("confirmation: a stopped run is not confirmed", "[facade]") {

@@ -640,7 +640,7 @@ TEST_CASE("session: a trial measured while its device had slowed down is measure
   CHECK(report.confirmation.size() <= 10);
   REQUIRE_FALSE(report.confirmation.empty());
   CHECK(report.confirmation.front().seq == *optimum_seq);
-  CHECK(report.confirmation.front().median_ms == 1.0);
+  CHECK(report.confirmation.front().time_ms == 1.0);
   REQUIRE(report.best);
   CHECK(report.best->config == optimum);
 }

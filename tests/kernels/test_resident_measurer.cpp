@@ -224,6 +224,27 @@ TEST_CASE("a CPU kernel run past the slow limit is stopped as too slow long befo
   CHECK(floored.message.find("min_slow_ms 100 ms") != std::string::npos);
 }
 
+TEST_CASE("before any best is known, a CPU kernel run past the limit of the first runs is stopped as too slow",
+          "[kernels]") {
+  sleeping_kernel kernel;
+  tune::run_limits first(10.0);
+  first.early_stop.first_limit_ms = 50.0;
+  auto slow = kernel.run(200, first);
+  INFO(slow.message);
+  CHECK(slow.state == status::too_slow);
+  CHECK(slow.run_s < 1.0);
+  CHECK(slow.message.find("no best time known yet") != std::string::npos);
+  CHECK(slow.message.find("first_limit_ms 50 ms") != std::string::npos);
+  // Within the limit: measured.
+  CHECK(kernel.run(20, first).state == status::ok);
+  // Once a best is known the ratio rule alone applies: 200 ms is within 10 x 100 ms.
+  auto known = against(100.0);
+  known.early_stop.first_limit_ms = 50.0;
+  CHECK(kernel.run(200, known).state == status::ok);
+  // A plain timeout has no first limit.
+  CHECK(tune::run_limits(10.0).early_stop.first_limit_ms == 0.0);
+}
+
 TEST_CASE("timing stops early for a kernel clearly slower than the best and not for one as fast", "[kernels]") {
   sleeping_kernel kernel(5, 1.0);
   auto slower = kernel.run(20, against(5.0));
@@ -329,6 +350,42 @@ TEST_CASE("the resident measurer and its kernel die with the engine", "[kernels]
   CHECK(ends_soon(kernel_child));
   std::filesystem::remove_all(std::filesystem::temp_directory_path() /
                               ("tune-kernels-resident-" + std::to_string(engine)));
+}
+
+TEST_CASE("a burst of runs timed against others comes to the protocol's statistic, median or min", "[kernels]") {
+  // Every other run sleeps 30 ms, the others not at all: each burst of at
+  // least 2 ms is one quick run and one slow one, whose median is about 15 ms
+  // and whose least is well under 1 ms.
+  auto program = std::make_shared<tune::kernel_program>(*sleeping_program());
+  program->key = "alternating:cpu";
+  program->source = [](const tune::configuration&) {
+    return std::string(R"(#include <unistd.h>
+static int calls;
+extern "C" void tune_entry(void* const* a) {
+  if (calls++ % 2 == 0) usleep(30000);  // the checked run, then the second of each burst
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
+}
+)");
+  };
+  for (auto statistic : {tune::time_statistic::median, tune::time_statistic::min}) {
+    tune::test::kernel_scratch scratch{"alternating"};
+    auto options = scratch.options();
+    options.measurement.statistic = statistic;
+    auto backend = tune::make_cpu_backend(program, options);
+    auto config = backend->space()->from_values({{"sleep_ms", 0.0}});
+    auto build = backend->build(config, 120.0);
+    REQUIRE(build.state == status::ok);
+    auto times = backend->run_interleaved({{config, build}}, 0, 3, 10.0);
+    INFO(times.message);
+    REQUIRE(times.ok());
+    REQUIRE(times.time_ms.size() == 1);
+    for (double ms : times.time_ms[0]) {
+      if (statistic == tune::time_statistic::min)
+        CHECK(ms < 1.0);
+      else
+        CHECK(ms > 10.0);
+    }
+  }
 }
 
 TEST_CASE("configurations timed against each other run in one child of the resident process, in turn, round by round",

@@ -979,6 +979,27 @@ TEMPLATE_TEST_CASE("results db keeps a run's confirmation rounds, and best answe
   CHECK(db.best("gemm/1024")->best->seq == 0);
 }
 
+TEMPLATE_TEST_CASE("results db: a run timed by the least of its runs counts its confirmed winner by its least round",
+                   "[storage]", tune::test::sqlite_file, tune::test::postgres_database) {
+  TestType store("tune-test-db-confirm-min");
+  if (!store.why_not().empty()) SKIP_TEST(store.why_not());
+  results_db db(store.target());
+  auto timed_by_min = spec("gemm/min");
+  timed_by_min.options_json = R"({"budget": 100, "measurement": {"statistic": "min"}})";
+  auto by_min = db.create_run(timed_by_min);
+  db.record_trial(by_min, ok_trial(config(1), 1.0));
+  db.record_confirmation(by_min, {{0, 0, 1.3}, {0, 1, 0.8}, {0, 2, 1.2}}, 0);
+  auto best = db.best("gemm/min");
+  REQUIRE(best->confirmed_ms);
+  CHECK(*best->confirmed_ms == 0.8);
+  // The same rounds in a run timed by the median (the default, also when the
+  // options do not say) count by their median.
+  auto by_median = db.create_run(spec("gemm/median"));
+  db.record_trial(by_median, ok_trial(config(1), 1.0));
+  db.record_confirmation(by_median, {{0, 0, 1.3}, {0, 1, 0.8}, {0, 2, 1.2}}, 0);
+  CHECK(*db.best("gemm/median")->confirmed_ms == 1.2);
+}
+
 TEMPLATE_TEST_CASE("results db keeps a trial's duel, and best passes over one that lost it", "[storage]",
                    tune::test::sqlite_file, tune::test::postgres_database) {
   TestType store("tune-test-db-duel");

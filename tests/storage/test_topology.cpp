@@ -155,6 +155,14 @@ TEST_CASE("topology: measurement sets how each configuration is timed, and bad v
   CHECK(flushed.measurement->flush_cache);
   CHECK_THAT(error_of("measurement:\n  flush_cache: yes please\n" + good_devices),
              Catch::Matchers::Contains("measurement.flush_cache: expected true or false"));
+  CHECK(t.measurement->statistic == tune::time_statistic::median);
+  auto least = parse_topology("measurement:\n  statistic: min\n" + good_devices);
+  REQUIRE(least.measurement);
+  CHECK(least.measurement->statistic == tune::time_statistic::min);
+  CHECK_THAT(error_of("measurement:\n  statistic: mean\n" + good_devices),
+             Catch::Matchers::Contains("measurement.statistic: expected median or min"));
+  CHECK_THAT(error_of("measurement:\n  statistic: [min]\n" + good_devices),
+             Catch::Matchers::Contains("measurement.statistic: expected median or min"));
 }
 
 TEST_CASE("topology files that cannot be read are named", "[storage]") {

@@ -165,8 +165,8 @@ run_mode mode_from_python(const std::string& mode) {
   throw py::value_error("Session: mode '" + mode + "' is neither 'steady' nor 'generational'");
 }
 
-// {"min_time_s", "min_repeats", "max_repeats"}, each optional; None: the
-// topology's or the defaults.
+// {"min_time_s", "min_repeats", "max_repeats", "statistic"}, each optional;
+// None: the topology's or the defaults.
 std::optional<measurement_protocol> measurement_from_python(py::handle value) {
   if (value.is_none()) return std::nullopt;
   if (!py::isinstance<py::dict>(value))
@@ -183,8 +183,13 @@ std::optional<measurement_protocol> measurement_from_python(py::handle value) {
     } else if (name == "min_repeats" || name == "max_repeats") {
       auto n = unsigned_from_python(item, what);
       (name == "min_repeats" ? p.min_repeats : p.max_repeats) = static_cast<int>(std::min<std::uint64_t>(n, 1u << 30));
+    } else if (name == "statistic") {
+      auto parsed = py::isinstance<py::str>(item) ? time_statistic_from_string(item.cast<std::string>()) : std::nullopt;
+      if (!parsed)
+        throw py::value_error(what + " is " + py::repr(item).cast<std::string>() + "; give 'median' or 'min'");
+      p.statistic = *parsed;
     } else {
-      throw py::value_error(what + ": unknown field; the fields are min_time_s, min_repeats, max_repeats");
+      throw py::value_error(what + ": unknown field; the fields are min_time_s, min_repeats, max_repeats, statistic");
     }
   }
   if (auto problem = measurement_problem(p); !problem.empty())
@@ -434,8 +439,8 @@ a built-in `task` ("matmul:512x1024x1024"); a measured `dataset` to replay.
 
 A user `kernel` (its launch description, or the folder holding launch.json;
 docs/kernels.md) is measured on the topology's devices; `measurement`
-({"min_time_s", "min_repeats", "max_repeats"}) says how each configuration
-is timed, `confirm` how many of the fastest are measured again against each
+({"min_time_s", "min_repeats", "max_repeats", "statistic": "median" or "min"})
+says how each configuration is timed, `confirm` how many of the fastest are measured again against each
 other at the end (0: none; default 5), and early_stop=False times every
 candidate in full instead of stopping clearly slower ones early.
 

@@ -236,9 +236,9 @@ struct session_options {
   /// says so (run_report::machine_note).
   std::optional<measurement_protocol> measurement;
   /// How a run is cut short against the best time so far: stopped as too
-  /// slow past a multiple of it, timing stopped early when clearly slower
-  /// (tune/kernels/backend.hpp). early_stop_policy::off() measures every
-  /// candidate in full.
+  /// slow past a multiple of it (before any best, past first_limit_ms),
+  /// timing stopped early when clearly slower (tune/kernels/backend.hpp).
+  /// early_stop_policy::off() measures every candidate in full.
   early_stop_policy early_stop;
   /// When each local device runs its drift probe (a fixed configuration of the
   /// run measured every so often; trials measured while it had moved out of
@@ -287,8 +287,8 @@ std::uint64_t default_budget(std::string_view target);
 /// What a finished run reports; to_json() is `tune --summary-json`.
 struct run_report {
   /// The best trial: the winner of the confirmation rounds when there were
-  /// any (its time_ms then the median of its rounds; `confirmation` has the
-  /// time it was found with), else the fastest trial of the search.
+  /// any (its time_ms then the `statistic` of its rounds; `confirmation` has
+  /// the time it was found with), else the fastest trial of the search.
   std::optional<trial_info> best;
   /// The run's fastest trials measured again against each other at its end
   /// (session_options::confirm); empty when none were.
@@ -296,9 +296,13 @@ struct run_report {
     std::uint64_t seq = 0;          ///< the trial
     double search_ms = 0.0;         ///< its time during the search
     std::vector<double> rounds_ms;  ///< its time in each round
-    double median_ms = 0.0;
+    double time_ms = 0.0;           ///< the `statistic` of its rounds
   };
-  std::vector<confirmation_entry> confirmation;  ///< by median, the winner first
+  std::vector<confirmation_entry> confirmation;  ///< by time_ms, the winner first
+  /// What several times of one configuration come to in this run (its timed
+  /// runs, the duels' and the confirmation's rounds): the run's
+  /// measurement_protocol::statistic; median where nothing was timed.
+  time_statistic statistic = time_statistic::median;
   /// Why there was no confirmation although one was asked for; empty otherwise.
   std::string confirmation_note;
   /// Wall seconds the confirmation took, after the run's wall_s (0 when there

@@ -69,8 +69,6 @@ class target {
                                                        const storage::topology& /*topo*/) const {
     return std::nullopt;
   }
-  /// The statistic of the timed runs that becomes a trial's time.
-  virtual const char* statistic() const { return "median"; }
   /// Wall seconds per backend second of its devices.
   virtual double time_scale(const session_options&) const { return 1.0; }
   /// True when nodes (topology 'nodes:') can build or replay it.

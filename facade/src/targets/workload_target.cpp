@@ -29,8 +29,6 @@ class workload_target final : public target {
     return make_evolution_backend(o.workload, ko, o.db_path);
   }
 
-  const char* statistic() const override { return "min"; }
-
   /// Steadier timing than a kernel's 50 ms: each variant runs at least 5
   /// times and 0.25 s, and counts by its fastest run (docs/gevo.md).
   std::optional<measurement_protocol> protocol(const session_options& o, const storage::topology& topo) const override {
@@ -42,6 +40,7 @@ class workload_target final : public target {
     p.min_time_s = std::max(p.min_time_s, 0.25);
     p.min_repeats = std::max(p.min_repeats, 5);
     p.max_repeats = std::max(p.max_repeats, p.min_repeats);
+    p.statistic = time_statistic::min;
     return p;
   }
 

@@ -257,7 +257,8 @@ measurement_plan plan_measurement(const kernel_program& program, const task_back
                   {"reported_time", program.reported_time},
                   {"min_time_s", options.measurement.min_time_s},
                   {"min_repeats", options.measurement.min_repeats},
-                  {"max_repeats", options.measurement.max_repeats}};
+                  {"max_repeats", options.measurement.max_repeats},
+                  {"statistic", to_string(options.measurement.statistic)}};
   return plan;
 }
 

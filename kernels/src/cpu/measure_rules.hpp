@@ -16,20 +16,31 @@
 namespace tune::measure_rules {
 
 /// Milliseconds one kernel run (the checked one or a timed one) may go on
-/// before it is stopped as too slow: max(slow_factor × reference_ms,
-/// min_slow_ms). Infinite (never stopped) when slow_factor is not positive or
-/// no best time is known (reference_ms NaN or not positive).
-inline double slow_limit_ms(double reference_ms, double slow_factor, double min_slow_ms) {
-  if (!(slow_factor > 0) || !(reference_ms > 0) || !std::isfinite(reference_ms))
-    return std::numeric_limits<double>::infinity();
+/// before it is stopped as too slow. With a best time known (reference_ms
+/// positive): max(slow_factor × reference_ms, min_slow_ms), infinite when
+/// slow_factor is not positive. Before any best is known: first_limit_ms
+/// (early_stop_policy::first_limit_ms, as the measurer has raised it), and
+/// infinite when that is not positive; then only the run timeout applies.
+inline double slow_limit_ms(double reference_ms, double slow_factor, double min_slow_ms, double first_limit_ms) {
+  if (!(reference_ms > 0) || !std::isfinite(reference_ms))
+    return first_limit_ms > 0 && std::isfinite(first_limit_ms) ? first_limit_ms
+                                                               : std::numeric_limits<double>::infinity();
+  if (!(slow_factor > 0)) return std::numeric_limits<double>::infinity();
   return std::max(slow_factor * reference_ms, min_slow_ms);
 }
 
 /// "stopped after 104 ms: more than 10x the best time so far, 10.1 ms" (and
-/// the floor when min_slow_ms set the limit).
-inline std::string too_slow_message(double ran_ms, double reference_ms, double slow_factor, double min_slow_ms) {
+/// the floor when min_slow_ms set the limit; before any best, the limit of
+/// the first runs).
+inline std::string too_slow_message(double ran_ms, double reference_ms, double slow_factor, double min_slow_ms,
+                                    double first_limit_ms) {
   char text[256];
-  if (slow_factor * reference_ms >= min_slow_ms)
+  if (!(reference_ms > 0) || !std::isfinite(reference_ms))
+    std::snprintf(text, sizeof text,
+                  "stopped after %.3g ms: no best time known yet, and more than the limit of the first runs, "
+                  "first_limit_ms %g ms (doubled at each such stop until a best is known)",
+                  ran_ms, first_limit_ms);
+  else if (slow_factor * reference_ms >= min_slow_ms)
     std::snprintf(text, sizeof text, "stopped after %.3g ms: more than %gx the best time so far, %.3g ms", ran_ms,
                   slow_factor, reference_ms);
   else

@@ -159,6 +159,7 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
   request["slow_factor"] = policy.slow_factor;
   request["min_slow_ms"] = policy.min_slow_ms;
   request["margin"] = policy.margin;
+  request["first_limit_ms"] = policy.first_limit_ms;
   const std::string line = request.dump() + "\n";
 
   // A process that ended between trials ran nothing of this one: it is
@@ -187,9 +188,9 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
   const auto sent_at = clock_type::now();
   const double grace_s = kind_ == kind::cpu ? 1.0 + 0.1 * limits.timeout_s : 0.0;
   const auto deadline = sent_at + from_seconds(limits.timeout_s + grace_s);
-  const double slow_ms = kind_ == kind::gpu
-                             ? measure_rules::slow_limit_ms(limits.reference_ms, policy.slow_factor, policy.min_slow_ms)
-                             : std::nan("");
+  const double slow_ms = kind_ == kind::gpu ? measure_rules::slow_limit_ms(limits.reference_ms, policy.slow_factor,
+                                                                           policy.min_slow_ms, policy.first_limit_ms)
+                                            : std::nan("");
   std::optional<clock_type::time_point> run_began;
   long child = 0;
   nlohmann::json reply;
@@ -271,9 +272,9 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
     case ending::too_slow:
       kill_and_reap(child);
       out.state = status::too_slow;
-      out.message =
-          measure_rules::too_slow_message(ran_ms, limits.reference_ms, policy.slow_factor, policy.min_slow_ms) +
-          " (stopped with " + process + ", " + fresh + ")";
+      out.message = measure_rules::too_slow_message(ran_ms, limits.reference_ms, policy.slow_factor, policy.min_slow_ms,
+                                                    policy.first_limit_ms) +
+                    " (stopped with " + process + ", " + fresh + ")";
       break;
   }
   // A fork bomb cut at the limit ends however the kernel takes its failed

@@ -254,6 +254,9 @@ def test_the_measurement_protocol_is_checked():
         tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement={"min_repeats": 5, "max_repeats": 2})
     with pytest.raises(ValueError, match=r"Session: measurement is \[7\]; give a dict"):
         tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement=[7])
+    with pytest.raises(ValueError, match=r"Session: measurement\[\"statistic\"\] is 'mean'; give 'median' or 'min'"):
+        tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement={"statistic": "mean"})
+    tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement={"statistic": "min"})
 
 
 def test_export_run_writes_a_recorded_run_as_kernel_tuner_and_t4(tmp_path):

@@ -294,11 +294,13 @@ build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr bac
 compiled_candidate build_candidate(backend& backend, candidate cand, double timeout_s);
 
 // -- a device runner (detached: backend::run blocks) --------------------------
-/// - (run, compiled_candidate) -> run_result: one run on the runner's device.
+/// - (run, compiled_candidate, first_limit_ms) -> run_result: one run on the
+///   runner's device, with the device's limit of the first runs as it stands
+///   (early_stop_policy::first_limit_ms; 0: none).
 /// - (duel, challenger, best, rounds) -> interleaved_times: the two measured
 ///   in turn (backend::run_interleaved), challenger first, each round.
 using device_runner_actor = caf::typed_actor<
-    caf::replies_to<run_atom, compiled_candidate>::with<run_result>,
+    caf::replies_to<run_atom, compiled_candidate, double>::with<run_result>,
     caf::replies_to<duel_atom, compiled_candidate, compiled_candidate, std::uint32_t>::with<interleaved_times>>;
 
 /// `limits`: the timeout and early-stop policy of every run; each

@@ -10,7 +10,8 @@
 //
 // A run is measured against the best time known (run_limits::reference_ms):
 // a candidate whose kernel is still running after slow_factor times the best
-// is stopped (status too_slow), and one whose first timed runs are already
+// is stopped (status too_slow; before any best is known, one still running
+// after early_stop_policy::first_limit_ms), and one whose first timed runs are already
 // clearly slower than the best stops timing early (run_result::stopped_early,
 // fewer repeats). A backend that cannot stop a run early measures it in full.
 
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/engine/limits.hpp"
 #include "tune/engine/result.hpp"
 #include "tune/engine/space.hpp"
 
@@ -70,20 +72,31 @@ struct early_stop_policy {
   /// Timing stops early once the fastest timed run so far exceeds the best
   /// time × (1 + margin): even its luckiest run is that much slower. 0: never.
   double margin = 0.25;
-  /// Neither rule.
-  static early_stop_policy off() { return {0.0, 0.0, 0.0}; }
+  /// Before any best time is known (the first runs of a run), a kernel run
+  /// still going after this many ms is stopped and the trial is too_slow,
+  /// instead of running on to the run timeout. A device doubles it after
+  /// each such stop (up to the run timeout), so a task whose kernels all take
+  /// longer still finds its first best after a few stops. 0: only the run
+  /// timeout until a best is known.
+  double first_limit_ms = 1000.0;
+  /// None of the rules.
+  static early_stop_policy off() { return {0.0, 0.0, 0.0, 0.0}; }
 };
 
 /// What a run may take and what it is measured against. A plain number is a
 /// timeout alone (no best time known: nothing is stopped early).
 struct run_limits {
-  run_limits(double timeout = 10.0) : timeout_s(timeout) {}  // NOLINT: a timeout is a run's limits
+  /// A timeout alone: no limit of the first runs either (a measurer puts
+  /// its device's early_stop_policy::first_limit_ms in the limits it runs with).
+  run_limits(double timeout = 10.0) : timeout_s(timeout) {  // NOLINT: a timeout is a run's limits
+    early_stop.first_limit_ms = 0.0;
+  }
 
   /// Seconds after which a run is killed whatever it measures (run_timeout):
   /// the ceiling for the first trials and for hangs.
   double timeout_s = 10.0;
   /// The best kernel time known when the run starts, in ms; NaN: none yet
-  /// (then only timeout_s applies).
+  /// (then early_stop.first_limit_ms and timeout_s apply).
   double reference_ms = std::nan("");
   early_stop_policy early_stop;
 };
@@ -196,6 +209,8 @@ struct duel_policy {
   std::uint32_t rounds = 3;  ///< 0: no duels
   double margin = 0.2;
   double max_share = 0.1;
+  /// What a duel's rounds come to (the run's measurement_protocol::statistic).
+  time_statistic statistic = time_statistic::median;
 };
 
 /// How a device's probe time moved during a run.

@@ -131,8 +131,9 @@ struct task_summary {
   std::int64_t ok_trials = 0;
   std::optional<trial_record> best;    ///< see results_db::best (ties: earliest)
   std::optional<run_record> best_run;  ///< the run of `best`
-  /// When `best` won its run's confirmation: its confirmed time (median of its
-  /// rounds), the fastest and slowest round, and how many rounds.
+  /// When `best` won its run's confirmation: its confirmed time (the run's
+  /// statistic of its rounds, median or min), the fastest and slowest round,
+  /// and how many rounds.
   std::optional<double> confirmed_ms;
   double confirmed_min_ms = 0.0;
   double confirmed_max_ms = 0.0;
