@@ -14,10 +14,15 @@
 // one process, a burst per round), and "interleaved_ms" (statistic of the
 // rounds) and "interleaved_rounds_ms" are added: whether the two ways of
 // timing agree on one configuration, apart from any search.
+// With --flush-cache, each full measurement is taken twice in turn, without
+// and with measurement.flush_cache (the caches evicted before each timed run
+// when the arguments fit in the last-level cache), and "flushed_rounds_ms",
+// "flushed_ms" and "flush_ratio" (flushed / not, the rounds' statistic) are
+// added: what flushing does to one configuration's time.
 // bench/winners_curse.sh runs it after each run, under the same load.
 //
 //   build/bench/bench_retime --db runs.db --task matmul:512x1024x1024 [--rounds 5] [--statistic min]
-//                            [--interleaved]
+//                            [--interleaved] [--flush-cache]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -37,7 +42,8 @@ int main(int argc, char** argv) {
   app.add_option("--task", task, "task string, as tuned (e.g. matmul:512x1024x1024)")->required();
   app.add_option("--rounds", rounds, "full measurements (default 5)")->check(CLI::Range(1, 1000));
   app.add_option("--core", core, "core to measure on (default 0, the demo topology's device)");
-  bool interleaved = false;
+  bool interleaved = false, flush = false;
+  app.add_flag("--flush-cache", flush, "also measure with the caches flushed before each timed run, in turn");
   std::string statistic_name = "median";
   app.add_option("--statistic", statistic_name, "median (default) or min: of each measurement's runs and of the rounds")
       ->check(CLI::IsMember({"median", "min"}));
@@ -62,17 +68,24 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "build failed: %s\n", build.message.c_str());
       return 1;
     }
-    std::vector<double> times;
+    auto flushed_options = options;
+    flushed_options.measurement.flush_cache = true;
+    auto flushed_backend = flush ? tune::make_task_backend(task, "cpu", flushed_options) : nullptr;
+    auto flushed_build = flush ? flushed_backend->build(config, 120.0) : tune::build_result{};
+    std::vector<double> times, flushed;
     for (int r = 0; r < rounds; ++r) {
-      tune::run_limits limits(10.0);
-      limits.early_stop = tune::early_stop_policy::off();
-      auto run = backend->run(config, build, 0, limits);
-      if (run.state != tune::status::ok) {
-        std::fprintf(stderr, "round %d: %s: %s\n", r, std::string(tune::to_string(run.state)).c_str(),
-                     run.message.c_str());
-        return 1;
+      for (auto* be : {backend.get(), flushed_backend.get()}) {
+        if (!be) continue;
+        tune::run_limits limits(10.0);
+        limits.early_stop = tune::early_stop_policy::off();
+        auto run = be->run(config, be == backend.get() ? build : flushed_build, 0, limits);
+        if (run.state != tune::status::ok) {
+          std::fprintf(stderr, "round %d: %s: %s\n", r, std::string(tune::to_string(run.state)).c_str(),
+                       run.message.c_str());
+          return 1;
+        }
+        (be == backend.get() ? times : flushed).push_back(run.time_ms);
       }
-      times.push_back(run.time_ms);
     }
     double retimed = tune::statistic_of(times, statistic);
     nlohmann::json out = {{"task", backend->task_key()},
@@ -83,6 +96,11 @@ int main(int argc, char** argv) {
                           {"rounds_ms", times},
                           {"optimism", retimed / reported - 1.0},
                           {"statistic", statistic_name}};
+    if (flush) {
+      out["flushed_rounds_ms"] = flushed;
+      out["flushed_ms"] = tune::statistic_of(flushed, statistic);
+      out["flush_ratio"] = tune::statistic_of(flushed, statistic) / retimed;
+    }
     if (interleaved) {
       auto burst = backend->run_interleaved({{config, build}}, 0, rounds, 10.0);
       if (!burst.ok()) {

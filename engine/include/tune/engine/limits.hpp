@@ -62,8 +62,8 @@ struct measurement_protocol {
   double min_time_s = 0.05;
   int min_repeats = 3;
   int max_repeats = 1000;
-  /// CPU kernels: before each timed run, evict the caches (write and read a
-  /// buffer twice the size of the last-level cache) when the kernel's
+  /// CPU kernels: before each timed run, evict the caches (read a buffer
+  /// twice the size of the last-level cache) when the kernel's
   /// arguments fit in that cache, so that every timed run starts as the
   /// first would in a program that touched other data in between; off, the
   /// runs after the first find their data cached. GPU kernels: refused.
