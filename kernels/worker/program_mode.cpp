@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/engine/limits.hpp"
 #include "tune/engine/median.hpp"
 
 namespace {
@@ -46,12 +47,12 @@ std::string write_atomically(const std::string& path, const std::vector<T>& valu
 nlohmann::json time_statistics(std::vector<double> times_ms, const nlohmann::json& request) {
   nlohmann::json runs = times_ms;  // in the order they ran
   std::sort(times_ms.begin(), times_ms.end());
-  double median = tune::sorted_median(times_ms);
-  bool minimum = request.value("statistic", std::string("median")) == "min";
-  return {{"time_ms", minimum ? times_ms.front() : median},
-          {"median_ms", median},
+  const auto statistic =
+      tune::time_statistic_from_string(request.value("statistic", "median")).value_or(tune::time_statistic::median);
+  return {{"time_ms", tune::statistic_of(times_ms, statistic)},
+          {"median_ms", tune::sorted_median(times_ms)},
           {"min_ms", times_ms.front()},
-          {"statistic", minimum ? "min" : "median"},
+          {"statistic", tune::to_string(statistic)},
           {"times_ms", std::move(runs)}};
 }
 
