@@ -109,25 +109,34 @@ TEST_CASE("until a best is known, runs get the limit of the first runs, doubled 
   options.drift.every_trials = 0;
   options.duel.rounds = 0;
   options.early_stop.first_limit_ms = 3000.0;
-  options.timing.timeouts.run_s = 10.0;  // the ceiling: 10000 ms
-  // Two stopped with no best known, one stopped against a best (the limit
-  // stays), and the first limit never past the run timeout.
+  options.timing.timeouts.run_s = 100.0;  // the ceiling (100000 ms) far away
+  // Two stopped with no best known (each doubles the limit), one that becomes
+  // the best, then one stopped against that best: the limit stays.
   backend->too_slow_run = {space->unflatten(7), space->unflatten(3), space->unflatten(30)};
   auto m = spawn_measurer(t.system, backend, options);
   auto got = measure_each(t, m, *space, {7, 3, 12, 30, 0});
   REQUIRE(got.size() == 5);
   CHECK(got[7].state == status::too_slow);
   CHECK(got[12].state == status::ok);
+  CHECK(got[30].state == status::too_slow);
   auto limits = backend->first_limits(0);
   auto references = backend->references(0);
   REQUIRE(limits.size() == 5);
   CHECK(limits[0] == 3000.0);
   CHECK(limits[1] == 6000.0);
-  CHECK(limits[2] == 10000.0);  // 12000 capped at the run timeout
-  CHECK(limits[3] == 10000.0);
-  CHECK(limits[4] == 10000.0);  // a stop against a best does not double it
+  CHECK(limits[2] == 12000.0);
+  CHECK(limits[3] == 12000.0);
+  CHECK(limits[4] == 12000.0);  // a stop against a best does not double it
   CHECK(std::isnan(references[2]));
   CHECK(references[3] == got[12].time_ms);
+
+  // The limit never passes the run timeout: 3000, 6000, then 12000 capped at 10000.
+  options.timing.timeouts.run_s = 10.0;
+  auto capped = std::make_shared<tune::testing::grid_backend>(space);
+  capped->too_slow_run = {space->unflatten(7), space->unflatten(3), space->unflatten(5)};
+  auto m3 = spawn_measurer(t.system, capped, options);
+  measure_each(t, m3, *space, {7, 3, 5, 6});
+  CHECK(capped->first_limits(0) == std::vector<double>{3000.0, 6000.0, 10000.0, 10000.0});
 
   // Off (0): no limit however many runs are stopped.
   options.early_stop.first_limit_ms = 0.0;
@@ -138,6 +147,7 @@ TEST_CASE("until a best is known, runs get the limit of the first runs, doubled 
   CHECK(off->first_limits(0) == std::vector<double>{0.0, 0.0});
   t.self->send_exit(m, caf::exit_reason::user_shutdown);
   t.self->send_exit(m2, caf::exit_reason::user_shutdown);
+  t.self->send_exit(m3, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("a failing device gives statuses, and the measurer goes on", "[actors]") {
