@@ -50,7 +50,7 @@ struct waiting_build {
   std::uint32_t requeues = 0;
 };
 
-struct waiting_run {
+struct built_candidate_waiting {
   compiled_candidate compiled;
   trial_promise promise;
   std::uint32_t requeues = 0;
@@ -65,7 +65,7 @@ struct measurer_slot {
   bool remote = false;
   bool alive = true;
   double weight = 1.0;
-  std::map<std::uint64_t, waiting_run> held;
+  std::map<std::uint64_t, built_candidate_waiting> held;
 };
 
 /// One compile worker: a local detached actor, or a node's (remote).
@@ -85,7 +85,7 @@ struct pool_state {
   compile_pool_options options;
   std::vector<worker_slot> workers;
   std::deque<waiting_build> to_build;
-  std::deque<waiting_run> to_measure;
+  std::deque<built_candidate_waiting> to_measure;
   std::vector<measurer_slot> slots;
   detail::busy_tracker tracker;
   double cpu_s = 0.0;
@@ -107,13 +107,13 @@ void pump(pool_pointer self);
 /// timeouts: CAF's clock thread wakes for every request timeout set and keeps
 /// its entry until the deadline, answered or not, which cost more than the
 /// rest of a trial's hand-offs on a fast run.
-constexpr auto tick_interval = std::chrono::milliseconds(250);
+constexpr auto pool_tick_interval = std::chrono::milliseconds(250);
 
 void schedule_tick(pool_pointer self) {
   auto& st = self->state;
   if (st.ticking) return;
   st.ticking = true;
-  self->delayed_send(self, tick_interval, tick_atom::value);
+  self->delayed_send(self, pool_tick_interval, tick_atom::value);
 }
 
 void abandon_queue(pool_pointer self) {
@@ -238,7 +238,7 @@ void measure_failed(pool_pointer self, std::size_t best, std::uint64_t id, const
   pump(self);
 }
 
-void send_to_measurer(pool_pointer self, std::size_t best, waiting_run job) {
+void send_to_measurer(pool_pointer self, std::size_t best, built_candidate_waiting job) {
   auto& st = self->state;
   auto& slot = st.slots[best];
   if (!slot.remote && !job.compiled.artifact_bytes.empty()) {

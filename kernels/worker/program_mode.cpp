@@ -23,7 +23,7 @@ int answer(const nlohmann::json& reply) {
   return 0;
 }
 
-int failure(const std::string& message) { return answer({{"status", "runtime_error"}, {"message", message}}); }
+int run_failure(const std::string& message) { return answer({{"status", "runtime_error"}, {"message", message}}); }
 
 template <class T>
 bool read_values(std::ifstream& in, std::vector<T>& values, std::size_t count) {
@@ -66,25 +66,25 @@ int run_program_mode(const nlohmann::json& request) {
   std::int32_t header[3] = {0, 0, 0};  // n_train, n_eval, has_labels
   if (!inputs || !inputs.read(reinterpret_cast<char*>(header), sizeof header) || header[0] < 0 || header[1] <= 0 ||
       classes < 2)
-    return failure("cannot read the inputs file " + inputs_path + " or its header is out of range");
+    return run_failure("cannot read the inputs file " + inputs_path + " or its header is out of range");
   int n_train = header[0], n_test = header[1];
   bool has_labels = header[2] != 0;
   std::vector<float> x;
   std::vector<std::int32_t> y;
   if (!read_values(inputs, x, static_cast<std::size_t>(n_train + n_test) * 64) ||
       (has_labels && !read_values(inputs, y, static_cast<std::size_t>(n_train))))
-    return failure("the inputs file " + inputs_path + " is shorter than its header says");
+    return run_failure("the inputs file " + inputs_path + " is shorter than its header says");
   std::vector<float> initial(param_count, 0.0f);
   if (request.contains("params_in")) {
     std::ifstream in(request["params_in"].get<std::string>(), std::ios::binary);
     if (!in || !read_values(in, initial, param_count))
-      return failure("cannot read " + std::to_string(param_count) + " parameters from " +
-                     request["params_in"].get<std::string>());
+      return run_failure("cannot read " + std::to_string(param_count) + " parameters from " +
+                         request["params_in"].get<std::string>());
   }
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) return failure(std::string("dlopen: ") + dlerror());
+  if (!handle) return run_failure(std::string("dlopen: ") + dlerror());
   auto entry = reinterpret_cast<program_entry>(dlsym(handle, entry_name.c_str()));
-  if (!entry) return failure("entry '" + entry_name + "' not found in " + library);
+  if (!entry) return run_failure("entry '" + entry_name + "' not found in " + library);
 
   std::vector<float> params;
   std::vector<float> scores;
@@ -105,11 +105,11 @@ int run_program_mode(const nlohmann::json& request) {
   }
   if (request.contains("predictions_out")) {
     if (auto problem = write_atomically(request["predictions_out"].get<std::string>(), predicted); !problem.empty())
-      return failure(problem);
+      return run_failure(problem);
   }
   if (request.contains("params_out")) {
     if (auto problem = write_atomically(request["params_out"].get<std::string>(), params); !problem.empty())
-      return failure(problem);
+      return run_failure(problem);
   }
   double min_time = request.value("min_time_s", 0.05);
   int min_repeats = request.value("min_repeats", 3), max_repeats = request.value("max_repeats", 1000);

@@ -24,7 +24,7 @@ using tune::test::postgres_server;
 
 namespace {
 
-trial_record trial_of(int tile, double time_ms) {
+trial_record db_trial_of(int tile, double time_ms) {
   trial_record t;
   t.config_json = "{\"tile\":" + std::to_string(tile) + "}";
   t.state = time_ms > 0 ? tune::status::ok : tune::status::compile_error;
@@ -37,17 +37,17 @@ trial_record trial_of(int tile, double time_ms) {
 }
 
 /// Two runs: the second reuses a measurement of the first and has confirmation rounds.
-void fill(const std::string& target) {
+void fill_target(const std::string& target) {
   results_db db(target);
   auto a = db.create_run({"gemm/512", "random", 1, R"({"budget": 3})", "replay:t4"});
-  db.record_trial(a, trial_of(1, 4.0));
-  db.record_trial(a, trial_of(2, -1));
+  db.record_trial(a, db_trial_of(1, 4.0));
+  db.record_trial(a, db_trial_of(2, -1));
   db.finish_run(a, tune::end_reason::budget);
   auto b = db.create_run({"gemm/512", "bo", 18446744073709551615ull, R"({"budget": 9})", "replay:t4"});
-  auto reused = trial_of(1, 4.0);
+  auto reused = db_trial_of(1, 4.0);
   reused.reused_from_run = a;
   db.record_trial(b, reused);
-  auto duel = trial_of(3, 1.5);
+  auto duel = db_trial_of(3, 1.5);
   duel.duel_ms = 1.6;
   duel.duel_best_ms = 1.7;
   db.record_trial(b, duel);
@@ -90,7 +90,7 @@ TEST_CASE("db copy: SQLite to PostgreSQL and back, the same runs, and copying ag
   tune::test::scratch_dir dir("cli-db-copy");
   const auto laptop = (dir / "laptop.db").string(), back = (dir / "back.db").string();
   const auto team = server.new_database();
-  fill(laptop);
+  fill_target(laptop);
 
   auto first = copy(laptop, team);
   CHECK(first["runs_added"] == 2);
@@ -108,7 +108,7 @@ TEST_CASE("db copy: SQLite to PostgreSQL and back, the same runs, and copying ag
     results_db db(laptop);
     auto run = db.runs().back().id;
     db.reopen_run(run);
-    db.record_trial(run, trial_of(4, 1.2));
+    db.record_trial(run, db_trial_of(4, 1.2));
     db.finish_run(run, tune::end_reason::time);
   }
   auto update = copy(laptop, team);
@@ -126,7 +126,7 @@ TEST_CASE("db copy: SQLite to PostgreSQL and back, the same runs, and copying ag
     results_db db(laptop);
     auto run = db.runs().back().id;
     db.reopen_run(run);
-    db.record_trial(run, trial_of(5, 1.1));
+    db.record_trial(run, db_trial_of(5, 1.1));
   }
   auto before = contents(laptop);
   auto behind = copy(team, laptop);
@@ -151,7 +151,7 @@ TEST_CASE("db copy: bad stores get one clear message each and exit 2", "[cli]") 
     CHECK(p.wait() == 2);
     CHECK_THAT(p.err(), Contains("missing.db does not exist"));
   }
-  fill(file);
+  fill_target(file);
   {
     cli_process p({"db", "copy", file, file});
     CHECK(p.wait() == 2);

@@ -17,7 +17,7 @@ using tune::test::cli_process;
 
 namespace {
 
-std::string read_text(const std::filesystem::path& path) {
+std::string read_emitted(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -26,7 +26,7 @@ std::string read_text(const std::filesystem::path& path) {
 
 /// matmul:16x32x64 on the cpu: two ok trials (the second faster) and a
 /// conv2d run whose only trial failed.
-std::string fill(const std::filesystem::path& file) {
+std::string fill_emit_db(const std::filesystem::path& file) {
   auto program = tune::make_cpu_task_program(tune::parse_task("matmul:16x32x64"));
   tune::rng_type rng(5);
   auto slow = program->space->to_json(*program->space->draw_valid(rng));
@@ -52,19 +52,19 @@ std::string fill(const std::filesystem::path& file) {
 TEST_CASE("emit writes the best configuration as header, source and flags", "[cli]") {
   tune::test::scratch_dir dir("tune-test-cli-emit");
   const auto db = (dir / "results.db").string();
-  auto fast = fill(db);
+  auto fast = fill_emit_db(db);
 
   cli_process emit({"emit", "--db", db, "--task", "matmul:16x32x64", "--name", "mm", "--header",
                     (dir / "mm.hpp").string(), "--source", (dir / "mm.cpp").string(), "--flags",
                     (dir / "mm.flags").string()});
   REQUIRE(emit.wait() == 0);
   CHECK_THAT(emit.out(), Contains("matmul:16x32x64:cpu at 0.125 ms (run 1, trial 1)"));
-  auto header = read_text(dir / "mm.hpp");
+  auto header = read_emitted(dir / "mm.hpp");
   CHECK_THAT(header, Contains("namespace mm {") && Contains("R\"tune(" + fast + ")tune\"") &&
                          Contains("constexpr double tuned_time_ms = 0.125;") &&
                          Contains("from results.db: run 1 (random, seed 4), trial 1 of 2, on cpu:test"));
-  CHECK_THAT(read_text(dir / "mm.cpp"), Contains("#define TUNE_ENGINE_IMPLEMENT_mm\n#include \"mm.hpp\"\n"));
-  CHECK_THAT(read_text(dir / "mm.flags"), Contains("-march=native\n"));
+  CHECK_THAT(read_emitted(dir / "mm.cpp"), Contains("#define TUNE_ENGINE_IMPLEMENT_mm\n#include \"mm.hpp\"\n"));
+  CHECK_THAT(read_emitted(dir / "mm.flags"), Contains("-march=native\n"));
 }
 
 TEST_CASE("emit writes a GPU kernel as its source and a launch that fits the configuration", "[cli]") {
@@ -89,11 +89,11 @@ TEST_CASE("emit writes a GPU kernel as its source and a launch that fits the con
                     "--source", (dir / "bmm.cu").string(), "--launch", (dir / "bmm.json").string()});
   REQUIRE(emit.wait() == 0);
   CHECK_THAT(emit.out(), Contains("bmm:4x64x32x128:tn:cuda at 0.25 ms (run 1, trial 0) written to"));
-  auto source = read_text(dir / "bmm.cu");
+  auto source = read_emitted(dir / "bmm.cu");
   CHECK_THAT(source, Contains("extern \"C\" __global__") && Contains("tune_kernel(") &&
                          Contains("from results.db: run 1 (random, seed 2), trial 0 of 1, on cuda:sm_90:NVRTC 13.0"));
   CHECK(source.find(program->source(*config)) != std::string::npos);
-  auto launch = nlohmann::json::parse(read_text(dir / "bmm.json"));
+  auto launch = nlohmann::json::parse(read_emitted(dir / "bmm.json"));
   auto geometry = program->geometry(*config);
   CHECK(launch["entry"] == "tune_kernel");
   CHECK(launch["operator"] == "bmm");
@@ -126,7 +126,7 @@ TEST_CASE("emit writes a GPU kernel as its source and a launch that fits the con
 TEST_CASE("emit says how to get a task the database does not hold", "[cli]") {
   tune::test::scratch_dir dir("tune-test-cli-emit-bad");
   const auto db = (dir / "results.db").string();
-  fill(db);
+  fill_emit_db(db);
   auto header = (dir / "mm.hpp").string();
 
   cli_process missing({"emit", "--db", db, "--task", "matmul:32x32x32", "--name", "mm", "--header", header});

@@ -48,7 +48,7 @@ node_process start_node(int port = 0, const std::string& topology = node_topolog
 }
 
 /// A coordinator topology over the given node ports.
-std::string write_topology(const scratch_dir& dir, const std::vector<int>& ports, double lost_timeout_s = 30) {
+std::string write_node_topology(const scratch_dir& dir, const std::vector<int>& ports, double lost_timeout_s = 30) {
   auto file = (dir / "topology.yaml").string();
   std::ofstream out(file);
   out << "compile_workers: 2\nrun_timeout_s: 10\nnetwork:\n  heartbeat_s: 0.25\n  connection_timeout_s: 1\n"
@@ -57,7 +57,7 @@ std::string write_topology(const scratch_dir& dir, const std::vector<int>& ports
   return file;
 }
 
-std::vector<std::string> tune_args(const std::string& topology, const std::string& db, int budget, double scale) {
+std::vector<std::string> node_tune_args(const std::string& topology, const std::string& db, int budget, double scale) {
   return {"tune",   "--topology", topology, "--dataset", dataset,   "--budget",     std::to_string(budget),
           "--seed", "3",          "--db",   db,          "--quiet", "--time-scale", std::to_string(scale)};
 }
@@ -109,7 +109,7 @@ struct two_node_run {
   cli_process tune;
 
   two_node_run(const std::string& name, int budget_)
-      : dir(name), budget(budget_), tune(tune_args(write_topology(dir, {a.port, b.port}), db, budget, 50.0)) {
+      : dir(name), budget(budget_), tune(node_tune_args(write_node_topology(dir, {a.port, b.port}), db, budget, 50.0)) {
     wait_for_trials(db, 20);
   }
 };
@@ -121,7 +121,7 @@ TEST_CASE("node: a coordinator replays a dataset over two nodes with every trial
   auto a = start_node();
   auto b = start_node();
   auto db = (dir / "results.db").string();
-  cli_process tune(tune_args(write_topology(dir, {a.port, b.port}), db, 60, 0.05));
+  cli_process tune(node_tune_args(write_node_topology(dir, {a.port, b.port}), db, 60, 0.05));
   REQUIRE(tune.wait() == 0);
   INFO(tune.err());
   CHECK_THAT(tune.out(), Contains("ended by budget"));
@@ -180,10 +180,10 @@ TEST_CASE("node: a run that loses every node waits then ends resumable", "[cli][
   scratch_dir dir("tune-test-node-lost");
   auto a = start_node();
   int port = a.port;
-  auto topology = write_topology(dir, {port}, 2.0);
+  auto topology = write_node_topology(dir, {port}, 2.0);
   auto db = (dir / "results.db").string();
   const int budget = 100;
-  cli_process tune(tune_args(topology, db, budget, 50.0));
+  cli_process tune(node_tune_args(topology, db, budget, 50.0));
   wait_for_trials(db, 10);
   a.process->signal(SIGKILL);
   a.process->wait(10s);
@@ -195,7 +195,7 @@ TEST_CASE("node: a run that loses every node waits then ends resumable", "[cli][
   CHECK(recorded == query(db, "SELECT COUNT(DISTINCT config) FROM trials"));
 
   auto back = start_node(port);
-  auto args = tune_args(topology, db, budget, 0.5);
+  auto args = node_tune_args(topology, db, budget, 0.5);
   args.push_back("--resume");
   cli_process resumed(args);
   int resumed_exit = resumed.wait();
@@ -238,16 +238,16 @@ TEST_CASE("node: TLS admits a coordinator of the node's CA and refuses others", 
           << "/coordinator.key, cafile: " << certs << "/ca.pem}\n";
     return file;
   };
-  cli_process same(tune_args(coordinator(ca, "same.yaml"), (dir / "same.db").string(), 20, 0.01));
+  cli_process same(node_tune_args(coordinator(ca, "same.yaml"), (dir / "same.db").string(), 20, 0.01));
   CHECK(same.wait() == 0);
   INFO(same.err());
   CHECK(trials_on((dir / "same.db").string(), a.port) == 20);
 
-  cli_process plain(tune_args(coordinator("", "plain.yaml"), (dir / "plain.db").string(), 20, 0.01));
+  cli_process plain(node_tune_args(coordinator("", "plain.yaml"), (dir / "plain.db").string(), 20, 0.01));
   CHECK(plain.wait() == 2);
   CHECK_THAT(plain.err(), Contains("cannot connect") && Contains("TLS"));
 
-  cli_process foreign(tune_args(coordinator(other, "other.yaml"), (dir / "other.db").string(), 20, 0.01));
+  cli_process foreign(node_tune_args(coordinator(other, "other.yaml"), (dir / "other.db").string(), 20, 0.01));
   CHECK(foreign.wait() == 2);
   CHECK_THAT(foreign.err(), Contains("cannot connect"));
 }
@@ -257,7 +257,7 @@ TEST_CASE("node: a node of another version is refused naming both versions", "[c
   setenv("TUNE_ENGINE_VERSION_OVERRIDE", "9.9.9", 1);
   auto a = start_node();
   unsetenv("TUNE_ENGINE_VERSION_OVERRIDE");
-  cli_process tune(tune_args(write_topology(dir, {a.port}), (dir / "results.db").string(), 10, 0.01));
+  cli_process tune(node_tune_args(write_node_topology(dir, {a.port}), (dir / "results.db").string(), 10, 0.01));
   CHECK(tune.wait() == 2);
   CHECK_THAT(tune.err(),
              Contains("version mismatch") && Contains("tune-engine 9.9.9") && Contains("the coordinator 0.1.0"));
@@ -266,18 +266,18 @@ TEST_CASE("node: a node of another version is refused naming both versions", "[c
 TEST_CASE("node: a second coordinator is refused while a run is on", "[cli][node]") {
   scratch_dir dir("tune-test-node-busy");
   auto a = start_node();
-  auto topology = write_topology(dir, {a.port});
+  auto topology = write_node_topology(dir, {a.port});
   auto db = (dir / "first.db").string();
-  cli_process first(tune_args(topology, db, 200, 50.0));
+  cli_process first(node_tune_args(topology, db, 200, 50.0));
   wait_for_trials(db, 3);
-  cli_process second(tune_args(topology, (dir / "second.db").string(), 10, 0.01));
+  cli_process second(node_tune_args(topology, (dir / "second.db").string(), 10, 0.01));
   CHECK(second.wait() == 2);
   CHECK_THAT(second.err(), Contains("busy") && Contains("one run at a time"));
   // Once the first coordinator is gone, the node serves the next one.
   first.signal(SIGKILL);
   first.wait();
   REQUIRE(a.process->wait_for_err("session ended"));
-  cli_process third(tune_args(topology, (dir / "third.db").string(), 10, 0.01));
+  cli_process third(node_tune_args(topology, (dir / "third.db").string(), 10, 0.01));
   CHECK(third.wait() == 0);
 }
 
@@ -299,7 +299,7 @@ TEST_CASE("node: bad node topologies and unreachable nodes give one clear error 
 
   auto bad_coordinator = (dir / "bad-coordinator.yaml").string();
   std::ofstream(bad_coordinator) << "nodes:\n  - {host: 127.0.0.1}\n";
-  cli_process missing_port(tune_args(bad_coordinator, (dir / "r.db").string(), 10, 0.01));
+  cli_process missing_port(node_tune_args(bad_coordinator, (dir / "r.db").string(), 10, 0.01));
   CHECK(missing_port.wait() == 2);
   CHECK_THAT(missing_port.err(), Contains(bad_coordinator) && Contains("nodes[0]") && Contains("port"));
 
@@ -309,7 +309,7 @@ TEST_CASE("node: bad node topologies and unreachable nodes give one clear error 
     auto gone = start_node();
     closed_port = gone.port;
   }
-  cli_process unreachable(tune_args(write_topology(dir, {closed_port}), (dir / "r2.db").string(), 10, 0.01));
+  cli_process unreachable(node_tune_args(write_node_topology(dir, {closed_port}), (dir / "r2.db").string(), 10, 0.01));
   CHECK(unreachable.wait() == 2);
   CHECK_THAT(unreachable.err(),
              Contains("node 127.0.0.1:" + std::to_string(closed_port)) && Contains("cannot connect"));

@@ -178,7 +178,7 @@ TEST_CASE("messy crossover children are made of their parents' edits", "[engine]
 }
 
 namespace {
-trial_result result_of(const configuration& config, double time_ms, double error) {
+trial_result edit_result_of(const configuration& config, double time_ms, double error) {
   trial_result r;
   r.config = config;
   r.state = status::ok;
@@ -214,12 +214,12 @@ TEST_CASE("gevo breeds from the NSGA-II survivors of the pool", "[engine][progra
   auto initial = gevo->propose(7);
   REQUIRE(initial.size() == 7);
   // Three non-dominated results and four dominated ones (one a failure).
-  gevo->observe(result_of(initial[0], 1.0, 0.5));
-  gevo->observe(result_of(initial[1], 2.0, 0.2));
-  gevo->observe(result_of(initial[2], 3.0, 0.1));
-  gevo->observe(result_of(initial[3], 4.0, 0.6));
-  gevo->observe(result_of(initial[4], 5.0, 0.7));
-  gevo->observe(result_of(initial[5], 6.0, 0.8));
+  gevo->observe(edit_result_of(initial[0], 1.0, 0.5));
+  gevo->observe(edit_result_of(initial[1], 2.0, 0.2));
+  gevo->observe(edit_result_of(initial[2], 3.0, 0.1));
+  gevo->observe(edit_result_of(initial[3], 4.0, 0.6));
+  gevo->observe(edit_result_of(initial[4], 5.0, 0.7));
+  gevo->observe(edit_result_of(initial[5], 6.0, 0.8));
   trial_result failed;
   failed.config = initial[6];
   failed.state = status::runtime_error;
@@ -254,7 +254,7 @@ TEST_CASE("gevo draws a list again until the program's side says it applies, a b
   REQUIRE(first.size() == 12);
   for (auto& config : first) CHECK(no_ten(decode(config)));
   asked = 0;
-  for (std::size_t i = 0; i < first.size(); ++i) gevo->observe(result_of(first[i], 1.0 + i, 0.5 - 0.01 * i));
+  for (std::size_t i = 0; i < first.size(); ++i) gevo->observe(edit_result_of(first[i], 1.0 + i, 0.5 - 0.01 * i));
   auto bred = gevo->propose(30);
   REQUIRE(bred.size() == 30);
   for (auto& config : bred) CHECK(no_ten(decode(config)));

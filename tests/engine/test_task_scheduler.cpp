@@ -31,7 +31,7 @@ task_scheduler_options greedy(scheduler_kind kind = scheduler_kind::gradient) {
 /// Runs the scheduler for `rounds` rounds against tasks whose best time after
 /// their r-th round is curve[task](r); returns how many rounds each got.
 template <class Curve>
-std::vector<int> drive(task_scheduler& s, int rounds, Curve curve) {
+std::vector<int> drive_scheduler(task_scheduler& s, int rounds, Curve curve) {
   std::vector<int> got(s.size(), 0);
   for (int r = 0; r < rounds; ++r) {
     auto t = s.next();
@@ -76,21 +76,22 @@ TEST_CASE("task_scheduler: the gradient rule spends rounds where the weighted la
   SECTION("equal tasks, one weighted ten times: it gets most rounds") {
     task_scheduler s(three_tasks(1, 10, 1), greedy());
     // Every task improves the same way: best = 10 / rounds.
-    auto got = drive(s, 60, [](std::size_t, int r) { return 10.0 / r; });
+    auto got = drive_scheduler(s, 60, [](std::size_t, int r) { return 10.0 / r; });
     CHECK(got[1] > got[0] + got[2]);
   }
   SECTION("on the backward slope alone, a task that stopped improving yields to those that keep improving") {
     task_scheduler_options o = greedy();
     o.alpha = 1.0;
     task_scheduler s(three_tasks(), o);
-    auto got = drive(s, 60, [](std::size_t task, int r) { return task == 0 ? 5.0 : 20.0 * std::pow(0.8, r); });
+    auto got =
+        drive_scheduler(s, 60, [](std::size_t task, int r) { return task == 0 ? 5.0 : 20.0 * std::pow(0.8, r); });
     // Round robin while no slope spans a window (4 rounds each), then the improving two.
     CHECK(got[0] <= 5);
     CHECK(got[1] + got[2] >= 55);
   }
   SECTION("round robin ignores weights") {
     task_scheduler s(three_tasks(1, 10, 1), greedy(scheduler_kind::round_robin));
-    auto got = drive(s, 60, [](std::size_t, int r) { return 10.0 / r; });
+    auto got = drive_scheduler(s, 60, [](std::size_t, int r) { return 10.0 / r; });
     CHECK(got == std::vector<int>{20, 20, 20});
   }
 }
@@ -103,7 +104,7 @@ TEST_CASE("task_scheduler: a dominant task that stopped improving yields once it
     task_scheduler_options o = greedy();
     o.stall_half_life = half_life;
     task_scheduler s({{"big", 1.0, 0, ""}, {"small", 10.0, 0, ""}}, o);
-    return drive(s, 60, [](std::size_t task, int r) { return task == 0 ? 100.0 : std::pow(0.98, r); })[0];
+    return drive_scheduler(s, 60, [](std::size_t task, int r) { return task == 0 ? 100.0 : std::pow(0.98, r); })[0];
   };
   CHECK(rounds_of_dominant(0) > 45);  // Ansor's rule: 100 / r stays the larger guess
   CHECK(rounds_of_dominant(3) < 20);  // 100 / r halved every 3 flat rounds: about 16
@@ -182,7 +183,8 @@ TEST_CASE("task_scheduler: patience ends a task that stopped improving, done tas
   task_scheduler_options o = greedy();
   o.patience = 3;
   task_scheduler s(three_tasks(), o);
-  auto got = drive(s, 1000, [](std::size_t task, int r) { return task == 1 ? 100.0 * std::pow(0.9, r) : 5.0; });
+  auto got =
+      drive_scheduler(s, 1000, [](std::size_t task, int r) { return task == 1 ? 100.0 * std::pow(0.9, r) : 5.0; });
   // Tasks 0 and 2 never improve after their first round: done after 1 + 3 rounds.
   CHECK(got[0] == 4);
   CHECK(got[2] == 4);
@@ -195,7 +197,7 @@ TEST_CASE("task_scheduler: patience ends a task that stopped improving, done tas
 
 TEST_CASE("task_scheduler: a task that never succeeds cannot take every round", "[engine][task_scheduler]") {
   task_scheduler s(three_tasks(), greedy());
-  auto got = drive(s, 60, [](std::size_t task, int r) { return task == 0 ? std::nan("") : 10.0 / r; });
+  auto got = drive_scheduler(s, 60, [](std::size_t task, int r) { return task == 0 ? std::nan("") : 10.0 / r; });
   CHECK(got[0] <= 6);
   CHECK(got[1] + got[2] >= 54);
 }

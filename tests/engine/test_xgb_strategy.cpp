@@ -14,7 +14,7 @@ using namespace tune;
 namespace {
 
 // x, y in 0..31, z one of four: 4096 configurations.
-search_space_ptr grid() {
+search_space_ptr xgb_grid() {
   std::vector<double> range;
   for (int i = 0; i < 32; ++i) range.push_back(i);
   return std::make_shared<search_space>(std::vector<parameter_ptr>{
@@ -40,7 +40,7 @@ std::vector<configuration> run(std::map<std::string, double> hyper, std::uint64_
   strategy_options o;
   o.seed = seed;
   o.hyper = std::move(hyper);
-  auto s = make_strategy("xgb", grid(), o);
+  auto s = make_strategy("xgb", xgb_grid(), o);
   std::vector<configuration> proposed;
   while (proposed.size() < budget) {
     auto batch = s->propose(4);  // the plans start at multiples of 4
@@ -59,7 +59,7 @@ TEST_CASE("xgb's plan holds the configurations its model ranks fast", "[engine][
     strategy_options o;
     o.seed = 5;
     o.hyper = {{"plan_size", 32}, {"rank", rank}};
-    auto s = make_strategy("xgb", grid(), o);
+    auto s = make_strategy("xgb", xgb_grid(), o);
     // The first 32 are random: about half of them fast.
     auto first = s->propose(32);
     REQUIRE(first.size() == 32);
@@ -110,7 +110,7 @@ TEST_CASE("xgb refuses bad hyperparameters naming the field and what it takes", 
     strategy_options o;
     o.hyper = {{name, value}};
     try {
-      make_strategy("xgb", grid(), o);
+      make_strategy("xgb", xgb_grid(), o);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }
@@ -132,7 +132,7 @@ TEST_CASE("xgb without XGBoost takes its hyperparameters but refuses to propose"
   if (tune::detail::xgb_available()) SKIP_TEST("this build has XGBoost");
   strategy_options o;
   o.hyper = {{"plan_size", 8}};
-  auto s = make_strategy("xgb", grid(), o);
+  auto s = make_strategy("xgb", xgb_grid(), o);
   CHECK_THROWS_WITH(s->propose(1),
                     Catch::Contains("'xgb'") && Catch::Contains("libxgboost-dev") && Catch::Contains("build again"));
 }

@@ -8,7 +8,7 @@
 using namespace tune;
 
 namespace {
-search_space_ptr line_space() {
+search_space_ptr objective_line_space() {
   std::vector<parameter_ptr> p;
   p.push_back(make_discrete_parameter("x", {1, 2, 3}));
   return std::make_shared<const search_space>(std::move(p));
@@ -23,7 +23,7 @@ TEST_CASE("objective backend: the return value is the time and failures are stat
         if (c[0] == 1) return INFINITY;
         return 4.5;
       },
-      line_space(), "line");
+      objective_line_space(), "line");
   CHECK(be->task_key() == "line");
   CHECK(be->device_kind() == "callable");
   auto built = be->build({0}, 1.0);
@@ -41,8 +41,8 @@ TEST_CASE("objective backend: the return value is the time and failures are stat
 }
 
 TEST_CASE("objective backend: needs a callable and a space and a task name", "[facade]") {
-  CHECK_THROWS_AS(detail::make_objective_backend({}, line_space(), "x"), input_error);
+  CHECK_THROWS_AS(detail::make_objective_backend({}, objective_line_space(), "x"), input_error);
   CHECK_THROWS_AS(detail::make_objective_backend([](const configuration&) { return 1.0; }, nullptr, "x"), input_error);
-  CHECK_THROWS_AS(detail::make_objective_backend([](const configuration&) { return 1.0; }, line_space(), ""),
+  CHECK_THROWS_AS(detail::make_objective_backend([](const configuration&) { return 1.0; }, objective_line_space(), ""),
                   input_error);
 }

@@ -54,7 +54,7 @@ const char* const small_tasks[] = {"matmul:128x256x192", "bmm:8x64x32x48:nn", "b
 /// Three configurations of `task` drawn at random run on device 0 and match
 /// the reference (the device may refuse a launch its limits do not allow,
 /// which proves nothing, so up to 12 are drawn).
-void check_random_configurations(const char* task, const tune::task_backend_options& options, unsigned seed) {
+void check_random_cuda_configurations(const char* task, const tune::task_backend_options& options, unsigned seed) {
   auto backend = tune::make_task_backend(task, "cuda", options);
   tune::rng_type rng(seed);
   int correct = 0;
@@ -320,7 +320,7 @@ TEST_CASE("CUDA kernels are correct on a GPU when there is one", "[kernels][cuda
   auto no_device = no_cuda_device();
   if (!no_device.empty()) SKIP_TEST("no CUDA GPU here (" << no_device << "); scripts/pack_gpu.sh runs this on one");
   tune::test::kernel_scratch scratch("cuda-gpu");
-  for (const char* task : small_tasks) check_random_configurations(task, scratch.options(), 7);
+  for (const char* task : small_tasks) check_random_cuda_configurations(task, scratch.options(), 7);
 }
 
 TEST_CASE("MM1, BMM1 and C1 configurations drawn at random run on a GPU and match the reference",
@@ -329,7 +329,7 @@ TEST_CASE("MM1, BMM1 and C1 configurations drawn at random run on a GPU and matc
   if (!no_device.empty()) SKIP_TEST("no CUDA GPU here (" << no_device << "); scripts/pack_gpu.sh runs this on one");
   tune::test::kernel_scratch scratch("cuda-gpu-tasks");
   for (const char* task : {"matmul:512x1024x1024", "bmm:960x128x128x64:nn", "conv2d:512x3x227x227:64x11x11:s4:p0"})
-    check_random_configurations(task, gpu_options(scratch), 11);
+    check_random_cuda_configurations(task, gpu_options(scratch), 11);
 }
 
 TEST_CASE("the planted kernels of the GPU test compile with NVRTC", "[kernels][cuda]") {

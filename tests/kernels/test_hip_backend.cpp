@@ -32,15 +32,15 @@ using tune::status;
 
 namespace {
 
-std::string read_file(const std::string& path) {
+std::string read_hip_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 /// The small tasks the GPU test measures: odd sizes, batched layouts, a
 /// strided padded convolution.
-const char* const small_tasks[] = {"matmul:128x256x192", "bmm:8x64x32x48:nn", "bmm:8x64x32x48:tn", "bmm:8x64x32x48:nt",
-                                   "conv2d:2x3x31x31:16x5x5:s2:p1"};
+const char* const small_hip_tasks[] = {"matmul:128x256x192", "bmm:8x64x32x48:nn", "bmm:8x64x32x48:tn",
+                                       "bmm:8x64x32x48:nt", "conv2d:2x3x31x31:16x5x5:s2:p1"};
 
 bool runtime_sees_a_gpu() {
   for (const auto& b : tune::list_devices())
@@ -100,7 +100,7 @@ TEST_CASE("every HIP template compiles into a code object for gfx908 and gfx90a"
       INFO(task << " " << arch << " " << backend->space()->to_json(config) << ": " << built.message);
       REQUIRE(built.state == status::ok);
       // An offload bundle holding code for exactly the requested arch.
-      auto code_object = read_file(built.artifact);
+      auto code_object = read_hip_file(built.artifact);
       CHECK(code_object.rfind("__CLANG_OFFLOAD_BUNDLE__", 0) == 0);
       CHECK(code_object.find(std::string("amdgcn-amd-amdhsa--") + arch) != std::string::npos);
     }
@@ -131,7 +131,7 @@ TEST_CASE("a HIP build is cached by source, compiler, flags and offload arch", "
   CHECK(built.message != "cached");
   // The source kept beside it: the CUDA template with the HIP runtime header
   // first, before the configuration's macros.
-  auto source = read_file(built.artifact.substr(0, built.artifact.size() - 3) + ".hip");
+  auto source = read_hip_file(built.artifact.substr(0, built.artifact.size() - 3) + ".hip");
   CHECK(source.rfind("// matmul:64x64x64 for HIP", 0) == 0);
   auto header = source.find("#include <hip/hip_runtime.h>");
   CHECK(header != std::string::npos);
@@ -250,7 +250,7 @@ TEST_CASE("tune-engine devices reports the HIP backend as built", "[kernels][hip
 TEST_CASE("the small HIP tasks of the GPU test compile with hipcc", "[kernels][hip]") {
   tune::test::kernel_scratch scratch("hip-small");
   tune::rng_type rng(7);
-  for (const char* task : small_tasks) {
+  for (const char* task : small_hip_tasks) {
     auto backend = tune::make_task_backend(task, "hip", scratch.options());
     auto [config, built] = tune::test::build_some(*backend, rng, 2000);
     INFO(task << " " << backend->space()->to_json(config) << ": " << built.message);
@@ -263,7 +263,7 @@ TEST_CASE("HIP kernels are correct on an AMD GPU when there is one", "[kernels][
   tune::test::kernel_scratch scratch("hip-gpu");
   auto options = scratch.options();
   tune::rng_type rng(7);
-  for (const char* task : small_tasks) {
+  for (const char* task : small_hip_tasks) {
     auto backend = tune::make_task_backend(task, "hip", options);
     // Random configurations until two ran: only the device's limits may
     // refuse one; an error or a wrong answer fails the test.

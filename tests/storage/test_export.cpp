@@ -21,12 +21,12 @@ tune::search_space test_space() {
                              tune::make_categorical_parameter("layout", {std::string("row"), std::string("col")})});
 }
 
-std::string config(const tune::search_space& space, std::vector<std::int64_t> tile, double block,
-                   const std::string& layout) {
+std::string export_config(const tune::search_space& space, std::vector<std::int64_t> tile, double block,
+                          const std::string& layout) {
   return space.to_json(space.from_values({{"tile", tile}, {"block", block}, {"layout", layout}}));
 }
 
-trial_record trial_of(std::string config_json, status state, double time_ms = std::nan("")) {
+trial_record export_trial_of(std::string config_json, status state, double time_ms = std::nan("")) {
   trial_record t;
   t.config_json = std::move(config_json);
   t.state = state;
@@ -53,13 +53,13 @@ recorded_run record(results_db& db, bool with_space) {
   recorded_run run;
   run.id = db.create_run({"conv:test", "random", 3, options, "replay:sim"});
   std::vector<trial_record> trials = {
-      trial_of(config(space, {1, 8}, 16, "row"), status::ok, 4.0),
-      trial_of(config(space, {2, 4}, 64, "col"), status::ok, 1.25),
-      trial_of(config(space, {8, 1}, 32, "row"), status::compile_error),
-      trial_of(config(space, {4, 2}, 16, "col"), status::runtime_error),
-      trial_of(config(space, {2, 4}, 16, "row"), status::instantiation_error),
-      trial_of(config(space, {1, 8}, 64, "col"), status::run_timeout),
-      trial_of(config(space, {4, 2}, 32, "row"), status::ok, 2.0),
+      export_trial_of(export_config(space, {1, 8}, 16, "row"), status::ok, 4.0),
+      export_trial_of(export_config(space, {2, 4}, 64, "col"), status::ok, 1.25),
+      export_trial_of(export_config(space, {8, 1}, 32, "row"), status::compile_error),
+      export_trial_of(export_config(space, {4, 2}, 16, "col"), status::runtime_error),
+      export_trial_of(export_config(space, {2, 4}, 16, "row"), status::instantiation_error),
+      export_trial_of(export_config(space, {1, 8}, 64, "col"), status::run_timeout),
+      export_trial_of(export_config(space, {4, 2}, 32, "row"), status::ok, 2.0),
   };
   for (const auto& t : trials) db.record_trial(run.id, t);
   run.trials = trials.size();
@@ -193,7 +193,7 @@ TEST_CASE("export: unknown run, empty run, trials outside the space and unwritab
   // The recorded space says block is 16 … 128; a trial at 8 cannot be written.
   auto space = test_space();
   auto odd = db.create_run({"conv:test", "random", 5, with_space_description("{}", space), "replay:sim"});
-  db.record_trial(odd, trial_of(R"({"tile": [1, 8], "block": 8, "layout": "row"})", status::ok, 1.0));
+  db.record_trial(odd, export_trial_of(R"({"tile": [1, 8], "block": 8, "layout": "row"})", status::ok, 1.0));
   CHECK_THROWS_WITH(export_run(db, odd, export_format::kernel_tuner), Contains("trial 0") &&
                                                                           Contains("value 8 of 'block'") &&
                                                                           Contains("not in the recorded search space"));

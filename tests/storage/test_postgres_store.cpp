@@ -25,7 +25,7 @@ using tune::test::postgres_server;
 
 namespace {
 
-run_spec spec(const std::string& task) {
+run_spec pg_spec(const std::string& task) {
   run_spec s;
   s.task_key = task;
   s.strategy = "random";
@@ -35,7 +35,7 @@ run_spec spec(const std::string& task) {
   return s;
 }
 
-trial_record ok_trial(int x, double time_ms) {
+trial_record pg_ok_trial(int x, double time_ms) {
   trial_record t;
   t.config_json = "{\"x\":" + std::to_string(x) + "}";
   t.state = status::ok;
@@ -110,15 +110,15 @@ TEST_CASE("postgres store: what a compiler printed is kept though it is not UTF-
   if (!server.why_not().empty()) SKIP_TEST("PostgreSQL: " << server.why_not());
   results_db db(server.new_database());
   CHECK(db.path().string().rfind("postgresql://postgres@127.0.0.1:", 0) == 0);
-  auto run = db.create_run(spec("gemm/64"));
-  auto t = ok_trial(1, 2.0);
+  auto run = db.create_run(pg_spec("gemm/64"));
+  auto t = pg_ok_trial(1, 2.0);
   t.state = status::compile_error;
   t.message = std::string("error: bad byte \xff here, a NUL \0 there, \xc3\xa9 kept", 46);
   REQUIRE(db.record_trial(run, t).inserted);
   auto back = db.trials(run).at(0).message;
   CHECK(back == "error: bad byte \xEF\xBF\xBD here, a NUL \xEF\xBF\xBD there, \xc3\xa9 kept");
   // Times come back as the same doubles.
-  auto exact = ok_trial(2, 0.1 + 0.2);
+  auto exact = pg_ok_trial(2, 0.1 + 0.2);
   exact.finished_at = 1.7e9 + 1.0 / 3.0;
   db.record_trial(run, exact);
   auto stored = db.trials(run).at(1);
@@ -139,11 +139,11 @@ TEST_CASE("postgres store: many writers at once on a new database, each its own 
     threads.emplace_back([&, w] {
       try {
         results_db db(uri);  // all of them making the tables at once: one does
-        runs[w] = db.create_run(spec("task/" + std::to_string(w)));
+        runs[w] = db.create_run(pg_spec("task/" + std::to_string(w)));
         if (!db.claim_run(runs[w])) ++failures;
         for (int i = 0; i < trials; i += 4) {
           std::vector<trial_record> group;
-          for (int k = i; k < i + 4; ++k) group.push_back(ok_trial(k, 1.0 + k));
+          for (int k = i; k < i + 4; ++k) group.push_back(pg_ok_trial(k, 1.0 + k));
           db.record_trials(runs[w], group);
         }
         db.finish_run(runs[w], tune::end_reason::budget);
@@ -172,7 +172,7 @@ TEST_CASE("postgres store: coordinators killed mid-commit leave whole trials, an
   std::int64_t run_ids[3];
   {
     results_db db(uri);
-    for (auto& id : run_ids) id = db.create_run(spec("task/killed"));
+    for (auto& id : run_ids) id = db.create_run(pg_spec("task/killed"));
   }
   std::mt19937 rng(11);
   std::vector<pid_t> children;
@@ -188,7 +188,7 @@ TEST_CASE("postgres store: coordinators killed mid-commit leave whole trials, an
         results_db db(uri);
         if (!db.claim_run(run)) _exit(3);
         for (int i = 0;; ++i) {
-          db.record_trials(run, {ok_trial(2 * i, 1.0), ok_trial(2 * i + 1, 2.0)});
+          db.record_trials(run, {pg_ok_trial(2 * i, 1.0), pg_ok_trial(2 * i + 1, 2.0)});
           if (i == 2) (void)!write(pipe_fd[1], "y", 1);  // some trials are in
         }
       } catch (...) {
@@ -228,7 +228,7 @@ TEST_CASE("postgres store: coordinators killed mid-commit leave whole trials, an
     }
     REQUIRE(claimed);
     auto next = static_cast<int>(stored.size());
-    CHECK(db.record_trial(run, ok_trial(next, 1.5)).seq == next);
+    CHECK(db.record_trial(run, pg_ok_trial(next, 1.5)).seq == next);
     db.finish_run(run, tune::end_reason::budget);
   }
 }

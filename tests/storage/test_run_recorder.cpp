@@ -37,7 +37,7 @@ recorder_options options_for(const std::filesystem::path& db, search_space_ptr s
   return o;
 }
 
-trial_record trial_of(const search_space& space, std::uint64_t flat, double time_ms) {
+trial_record recorder_trial_of(const search_space& space, std::uint64_t flat, double time_ms) {
   trial_record t;
   t.config_json = space.to_json(space.unflatten(flat));
   t.state = status::ok;
@@ -46,7 +46,7 @@ trial_record trial_of(const search_space& space, std::uint64_t flat, double time
   return t;
 }
 
-std::size_t recorded(const std::filesystem::path& db, std::int64_t run) {
+std::size_t recorded_trials(const std::filesystem::path& db, std::int64_t run) {
   results_db reader(db, results_db::open_mode::read_only);
   return reader.trials(run).size();
 }
@@ -59,16 +59,16 @@ TEST_CASE("run recorder: trials within the commit interval wait and are committe
   auto space = grid_space();
   run_recorder r(options_for(dir / "r.db", space, 3600.0));
   // Nothing was committed yet: the first trial is due at once.
-  r.add(trial_of(*space, 3, 1.5), 0.1, true);
+  r.add(recorder_trial_of(*space, 3, 1.5), 0.1, true);
   CHECK(r.commit_due());
   CHECK(r.commit() == 1);
-  CHECK(recorded(dir / "r.db", r.run_id()) == 1);
+  CHECK(recorded_trials(dir / "r.db", r.run_id()) == 1);
   // Within the interval: queued, not due, not in the database.
-  r.add(trial_of(*space, 5, 2.5), 0.2, false);
-  r.add(trial_of(*space, 7, 0.5), 0.3, true);
+  r.add(recorder_trial_of(*space, 5, 2.5), 0.2, false);
+  r.add(recorder_trial_of(*space, 7, 0.5), 0.3, true);
   CHECK_FALSE(r.commit_due());
   CHECK(r.queued() == 2);
-  CHECK(recorded(dir / "r.db", r.run_id()) == 1);
+  CHECK(recorded_trials(dir / "r.db", r.run_id()) == 1);
   CHECK(r.commit() == 2);
   CHECK(r.queued() == 0);
   CHECK(r.commit() == 0);  // nothing waits
@@ -89,7 +89,7 @@ TEST_CASE("run recorder: once the interval has passed since the last commit a tr
   auto space = grid_space();
   run_recorder r(options_for(dir / "r.db", space, 0.02));
   for (std::uint64_t flat : {1, 2, 3}) {
-    r.add(trial_of(*space, flat, 1.0 + static_cast<double>(flat)), 0.0, false);
+    r.add(recorder_trial_of(*space, flat, 1.0 + static_cast<double>(flat)), 0.0, false);
     // Due when the interval since the last commit has passed: wait for that
     // (never more than a few seconds), never for a fixed time.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -97,7 +97,7 @@ TEST_CASE("run recorder: once the interval has passed since the last commit a tr
     REQUIRE(r.commit_due());
     CHECK(r.commit() == 1);
   }
-  CHECK(recorded(dir / "r.db", r.run_id()) == 3);
+  CHECK(recorded_trials(dir / "r.db", r.run_id()) == 3);
 }
 
 TEST_CASE("run recorder: events are published once their group is committed", "[storage][recorder]") {
@@ -112,9 +112,9 @@ TEST_CASE("run recorder: events are published once their group is committed", "[
   auto started = sub.receive(std::chrono::milliseconds(10000));
   REQUIRE(started);
   CHECK((*started)["type"] == "run_started");
-  r.add(trial_of(*space, 2, 4.0), 0.5, true);
+  r.add(recorder_trial_of(*space, 2, 4.0), 0.5, true);
   r.commit();
-  auto reused = trial_of(*space, 4, 3.0);
+  auto reused = recorder_trial_of(*space, 4, 3.0);
   reused.reused_from_run = 9;
   r.add(reused, 0.75, true);  // waits: no event yet
   auto first = sub.receive(std::chrono::milliseconds(2000));
@@ -150,19 +150,19 @@ TEST_CASE("run recorder: a group that cannot be committed records none of its tr
   tune::test::scratch_dir dir("recorder-fail");
   auto space = grid_space();
   run_recorder r(options_for(dir / "r.db", space, 3600.0));
-  r.add(trial_of(*space, 1, 1.0), 0.0, false);
+  r.add(recorder_trial_of(*space, 1, 1.0), 0.0, false);
   r.commit();
-  r.add(trial_of(*space, 2, 2.0), 0.0, false);
-  auto bad = trial_of(*space, 3, 1.0);
+  r.add(recorder_trial_of(*space, 2, 2.0), 0.0, false);
+  auto bad = recorder_trial_of(*space, 3, 1.0);
   bad.objectives = {1.0, std::nan("")};  // refused by the database: objectives must be finite
   r.add(bad, 0.0, false);
   CHECK_THROWS_AS(r.commit(), std::invalid_argument);
   CHECK(r.queued() == 0);
-  CHECK(recorded(dir / "r.db", r.run_id()) == 1);
+  CHECK(recorded_trials(dir / "r.db", r.run_id()) == 1);
   // The recorder goes on: a later group is recorded after the first.
-  r.add(trial_of(*space, 4, 4.0), 0.0, false);
+  r.add(recorder_trial_of(*space, 4, 4.0), 0.0, false);
   CHECK(r.commit() == 1);
-  CHECK(recorded(dir / "r.db", r.run_id()) == 2);
+  CHECK(recorded_trials(dir / "r.db", r.run_id()) == 2);
 }
 
 TEST_CASE("run recorder: a stopped run is resumed and reopened, a finished one is not", "[storage][recorder]") {
@@ -174,9 +174,9 @@ TEST_CASE("run recorder: a stopped run is resumed and reopened, a finished one i
     run_recorder r(o);
     first = r.run_id();
     CHECK_FALSE(r.resumed());
-    r.add(trial_of(*space, 1, 3.0), 0.0, true);
-    r.add(trial_of(*space, 2, 2.0), 0.0, true);
-    auto best = trial_of(*space, 2, 2.0);
+    r.add(recorder_trial_of(*space, 1, 3.0), 0.0, true);
+    r.add(recorder_trial_of(*space, 2, 2.0), 0.0, true);
+    auto best = recorder_trial_of(*space, 2, 2.0);
     r.finished(end_reason::stopped, 2, &best, 0.5);  // commits what waits
   }
   {

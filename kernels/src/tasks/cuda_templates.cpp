@@ -160,7 +160,7 @@ struct gpu_matmul_tiles {
   std::vector<std::int64_t> b{1, 1}, x, y, k;
 };
 
-gpu_matmul_tiles matmul_tiles(const search_space& space, const configuration& config, bool batched) {
+gpu_matmul_tiles gpu_tiles_of(const search_space& space, const configuration& config, bool batched) {
   gpu_matmul_tiles t;
   if (batched) t.b = tuple_value(space, config, "B");
   t.x = tuple_value(space, config, "X");
@@ -195,7 +195,7 @@ std::shared_ptr<kernel_program> gpu_matmul_program(const task_spec& task, const 
   program->gpu_language = dialect.backend;
   auto space = program->space;
   program->source = [task, space, batched, dialect](const configuration& config) {
-    auto t = matmul_tiles(*space, config, batched);
+    auto t = gpu_tiles_of(*space, config, batched);
     std::string s = "// " + task.to_string() + " for " + dialect.language + ", generated for one configuration\n";
     s += dialect.prologue;
     s += device_constant("N", task.n) + device_constant("K", task.k) + device_constant("M", task.m) +
@@ -210,7 +210,7 @@ std::shared_ptr<kernel_program> gpu_matmul_program(const task_spec& task, const 
     return s + body;
   };
   program->geometry = [space, batched](const configuration& config) {
-    auto t = matmul_tiles(*space, config, batched);
+    auto t = gpu_tiles_of(*space, config, batched);
     launch_geometry g;
     g.grid[0] = static_cast<unsigned>(t.y[0]);
     g.grid[1] = static_cast<unsigned>(t.x[0]);
@@ -221,7 +221,7 @@ std::shared_ptr<kernel_program> gpu_matmul_program(const task_spec& task, const 
     return g;
   };
   program->check = [space, batched](const configuration& config) {
-    auto t = matmul_tiles(*space, config, batched);
+    auto t = gpu_tiles_of(*space, config, batched);
     return limits_problem(t.x[2] * t.y[2], (t.x[1] * t.x[2] * t.x[3] + t.y[1] * t.y[2] * t.y[3]) * t.k[1] * t.k[2] * 4,
                           t.x[1] * t.x[3] * t.y[1] * t.y[3], t.x[0], t.b[0]);
   };

@@ -11,7 +11,7 @@ using namespace tune;
 
 namespace {
 
-search_space_ptr line_space() {
+search_space_ptr target_line_space() {
   std::vector<double> xs;
   for (int i = 0; i < 32; ++i) xs.push_back(i);
   return std::make_shared<search_space>(std::vector<parameter_ptr>{make_discrete_parameter("x", xs)}, "line");
@@ -20,7 +20,7 @@ search_space_ptr line_space() {
 session_options objective_over_line() {
   session_options o;
   o.objective = [](const configuration& c) { return 1.0 + static_cast<double>(c[0]); };
-  o.space = line_space();
+  o.space = target_line_space();
   o.strategy = "random";
   return o;
 }
