@@ -11,6 +11,7 @@
 namespace tune {
 namespace {
 
+using python::is_word;
 using python::token;
 using python::token_kind;
 using tokens_t = std::vector<token>;
@@ -23,7 +24,6 @@ constexpr std::size_t max_values = 1'000'000;
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
 bool is_op(const token& t, const char* op) { return t.kind == token_kind::op && t.text == op; }
-bool is_word(const token& t, const char* word) { return t.kind == token_kind::name && t.text == word; }
 
 /// Depth-0 positions in [begin, end) where `pred` holds.
 template <class Pred>

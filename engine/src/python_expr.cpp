@@ -13,7 +13,6 @@ namespace {
 
 bool is_open(const token& t) { return t.kind == token_kind::op && (t.text == "(" || t.text == "["); }
 bool is_close(const token& t) { return t.kind == token_kind::op && (t.text == ")" || t.text == "]"); }
-bool is_python_word(const token& t, const char* word) { return t.kind == token_kind::name && t.text == word; }
 bool is_comparison(const token& t) {
   return t.kind == token_kind::op &&
          (t.text == "==" || t.text == "!=" || t.text == "<" || t.text == "<=" || t.text == ">" || t.text == ">=");
@@ -224,11 +223,11 @@ std::string to_muparser(const std::vector<token>& tokens, std::size_t begin, std
     }
     return out;
   };
-  auto ors = split_points(tokens, begin, end, [](const token& t) { return is_python_word(t, "or"); });
+  auto ors = split_points(tokens, begin, end, [](const token& t) { return is_word(t, "or"); });
   if (!ors.empty()) return join(ors, "||");
-  auto ands = split_points(tokens, begin, end, [](const token& t) { return is_python_word(t, "and"); });
+  auto ands = split_points(tokens, begin, end, [](const token& t) { return is_word(t, "and"); });
   if (!ands.empty()) return join(ands, "&&");
-  if (is_python_word(tokens[begin], "not")) return "((" + to_muparser(tokens, begin + 1, end, codes) + ")==0)";
+  if (is_word(tokens[begin], "not")) return "((" + to_muparser(tokens, begin + 1, end, codes) + ")==0)";
   // A whole operand in parentheses may hold boolean structure of its own.
   if (tokens[begin].kind == token_kind::op && tokens[begin].text == "(" && closing(tokens, begin) == end) {
     return "(" + to_muparser(tokens, begin + 1, end - 1, codes) + ")";

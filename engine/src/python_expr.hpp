@@ -23,6 +23,9 @@ struct token {
   std::string text;  // for strings: the contents without quotes
 };
 
+/// Whether the token is the name `word` (a keyword such as `and`, `for`).
+inline bool is_word(const token& t, const char* word) { return t.kind == token_kind::name && t.text == word; }
+
 /// Splits an expression into tokens; throws std::invalid_argument on a
 /// character Python expressions of this kind never contain.
 std::vector<token> tokenize(const std::string& text);
