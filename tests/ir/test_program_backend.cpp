@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "actors/scratch_dir.hpp"
+#include "tune/engine/limits.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/program_backend.hpp"
 #include "tune/kernels/subprocess.hpp"
@@ -177,6 +178,21 @@ TEST_CASE("the CNN workload trains to its accuracy and prediction uses the train
   INFO(held.message);
   CHECK(held.validation == Approx(11.0 / 120).margin(2.0 / 120));
   CHECK(held.test == Approx(8.0 / 119).margin(2.0 / 119));
+}
+
+TEST_CASE("a program's time is the run's measurement statistic of its repeats", "[ir][program_backend]") {
+  for (auto statistic : {time_statistic::min, time_statistic::median}) {
+    auto options = quick_options();
+    options.measurement.min_repeats = 5;
+    options.measurement.max_repeats = 5;
+    options.measurement.statistic = statistic;
+    auto backend = make_program_backend("2fcnet:predict", options);
+    auto result = evaluate(*backend, {});
+    INFO(to_string(statistic) << ": " << result.message);
+    REQUIRE(result.state == status::ok);
+    REQUIRE(result.times_ms.size() == 5);
+    CHECK(result.time_ms == statistic_of(result.times_ms, statistic));
+  }
 }
 
 TEST_CASE("identical programs are measured once", "[ir][program_backend]") {

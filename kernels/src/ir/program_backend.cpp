@@ -445,7 +445,7 @@ class program_backend_impl final : public program_backend {
     if (plan.failure) return *plan.failure;
     plan.request["tolerance"] = std::numeric_limits<double>::max();
     plan.request["cores"] = {options_.first_core + device * options_.threads};
-    plan.request["statistic"] = "min";
+    plan.request["statistic"] = to_string(options_.measurement.statistic);
     if (!options_.resident_measurer) return run_worker(worker_, plan.request.dump(), timeout_s);
     run_limits in_full(timeout_s);
     in_full.early_stop = early_stop_policy::off();
@@ -463,7 +463,7 @@ class program_backend_impl final : public program_backend {
                         {"min_time_s", options_.measurement.min_time_s},
                         {"min_repeats", options_.measurement.min_repeats},
                         {"max_repeats", options_.measurement.max_repeats},
-                        {"statistic", "min"}};
+                        {"statistic", to_string(options_.measurement.statistic)}};
     if (!params_file_.empty()) r["params_in"] = params_file_.string();
     return r;
   }
