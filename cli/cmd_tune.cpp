@@ -211,7 +211,8 @@ void add_tune_command(CLI::App& app, command_list& commands) {
            "hand this configuration out first, a JSON object of the parameters' values (e.g. '{\"tile\": 64}'); "
            "repeatable; the strategy goes on knowing its result");
   f.flag("auto_prior", "--no-auto-prior", args->no_auto_prior,
-         "do not take the runs of this task on other device kinds in --db as a prior");
+         "do not take the runs of this task on other device kinds in --db as a prior (with --model: nor a task's "
+         "family's runs)");
   f.flag("progress_line", "--quiet", args->quiet, "no progress line on stderr");
   f.flag("compare_vendor", "--compare-vendor,--compare-blas", o.compare_vendor,
          "--task: after the run, time the vendor kernels (oneDNN; OpenBLAS sgemm with its default and its "

@@ -249,8 +249,9 @@ model_report tune_model(const model& m, model_options options) {
     auto& task_report = report.tasks[t];
     session_options o = task_options(t);
     // The tasks of its family that have run: the prior of its search, fixed at
-    // its first round (later rounds see the same tasks' runs, grown).
-    if (!started[t])
+    // its first round (later rounds see the same tasks' runs, grown); none
+    // without auto_prior.
+    if (!started[t] && base.auto_prior)
       for (std::size_t other = 0; other < m.tasks.size(); ++other)
         if (started[other] && m.tasks[other].family == m.tasks[t].family) {
           task_report.prior_from.push_back(report.tasks[other].label);

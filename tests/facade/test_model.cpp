@@ -344,6 +344,17 @@ TEST_CASE("model: a task's search starts from the runs of its family's tasks tha
   auto run = db.find_run(r.tasks[1].run_id);
   REQUIRE(run);
   CHECK_THAT(run->options_json, Catch::Contains("of task bmm:2x32x32x32"));
+
+  // Without auto_prior every task starts cold.
+  scratch_dir cold_dir("tune-model-no-prior");
+  o.session.db_path = (cold_dir / "r.db").string();
+  o.session.auto_prior = false;
+  auto cold = tune_model(m, o);
+  for (const auto& task : cold.tasks) CHECK(task.prior_from.empty());
+  storage::results_db cold_db((cold_dir / "r.db").string(), storage::results_db::open_mode::read_only);
+  auto cold_run = cold_db.find_run(cold.tasks[1].run_id);
+  REQUIRE(cold_run);
+  CHECK_THAT(cold_run->options_json, !Catch::Contains("of task bmm:2x32x32x32"));
 }
 
 TEST_CASE("model: two entries that are one workload to the database are refused", "[facade][model]") {

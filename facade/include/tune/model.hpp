@@ -12,7 +12,8 @@
 //
 // A task's first round takes as prior the runs of the tasks of its family (its
 // operator) that ran before it (session_options::prior_tasks): `bo` starts from
-// the configurations that were fast on the other shapes.
+// the configurations that were fast on the other shapes (not with
+// session_options::auto_prior off).
 //
 // A model file (YAML):
 //

@@ -182,7 +182,8 @@ struct session_options {
   /// `bo` uses it, the other strategies ignore it.
   std::vector<std::string> priors;
   /// Also take as prior the runs of the same task on other device kinds that
-  /// db_path already holds.
+  /// db_path already holds; in a model run (tune/model.hpp), also each task's
+  /// family's runs (prior_tasks). Off: only the priors named here.
   bool auto_prior = true;
   /// Also take as prior the runs in db_path of these other tasks (their task
   /// keys, run_report::task_key; e.g. other shapes of the same operator, as a
