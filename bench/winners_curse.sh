@@ -8,8 +8,11 @@
 #   raw      --confirm-top 0 --duel-rounds 0: the search's fastest figure
 #   confirm  --duel-rounds 0: the end-of-run confirmation alone
 #   duel     the defaults: duels during the run and the confirmation
-# then build/bench/bench_retime measures the reported best 5 times in full
-# (still under the load) and prints retimed / reported − 1 ("optimism": > 0
+#   long     the defaults with --confirm-rounds LONG_ROUNDS: a confirmation
+#            whose rounds span seconds instead of a fraction of one (not a
+#            default mode)
+# then build/bench/bench_retime measures the reported best RETIME_ROUNDS
+# times in full (still under the load) and prints retimed / reported − 1 ("optimism": > 0
 # when the run promised more than the configuration gives). Ends with a table
 # per task, mode and condition: median and largest optimism, and the run's
 # extra measuring (duels, confirmation) as a share of its wall time.
@@ -18,21 +21,26 @@
 # topology's measurement.statistic, and bench_retime's), instead of the median.
 #
 #   bench/winners_curse.sh [--seeds "1 2 3"] [--budget 100] [--tasks "T …"] [--conditions "idle load"]
-#                          [--modes "raw confirm duel"] [--statistic median] [--load-core 1] [--out DIR] BIN RETIME
+#                          [--modes "raw confirm duel"] [--statistic median] [--load-core 1]
+#                          [--retime-rounds 5] [--long-rounds 40] [--out DIR] BIN RETIME
 #
 # e.g. bench/winners_curse.sh build/cli/tune-engine build/bench/bench_retime
 set -euo pipefail
 source "$(dirname "$0")/bench_lib.sh"
 seeds="1 2 3" budget=100 load_core=1 out=${TMPDIR:-/tmp}/winners-curse-$$
 tasks="matmul:512x1024x1024 conv2d:8x64x27x27:192x5x5:s1:p2 bmm:960x128x128x64:nn"
-conditions="idle load" modes="raw confirm duel" statistic=median
+conditions="idle load" modes="raw confirm duel" statistic=median retime_rounds=5 long_rounds=40
 bench_options "$@"
 [ ${#ARGS[@]} -eq 2 ] || { echo "usage: $0 [options] BIN RETIME (see --help)" >&2; exit 2; }
 bin=${ARGS[0]} retime=${ARGS[1]}
 bench_setup "$out"
 [ "$statistic" = median ] || echo "measurement: {statistic: $statistic}" >>"$out/topology.yaml"
 
-declare -A flags=([raw]="--confirm-top 0 --duel-rounds 0" [confirm]="--duel-rounds 0" [duel]="")
+declare -A flags=([raw]="--confirm-top 0 --duel-rounds 0" [confirm]="--duel-rounds 0" [duel]=""
+  [long]="--confirm-rounds $long_rounds")
+for mode in $modes; do
+  [ -n "${flags[$mode]+set}" ] || { echo "$0: --modes: unknown mode $mode (raw, confirm, duel, long)" >&2; exit 2; }
+done
 : >"$out/runs.jsonl"
 for condition in $conditions; do
   for seed in $seeds; do
@@ -47,7 +55,8 @@ for condition in $conditions; do
         # shellcheck disable=SC2086
         "$bin" tune --topology "$out/topology.yaml" --task "$task" --budget "$budget" --seed "$seed" \
           --db "$out/$tag.db" --summary-json "$out/$tag.json" --quiet ${flags[$mode]} >"$out/$tag.txt" 2>&1 || true
-        retimed=$("$retime" --db "$out/$tag.db" --task "$task" --statistic "$statistic" 2>>"$out/$tag.txt" || echo null)
+        retimed=$("$retime" --db "$out/$tag.db" --task "$task" --statistic "$statistic" \
+          --rounds "$retime_rounds" 2>>"$out/$tag.txt" || echo null)
         load_stop
         python3 - "$out/$tag.json" "$condition" "$seed" "$task" "$mode" "$retimed" "$statistic" >>"$out/runs.jsonl" <<'PY'
 import json, sys
