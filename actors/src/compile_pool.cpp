@@ -103,17 +103,15 @@ void pump(pool_pointer self);
 
 /// The pool's timer: about four times a second while a build or a
 /// measurement is outstanding or no measurer is alive. The timeouts of
-/// builds and measurements are deadlines checked here rather than request
-/// timeouts: CAF's clock thread wakes for every request timeout set and keeps
-/// its entry until the deadline, answered or not, which cost more than the
-/// rest of a trial's hand-offs on a fast run.
-constexpr auto pool_tick_interval = std::chrono::milliseconds(250);
+/// builds and measurements are deadlines checked here (stage_tick_interval):
+/// request timeouts cost more than the rest of a trial's hand-offs on a fast
+/// run.
 
 void schedule_tick(pool_pointer self) {
   auto& st = self->state;
   if (st.ticking) return;
   st.ticking = true;
-  self->delayed_send(self, pool_tick_interval, tick_atom::value);
+  self->delayed_send(self, detail::stage_tick_interval, tick_atom::value);
 }
 
 void abandon_queue(pool_pointer self) {

@@ -209,11 +209,8 @@ measured_trial make_trial(const compiled_candidate& compiled, const run_result& 
   return trial;
 }
 
-/// The measurer's timer: about four times a second while a run is in
-/// progress. The run's timeout is a deadline checked here rather than a
-/// request timeout: CAF's clock thread wakes for every request timeout set
-/// and keeps its entry until the deadline, answered or not.
-constexpr auto tick_interval = std::chrono::milliseconds(250);
+/// The measurer's timer (stage_tick_interval) while a run is in progress:
+/// the run's timeout is a deadline checked on it.
 
 void start_next(measurer_pointer self);
 void start_current(measurer_pointer self);
@@ -222,7 +219,7 @@ void schedule_tick(measurer_pointer self) {
   auto& st = self->state;
   if (st.ticking) return;
   st.ticking = true;
-  self->delayed_send(self, tick_interval, tick_atom::value);
+  self->delayed_send(self, detail::stage_tick_interval, tick_atom::value);
 }
 
 /// Delivers a finished trial and starts the next run.

@@ -21,7 +21,6 @@
 namespace tune::actors {
 namespace {
 
-constexpr auto population_tick_interval = std::chrono::milliseconds(250);
 constexpr auto stats_timeout = std::chrono::seconds(10);
 
 struct population_state {
@@ -424,7 +423,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
         auto& st = self->state;
         st.start = detail::steady_seconds();
         if (st.has_best) st.trace.push_back({0.0, st.options.prior.size(), st.best.best_judged_ms()});
-        self->delayed_send(self, population_tick_interval, tick_atom::value);
+        self->delayed_send(self, detail::stage_tick_interval, tick_atom::value);
         maybe_demand(self);
         maybe_finish(self);
       },
@@ -457,7 +456,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
           report.in_flight = st.in_flight;
           st.options.listener->on_progress(report);
         }
-        self->delayed_send(self, population_tick_interval, tick_atom::value);
+        self->delayed_send(self, detail::stage_tick_interval, tick_atom::value);
       },
   };
 }

@@ -11,6 +11,13 @@
 
 namespace tune::detail {
 
+/// The period of a stage's timer (compile pool, measurer, population) while
+/// it has work outstanding: the deadlines of builds and measurements are
+/// checked on it rather than set as request timeouts (CAF's clock thread
+/// wakes for every request timeout and keeps its entry until the deadline,
+/// answered or not), so a timeout is noticed within this much of it.
+constexpr auto stage_tick_interval = std::chrono::milliseconds(250);
+
 /// Seconds on the steady clock; the same epoch for every actor of a process.
 inline double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
