@@ -106,7 +106,6 @@ void pump(pool_pointer self);
 /// builds and measurements are deadlines checked here (stage_tick_interval):
 /// request timeouts cost more than the rest of a trial's hand-offs on a fast
 /// run.
-
 void schedule_tick(pool_pointer self) {
   auto& st = self->state;
   if (st.ticking) return;

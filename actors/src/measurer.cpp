@@ -209,12 +209,11 @@ measured_trial make_trial(const compiled_candidate& compiled, const run_result& 
   return trial;
 }
 
-/// The measurer's timer (stage_tick_interval) while a run is in progress:
-/// the run's timeout is a deadline checked on it.
-
 void start_next(measurer_pointer self);
 void start_current(measurer_pointer self);
 
+/// The measurer's timer (stage_tick_interval) while a run is in progress:
+/// the run's timeout is a deadline checked on it.
 void schedule_tick(measurer_pointer self) {
   auto& st = self->state;
   if (st.ticking) return;
