@@ -33,14 +33,14 @@ conditions="idle load" modes="raw confirm duel" statistic=median retime_rounds=5
 bench_options "$@"
 [ ${#ARGS[@]} -eq 2 ] || { echo "usage: $0 [options] BIN RETIME (see --help)" >&2; exit 2; }
 bin=${ARGS[0]} retime=${ARGS[1]}
-bench_setup "$out"
-[ "$statistic" = median ] || echo "measurement: {statistic: $statistic}" >>"$out/topology.yaml"
-
 declare -A flags=([raw]="--confirm-top 0 --duel-rounds 0" [confirm]="--duel-rounds 0" [duel]=""
   [long]="--confirm-rounds $long_rounds")
 for mode in $modes; do
   [ -n "${flags[$mode]+set}" ] || { echo "$0: --modes: unknown mode $mode (raw, confirm, duel, long)" >&2; exit 2; }
 done
+bench_setup "$out"
+[ "$statistic" = median ] || echo "measurement: {statistic: $statistic}" >>"$out/topology.yaml"
+
 : >"$out/runs.jsonl"
 for condition in $conditions; do
   for seed in $seeds; do
