@@ -374,9 +374,19 @@ static void test_model_session(void) {
   char seed_text[64];
   snprintf(seed_text, sizeof seed_text, "\"seed\":\"%llu\"", (unsigned long long)seed);
   CHECK(strstr(json, seed_text) != NULL);
+  /* A task's first round starts from its family's runs (the replayed tasks are one family). */
+  CHECK(strstr(json, "\"prior_from\":[\"") != NULL);
   const char* best = NULL;
   CHECK(tune_session_best(session, &best, NULL) == TUNE_ERROR_STATE);
   CHECK(strstr(tune_last_error(), "per task") != NULL);
+  tune_session_free(session);
+  /* auto_prior 0: every task starts cold. */
+  CHECK_OK(tune_options_set(options, "auto_prior", "0"));
+  CHECK_OK(tune_session_create(options, &session));
+  CHECK_OK(tune_session_run(session));
+  CHECK_OK(tune_session_report_json(session, &json));
+  CHECK(strstr(json, "\"prior_from\":[]") != NULL);
+  CHECK(strstr(json, "\"prior_from\":[\"") == NULL);
   tune_session_free(session);
   /* A model and a target of its own: refused when run, naming the option. */
   CHECK_OK(tune_options_set(options, "task", "matmul:8x8x8"));

@@ -139,6 +139,9 @@ int main(void) {
   EXPECT(tune_options_set(options, "device_wait", "later"), TUNE_ERROR_INVALID_ARGUMENT,
          "device_wait: 'later' is none of");
   EXPECT(tune_options_set(options, "lease", "2"), TUNE_ERROR_INVALID_ARGUMENT, "lease: '2' is neither 0 nor 1");
+  EXPECT(tune_options_set(options, "auto_prior", "yes"), TUNE_ERROR_INVALID_ARGUMENT, "auto_prior: 'yes' is not");
+  EXPECT(tune_options_set(options, "auto_prior", "2"), TUNE_ERROR_INVALID_ARGUMENT,
+         "auto_prior: '2' is neither 0 nor 1");
   EXPECT(tune_options_set(options, "seed", NULL), TUNE_ERROR_NULL_ARGUMENT, "`value` is NULL");
   EXPECT(tune_options_set_objective(options, NULL, NULL), TUNE_ERROR_NULL_ARGUMENT, "`objective` is NULL");
   EXPECT(tune_options_set_space(options, NULL), TUNE_ERROR_NULL_ARGUMENT, "`space` is NULL");

@@ -15,7 +15,7 @@ namespace {
 
 const char* const option_keys =
     "strategy, hyper, budget, time_budget_s, seed, db, resume, topology, space_file, task, dataset, kinds, "
-    "time_scale, task_name, mode, batch, lease, device_wait, model, scheduler, round_trials";
+    "time_scale, task_name, mode, batch, lease, auto_prior, device_wait, model, scheduler, round_trials";
 
 std::uint64_t parse_unsigned(const std::string& key, const std::string& text) {
   std::uint64_t value = 0;
@@ -90,6 +90,10 @@ void set_option(tune_options& o, const std::string& key, const std::string& valu
     auto flag = parse_unsigned(key, value);
     if (flag > 1) throw std::invalid_argument("lease: '" + value + "' is neither 0 nor 1");
     s.lease_devices = flag == 1;
+  } else if (key == "auto_prior") {
+    auto flag = parse_unsigned(key, value);
+    if (flag > 1) throw std::invalid_argument("auto_prior: '" + value + "' is neither 0 nor 1");
+    s.auto_prior = flag == 1;
   } else if (key == "device_wait") {
     if (value == "wait")
       s.device_wait = tune::device_wait_policy::wait;

@@ -157,6 +157,7 @@ void apply_shared_arguments(session_options& o, const std::string& who, const sh
         unsigned_from_python(a.confirm, who + ": confirm"), std::numeric_limits<std::uint32_t>::max()));
   o.lease_devices = a.lease;
   o.option_names.emplace("lease_devices", "lease");
+  o.auto_prior = a.auto_prior;
 }
 
 }  // namespace tune::python

@@ -55,6 +55,7 @@ struct shared_session_arguments {
   double time_scale = 1.0;
   bool resume = false;
   bool lease = true;
+  bool auto_prior = true;
 };
 /// Sets those options; a bad value raises py::value_error naming `who`
 /// ("Session", "tune_model") and the argument.

@@ -36,7 +36,7 @@ py::dict model_to_python(const model& m) {
 py::object run_model(py::handle model_file, py::handle budget, py::handle seed, std::optional<std::string> strategy,
                      py::handle hyper, py::handle topology, py::handle db, std::optional<std::string> backend,
                      double time_scale, bool resume, const std::string& scheduler, py::handle round_trials,
-                     py::handle confirm, bool compare_vendor, bool lease) {
+                     py::handle confirm, bool compare_vendor, bool lease, bool auto_prior) {
   const auto path = path_from_python(model_file, "tune_model: model (the path of a model file)");
   if (path.empty()) throw py::value_error("tune_model: model is None; give the path of a model file (YAML)");
   auto kind = scheduler_kind_from_string(scheduler);
@@ -52,8 +52,8 @@ py::object run_model(py::handle model_file, py::handle budget, py::handle seed, 
     throw py::value_error("tune_model: round_trials is " + std::to_string(round) + "; it must lie in 1 .. 1000000");
   o.round_trials = static_cast<std::uint32_t>(round);
   auto& s = o.session;
-  apply_shared_arguments(s, "tune_model",
-                         {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease});
+  apply_shared_arguments(
+      s, "tune_model", {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease, auto_prior});
   s.compare_vendor = compare_vendor;
   s.option_names.emplace("db_path", "db");
   model m = read_model(path);
@@ -81,7 +81,7 @@ kept). A bad file raises ValueError naming the file, the field and the fix.
         py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("backend") = py::none(),
         py::arg("time_scale") = 1.0, py::arg("resume") = false, py::arg("scheduler") = "gradient",
         py::arg("round_trials") = model_options{}.round_trials, py::arg("confirm") = py::none(),
-        py::arg("compare_vendor") = false, py::arg("lease") = true, R"doc(
+        py::arg("compare_vendor") = false, py::arg("lease") = true, py::arg("auto_prior") = true, R"doc(
 Tunes the tasks of a model file under one trial budget (trials in all; None:
 64 per task), in rounds of round_trials trials of the task the scheduler
 ("gradient", Ansor's rule, or "round_robin") picks, and returns the report as
@@ -91,7 +91,9 @@ Tunes the tasks of a model file under one trial budget (trials in all; None:
 "best_configuration", "confirmed", "run_id", with compare_vendor its
 "throughput"), "trace" (after every round) and, with compare_vendor, the
 model's "vendor_latency_ms" and "tuned_latency_interleaved_ms". Every task's
-run is recorded in db (a temporary database without one).
+run is recorded in db (a temporary database without one). A task's first
+round starts from the runs of its family's tasks that ran before it (its
+"prior_from"); auto_prior=False starts every task cold.
 )doc");
 }
 

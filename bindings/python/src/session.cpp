@@ -226,7 +226,7 @@ class session_handle {
                  double time_scale, py::object hyper, double time_budget_s, std::string task_name, bool resume,
                  std::string mode, py::object batch, std::optional<std::string> backend, bool progress,
                  py::object kernel, py::object measurement, py::object confirm, bool early_stop, bool lease,
-                 std::string device_wait, py::object start)
+                 std::string device_wait, py::object start, bool auto_prior)
       : callbacks_(std::make_shared<python_callbacks>()) {
     require_callable(objective, "objective");
     require_callable(on_trial, "on_trial");
@@ -244,8 +244,8 @@ class session_handle {
     } else {
       o.space_file = path_from_python(space, "Session: space (a Space, a dict or a file path)");
     }
-    apply_shared_arguments(o, "Session",
-                           {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease});
+    apply_shared_arguments(
+        o, "Session", {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease, auto_prior});
     if (!budget.is_none()) {
       o.budget.trials = unsigned_from_python(budget, "Session: budget");
       if (o.budget.trials == 0)
@@ -455,7 +455,9 @@ one, which s.seed and the report's "seed" tell, so that the run can be
 repeated with seed=report["seed"]. resume=True continues the latest unfinished
 run in db of the same task, strategy and seed: give the seed that run used.
 start=[{...}, ...] (configuration dicts) are handed out first, and the strategy
-goes on knowing their results (a starting point, Kernel Tuner's x0).
+goes on knowing their results (a starting point, Kernel Tuner's x0). The runs
+of the same task on other device kinds that db holds are the search's prior
+(used by "bo"); auto_prior=False leaves them out.
 
 on_trial and on_new_best get each trial as a dict: "seq" (its number in the
 run), "config", "status", "time_ms" (None unless ok), "times_ms" (each timed
@@ -472,7 +474,7 @@ in a callback stops the run and is raised again by run().
       .def(py::init<py::object, py::object, std::optional<std::string>, py::object, py::object, py::object, py::object,
                     py::object, py::object, py::object, std::optional<std::string>, py::object, py::object, double,
                     py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool,
-                    py::object, py::object, py::object, bool, bool, std::string, py::object>(),
+                    py::object, py::object, py::object, bool, bool, std::string, py::object, bool>(),
            py::arg("objective") = py::none(), py::kw_only(), py::arg("space") = py::none(),
            py::arg("strategy") = py::none(), py::arg("budget") = py::none(), py::arg("seed") = py::none(),
            py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("on_trial") = py::none(),
@@ -482,7 +484,7 @@ in a callback stops the run and is raised again by run().
            py::arg("resume") = false, py::arg("mode") = "steady", py::arg("batch") = 8, py::arg("backend") = py::none(),
            py::arg("progress") = false, py::arg("kernel") = py::none(), py::arg("measurement") = py::none(),
            py::arg("confirm") = py::none(), py::arg("early_stop") = true, py::arg("lease") = true,
-           py::arg("device_wait") = "wait", py::arg("start") = py::none())
+           py::arg("device_wait") = "wait", py::arg("start") = py::none(), py::arg("auto_prior") = true)
       .def("run", &session_handle::run, "Runs to the end and returns the report as a dict. Once per session.")
       .def("stop", &session_handle::stop, "Ends the run once the trials in flight have finished. Thread-safe.")
       .def_property_readonly("space", &session_handle::space, "The Space being searched.")

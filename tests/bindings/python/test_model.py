@@ -41,6 +41,14 @@ def test_tune_model_spends_one_budget_over_the_tasks(models, tmp_path):
         assert c.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 5
 
 
+def test_auto_prior_false_starts_every_task_cold(models):
+    arguments = dict(budget=40, seed=3, time_scale=0.001, round_trials=4, scheduler="round_robin")
+    warm = tune_engine.tune_model(str(models / "replayed_gpu.yaml"), **arguments)
+    assert any(t["prior_from"] for t in warm["tasks"])  # the replayed tasks are one family
+    cold = tune_engine.tune_model(str(models / "replayed_gpu.yaml"), auto_prior=False, **arguments)
+    assert all(t["prior_from"] == [] for t in cold["tasks"])
+
+
 @pytest.mark.parametrize("arguments, message", [
     ({"scheduler": "fifo"}, "scheduler 'fifo'"),
     ({"round_trials": 0}, "round_trials is 0"),

@@ -198,6 +198,9 @@ TUNE_API void tune_options_free(tune_options* options);
  *   lease           0 or 1 (default 1): lease each local device (its cores,
  *                   its GPU) for the run, so that no other run on this
  *                   machine measures on it meanwhile
+ *   auto_prior      0 or 1 (default 1): take the runs of the same task on
+ *                   other device kinds in db (with model: also each task's
+ *                   family's runs) as the search's prior
  *   device_wait     when another process holds a device's lease: "wait"
  *                   (default) for it, measure on the "free" devices, or
  *                   "fail" at once (tune_session_run fails naming the holder)
