@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -251,10 +252,11 @@ model_report tune_model(const model& m, model_options options) {
     // The tasks of its family that have run: the prior of its search, fixed at
     // its first round (later rounds see the same tasks' runs, grown); none
     // without auto_prior.
+    std::vector<std::size_t> family;
     if (!started[t] && base.auto_prior)
       for (std::size_t other = 0; other < m.tasks.size(); ++other)
         if (started[other] && m.tasks[other].family == m.tasks[t].family) {
-          task_report.prior_from.push_back(report.tasks[other].label);
+          family.push_back(other);
           prior_keys[t].push_back(task_keys[other]);
         }
     o.prior_tasks = prior_keys[t];
@@ -279,6 +281,9 @@ model_report tune_model(const model& m, model_options options) {
       if (++*seen >= round || user_stop.stop_requested()) round_stop.request_stop();
     };
     run_report r = session(std::move(o)).run();
+    for (std::size_t other : family)
+      if (std::find(r.prior_tasks_used.begin(), r.prior_tasks_used.end(), task_keys[other]) != r.prior_tasks_used.end())
+        task_report.prior_from.push_back(report.tasks[other].label);
     started[t] = true;
     task_keys[t] = r.task_key;
     for (std::size_t other = 0; other < m.tasks.size(); ++other)

@@ -222,6 +222,7 @@ struct session::impl {
   }
 
   std::vector<std::string> prior_sources;
+  std::vector<std::string> prior_tasks_used;      // run_report::prior_tasks_used
   std::unique_ptr<storage::results_db> start_db;  // from open_existing_db() to the end of make_search()
   std::optional<int> db_migrated_from;
   std::size_t prior_configurations = 0;
@@ -274,6 +275,7 @@ struct session::impl {
       if (d.configs.empty()) continue;  // none of its configurations maps onto this space
       sources.push_back(std::move(d));
       prior_sources.push_back(describe_runs(o.db_path, runs) + " of task " + key);
+      prior_tasks_used.push_back(key);
     }
     if (sources.empty()) return {};
     std::vector<const replay_dataset*> pointers;
@@ -928,6 +930,7 @@ run_report session::run() {
   report.seed_drawn = s.seed_drawn;
   report.prior_sources = s.prior_sources;
   report.prior_configurations = s.prior_configurations;
+  report.prior_tasks_used = s.prior_tasks_used;
   report.db_migrated_from = s.db_migrated_from;
   s.what->report(report, o, s.be, listener->variants());
   if (auto error = listener->error()) std::rethrow_exception(error);

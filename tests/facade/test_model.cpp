@@ -142,6 +142,9 @@ TEST_CASE("model: one budget over the tasks, each task's run continued round aft
   CHECK(r.trace.size() == rounds.size());
   CHECK(r.tasks[0].rounds + r.tasks[1].rounds == rounds.size());
   for (const auto& t : r.tasks) REQUIRE(t.best);
+  // One family (datasets), but the convolution's configurations map nowhere
+  // in the GEMM's space: no prior, and the report says so.
+  CHECK(r.tasks[1].prior_from.empty());
   CHECK_THAT(r.latency_ms, Catch::WithinRel(10 * r.tasks[0].best->time_ms + 1 * r.tasks[1].best->time_ms, 1e-12));
   for (std::size_t i = 1; i < rounds.size(); ++i) {
     CHECK(rounds[i].trials > rounds[i - 1].trials);

@@ -133,8 +133,10 @@ struct model_task_report {
   /// kernels timed alternately with the best); null for a dataset.
   nlohmann::json throughput;
   bool done = false;  ///< the scheduler ended it (nothing left to propose, or patience)
-  /// The tasks of its family that had run before its first round: their
-  /// runs were its search's prior (session_options::prior_tasks), by label.
+  /// The tasks of its family that had run before its first round and whose
+  /// runs gave its search's prior configurations (run_report::
+  /// prior_tasks_used), by label: a task none of whose configurations maps
+  /// onto this one's space (another kernel's replayed dataset) is not listed.
   std::vector<std::string> prior_from;
 };
 

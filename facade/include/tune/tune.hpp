@@ -326,6 +326,10 @@ struct run_report {
   /// many configurations it gave; empty and 0 without one.
   std::vector<std::string> prior_sources;
   std::size_t prior_configurations = 0;
+  /// Of session_options::prior_tasks, the task keys whose runs gave the prior
+  /// configurations (a task with no run on this device kind, or none that
+  /// maps onto this space, is not among them).
+  std::vector<std::string> prior_tasks_used;
   /// The schema version the results database had when this run opened it and
   /// migrated it to the current one (older tune-engines cannot open it since);
   /// empty when nothing was migrated.

@@ -41,12 +41,16 @@ def test_tune_model_spends_one_budget_over_the_tasks(models, tmp_path):
         assert c.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 5
 
 
-def test_auto_prior_false_starts_every_task_cold(models):
-    arguments = dict(budget=40, seed=3, time_scale=0.001, round_trials=4, scheduler="round_robin")
-    warm = tune_engine.tune_model(str(models / "replayed_gpu.yaml"), **arguments)
-    assert any(t["prior_from"] for t in warm["tasks"])  # the replayed tasks are one family
-    cold = tune_engine.tune_model(str(models / "replayed_gpu.yaml"), auto_prior=False, **arguments)
-    assert all(t["prior_from"] == [] for t in cold["tasks"])
+def test_auto_prior_false_starts_every_task_cold(tmp_path, monkeypatch):
+    # Two shapes of one operator (CPU tasks): the second starts from the first's runs.
+    monkeypatch.setenv("TUNE_CACHE_DIR", str(tmp_path / "kernel-cache"))
+    model = tmp_path / "two_shapes.yaml"
+    model.write_text("tasks:\n  - {name: a, task: \"bmm:2x32x32x32\"}\n  - {name: b, task: \"bmm:4x32x32x32\"}\n")
+    arguments = dict(budget=6, seed=2, round_trials=2)
+    warm = tune_engine.tune_model(str(model), **arguments)
+    assert [t["prior_from"] for t in warm["tasks"]] == [[], ["a"]]
+    cold = tune_engine.tune_model(str(model), auto_prior=False, **arguments)
+    assert [t["prior_from"] for t in cold["tasks"]] == [[], []]
 
 
 @pytest.mark.parametrize("arguments, message", [
