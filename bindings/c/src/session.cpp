@@ -25,6 +25,13 @@ std::uint64_t parse_unsigned(const std::string& key, const std::string& text) {
   return value;
 }
 
+/// A switch: "0" or "1".
+bool parse_flag(const std::string& key, const std::string& text) {
+  auto flag = parse_unsigned(key, text);
+  if (flag > 1) throw std::invalid_argument(key + ": '" + text + "' is neither 0 nor 1");
+  return flag == 1;
+}
+
 double parse_non_negative(const std::string& key, const std::string& text) {
   std::size_t used = 0;
   double value = -1;
@@ -57,11 +64,9 @@ void set_option(tune_options& o, const std::string& key, const std::string& valu
     s.seed = parse_unsigned(key, value);
   else if (key == "db")
     s.db_path = value;
-  else if (key == "resume") {
-    auto flag = parse_unsigned(key, value);
-    if (flag > 1) throw std::invalid_argument("resume: '" + value + "' is neither 0 nor 1");
-    s.resume = flag == 1;
-  } else if (key == "topology")
+  else if (key == "resume")
+    s.resume = parse_flag(key, value);
+  else if (key == "topology")
     s.topology_file = value;
   else if (key == "space_file")
     s.space_file = value;
@@ -87,13 +92,9 @@ void set_option(tune_options& o, const std::string& key, const std::string& valu
     if (batch == 0 || batch > 1'000'000) throw std::invalid_argument("batch: '" + value + "' must lie in 1 .. 1000000");
     s.batch = static_cast<std::uint32_t>(batch);
   } else if (key == "lease") {
-    auto flag = parse_unsigned(key, value);
-    if (flag > 1) throw std::invalid_argument("lease: '" + value + "' is neither 0 nor 1");
-    s.lease_devices = flag == 1;
+    s.lease_devices = parse_flag(key, value);
   } else if (key == "auto_prior") {
-    auto flag = parse_unsigned(key, value);
-    if (flag > 1) throw std::invalid_argument("auto_prior: '" + value + "' is neither 0 nor 1");
-    s.auto_prior = flag == 1;
+    s.auto_prior = parse_flag(key, value);
   } else if (key == "device_wait") {
     if (value == "wait")
       s.device_wait = tune::device_wait_policy::wait;
