@@ -39,6 +39,7 @@ enum class kind {
   number,
   number_or_null,
   string,
+  string_or_null,
   boolean,
   object,
   object_or_null,
@@ -64,6 +65,8 @@ bool has_kind(const nlohmann::json& value, kind expected) {
       return value.is_number() || value.is_null();
     case kind::string:
       return value.is_string();
+    case kind::string_or_null:
+      return value.is_string() || value.is_null();
     case kind::boolean:
       return value.is_boolean();
     case kind::object:
@@ -80,9 +83,20 @@ bool has_kind(const nlohmann::json& value, kind expected) {
 /// when present.
 const std::map<std::string, std::vector<field>>& optional_event_fields() {
   static const std::map<std::string, std::vector<field>> fields{
-      {"trial_finished", {{"wall_elapsed_s", kind::number}, {"duel_ms", kind::number}, {"duel_best_ms", kind::number}}},
-      {"new_best", {{"wall_elapsed_s", kind::number}, {"duel_ms", kind::number}, {"duel_best_ms", kind::number}}},
-      {"progress", {{"in_flight", kind::unsigned_integer}, {"wall_elapsed_s", kind::number}}},
+      {"trial_finished",
+       {{"wall_elapsed_s", kind::number},
+        {"duel_ms", kind::number},
+        {"duel_best_ms", kind::number},
+        {"model", kind::string}}},
+      {"new_best",
+       {{"wall_elapsed_s", kind::number},
+        {"duel_ms", kind::number},
+        {"duel_best_ms", kind::number},
+        {"model", kind::string}}},
+      {"progress", {{"in_flight", kind::unsigned_integer}, {"wall_elapsed_s", kind::number}, {"model", kind::string}}},
+      {"run_started", {{"model", kind::string}}},
+      {"drift", {{"model", kind::string}}},
+      {"run_finished", {{"model", kind::string}}},
   };
   return fields;
 }
@@ -126,6 +140,17 @@ const std::map<std::string, std::vector<field>>& event_fields() {
         {"elapsed_s", kind::number},
         {"busy", kind::object},
         {"best_time_ms", kind::number_or_null}}},
+      {"model_progress",
+       {{"model", kind::string},
+        {"seed", kind::unsigned_integer},
+        {"scheduler", kind::string},
+        {"trials", kind::integer},
+        {"budget_trials", kind::integer},
+        {"wall_s", kind::number},
+        {"latency_ms", kind::number_or_null},
+        {"task", kind::integer_or_null},
+        {"reason", kind::string_or_null},
+        {"tasks", kind::array}}},
       {"run_finished",
        {{"trials", kind::integer},
         {"best_time_ms", kind::number_or_null},
@@ -158,6 +183,24 @@ std::string check_nested(const std::string& type, const nlohmann::json& event) {
     if (!busy.contains("devices") || !busy["devices"].is_object()) return "field 'busy.devices' is missing";
     for (const auto& [name, value] : busy["devices"].items())
       if (!value.is_number()) return "field 'busy.devices." + name + "' is not a number";
+  }
+  if (type == "model_progress") {
+    if (event["reason"].is_string() && !end_reason_from_string(event["reason"].get<std::string>()))
+      return "field 'reason' is not an end reason (" + std::string(end_reason_names()) + ")";
+    const auto& tasks = event["tasks"];
+    if (event["task"].is_number_integer() &&
+        (event["task"].get<std::int64_t>() < 0 || event["task"].get<std::int64_t>() >= std::int64_t(tasks.size())))
+      return "field 'task' is not the index of one of its tasks";
+    static const std::vector<field> task_fields{
+        {"label", kind::string},   {"target", kind::string},          {"count", kind::number},
+        {"trials", kind::integer}, {"best_ms", kind::number_or_null}, {"run_id", kind::integer},
+        {"done", kind::boolean}};
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      if (!tasks[i].is_object()) return "field 'tasks' holds a value that is not an object";
+      for (const auto& f : task_fields)
+        if (!tasks[i].contains(f.name) || !has_kind(tasks[i][f.name], f.expected))
+          return "field 'tasks[" + std::to_string(i) + "]." + f.name + "' is missing or has the wrong type";
+    }
   }
   if (type == "run_started") {
     const auto& budget = event["budget"];
@@ -254,6 +297,29 @@ nlohmann::json make_event(const run_finished_event& e) {
   event["best_config"] = e.best_config.is_object() ? e.best_config : nlohmann::json(nullptr);
   event["wall_s"] = e.wall_s;
   event["reason"] = std::string(to_string(e.reason));
+  return event;
+}
+
+nlohmann::json make_event(const model_progress_event& e) {
+  auto event = header("model_progress");
+  event["model"] = e.model;
+  event["seed"] = e.seed;
+  event["scheduler"] = e.scheduler;
+  event["trials"] = e.trials;
+  event["budget_trials"] = e.budget_trials;
+  event["wall_s"] = e.wall_s;
+  event["latency_ms"] = optional_number(e.latency_ms);
+  event["task"] = e.task ? nlohmann::json(*e.task) : nlohmann::json(nullptr);
+  event["reason"] = e.reason ? nlohmann::json(std::string(to_string(*e.reason))) : nlohmann::json(nullptr);
+  event["tasks"] = nlohmann::json::array();
+  for (const auto& t : e.tasks)
+    event["tasks"].push_back({{"label", t.label},
+                              {"target", t.target},
+                              {"count", t.count},
+                              {"trials", t.trials},
+                              {"best_ms", optional_number(t.best_ms)},
+                              {"run_id", t.run_id},
+                              {"done", t.done}});
   return event;
 }
 
@@ -402,6 +468,7 @@ struct event_publisher::impl {
   zmq::socket_t socket{context, zmq::socket_type::xpub};
   std::string endpoint;
   std::size_t subscribers = 0;
+  nlohmann::json common = nlohmann::json::object();  ///< set_common_fields
 
   /// Reads the (un)subscription messages the XPUB socket has queued.
   void drain_subscriptions(std::chrono::milliseconds wait) {
@@ -456,9 +523,21 @@ const std::string& event_publisher::endpoint() const { return impl_->endpoint; }
 
 void event_publisher::publish(const nlohmann::json& event) {
   impl_->drain_subscriptions(std::chrono::milliseconds(0));
-  std::string text = event.dump();
+  std::string text;
+  if (impl_->common.empty() || !event.is_object()) {
+    text = event.dump();
+  } else {
+    auto tagged = event;
+    for (const auto& [key, value] : impl_->common.items()) tagged[key] = value;
+    text = tagged.dump();
+  }
   // dontwait: at the high-water mark PUB drops instead of blocking.
   (void)impl_->socket.send(zmq::buffer(text), zmq::send_flags::dontwait);
+}
+
+void event_publisher::set_common_fields(nlohmann::json fields) {
+  if (!fields.is_object()) throw std::invalid_argument("event_publisher: common fields must be a JSON object");
+  impl_->common = std::move(fields);
 }
 
 std::size_t event_publisher::subscribers() {

@@ -49,8 +49,10 @@ run_recorder::run_recorder(recorder_options options) : options_(std::move(option
   if (previous && !previous->running()) db_->reopen_run(run_id_);  // stopped: running again
   if (auto run = db_->find_run(run_id_)) started_at_ = run->started_at;
   if (options_.use_cache) cache_ = db_->load_cache(options_.spec.task_key, options_.spec.device_kind);
-  if (!options_.publish_endpoint.empty())
-    publisher_ = std::make_unique<event_publisher>(options_.publish_endpoint, options_.publish_key);
+  if (options_.publisher)
+    publisher_ = options_.publisher;
+  else if (!options_.publish_endpoint.empty())
+    publisher_ = std::make_shared<event_publisher>(options_.publish_endpoint, options_.publish_key);
 }
 
 run_recorder::~run_recorder() = default;

@@ -40,6 +40,36 @@ new_best_event best(std::int64_t seq, double time_ms, double elapsed_s,
   return {recorded(seq, R"({"tile":4})", tune::status::ok, time_ms), elapsed_s, wall_elapsed_s};
 }
 
+/// A model run's event after a round of its second task.
+model_progress_event sample_model_progress() {
+  model_progress_event e;
+  e.model = "two-layer";
+  e.seed = 7;
+  e.scheduler = "gradient";
+  e.trials = 48;
+  e.budget_trials = 96;
+  e.wall_s = 3.5;
+  e.latency_ms = 2 * 1.5 + 1 * 4.0;
+  e.task = 1;
+  model_task_state a;
+  a.label = "fc1, fc2";
+  a.target = "matmul:64x64x64";
+  a.count = 2;
+  a.trials = 32;
+  a.best_ms = 1.5;
+  a.run_id = 1;
+  model_task_state b = a;
+  b.label = "conv";
+  b.target = "conv2d:1x8x8x8:8x3x3:s1:p1";
+  b.count = 1;
+  b.trials = 16;
+  b.best_ms = 4.0;
+  b.run_id = 2;
+  b.done = true;
+  e.tasks = {a, b};
+  return e;
+}
+
 std::vector<nlohmann::json> sample_run(int trials) {
   std::vector<nlohmann::json> events;
   run_started_event started;
@@ -79,6 +109,7 @@ std::vector<nlohmann::json> sample_run(int trials) {
   drifted.ratio = 1.2;
   drifted.flagged = {3, 4};
   events.push_back(make_event(drifted));
+  events.push_back(make_event(sample_model_progress()));
   run_finished_event done;
   done.trials = trials;
   done.best_time_ms = 1.0;
@@ -219,6 +250,102 @@ TEST_CASE("malformed event messages are rejected with a reason", "[storage]") {
   auto extra = valid;
   extra["note"] = "hi";
   CHECK(problem_of(extra.dump()) == "accepted");
+}
+
+TEST_CASE("a model's progress event says its latency and each task's state and is checked field by field",
+          "[storage]") {
+  auto problem_of = [](const nlohmann::json& event) {
+    std::string problem;
+    return parse_event(event.dump(), problem) ? std::string("accepted") : problem;
+  };
+  auto round = make_event(sample_model_progress());
+  CHECK(round["type"] == "model_progress");
+  CHECK(round["latency_ms"] == 7.0);
+  CHECK(round["task"] == 1);
+  CHECK(round["reason"].is_null());
+  REQUIRE(round["tasks"].size() == 2);
+  CHECK(round["tasks"][0] == nlohmann::json{{"label", "fc1, fc2"},
+                                            {"target", "matmul:64x64x64"},
+                                            {"count", 2.0},
+                                            {"trials", 32},
+                                            {"best_ms", 1.5},
+                                            {"run_id", 1},
+                                            {"done", false}});
+  CHECK(round["tasks"][1]["done"] == true);
+  CHECK(problem_of(round) == "accepted");
+
+  // Its start (no round yet, no latency) and its end (a reason, no round).
+  auto first = sample_model_progress();
+  first.task.reset();
+  first.latency_ms.reset();
+  first.tasks[0].best_ms.reset();
+  auto start = make_event(first);
+  CHECK(start["task"].is_null());
+  CHECK(start["latency_ms"].is_null());
+  CHECK(start["tasks"][0]["best_ms"].is_null());
+  CHECK(problem_of(start) == "accepted");
+  auto last = sample_model_progress();
+  last.task.reset();
+  last.reason = tune::end_reason::stopped;
+  CHECK(make_event(last)["reason"] == "stopped");
+  CHECK(problem_of(make_event(last)) == "accepted");
+
+  auto bad = round;
+  bad["task"] = 2;  // two tasks: 0 and 1
+  CHECK_THAT(problem_of(bad), Contains("'task' is not the index"));
+  bad["task"] = -1;
+  CHECK_THAT(problem_of(bad), Contains("'task' is not the index"));
+  bad = round;
+  bad["reason"] = "tired";
+  CHECK_THAT(problem_of(bad), Contains("'reason' is not an end reason"));
+  bad["reason"] = 3;
+  CHECK_THAT(problem_of(bad), Contains("'reason'"));
+  bad = round;
+  bad["tasks"][1].erase("best_ms");
+  CHECK_THAT(problem_of(bad), Contains("'tasks[1].best_ms'"));
+  bad = round;
+  bad["tasks"][0]["count"] = "2";
+  CHECK_THAT(problem_of(bad), Contains("'tasks[0].count'"));
+  bad = round;
+  bad["tasks"][0] = 5;
+  CHECK_THAT(problem_of(bad), Contains("not an object"));
+  bad = round;
+  bad.erase("latency_ms");
+  CHECK_THAT(problem_of(bad), Contains("'latency_ms'"));
+}
+
+TEST_CASE("a publisher adds its common fields to every event, and readers check them", "[storage]") {
+  event_publisher publisher("tcp://127.0.0.1:*");
+  event_subscriber sub(publisher.endpoint());
+  REQUIRE(publisher.wait_for_subscribers(1, 10s) == 1);
+  publisher.publish(make_event(progress_event{}));
+  publisher.set_common_fields({{"model", "resnet"}});
+  auto started = make_event(run_started_event{});
+  started["model"] = "other";  // replaced by the common field
+  publisher.publish(started);
+  publisher.publish(make_event(run_finished_event{}));
+  auto plain = sub.receive(5s);
+  REQUIRE(plain);
+  CHECK_FALSE(plain->contains("model"));
+  auto tagged = sub.receive(5s);
+  REQUIRE(tagged);
+  CHECK((*tagged)["model"] == "resnet");
+  CHECK((*tagged)["type"] == "run_started");
+  auto ended = sub.receive(5s);
+  REQUIRE(ended);
+  CHECK((*ended)["model"] == "resnet");
+  CHECK_THROWS_AS(publisher.set_common_fields(nlohmann::json::array()), std::invalid_argument);
+
+  // A reader accepts "model" on a run's events as a string only.
+  for (auto event : {make_event(run_started_event{}), make_event(progress_event{}), make_event(run_finished_event{}),
+                     make_event(drift_event{}), make_event(best(1, 2.0, 0.5))}) {
+    std::string problem;
+    event["model"] = "resnet";
+    CHECK(parse_event(event.dump(), problem));
+    event["model"] = 5;
+    CHECK_FALSE(parse_event(event.dump(), problem));
+    CHECK_THAT(problem, Contains("'model'"));
+  }
 }
 
 TEST_CASE("event endpoints are checked", "[storage]") {

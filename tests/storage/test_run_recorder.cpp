@@ -145,6 +145,40 @@ TEST_CASE("run recorder: events are published once their group is committed", "[
   CHECK((*done)["best_config"].is_null());
 }
 
+TEST_CASE("run recorder: runs in turn publish on one given publisher, which outlives them", "[storage][recorder]") {
+  tune::test::scratch_dir dir("recorder-shared");
+  auto space = grid_space();
+  auto publisher = std::make_shared<event_publisher>("tcp://127.0.0.1:*");
+  event_subscriber sub(publisher->endpoint());
+  REQUIRE(publisher->wait_for_subscribers(1, std::chrono::seconds(10)) == 1);
+  for (std::uint64_t seed : {1, 2}) {
+    auto o = options_for(dir / "r.db", space, 0.0);
+    o.spec.seed = seed;
+    o.publisher = publisher;
+    o.publish_endpoint = "tcp://256.0.0.1:1";  // unused beside a publisher: not bound, not refused
+    run_recorder r(o);
+    CHECK(r.endpoint() == publisher->endpoint());
+    r.started();
+    r.add(recorder_trial_of(*space, seed, 1.0), 0.1, false);
+    r.commit();
+    r.finished(end_reason::budget, 1, nullptr, 0.2);
+  }
+  std::vector<std::string> types;
+  std::vector<std::int64_t> runs;
+  while (auto e = sub.receive(std::chrono::milliseconds(types.size() < 6 ? 5000 : 200))) {
+    types.push_back((*e)["type"]);
+    if ((*e)["type"] == "run_started") runs.push_back((*e)["run_id"]);
+  }
+  CHECK(types == std::vector<std::string>{"run_started", "trial_finished", "run_finished", "run_started",
+                                          "trial_finished", "run_finished"});
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0] != runs[1]);
+  publisher->publish(make_event(progress_event{}));  // still bound after both recorders are gone
+  auto after = sub.receive(std::chrono::milliseconds(5000));
+  REQUIRE(after);
+  CHECK((*after)["type"] == "progress");
+}
+
 TEST_CASE("run recorder: a group that cannot be committed records none of its trials and empties the queue",
           "[storage][recorder]") {
   tune::test::scratch_dir dir("recorder-fail");

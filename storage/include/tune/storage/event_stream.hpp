@@ -97,6 +97,37 @@ struct progress_event {
   std::optional<double> wall_elapsed_s;
 };
 
+/// One task of a model run as a model_progress event shows it.
+struct model_task_state {
+  std::string label;   ///< the model's names for it, joined
+  std::string target;  ///< the built-in task or the dataset replayed
+  double count = 1.0;  ///< runs per inference
+  std::int64_t trials = 0;
+  std::optional<double> best_ms;  ///< its best time so far; none before its first success
+  std::int64_t run_id = 0;        ///< its run in the results database; 0 before its first round
+  bool done = false;              ///< the scheduler gives it no more rounds
+};
+
+/// A model run (tune_model) after each round, and once at its end: the
+/// model's estimated latency (the sum of count x best time over its tasks)
+/// and each task's state. The rounds' own runs publish their events on the
+/// same stream between these.
+struct model_progress_event {
+  std::string model;
+  std::uint64_t seed = 0;
+  std::string scheduler;
+  std::int64_t trials = 0;  ///< of every task, recorded ones included
+  std::int64_t budget_trials = 0;
+  double wall_s = 0.0;               ///< since the model run started
+  std::optional<double> latency_ms;  ///< none while a task has no best
+  /// The task (an index into tasks) whose round just ended; none in the last event.
+  std::optional<std::int64_t> task;
+  /// Why the model run ended: set in its last event only (after the tasks'
+  /// confirmation, so its latency is that of their confirmed bests).
+  std::optional<end_reason> reason;
+  std::vector<model_task_state> tasks;
+};
+
 struct run_finished_event {
   std::int64_t trials = 0;
   std::optional<double> best_time_ms;
@@ -112,8 +143,10 @@ nlohmann::json make_event(const new_best_event& e);
 nlohmann::json make_event(const progress_event& e);
 nlohmann::json make_event(const run_finished_event& e);
 nlohmann::json make_event(const drift_event& e);
+nlohmann::json make_event(const model_progress_event& e);
 
-/// Known event types: run_started, trial_finished, new_best, progress, drift, run_finished.
+/// Known event types: run_started, trial_finished, new_best, progress, drift,
+/// run_finished, model_progress.
 const std::vector<std::string>& event_types();
 
 /// Checks one received message: a JSON object with a known "type", "schema"
@@ -167,8 +200,13 @@ class event_publisher {
   /// The bound endpoint, with the actual port when a wildcard was given.
   const std::string& endpoint() const;
 
-  /// Sends one event (compact JSON). Never blocks.
+  /// Sends one event (compact JSON), with the common fields added. Never blocks.
   void publish(const nlohmann::json& event);
+  /// Fields added to every event published from now on, replacing the
+  /// event's own of the same name (a model run tags its rounds' events with
+  /// {"model": NAME}, so that a reader joining mid-model knows the stream is
+  /// a model's). Throws std::invalid_argument unless `fields` is an object.
+  void set_common_fields(nlohmann::json fields);
 
   /// Subscribers currently known (subscriptions seen minus unsubscriptions).
   std::size_t subscribers();

@@ -43,6 +43,10 @@ struct recorder_options {
   std::string publish_endpoint;
   /// CURVE secret key (Z85) of the publisher; required off loopback.
   std::string publish_key;
+  /// A publisher already bound to publish on instead (publish_endpoint and
+  /// publish_key are then unused): one stream for several runs in turn, as a
+  /// model run's rounds share one. Used by one recorder at a time.
+  std::shared_ptr<event_publisher> publisher;
   /// Wait (up to 10 s) for this many subscribers before the first event.
   std::size_t wait_for_subscribers = 0;
   /// The space searched: recorded with a new run (tune-engine export writes
@@ -114,7 +118,7 @@ class run_recorder {
 
   recorder_options options_;
   std::unique_ptr<results_db> db_;
-  std::unique_ptr<event_publisher> publisher_;
+  std::shared_ptr<event_publisher> publisher_;
   std::int64_t run_id_ = 0;
   double started_at_ = 0.0;  ///< runs.started_at (Unix seconds)
   bool resumed_ = false;
