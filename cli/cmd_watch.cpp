@@ -52,11 +52,14 @@ class terminal_view {
   /// Returns true when the run has finished.
   bool show(const nlohmann::json& event) {
     const std::string type = event["type"];
+    if (event.contains("model")) model_ = true;  // a model's stream tags every event
     if (type == "run_started") {
       const auto& topology = event["topology"];
       std::string devices = topology.contains("devices") ? std::to_string(topology["devices"].size()) : "?";
       std::string budget;
-      if (event["budget"]["trials"].is_number()) budget += fmt::format(", {} trials", event["budget"]["trials"].dump());
+      // A model's round: its run's budget is a cap no round reaches (the model's budget counts).
+      if (event["budget"]["trials"].is_number() && !model_)
+        budget += fmt::format(", {} trials", event["budget"]["trials"].dump());
       if (event["budget"]["seconds"].is_number())
         budget += fmt::format(", {:g} s", event["budget"]["seconds"].get<double>());
       print_line(fmt::format("run {}{}: task {}, strategy {}, seed {}{}, {} device(s)", event["run_id"].dump(),
@@ -81,12 +84,41 @@ class terminal_view {
         busy_ += " " + name + " " + percent(fraction.get<double>());
       redraw_status(true);
     } else if (type == "run_finished") {
-      print_line_last(fmt::format("finished ({}): {} trials in {:.1f} s, best {}{}", event["reason"].get<std::string>(),
-                                  event["trials"].dump(), event["wall_s"].get<double>(),
-                                  time_text(event["best_time_ms"]),
+      print_line_last(fmt::format("{} ({}): {} trials in {:.1f} s, best {}{}", model_ ? "round finished" : "finished",
+                                  event["reason"].get<std::string>(), event["trials"].dump(),
+                                  event["wall_s"].get<double>(), time_text(event["best_time_ms"]),
                                   event["best_config"].is_object() ? " " + event["best_config"].dump() : ""));
+      return !model_;
+    } else if (type == "model_progress") {
+      return show_model(event);
+    }
+    return false;
+  }
+
+  /// A model's progress: its start, a line per round, its end (returns true).
+  bool show_model(const nlohmann::json& event) {
+    const auto& tasks = event["tasks"];
+    if (event["reason"].is_string()) {
+      print_line_last(fmt::format("model {} finished ({}): {} trials in {:.1f} s, latency {}",
+                                  event["model"].get<std::string>(), event["reason"].get<std::string>(),
+                                  event["trials"].dump(), event["wall_s"].get<double>(),
+                                  time_text(event["latency_ms"])));
+      for (const auto& t : tasks)
+        print_line(fmt::format("  {:>8g} x {:>12}  {} trials  {} ({})", t["count"].get<double>(),
+                               time_text(t["best_ms"]), t["trials"].dump(), t["target"].get<std::string>(),
+                               t["label"].get<std::string>()));
       return true;
     }
+    if (event["task"].is_null()) {
+      print_line(fmt::format("model {}: {} tasks, {} trials in all, scheduler {}, seed {}",
+                             event["model"].get<std::string>(), tasks.size(), event["budget_trials"].dump(),
+                             event["scheduler"].get<std::string>(), event["seed"].dump()));
+      return false;
+    }
+    const auto& t = tasks[event["task"].get<std::size_t>()];
+    print_line(fmt::format("model {}: {}/{} trials, latency {} after a round of {} (best {})",
+                           event["model"].get<std::string>(), event["trials"].dump(), event["budget_trials"].dump(),
+                           time_text(event["latency_ms"]), t["label"].get<std::string>(), time_text(t["best_ms"])));
     return false;
   }
 
@@ -134,6 +166,9 @@ class terminal_view {
   }
 
   bool tty_;
+  /// An event tagged with "model" was seen: the stream is a model run's,
+  /// whose rounds' runs finish one after another; the model's last event ends it.
+  bool model_ = false;
   bool status_open_ = false;
   std::int64_t trials_ = 0;
   double rate_ = 0;
@@ -155,6 +190,7 @@ int run_watch(const watch_options& options) {
   terminal_view view(isatty(fileno(stdout)) != 0);
   const auto poll = std::chrono::milliseconds(200);
   auto last_event = std::chrono::steady_clock::now();
+  bool model_stream = false;
   while (!interrupted) {
     auto event = subscriber.receive(poll);
     if (!event) {
@@ -172,7 +208,10 @@ int run_watch(const watch_options& options) {
     if (options.json) {
       fmt::print("{}\n", event->dump());
       std::fflush(stdout);
-      finished = (*event)["type"] == "run_finished";
+      // A model's stream ends with its last model_progress, a run's with run_finished.
+      const auto& type = (*event)["type"];
+      if (event->contains("model")) model_stream = true;
+      finished = model_stream ? type == "model_progress" && (*event)["reason"].is_string() : type == "run_finished";
     } else {
       finished = view.show(*event);
     }
@@ -189,7 +228,9 @@ int run_watch(const watch_options& options) {
 
 void add_watch_command(CLI::App& app, command_list& commands) {
   auto options = std::make_shared<watch_options>();
-  auto* sub = app.add_subcommand("watch", "Show a run's live progress from its event stream (ZeroMQ)");
+  auto* sub = app.add_subcommand(
+      "watch",
+      "Show a run's live progress from its event stream (ZeroMQ); a model run's (tune --model) until the model ends");
   sub->add_option("endpoint", options->endpoint, "Event stream to subscribe to")->capture_default_str();
   sub->add_option("--server-key", options->server_key,
                   "The publisher's CURVE public key (events.pub from 'tune-engine keys', or the key) for a stream off "

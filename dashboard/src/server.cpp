@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -129,11 +130,17 @@ struct server::impl {
     std::string endpoint;
     nlohmann::json run_started, progress, run_finished;
     std::optional<std::size_t> db;
+    /// The model run on this stream: its model_progress events so far, the
+    /// first one dropped past max_model_events (a page that connects late
+    /// draws the model's latency from them).
+    std::deque<nlohmann::json> model;
   };
+  static constexpr std::size_t max_model_events = 10000;
   std::vector<source_state> sources;
 
   std::atomic<std::size_t> client_count{0};
-  std::atomic<std::uint64_t> events{0}, sent{0}, frames{0}, dropped{0}, coalesced{0}, queued{0}, runs_finished{0};
+  std::atomic<std::uint64_t> events{0}, sent{0}, frames{0}, dropped{0}, coalesced{0}, queued{0}, runs_finished{0},
+      models_finished{0};
 
   bool authorized(const http::request<http::string_body>& req) const {
     if (options.token.empty()) return true;
@@ -389,6 +396,7 @@ nlohmann::json server::impl::hello() const {
                     {"run_started", s.run_started},
                     {"progress", s.progress},
                     {"run_finished", s.run_finished},
+                    {"model", nlohmann::json(s.model)},
                     {"db", s.db ? nlohmann::json(*s.db) : nlohmann::json(nullptr)}});
   }
   return {{"type", "hello"},
@@ -426,6 +434,12 @@ void server::impl::on_event(const shared_text& text, const std::string& type, co
   } else if (type == "run_finished") {
     s.run_finished = event;
     ++runs_finished;
+  } else if (type == "model_progress") {
+    // A model's last event has its end reason: what comes after it is another model run's.
+    if (!s.model.empty() && !s.model.back()["reason"].is_null()) s.model.clear();
+    s.model.push_back(event);
+    if (s.model.size() > max_model_events) s.model.pop_front();
+    if (!event["reason"].is_null()) ++models_finished;
   }
   auto kind = kind_of(type);
   for (const auto& client : std::vector<std::shared_ptr<ws_session>>(clients.begin(), clients.end()))
@@ -657,6 +671,7 @@ server_statistics server::statistics() const {
   st.coalesced = s.coalesced;
   st.queued = s.queued;
   st.runs_finished = s.runs_finished;
+  st.models_finished = s.models_finished;
   return st;
 }
 

@@ -103,11 +103,14 @@ function makeChart(canvasId, xTitle) {
 }
 
 const charts = {
+  model: makeChart('chart-model', 'trials of all tasks'),
   time: makeChart('chart-time', 'wall-clock seconds since the run started'),
   trials: makeChart('chart-trials', 'trials'),
   run: makeChart('chart-run', 'trials'),
   compare: makeChart('chart-compare', 'trials'),
 };
+
+if (charts.model) charts.model.options.scales.y.title.text = 'model latency (ms)';
 
 function setLogScale() {
   const type = yScaleType();
@@ -434,6 +437,7 @@ function renderPanel() {
 
 function showSource(index) {
   sourceIndex = index;
+  renderModel();
   const s = sources[index];
   if (s && s.run_started) {
     resetPanel('live', s.run_started, s.db);
@@ -466,6 +470,7 @@ function onHello(hello) {
     // Reconnected to the same run: keep what is shown and fill the gap.
     panel.progress = known.progress || panel.progress;
     panel.finished = known.run_finished;
+    renderModel();
     catchUp();
     scheduleRender();
   } else {
@@ -494,7 +499,58 @@ function trackSource(event) {
     s.progress = event;
   } else if (event.type === 'run_finished') {
     s.run_finished = event;
+  } else if (event.type === 'model_progress') {
+    // A model's last event has its end reason: what follows is another model run's.
+    if (!s.model || (s.model.length && s.model[s.model.length - 1].reason !== null)) s.model = [];
+    s.model.push(event);
   }
+}
+
+// ---- the model run on the chosen stream (tune --model) --------------------------
+
+/// The model section: the model's latency against trials from its
+/// model_progress events, and its tasks as the latest event gives them.
+function renderModel() {
+  const s = sources[sourceIndex];
+  const events = s && Array.isArray(s.model) ? s.model : [];
+  const section = byId('model');
+  section.hidden = events.length === 0;
+  if (!events.length) return;
+  const last = events[events.length - 1];
+  section.dataset.model = last.model;
+  setText(byId('model-title'), last.model + ' · ' + last.tasks.length + ' tasks · scheduler ' + last.scheduler + ' · seed ' + last.seed);
+  const trials = byId('model-trials');
+  setText(trials, last.trials + ' of ' + last.budget_trials);
+  trials.dataset.count = String(last.trials);
+  const latency = byId('model-latency');
+  setText(latency, formatMs(last.latency_ms));
+  latency.dataset.ms = last.latency_ms === null ? '' : String(last.latency_ms);
+  setText(byId('model-elapsed'), formatSeconds(last.wall_s));
+  const state = byId('model-state');
+  const stateValue = last.reason === null ? 'running' : last.reason;
+  setText(state, stateValue);
+  state.dataset.state = stateValue;
+
+  const body = byId('model-tasks').tBodies[0];
+  body.replaceChildren();
+  last.tasks.forEach((t, i) => {
+    const row = document.createElement('tr');
+    row.dataset.target = t.target;
+    row.dataset.trials = String(t.trials);
+    row.dataset.bestMs = t.best_ms === null ? '' : String(t.best_ms);
+    if (last.task === i) row.classList.add('selected');  // the round that just ended
+    cell(row, String(t.count));
+    cell(row, t.label + ' (' + t.target + ')', 'config');
+    cell(row, String(t.trials));
+    cell(row, formatMs(t.best_ms));
+    cell(row, formatMs(t.best_ms === null ? null : t.count * t.best_ms));
+    cell(row, t.run_id ? String(t.run_id) : '–');
+    cell(row, t.done ? 'done' : '');
+    body.appendChild(row);
+  });
+  const points = [];
+  for (const e of events) if (typeof e.latency_ms === 'number') points.push({ x: e.trials, y: e.latency_ms });
+  plot(charts.model, 'chart-model', 'model latency (ms)', points, 2);
 }
 
 function onEvent(event) {
@@ -508,6 +564,10 @@ function onEvent(event) {
     return;
   }
   trackSource(event);
+  if (event.type === 'model_progress') {
+    if (event.source === sourceIndex) renderModel();
+    return;
+  }
   if (event.type === 'run_started' || event.type === 'run_finished') {
     // The runs table shows the new run, or the run's end, at once.
     renderRuns();

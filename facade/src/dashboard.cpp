@@ -83,5 +83,11 @@ void finish_session_dashboard(dashboard::server& board) {
   board.stop();
 }
 
+void finish_model_dashboard(dashboard::server& board) {
+  board.wait_until([](const dashboard::server_statistics& s) { return s.models_finished > 0 && s.queued == 0; },
+                   std::chrono::seconds(2));
+  board.stop();
+}
+
 }  // namespace detail
 }  // namespace tune

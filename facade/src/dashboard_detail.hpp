@@ -20,4 +20,7 @@ void start_session_dashboard(dashboard::server& board, const std::string& events
 /// Lets the run's last events reach the browsers (up to 2 s), then stops.
 void finish_session_dashboard(dashboard::server& board);
 
+/// The same for a model run: up to 2 s for its last model_progress event.
+void finish_model_dashboard(dashboard::server& board);
+
 }  // namespace tune::detail

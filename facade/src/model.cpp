@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <map>
 
+#include "dashboard_detail.hpp"
 #include "model_detail.hpp"
 #include "report_detail.hpp"
+#include "tune/storage/event_stream.hpp"
 
 namespace tune {
 namespace {
@@ -172,9 +174,6 @@ model_report tune_model(const model& m, model_options options) {
     if (set)
       throw input_error("model " + m.origin + ": the model names the tasks; leave " + name(field) +
                         " out (one target per run)");
-  if (!base.dashboard_listen.empty())
-    throw input_error("model " + m.origin + ": " + name("dashboard_listen") +
-                      " does not serve a model run yet; run `tune-engine dashboard --db FILE` beside it");
   if (m.tasks.empty()) throw input_error("model " + m.origin + ": no tasks");
   if (options.round_trials == 0) throw input_error("model: round_trials must be at least 1");
   try {
@@ -209,6 +208,28 @@ model_report tune_model(const model& m, model_options options) {
     }
   } cleanup{temporary};
 
+  // One event stream for the whole model: the rounds' runs publish on it in
+  // turn and the model its progress after each round (model_progress); the
+  // dashboard, when asked for, reads it and the database for the whole run.
+  session_options board_options = base;
+  board_options.db_path = db_path;
+  std::unique_ptr<dashboard::server> board = detail::make_session_dashboard(board_options);
+  std::shared_ptr<storage::event_publisher> publisher = base.publisher;
+  if (!publisher && (!base.publish_endpoint.empty() || board)) {
+    try {
+      publisher = std::make_shared<storage::event_publisher>(
+          base.publish_endpoint.empty() ? "tcp://127.0.0.1:*" : base.publish_endpoint, base.publish_key);
+    } catch (const std::invalid_argument& e) {
+      throw input_error(name("publish_endpoint") + ": " + e.what());
+    }
+  }
+  // Every event on the stream says whose it is: a reader joining mid-model
+  // knows a round's run_finished is not the end.
+  if (publisher) publisher->set_common_fields({{"model", m.name}});
+  if (board) detail::start_session_dashboard(*board, publisher->endpoint(), base);
+  if (publisher && (base.publish_wait > 0 || board))
+    publisher->wait_for_subscribers(base.publish_wait + (board ? 1 : 0), std::chrono::seconds(10));
+
   model_report report;
   report.name = m.name;
   report.unsupported = m.unsupported;
@@ -222,6 +243,7 @@ model_report tune_model(const model& m, model_options options) {
     report.tasks[i].target = m.tasks[i].task.empty() ? m.tasks[i].dataset : m.tasks[i].task;
     report.tasks[i].count = m.tasks[i].count;
   }
+  const auto start = std::chrono::steady_clock::now();
   std::vector<bool> started(m.tasks.size(), false);
   std::vector<std::string> task_keys(m.tasks.size());                // each task's run_report::task_key
   std::vector<std::vector<std::string>> prior_keys(m.tasks.size());  // its prior tasks' keys
@@ -232,10 +254,43 @@ model_report tune_model(const model& m, model_options options) {
     o.db_path = db_path;
     o.seed = seed;
     o.progress_line = false;
+    o.publisher = publisher;  // the model's stream (none: no events)
+    o.publish_wait = 0;
+    o.dashboard_listen.clear();  // the model's dashboard serves every round
+    o.dashboard_token.clear();
+    o.on_dashboard = nullptr;
     return o;
   };
-  const auto start = std::chrono::steady_clock::now();
+  // The model's progress on its stream: once before its first round, after
+  // each round (the round's task), and once at the end (its end reason).
+  auto publish_progress = [&](double latency_ms, std::optional<std::size_t> task, std::optional<end_reason> reason) {
+    if (!publisher) return;
+    storage::model_progress_event e;
+    e.model = m.name;
+    e.seed = seed;
+    e.scheduler = std::string(to_string(options.scheduler.kind));
+    e.trials = static_cast<std::int64_t>(report.trials);
+    e.budget_trials = static_cast<std::int64_t>(budget);
+    e.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (std::isfinite(latency_ms)) e.latency_ms = latency_ms;
+    if (task) e.task = static_cast<std::int64_t>(*task);
+    e.reason = reason;
+    for (std::size_t i = 0; i < report.tasks.size(); ++i) {
+      const auto& t = report.tasks[i];
+      storage::model_task_state state;
+      state.label = t.label;
+      state.target = t.target;
+      state.count = t.count;
+      state.trials = static_cast<std::int64_t>(t.trials);
+      if (t.best) state.best_ms = t.best->time_ms;
+      state.run_id = t.run_id;
+      state.done = scheduler.done(i);
+      e.tasks.push_back(std::move(state));
+    }
+    publisher->publish(storage::make_event(e));
+  };
   report.reason = end_reason::budget;
+  publish_progress(std::nan(""), std::nullopt, std::nullopt);  // the model's start: no round yet
   while (report.trials < budget) {
     if (base.stop.stop_requested()) {
       report.reason = end_reason::stopped;
@@ -310,6 +365,7 @@ model_report tune_model(const model& m, model_options options) {
     p.latency_ms = scheduler.weighted_latency();
     p.task = t;
     report.trace.push_back(p);
+    publish_progress(p.latency_ms, t, std::nullopt);
     if (options.on_round) options.on_round(p);
   }
   for (std::size_t i = 0; i < m.tasks.size(); ++i) report.tasks[i].done = scheduler.done(i);
@@ -355,6 +411,8 @@ model_report tune_model(const model& m, model_options options) {
     report.vendor_latency_ms = vendor_ms;
     report.tuned_latency_interleaved_ms = tuned_ms;
   }
+  publish_progress(report.latency_ms, std::nullopt, report.reason);
+  if (board) detail::finish_model_dashboard(*board);
   return report;
 }
 

@@ -798,6 +798,7 @@ run_report session::run() {
   ro.use_cache = o.use_cache && !o.db_path.empty();
   ro.publish_endpoint = o.publish_endpoint;
   ro.publish_key = o.publish_key;
+  ro.publisher = o.publisher;
   ro.wait_for_subscribers = o.publish_wait;
   ro.option_names = o.option_names;
   if (s.board) {

@@ -100,6 +100,70 @@ TEST_CASE("watch shows a live view for a person", "[cli]") {
   CHECK(watch.out().find('\r') == std::string::npos);
 }
 
+TEST_CASE("watch follows a model run's rounds on its one stream and ends with the model", "[cli]") {
+  scratch_dir dir("watch-model");
+  const auto endpoint = "ipc://" + (dir / "events.ipc").string();
+  const auto model = std::string(TUNE_SOURCE_DIR) + "/examples/models/replayed_gpu.yaml";
+  cli_process view({"watch", endpoint, "--timeout", "60"});
+  cli_process json({"watch", endpoint, "--json", "--timeout", "60"});
+  cli_process tune({"tune", "--model", model, "--time-scale", "0.001", "--budget", "30", "--round-trials", "6",
+                    "--seed", "3", "--db", (dir / "r.db").string(), "--publish", endpoint, "--publish-wait", "2"});
+  REQUIRE(tune.wait() == 0);
+  REQUIRE(view.wait() == 0);
+  REQUIRE(json.wait() == 0);
+
+  std::size_t model_events = 0, rounds = 0, finished_runs = 0;
+  nlohmann::json last;
+  for (const auto& line : lines_of(json.out())) {
+    last = nlohmann::json::parse(line);
+    model_events += last["type"] == "model_progress";
+    rounds += last["type"] == "model_progress" && last["task"].is_number();
+    finished_runs += last["type"] == "run_finished";
+  }
+  CHECK(last["type"] == "model_progress");  // the stream's last event, not a round's run_finished
+  CHECK(last["reason"] == "budget");
+  REQUIRE(last["tasks"].size() == 5);
+  std::size_t tasks_run = 0;
+  for (const auto& t : last["tasks"]) tasks_run += t["run_id"] != 0;
+  CHECK(rounds >= 2);
+  CHECK(model_events == rounds + 2);           // its start, each round, its end
+  CHECK(finished_runs == rounds + tasks_run);  // every round's run, then the end of each task that ran
+
+  const auto text = view.out();
+  INFO(text);
+  CHECK_THAT(text, Contains("model replayed-gpu-model: 5 tasks, 30 trials in all, scheduler gradient, seed 3"));
+  CHECK_THAT(text, Contains("round finished (stopped)"));
+  CHECK_THAT(text, Contains("model replayed-gpu-model: ") && Contains("/30 trials, latency "));
+  CHECK_THAT(text, Contains("model replayed-gpu-model finished (budget): "));
+  CHECK(lines_of(text).back().find("trials  ") != std::string::npos);  // the tasks' table ends it
+}
+
+TEST_CASE("watch joining a model run mid-way does not end at a round's end", "[cli]") {
+  event_publisher publisher("tcp://127.0.0.1:*");
+  cli_process view({"watch", publisher.endpoint(), "--timeout", "60"});
+  cli_process json({"watch", publisher.endpoint(), "--json", "--timeout", "60"});
+  REQUIRE(publisher.wait_for_subscribers(2, 60s) == 2);
+  publisher.set_common_fields({{"model", "m"}});  // what a model's stream tags every event with
+  auto events = small_run();                      // a round's run, joined after the model's first event
+  for (const auto& e : events) publisher.publish(e);
+  model_progress_event end;
+  end.model = "m";
+  end.trials = 3;
+  end.budget_trials = 3;
+  end.reason = tune::end_reason::budget;
+  model_task_state task;
+  task.label = "gemm";
+  task.target = "gemm/512";
+  task.trials = 3;
+  task.best_ms = 1.25;
+  end.tasks = {task};
+  publisher.publish(make_event(end));
+  REQUIRE(view.wait() == 0);
+  REQUIRE(json.wait() == 0);
+  CHECK(lines_of(json.out()).size() == events.size() + 1);  // it went on past run_finished
+  CHECK_THAT(view.out(), Contains("round finished (budget)") && Contains("model m finished (budget)"));
+}
+
 TEST_CASE("watch ends on Ctrl-C, on silence and on a bad endpoint", "[cli]") {
   event_publisher publisher("tcp://127.0.0.1:*");
   cli_process interrupted({"watch", publisher.endpoint()});

@@ -21,6 +21,7 @@
 #include "actors/scratch_dir.hpp"
 #include "skip.hpp"
 #include "tune/dashboard/server.hpp"
+#include "tune/model.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
@@ -444,4 +445,61 @@ TEST_CASE("a browser shows a run's drift-flagged trials and its duels, and judge
   CHECK(std::regex_search(page, std::regex("data-seq=\"2\"[^>]*data-drift=\"true\"")));
   CHECK(std::regex_search(page, std::regex("data-seq=\"0\"[^>]*data-drift=\"false\"")));
   CHECK_THAT(page, Contains("duel 10.500 ms vs 10.000 ms lost"));
+}
+
+TEST_CASE("a browser shows a model run's latency and tasks from its progress events, names as text") {
+  auto chromium = find_chromium();
+  if (chromium.empty()) SKIP_TEST("chromium not found (Debian's chromium; bash scripts/test.sh installs it)");
+  scratch_dir dir("dashboard-browser-model");
+  auto db_path = (dir / "runs.db").string();
+  auto events = "ipc://" + (dir / "events.ipc").string();
+  // A task named with a <script>: the page must show it as text.
+  std::ofstream(dir / "m.yaml") << "name: escaped\ntasks:\n"
+                                << "  - name: '" << injected << "'\n    dataset: " << write_cache(dir.path())
+                                << "\n    count: 3\n"
+                                << "  - name: gemm\n    dataset: " << TUNE_DATA_DIR
+                                << "/datasets/gemm_clblast/RTX_3090.json.gz\n";
+  auto m = read_model((dir / "m.yaml").string());
+  dashboard::server_options bo;
+  bo.listen = "127.0.0.1:0";
+  bo.event_endpoints = {events};
+  dashboard::server board(bo);
+  board.add_databases({db_path});  // made by the model's first round
+  board.start();
+  model_options o;
+  o.session.db_path = db_path;
+  o.session.seed = 4;
+  o.session.strategy = "random";
+  o.session.time_scale = 0.001;
+  o.session.publish_endpoint = events;
+  o.session.publish_wait = 1;  // the dashboard's subscriber
+  o.budget_trials = 48;
+  o.round_trials = 8;
+  auto r = tune_model(m, o);
+  REQUIRE(std::isfinite(r.latency_ms));
+  REQUIRE(board.wait_until([](const dashboard::server_statistics& st) { return st.models_finished == 1; }, 10s));
+
+  auto file = dir / "model.html";
+  CHECK(run_chromium(chromium, dir / "profile-model", board.url(), {"--dump-dom"}, file) == 0);
+  auto page = read_file(file);
+  INFO(page);
+  CHECK_FALSE(hidden(page, "model"));
+  CHECK(attribute(page, "model", "data-model") == "escaped");
+  CHECK(attribute(page, "model-state", "data-state") == "budget");
+  CHECK(attribute(page, "model-trials", "data-count") == std::to_string(r.trials));
+  CHECK(std::stod("0" + attribute(page, "model-latency", "data-ms")) == Approx(r.latency_ms).epsilon(1e-12));
+  // One row per task, with its best; the chart drawn up to the model's last round.
+  static const std::regex row(R"re(<tr data-target="[^"]*" data-trials="([0-9]+)" data-best-ms="([^"]*)")re");
+  std::vector<std::pair<std::uint64_t, double>> rows;
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), row); it != std::sregex_iterator(); ++it)
+    rows.emplace_back(std::stoull((*it)[1]), std::stod("0" + (*it)[2].str()));
+  REQUIRE(rows.size() == 2);
+  for (std::size_t t = 0; t < 2; ++t) {
+    CHECK(rows[t].first == r.tasks[t].trials);
+    CHECK(rows[t].second == Approx(r.tasks[t].best->time_ms).epsilon(1e-12));
+  }
+  CHECK(attribute(page, "chart-model", "data-x-last") == std::to_string(r.trials));
+  CHECK_THAT(page, Contains("&lt;script&gt;document.body.dataset.injected=1&lt;/script&gt;"));
+  CHECK_THAT(page, !Contains(injected));
+  CHECK_THAT(page, !Contains("data-injected"));
 }

@@ -1,10 +1,13 @@
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -13,6 +16,7 @@
 #include "postgres_server.hpp"
 #include "skip.hpp"
 #include "tune/dashboard/server.hpp"
+#include "tune/model.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/tune.hpp"
@@ -591,4 +595,103 @@ TEST_CASE("a stalled client loses events and is told how many while a fast one g
   CHECK(dropped > 0);
   CHECK(received + dropped == total);
   CHECK(board.statistics().dropped == dropped);
+}
+
+namespace {
+nlohmann::json model_event(std::int64_t trials, std::optional<std::int64_t> task, std::optional<end_reason> reason) {
+  storage::model_progress_event e;
+  e.model = "m";
+  e.trials = trials;
+  e.budget_trials = 32;
+  e.task = task;
+  e.reason = reason;
+  storage::model_task_state t;
+  t.label = "only";
+  t.target = "matmul:8x8x8";
+  t.trials = trials;
+  if (trials > 0) t.best_ms = 10.0 / static_cast<double>(trials);
+  e.tasks = {t};
+  if (trials > 0) e.latency_ms = t.best_ms;
+  return storage::make_event(e);
+}
+}  // namespace
+
+TEST_CASE("a page opened late gets the model run's progress events in its hello, a new model starting afresh") {
+  storage::event_publisher publisher("tcp://127.0.0.1:*");
+  auto o = loopback_options();
+  o.event_endpoints = {publisher.endpoint()};
+  dashboard::server board(o);
+  board.start();
+  REQUIRE(publisher.wait_for_subscribers(1, 10s) == 1);
+  publisher.publish(model_event(0, std::nullopt, std::nullopt));
+  publisher.publish(model_event(16, 0, std::nullopt));
+  publisher.publish(model_event(32, 0, std::nullopt));
+  publisher.publish(model_event(32, std::nullopt, end_reason::budget));
+  REQUIRE(board.wait_until([](const dashboard::server_statistics& st) { return st.models_finished == 1; }, 10s));
+  auto live = nlohmann::json::parse(http_request(board.port(), "/api/live").body);
+  auto model = live["sources"][0]["model"];
+  REQUIRE(model.size() == 4);
+  CHECK(model[0]["task"].is_null());
+  CHECK(model[2]["latency_ms"] == 10.0 / 32);
+  CHECK(model[3]["reason"] == "budget");
+  ws_client late(board.port());
+  CHECK(late.receive()["sources"][0]["model"] == model);
+
+  // The next model on the stream replaces the finished one's events.
+  publisher.publish(model_event(0, std::nullopt, std::nullopt));
+  REQUIRE(board.wait_until([](const dashboard::server_statistics& st) { return st.events == 5; }, 10s));
+  nlohmann::json again;
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  do {  // forwarded, then kept on the server's thread
+    again = nlohmann::json::parse(http_request(board.port(), "/api/live").body)["sources"][0]["model"];
+  } while (again.size() != 1 && std::chrono::steady_clock::now() < deadline);
+  REQUIRE(again.size() == 1);
+  CHECK(again[0]["trials"] == 0);
+}
+
+TEST_CASE("a model run's own dashboard serves the model's progress while it runs") {
+  scratch_dir dir("dashboard-model");
+  std::ofstream(dir / "m.yaml") << "name: two\ntasks:\n"
+                                << "  - name: conv\n    dataset: " << TUNE_DATA_DIR
+                                << "/datasets/convolution/A100.json.gz\n    count: 4\n"
+                                << "  - name: gemm\n    dataset: " << TUNE_DATA_DIR
+                                << "/datasets/gemm_clblast/RTX_3090.json.gz\n";
+  auto m = read_model((dir / "m.yaml").string());
+  model_options o;
+  o.session.db_path = (dir / "r.db").string();
+  o.session.seed = 3;
+  o.session.strategy = "random";
+  o.session.time_scale = 0.001;
+  o.session.dashboard_listen = "127.0.0.1:0";
+  o.budget_trials = 40;
+  o.round_trials = 8;
+  std::uint16_t port = 0;
+  o.session.on_dashboard = [&](const std::string& url) {
+    port = static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+  };
+  std::vector<std::size_t> seen;  // the model events the page had after each round
+  std::vector<double> latencies;
+  o.on_round = [&](const model_progress& p) {
+    REQUIRE(port != 0);
+    nlohmann::json model;
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    do {  // the round's event is on its way to the dashboard
+      model = nlohmann::json::parse(http_request(port, "/api/live").body)["sources"][0]["model"];
+    } while (model.size() < seen.size() + 2 && std::chrono::steady_clock::now() < deadline);
+    seen.push_back(model.size());
+    if (!model.empty() && model.back()["latency_ms"].is_number())
+      latencies.push_back(model.back()["latency_ms"].get<double>());
+    else
+      latencies.push_back(std::nan(""));
+    CHECK((std::isfinite(p.latency_ms) ? latencies.back() == p.latency_ms : std::isnan(latencies.back())));
+    // The round's run, which the event names, is in the page's run list (the model's database).
+    REQUIRE(!model.empty());
+    auto run_id = model.back()["tasks"][p.task]["run_id"];
+    auto runs = nlohmann::json::parse(http_request(port, "/api/runs").body);
+    CHECK(std::any_of(runs.begin(), runs.end(), [&](const nlohmann::json& run) { return run["id"] == run_id; }));
+  };
+  auto r = tune_model(m, o);
+  REQUIRE(!seen.empty());
+  CHECK(seen.size() == r.trace.size());
+  for (std::size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == i + 2);  // the start and each round so far
 }

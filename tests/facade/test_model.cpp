@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
+#include <future>
 #include <numeric>
 #include <set>
 
@@ -13,6 +14,7 @@
 #include "facade/input_error_of.hpp"
 #include "skip.hpp"
 #include "tune/model.hpp"
+#include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
 
 using namespace tune;
@@ -175,6 +177,75 @@ TEST_CASE("model: one budget over the tasks, each task's run continued round aft
     for (const auto& trial : after.trials(again.tasks[0].run_id)) reused += trial.reused_from_run.has_value();
     CHECK(reused >= std::min(r.tasks[0].trials, again.tasks[0].trials) / 2);
   }
+}
+
+TEST_CASE("model: one event stream for the whole model, its rounds' runs and its progress after each round",
+          "[facade][model]") {
+  scratch_dir dir("tune-model-events");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto o = replayed_model_options(dir / "r.db", 48);
+  o.session.publish_endpoint = "ipc://" + (dir / "events.ipc").string();
+  o.session.publish_wait = 1;  // this test's subscriber sees the model's first event
+  storage::event_subscriber sub(o.session.publish_endpoint);
+  auto running = std::async(std::launch::async, [&] { return tune_model(m, o); });
+  std::vector<nlohmann::json> events;
+  while (auto e = sub.receive(std::chrono::seconds(20))) {
+    events.push_back(*e);
+    if ((*e)["type"] == "model_progress" && (*e)["reason"].is_string()) break;
+  }
+  auto r = running.get();
+  REQUIRE(!events.empty());
+  std::vector<nlohmann::json> model;
+  for (const auto& e : events)
+    if (e["type"] == "model_progress") model.push_back(e);
+  REQUIRE(model.size() == r.trace.size() + 2);  // its start, each round, its end
+  CHECK(events.front() == model.front());
+  CHECK(model.front()["task"].is_null());
+  CHECK(model.front()["trials"] == 0);
+  CHECK(model.front()["latency_ms"].is_null());
+  CHECK(model.front()["model"] == "two");
+  CHECK(model.front()["budget_trials"] == 48);
+  CHECK(model.front()["seed"] == 5);
+  for (std::size_t i = 0; i < r.trace.size(); ++i) {
+    const auto& e = model[i + 1];
+    INFO("round " << i);
+    CHECK(e["task"] == r.trace[i].task);
+    CHECK(e["trials"] == r.trace[i].trials);
+    CHECK(e["reason"].is_null());
+    if (std::isfinite(r.trace[i].latency_ms))
+      CHECK(e["latency_ms"].get<double>() == r.trace[i].latency_ms);
+    else
+      CHECK(e["latency_ms"].is_null());
+  }
+  const auto& last = model.back();
+  CHECK(last["reason"] == "budget");
+  CHECK(last["task"].is_null());
+  CHECK(last["trials"] == r.trials);
+  CHECK(last["latency_ms"].get<double>() == r.latency_ms);
+  REQUIRE(last["tasks"].size() == 2);
+  for (std::size_t t = 0; t < 2; ++t) {
+    CHECK(last["tasks"][t]["run_id"] == r.tasks[t].run_id);
+    CHECK(last["tasks"][t]["trials"] == r.tasks[t].trials);
+    CHECK(last["tasks"][t]["best_ms"].get<double>() == r.tasks[t].best->time_ms);
+    CHECK(last["tasks"][t]["label"] == r.tasks[t].label);
+  }
+  // Between two progress events, the round's own run on the same stream:
+  // started and finished, the run of the task the event names.
+  std::int64_t round_run = 0;
+  std::size_t rounds_seen = 0, finished_runs = 0;
+  for (const auto& e : events) {
+    if (e["type"] == "run_started") round_run = e["run_id"];
+    if (e["type"] == "run_finished") ++finished_runs;
+    if (e["type"] == "model_progress" && e["task"].is_number()) {
+      ++rounds_seen;
+      CHECK(round_run == r.tasks[e["task"].get<std::size_t>()].run_id);
+      round_run = 0;
+    }
+  }
+  CHECK(rounds_seen == r.trace.size());
+  CHECK(finished_runs == r.trace.size() + 2);  // each round's run, then each task's end
+  // Every event of the stream, the rounds' runs' too, names the model.
+  for (const auto& e : events) CHECK(e.value("model", "") == "two");
 }
 
 TEST_CASE("model: a one-task model keeps one run, which its rounds continue and its end finishes", "[facade][model]") {

@@ -105,7 +105,10 @@ struct model_options {
   /// fields (task, dataset, …) must be empty: the model names the targets.
   /// Its budget is unused (budget_trials is the model's); stop ends the model
   /// after the round in progress; confirm and compare_vendor apply to each
-  /// task at the end; no dashboard_listen (not with a model yet).
+  /// task at the end; publish_endpoint and dashboard_listen serve the whole
+  /// model: one event stream, on which every round's run publishes and the
+  /// model a model_progress event before its first round, after each round
+  /// and at its end (storage::model_progress_event), and one dashboard.
   session_options session;
   task_scheduler_options scheduler;
   /// Trials of one task per round (a round may take a few more: the trials

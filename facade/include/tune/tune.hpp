@@ -45,6 +45,10 @@
 #include "tune/kernels/backend.hpp"
 #include "tune/storage/topology.hpp"
 
+namespace tune::storage {
+class event_publisher;
+}
+
 namespace tune {
 
 /// The library's version, "MAJOR.MINOR.PATCH".
@@ -210,7 +214,12 @@ struct session_options {
   /// publish_endpoint is not on loopback (storage::make_curve_keypair).
   std::string publish_key;
   std::size_t publish_wait = 0;  ///< wait up to 10 s for this many subscribers
-  bool progress_line = false;    ///< a \r status line on stderr
+  /// A publisher already bound (storage::event_publisher) to publish the run's
+  /// events on instead of one bound at publish_endpoint, which is then unused:
+  /// several runs in turn on one stream, as a model run's rounds share one
+  /// (tune/model.hpp). Used by one run at a time.
+  std::shared_ptr<storage::event_publisher> publisher;
+  bool progress_line = false;  ///< a \r status line on stderr
   /// Serves the live web dashboard (serve_dashboard) on HOST:PORT while the
   /// run lasts, fed by the run's own events (published on a free loopback port
   /// when publish_endpoint is empty) and db_path; empty: none. Checked and

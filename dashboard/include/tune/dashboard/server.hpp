@@ -72,14 +72,15 @@ struct server_options {
 
 /// Counters since the server started.
 struct server_statistics {
-  std::size_t clients = 0;          ///< WebSocket clients connected now
-  std::uint64_t events = 0;         ///< events handed to forward()
-  std::uint64_t sent = 0;           ///< messages written to clients (all clients together)
-  std::uint64_t frames = 0;         ///< WebSocket frames they went in (several messages per frame)
-  std::uint64_t dropped = 0;        ///< messages dropped from outboxes (all clients together)
-  std::uint64_t coalesced = 0;      ///< progress events replaced by a newer one before being sent
-  std::uint64_t queued = 0;         ///< messages waiting in outboxes or being written now
-  std::uint64_t runs_finished = 0;  ///< run_finished events forwarded
+  std::size_t clients = 0;            ///< WebSocket clients connected now
+  std::uint64_t events = 0;           ///< events handed to forward()
+  std::uint64_t sent = 0;             ///< messages written to clients (all clients together)
+  std::uint64_t frames = 0;           ///< WebSocket frames they went in (several messages per frame)
+  std::uint64_t dropped = 0;          ///< messages dropped from outboxes (all clients together)
+  std::uint64_t coalesced = 0;        ///< progress events replaced by a newer one before being sent
+  std::uint64_t queued = 0;           ///< messages waiting in outboxes or being written now
+  std::uint64_t runs_finished = 0;    ///< run_finished events forwarded
+  std::uint64_t models_finished = 0;  ///< model_progress events with an end reason forwarded
 };
 
 class server {
