@@ -29,9 +29,6 @@
 #include <vector>
 
 #include "bench_text.hpp"
-#ifdef TUNE_WITH_LLVM
-#include "tune/kernels/program_backend.hpp"
-#endif
 #include "tune/engine/pareto.hpp"
 #include "tune/engine/program_edit.hpp"
 #include "tune/engine/text.hpp"
@@ -109,34 +106,20 @@ outcome evolve(const std::string& workload, std::uint64_t seed, std::uint64_t bu
 }
 
 // The original's time over the variant's, both measured again five times in
-// turn (the run measured each once, at different moments of a shared machine).
+// turn (the run measured each once, at different moments of a shared
+// machine), as `evolve` confirms its chosen variant (tune::confirm_variant).
 double confirm(const std::string& workload, const base_info& base, const tune::configuration& variant) {
-#ifdef TUNE_WITH_LLVM
-  tune::task_backend_options options;
-  options.measurement.min_time_s = 0.25;  // as a session measures variants
-  options.measurement.min_repeats = 5;
-  tune::program_base from{base.configuration, base.origin};
-  auto backend = tune::make_program_backend(workload, options, from);
-  auto original_built = backend->build({}, 600);
-  auto variant_built = backend->build(variant, 600);
-  if (original_built.state != tune::status::ok || variant_built.state != tune::status::ok) return NAN;
-  std::vector<double> ratios;
-  for (int i = 0; i < 5; ++i) {
-    // A fresh backend measures again (one backend measures a program once).
-    auto fresh = tune::make_program_backend(workload, options, from);
-    auto a = fresh->run({}, original_built, 0, 60);
-    auto b = fresh->run(variant, variant_built, 0, 60);
-    if (a.state != tune::status::ok || b.state != tune::status::ok) return NAN;
-    ratios.push_back(a.time_ms / b.time_ms);
+  tune::session_options o;
+  o.workload = workload;
+  tune::run_report report;
+  report.base_configuration = base.configuration;
+  report.base_origin = base.origin;
+  try {
+    return tune::confirm_variant(o, report, variant, 5).speedup;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_gevo: %s\n", e.what());
+    return NAN;
   }
-  std::sort(ratios.begin(), ratios.end());
-  return ratios[2];
-#else
-  (void)workload;
-  (void)base;
-  (void)variant;
-  return NAN;
-#endif
 }
 
 std::string errors_text(const tune::trial_info& t) {

@@ -40,7 +40,7 @@ std::string error_text(double error) {
 
 // The front with its errors: on the search, validation and test splits for
 // a workload that has them, else (matmul) the one error.
-void print_front(const run_report& report, double max_error, const std::string& db) {
+const trial_info* print_front(const run_report& report, double max_error, const std::string& db) {
   double base = report.original ? report.original->time_ms : 0.0;
   bool splits = report.original && std::isfinite(report.original->validation_error);
   auto errors = [splits](const trial_info& t, const char* format) {
@@ -67,7 +67,7 @@ void print_front(const run_report& report, double max_error, const std::string& 
   const char* which = splits ? "validation error" : "error";
   if (!chosen) {
     std::printf("no variant has %s <= %.4f\n", which, max_error);
-    return;
+    return nullptr;
   }
   std::printf("chosen (fastest with %s <= %.4f): trial %llu, %.3f ms (%.2fx), error %s\n", which, max_error,
               static_cast<unsigned long long>(chosen->seq), chosen->time_ms, base > 0 ? base / chosen->time_ms : 0.0,
@@ -77,6 +77,19 @@ void print_front(const run_report& report, double max_error, const std::string& 
   if (!db.empty())
     std::printf("its IR against the original: tune-engine edits --db %s --trial %llu\n", db.c_str(),
                 static_cast<unsigned long long>(chosen->seq));
+  return chosen;
+}
+
+/// The chosen variant measured again in turn with the original (its
+/// speed-up to quote), printed; null in JSON when not measured.
+nlohmann::json confirm_chosen(const session_options& o, const run_report& report, const trial_info& chosen) {
+  if (o.confirm.rounds == 0 || chosen.config.empty()) return nullptr;
+  auto c = confirm_variant(o, report, chosen.config, o.confirm.rounds);
+  std::printf(
+      "measured again in turn with the original, %u rounds: %.2fx (%.2f-%.2fx; original %.3f ms, variant %.3f ms)\n",
+      c.rounds, c.speedup, c.min_speedup, c.max_speedup, c.original_ms, c.variant_ms);
+  return {{"rounds", c.rounds},           {"speedup", c.speedup},         {"min_speedup", c.min_speedup},
+          {"max_speedup", c.max_speedup}, {"original_ms", c.original_ms}, {"variant_ms", c.variant_ms}};
 }
 
 void write_plot(const std::string& path, const evolution_plot& plot) {
@@ -102,14 +115,14 @@ int run_evolve(const evolve_args& a, bool seed_given) {
   o.hyper = parse_hyper(a.hyper, a.names.at("hyper"));
   o.progress_line = !a.quiet;
   a.lease.apply(o);
-  stop_source stop = o.stop;  // shares its flag with the session's copy
+  stop_source stop = o.stop;       // shares its flag with the session's copy
+  const session_options used = o;  // what the chosen variant is confirmed with
   session s(std::move(o));
   if (!seed_given)
     std::fprintf(stderr, "seed %llu (drawn; --seed %llu repeats this run)\n", static_cast<unsigned long long>(s.seed()),
                  static_cast<unsigned long long>(s.seed()));
   auto summary_out = open_summary(a.summary_json);
   auto report = run_until_signal(s, stop);
-  if (summary_out.is_open()) summary_out << report.to_json().dump(2) << "\n";
   std::printf("%llu trials in %.1f s (%.2f per second)\n", static_cast<unsigned long long>(report.trials),
               report.wall_s, report.wall_s > 0 ? report.new_trials / report.wall_s : 0.0);
   if (report.edit_lists_checked > 0)
@@ -128,7 +141,16 @@ int run_evolve(const evolve_args& a, bool seed_given) {
                 run_report::solution_speedup, run_report::solution_margin);
   double max_error = a.max_error;
   if (max_error < 0) max_error = default_max_error(a.o.workload, report.original);
-  print_front(report, max_error, a.o.db_path);
+  const auto* chosen = print_front(report, max_error, a.o.db_path);
+  auto summary = report.to_json();
+  summary["chosen"] = nullptr;
+  if (chosen) {
+    summary["chosen"] = {
+        {"seq", chosen->seq}, {"time_ms", chosen->time_ms}, {"max_error", max_error}, {"confirmation", nullptr}};
+    if (report.original && !stop.stop_requested())
+      summary["chosen"]["confirmation"] = confirm_chosen(used, report, *chosen);
+  }
+  if (summary_out.is_open()) summary_out << summary.dump(2) << "\n";
   if (!a.plot.empty()) {
     evolution_plot plot;
     plot.title = a.o.workload + ": program-edit evolution, seed " + std::to_string(report.seed) + ", " +
@@ -165,11 +187,14 @@ void add_evolve_command(CLI::App& app, command_list& commands) {
       ->check(CLI::ExistingFile);
   sub->add_option("--max-error", args->max_error,
                   "the chosen variant's largest validation error (default: the original's + 0.02; matmul: 1e-4)");
+  f.option("confirm_rounds", "--confirm-rounds", o.confirm.rounds,
+           "after the run, measure the chosen variant and the original again in turn, this many rounds, for the "
+           "speed-up to quote (default 5; 0: not)");
   f.option("hyper", "--hyper", args->hyper, "gevo hyperparameter name=value (repeatable)");
   sub->add_option("--plot", args->plot, "write an SVG plot of the front, the variants and the original to this file");
   sub->add_option("--summary-json", args->summary_json,
                   "write the run's summary as JSON to this file (\"evolution\": the front and the original with their "
-                  "search, validation and test errors)");
+                  "search, validation and test errors; \"chosen\": the chosen variant and its confirmation)");
   f.flag("progress_line", "--quiet", args->quiet, "no progress line on stderr");
   args->lease.declare(f);
   args->names = f.names();

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "evolve_detail.hpp"
+#include "report_detail.hpp"
+#include "tune/engine/median.hpp"
 #include "tune/engine/pareto.hpp"
 #include "tune/engine/program_edit.hpp"
 #include "tune/storage/results_db.hpp"
@@ -47,6 +49,55 @@ const trial_info* choose_variant(const std::vector<trial_info>& front, double ma
     if (error <= max_error && (!chosen || t.time_ms < chosen->time_ms)) chosen = &t;
   }
   return chosen;
+}
+
+variant_confirmation confirm_variant(const session_options& o, const run_report& report, const configuration& variant,
+                                     std::uint32_t rounds) {
+  if (o.workload.empty())
+    throw input_error("confirm_variant: " + detail::option_name(o, "workload") +
+                      " is empty; give the options of the evolution run the report comes from");
+  if (rounds == 0) throw input_error("confirm_variant: rounds must be at least 1");
+  const auto protocol =
+      detail::evolution_protocol(o.measurement.value_or(measurement_protocol{}), "session_options::measurement");
+#ifdef TUNE_WITH_LLVM
+  task_backend_options ko;
+  ko.first_core = 0;
+  ko.threads = o.threads;
+  ko.measurement = protocol;
+  std::shared_ptr<program_backend> backend;
+  try {
+    backend = make_program_backend(o.workload, ko, {report.base_configuration, report.base_origin});
+  } catch (const std::invalid_argument& e) {
+    throw input_error(detail::option_name(o, "workload") + ": " + e.what());
+  }
+  auto original = backend->build({}, 600);
+  auto edited = backend->build(variant, 600);
+  for (const auto& [what, built] :
+       {std::pair<const char*, const build_result*>{"the original", &original}, {"the variant", &edited}})
+    if (built->state != status::ok)
+      throw std::runtime_error("confirm_variant: " + std::string(what) + " of " + o.workload + " did not build (" +
+                               std::string(to_string(built->state)) + "): " + built->message);
+  auto times =
+      backend->run_interleaved({{configuration{}, original}, {variant, edited}}, 0, static_cast<int>(rounds), 120);
+  if (!times.ok())
+    throw std::runtime_error("confirm_variant: " + o.workload +
+                             " (entry 0 the original, 1 the variant): " + times.message);
+  std::vector<double> ratios;
+  for (std::uint32_t r = 0; r < rounds; ++r) ratios.push_back(times.time_ms[0][r] / times.time_ms[1][r]);
+  variant_confirmation out;
+  out.rounds = rounds;
+  out.speedup = median(ratios);
+  out.min_speedup = *std::min_element(ratios.begin(), ratios.end());
+  out.max_speedup = *std::max_element(ratios.begin(), ratios.end());
+  out.original_ms = median(times.time_ms[0]);
+  out.variant_ms = median(times.time_ms[1]);
+  return out;
+#else
+  (void)report;
+  (void)variant;
+  (void)protocol;
+  no_llvm();
+#endif
 }
 
 namespace {
@@ -148,6 +199,18 @@ recorded_variant load_variant(const std::string& db_path, std::int64_t trial, st
 }
 
 namespace detail {
+
+measurement_protocol evolution_protocol(measurement_protocol p, const std::string& field) {
+  if (p.flush_cache)
+    throw input_error(field +
+                      ".flush_cache: program-edit evolution does not flush caches between a program's runs: remove "
+                      "flush_cache");
+  p.min_time_s = std::max(p.min_time_s, 0.25);
+  p.min_repeats = std::max(p.min_repeats, 5);
+  p.max_repeats = std::max(p.max_repeats, p.min_repeats);
+  p.statistic = time_statistic::min;
+  return p;
+}
 
 backend_ptr make_evolution_backend(const std::string& workload, const task_backend_options& options,
                                    const std::string& db_path) {

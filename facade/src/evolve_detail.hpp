@@ -21,6 +21,11 @@ namespace tune::detail {
 backend_ptr make_evolution_backend(const std::string& workload, const task_backend_options& options,
                                    const std::string& db_path = {});
 
+/// The protocol evolution measures variants by: `p` with at least 5 runs and
+/// 0.25 s, counted by the fastest run (a program's run is noisier than a
+/// kernel's 50 ms). Throws input_error for flush_cache, naming `field`.
+measurement_protocol evolution_protocol(measurement_protocol p, const std::string& field);
+
 /// What a run records of its workload beyond the task key: {"workload",
 /// "base": {"configuration", "origin"}} (base only for matmul); null when the
 /// backend is not a program backend.

@@ -82,6 +82,34 @@ TEST_CASE("evolve records two objectives per trial and prints a front that edits
   CHECK_THAT(missing.err(), Contains("has no trial 99"));
 }
 
+TEST_CASE("evolve measures the chosen variant again in turn with the original, unless told not to", "[cli][gevo]") {
+  tune::test::scratch_dir dir("tune-test-cli-evolve-confirm");
+  for (const std::string rounds : {"3", "0"}) {
+    const auto summary = (dir / ("summary" + rounds + ".json")).string();
+    // --max-error 1: the fastest of the front is chosen, whatever its error.
+    cli_process evolve({"evolve", "--workload", "2fcnet:predict", "--budget", "8", "--seed", "3", "--max-error", "1",
+                        "--confirm-rounds", rounds, "--summary-json", summary, "--quiet"});
+    INFO(evolve.err());
+    REQUIRE(evolve.wait() == 0);
+    const auto out = evolve.out();
+    INFO(out);
+    std::ifstream summary_in(summary);
+    auto json = nlohmann::json::parse(summary_in);
+    REQUIRE(json["chosen"].is_object());
+    const bool variant = json["chosen"]["seq"] != json["evolution"]["original"]["seq"];
+    const bool confirmed = variant && rounds != "0";
+    CHECK((out.find("measured again in turn with the original, 3 rounds: ") != std::string::npos) == confirmed);
+    CHECK(json["chosen"]["confirmation"].is_null() == !confirmed);
+    if (confirmed) {
+      const auto& c = json["chosen"]["confirmation"];
+      CHECK(c["rounds"] == 3);
+      CHECK(c["min_speedup"].get<double>() <= c["speedup"].get<double>());
+      CHECK(c["speedup"].get<double>() <= c["max_speedup"].get<double>());
+      CHECK(c["original_ms"].get<double>() > 0);
+    }
+  }
+}
+
 TEST_CASE("evolve of a matmul starts from the tuned configuration of its database and plots its front", "[cli][gevo]") {
   tune::test::scratch_dir dir("tune-test-cli-evolve-matmul");
   const auto db = (dir / "mm.db").string();

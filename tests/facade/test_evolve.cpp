@@ -74,3 +74,33 @@ TEST_CASE("a workload is evolved by gevo and needs LLVM 14", "[facade][gevo]") {
   CHECK(evolution_workloads().empty());
 #endif
 }
+
+TEST_CASE("a variant is measured again in turn with the original", "[facade][gevo]") {
+  session_options o;
+  run_report report;
+  CHECK_THROWS_WITH(confirm_variant(o, report, encode({}), 3), Catch::Contains("workload") && Catch::Contains("empty"));
+  o.workload = "2fcnet:predict";
+  CHECK_THROWS_WITH(confirm_variant(o, report, encode({}), 0), Catch::Contains("rounds must be at least 1"));
+  measurement_protocol flushing;
+  flushing.flush_cache = true;
+  o.measurement = flushing;
+  CHECK_THROWS_WITH(confirm_variant(o, report, encode({}), 3), Catch::Contains("flush_cache"));
+  o.measurement.reset();
+#ifdef TUNE_WITH_LLVM
+  // An edit that does not apply leaves the original: the same program
+  // against itself, whose ratio is about 1 in every round.
+  auto same = encode({{edit_kind::remove, 999999, 0, 0, 0, 1}});
+  auto c = confirm_variant(o, report, same, 3);
+  CHECK(c.rounds == 3);
+  CHECK(c.original_ms > 0);
+  CHECK(c.variant_ms > 0);
+  CHECK(c.min_speedup <= c.speedup);
+  CHECK(c.speedup <= c.max_speedup);
+  CHECK(c.speedup == Approx(1.0).margin(0.5));
+  // A variant that does not build is named.
+  CHECK_THROWS_WITH(confirm_variant(o, report, configuration{1, 2, 3}, 3),
+                    Catch::Contains("the variant") && Catch::Contains("did not build"));
+#else
+  CHECK_THROWS_AS(confirm_variant(o, report, encode({}), 3), input_error);
+#endif
+}

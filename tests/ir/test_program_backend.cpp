@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 
 #include "actors/scratch_dir.hpp"
 #include "tune/engine/limits.hpp"
@@ -205,6 +206,38 @@ TEST_CASE("identical programs are measured once", "[ir][program_backend]") {
   auto again = backend->run(config, built, 0, 60);
   CHECK(again.message.find("the same program") != std::string::npos);
   CHECK(again.time_ms == first.time_ms);
+}
+
+TEST_CASE("measured in turn, every round times each program anew", "[ir][program_backend]") {
+  auto options = quick_options();
+  options.measurement.min_repeats = 3;
+  options.measurement.max_repeats = 3;
+  auto backend = make_program_backend("2fcnet:predict", options);
+  auto original = backend->build(encode({}), 120);
+  REQUIRE(original.state == status::ok);
+  auto once = backend->run(encode({}), original, 0, 60);  // run() keeps this one measurement
+  REQUIRE(once.state == status::ok);
+  auto times = backend->run_interleaved({{encode({}), original}, {encode({}), original}}, 0, 4, 60);
+  INFO(times.message);
+  REQUIRE(times.ok());
+  REQUIRE(times.time_ms.size() == 2);
+  std::set<double> distinct;
+  for (const auto& entry : times.time_ms) {
+    REQUIRE(entry.size() == 4);
+    for (double ms : entry) {
+      CHECK(ms > 0);
+      distinct.insert(ms);
+    }
+  }
+  // Eight measurements, not the one run() keeps handed out eight times.
+  CHECK(distinct.size() > 1);
+  CHECK_FALSE((distinct.size() == 1 && *distinct.begin() == once.time_ms));
+  // An entry that was not built fails the whole, naming it.
+  auto broken = backend->build(configuration{1, 2, 3}, 60);
+  REQUIRE(broken.state != status::ok);
+  auto failed = backend->run_interleaved({{encode({}), original}, {configuration{1, 2, 3}, broken}}, 0, 2, 60);
+  CHECK_FALSE(failed.ok());
+  CHECK_THAT(failed.message, Catch::Contains("entry 1, round 0"));
 }
 
 TEST_CASE("edits_apply says whether a whole edit list applies, before anything is compiled", "[ir][program_backend]") {

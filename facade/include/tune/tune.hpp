@@ -513,6 +513,32 @@ double judged_error(const trial_info& t);
 /// `max_error`; nullptr when none is.
 const trial_info* choose_variant(const std::vector<trial_info>& front, double max_error);
 
+/// A variant of program-edit evolution and the original measured again, in
+/// turn (original, variant, original, …), each time in full by the
+/// evolution's protocol: the speed-up to quote, where a front's figure is
+/// each program measured once, at its own moment of the search.
+struct variant_confirmation {
+  std::uint32_t rounds = 0;
+  /// Median over the rounds of original time / variant time, and its range.
+  double speedup = std::numeric_limits<double>::quiet_NaN();
+  double min_speedup = std::numeric_limits<double>::quiet_NaN();
+  double max_speedup = std::numeric_limits<double>::quiet_NaN();
+  /// Their times (ms), the median of each one's rounds.
+  double original_ms = std::numeric_limits<double>::quiet_NaN();
+  double variant_ms = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// Measures `variant` (a configuration of report.evolved or report.front)
+/// against the original of the evolution run `report` made with options `o`
+/// (its workload, base configuration, threads and measurement protocol, the
+/// latter as the run adjusted it: at least 5 runs and 0.25 s, by the fastest
+/// run), `rounds` rounds in turn on core 0. Throws input_error for options
+/// without a workload or with 0 rounds (or a build without LLVM 14), and
+/// std::runtime_error naming the program when the original or the variant
+/// does not build or run.
+variant_confirmation confirm_variant(const session_options& o, const run_report& report, const configuration& variant,
+                                     std::uint32_t rounds = 5);
+
 /// A recorded variant of program-edit evolution, as `tune-engine edits` prints it.
 struct recorded_variant {
   std::string workload;

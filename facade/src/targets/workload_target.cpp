@@ -1,8 +1,6 @@
 // Program-edit evolution (GEVO-ML, docs/gevo.md): a workload's LLVM IR
 // evolved by gevo on cpu devices, objectives {run time, error}; the report
 // carries the Pareto front.
-#include <algorithm>
-
 #include "evolve_detail.hpp"
 #include "targets/target.hpp"
 
@@ -32,16 +30,8 @@ class workload_target final : public target {
   /// Steadier timing than a kernel's 50 ms: each variant runs at least 5
   /// times and 0.25 s, and counts by its fastest run (docs/gevo.md).
   std::optional<measurement_protocol> protocol(const session_options& o, const storage::topology& topo) const override {
-    auto p = measurement_of(o, topo);
-    if (p.flush_cache)
-      throw input_error(std::string(o.measurement ? "session_options::measurement" : topo.origin + ": measurement") +
-                        ".flush_cache: program-edit evolution does not flush caches between a program's runs: remove "
-                        "flush_cache");
-    p.min_time_s = std::max(p.min_time_s, 0.25);
-    p.min_repeats = std::max(p.min_repeats, 5);
-    p.max_repeats = std::max(p.max_repeats, p.min_repeats);
-    p.statistic = time_statistic::min;
-    return p;
+    return evolution_protocol(measurement_of(o, topo),
+                              o.measurement ? "session_options::measurement" : topo.origin + ": measurement");
   }
 
   std::string strategy_name(const session_options& o) const override {

@@ -294,6 +294,23 @@ class program_backend_impl final : public program_backend {
     return result;
   }
 
+  // Every round measures each program anew (run() keeps one measurement per
+  // program): a confirmation times the original and a variant again, in turn.
+  interleaved_times run_interleaved(const std::vector<std::pair<configuration, build_result>>& entries, int device,
+                                    int rounds, double timeout_s) override {
+    return measure_in_turn(entries.size(), rounds, [&](std::size_t e) {
+      const auto& build = entries[e].second;
+      if (build.state != status::ok) {
+        run_result failed;
+        failed.state = build.state;
+        failed.message = "not built";
+        return failed;
+      }
+      return kernel_ ? run_matmul(build, device, timeout_s)
+                     : run_program(build.artifact, device, digits_split::search, timeout_s, false);
+    });
+  }
+
   held_out_errors held_out(const configuration& config, double timeout_s) override {
     held_out_errors out;
     if (kernel_) {

@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -117,6 +118,14 @@ struct interleaved_times {
   std::vector<std::vector<double>> time_ms;
   bool ok() const { return state == status::ok; }
 };
+
+/// Calls `measure(entry)` for each of `entries` entries once per round, in
+/// turn (0 1 2 0 1 2 …), `rounds` rounds, into their times; stops at the
+/// first result that is not ok with a time, its status and a message naming
+/// the entry and the round. The loop of backend::run_interleaved, for a
+/// backend that measures there otherwise than run() does.
+interleaved_times measure_in_turn(std::size_t entries, int rounds,
+                                  const std::function<run_result(std::size_t entry)>& measure);
 
 class backend {
  public:
