@@ -79,6 +79,9 @@ struct device_best {
   double judged_ms = 0.0;    ///< trial::best_judged_ms of it
   double measuring_s = 0.0;  ///< the device's trials' run_s so far
   double duels_s = 0.0;      ///< the wall seconds of its duels so far (duel_policy::max_share)
+  /// Seconds of the best's own full measurement (its kernel runs, else its
+  /// whole run): what one measurement of the end-of-run confirmation costs.
+  double measurement_s = 0.0;
 
   /// True when `trial` would become the new best by a margin small enough
   /// to be luck: it must win a duel against this best first.
@@ -86,9 +89,11 @@ struct device_best {
     return policy.rounds > 0 && config && trial.ok() && !trial.stopped_early && trial.time_ms < judged_ms &&
            trial.time_ms >= judged_ms * (1.0 - policy.margin);
   }
-  /// True while the duels have taken no more than their share of the
-  /// device's measuring time.
-  bool duel_affordable(const duel_policy& policy) const { return duels_s <= policy.max_share * measuring_s; }
+  /// True while the duels, with the confirmation's measurements to come,
+  /// have taken no more than their share of the device's measuring time.
+  bool duel_affordable(const duel_policy& policy) const {
+    return duels_s + policy.reserved_runs * measurement_s <= policy.max_share * measuring_s;
+  }
   /// Takes a trial measured in full that no duel stopped, when it is faster.
   void offer(const compiled_candidate& compiled, const measured_trial& trial) {
     if (!trial.ok() || trial.stopped_early || trial.duel_lost()) return;
@@ -96,6 +101,7 @@ struct device_best {
     config = compiled;
     config->cand.reference_ms = std::nan("");
     judged_ms = trial.best_judged_ms();
+    measurement_s = trial.kernel_s > 0 ? trial.kernel_s : std::max(0.0, trial.run_s);
   }
 };
 

@@ -75,6 +75,8 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
     m.early_stop = options.early_stop;
     m.drift = options.drift;
     m.duel = options.duel;
+    // The end-of-run confirmation measures on the first device only.
+    if (&slot != &options.devices.front()) m.duel.reserved_runs = 0;
     pool_options.measurers.push_back(spawn_measurer(system, backend, m));
     pool_options.prefetch.push_back(slot.prefetch);
   }

@@ -764,6 +764,7 @@ run_report session::run() {
       o.confirm.rounds > 0 && s.what->remeasures() && !s.topo.devices.empty() ? o.confirm.top : 0;
   duel_policy duel;
   duel.rounds = s.what->remeasures() ? o.confirm.duel_rounds : 0;
+  duel.reserved_runs = static_cast<double>(confirm_top) * o.confirm.rounds;
   std::string machine_note;
   if (auto protocol = s.what->protocol(o, s.topo)) {
     // How each configuration is timed, and the machine's frequency settings,
@@ -788,7 +789,8 @@ run_report session::run() {
                                     {{"top", confirm_top},
                                      {"rounds", o.confirm.rounds},
                                      {"duel_rounds", duel.rounds},
-                                     {"duel_margin", duel.margin}}},
+                                     {"duel_margin", duel.margin},
+                                     {"duel_max_share", duel.max_share}}},
                                    {"machine", detail::frequency_json(frequency)}};
     machine_note = detail::machine_change_note(o.db_path, ro.spec.task_key, ro.spec.device_kind, frequency);
     if (!machine_note.empty() && o.progress_line) std::fprintf(stderr, "note: %s\n", machine_note.c_str());

@@ -213,11 +213,18 @@ struct drift_policy {
 /// its median over the rounds is lower than the best's. Once the device's
 /// duels have taken more than `max_share` of its measuring time so far, a
 /// would-be best is taken as measured (long kernels made duels cost a quarter
-/// of a run); the end-of-run confirmation still measures the fastest again.
+/// of a run); the end-of-run confirmation still measures the fastest again,
+/// and its measurements are counted in that share ahead (reserved_runs).
 struct duel_policy {
   std::uint32_t rounds = 3;  ///< 0: no duels
   double margin = 0.2;
   double max_share = 0.1;
+  /// Full measurements the end-of-run confirmation will make on this device
+  /// (its top × rounds; 0: none): the duels' share leaves room for them, each
+  /// counted at the device's best's measurement time, so that duels and
+  /// confirmation together take about max_share of the measuring time. The
+  /// pipeline gives it to its first device, where the session confirms.
+  double reserved_runs = 0;
   /// What a duel's rounds come to (the run's measurement_protocol::statistic).
   time_statistic statistic = time_statistic::median;
 };
