@@ -79,9 +79,10 @@ struct device_best {
   double judged_ms = 0.0;    ///< trial::best_judged_ms of it
   double measuring_s = 0.0;  ///< the device's trials' run_s so far
   double duels_s = 0.0;      ///< the wall seconds of its duels so far (duel_policy::max_share)
-  /// Seconds of the best's own full measurement (its kernel runs, else its
-  /// whole run): what one measurement of the end-of-run confirmation costs.
-  double measurement_s = 0.0;
+  /// The measurements the duels made (two per round), whose seconds tell
+  /// what one of the end-of-run confirmation's will cost: both measure in
+  /// turn (backend::run_interleaved), on this device.
+  double duel_measurements = 0.0;
 
   /// True when `trial` would become the new best by a margin small enough
   /// to be luck: it must win a duel against this best first.
@@ -89,10 +90,13 @@ struct device_best {
     return policy.rounds > 0 && config && trial.ok() && !trial.stopped_early && trial.time_ms < judged_ms &&
            trial.time_ms >= judged_ms * (1.0 - policy.margin);
   }
-  /// True while the duels, with the confirmation's measurements to come,
-  /// have taken no more than their share of the device's measuring time.
+  /// True while the duels, with the confirmation's measurements to come
+  /// (priced at what a duel's measurement has cost; the first duel, before
+  /// any price is known, is not held back by them), have taken no more than
+  /// their share of the device's measuring time.
   bool duel_affordable(const duel_policy& policy) const {
-    return duels_s + policy.reserved_runs * measurement_s <= policy.max_share * measuring_s;
+    const double reserved_s = duel_measurements > 0 ? policy.reserved_runs * duels_s / duel_measurements : 0.0;
+    return duels_s + reserved_s <= policy.max_share * measuring_s;
   }
   /// Takes a trial measured in full that no duel stopped, when it is faster.
   void offer(const compiled_candidate& compiled, const measured_trial& trial) {
@@ -101,7 +105,6 @@ struct device_best {
     config = compiled;
     config->cand.reference_ms = std::nan("");
     judged_ms = trial.best_judged_ms();
-    measurement_s = trial.kernel_s > 0 ? trial.kernel_s : std::max(0.0, trial.run_s);
   }
 };
 
@@ -296,6 +299,7 @@ void finish_duel(measurer_pointer self, const interleaved_times& times, double d
   auto trial = std::move(*job.duel_for);
   trial.duel_s = duel_s;
   st.best.duels_s += duel_s;
+  st.best.duel_measurements += 2.0 * st.options.duel.rounds;
   if (times.ok() && times.time_ms.size() == 2 && !times.time_ms[0].empty() && !times.time_ms[1].empty()) {
     trial.duel_ms = tune::statistic_of(times.time_ms[0], st.options.duel.statistic);
     trial.duel_best_ms = tune::statistic_of(times.time_ms[1], st.options.duel.statistic);

@@ -392,29 +392,28 @@ TEST_CASE("duels stop once they have taken their share of the device's measuring
 }
 
 TEST_CASE("the duels leave room in their share for the end-of-run confirmation's measurements", "[actors]") {
-  // Every run of this device takes the same seconds, the best's measurement
-  // too: when the second trial would be the best, the device has measured
-  // for two runs' time, and duels may take as much (max_share 1) less what
-  // is reserved.
-  for (double reserved : {0.0, 1.0, 3.0}) {
+  // Unbounded duels (max_share 1e9), except for what is reserved: priced at
+  // what the first duel's measurements cost, a huge reservation leaves no
+  // room for a second duel; the first runs before any price is known.
+  for (double reserved : {0.0, 1e15}) {
     tune::testing::actor_test_system t;
     auto space = tune::testing::grid_space();
     auto backend = std::make_shared<lucky_backend>(space);
     auto config = [&](std::uint64_t flat) { return space->unflatten(flat); };
-    backend->time_ms = {{config(0), 10.0}, {config(1), 10.5}};
+    backend->time_ms = {{config(0), 10.0}, {config(1), 10.5}, {config(2), 9.0}};
     backend->lucky_first_ms = {{config(1), 8.5}};
     measurer_options options;
     options.drift.every_trials = 0;
     options.duel.rounds = 3;
-    options.duel.max_share = 1.0;
+    options.duel.max_share = 1e9;
     options.duel.reserved_runs = reserved;
     auto m = spawn_measurer(t.system, backend, options);
-    auto got = measure_each(t, m, *space, {0, 1});
-    REQUIRE(got.size() == 2);
+    auto got = measure_each(t, m, *space, {0, 1, 2});
+    REQUIRE(got.size() == 3);
     INFO("reserved " << reserved);
-    // Reserving three of the best's runs leaves no room; one leaves some.
-    CHECK(got[1].duel_skipped == (reserved > 2.0));
-    CHECK(std::isfinite(got[1].duel_ms) == (reserved <= 2.0));
+    CHECK(got[1].duel_lost());  // the first duel runs either way
+    CHECK(std::isfinite(got[2].duel_ms) == (reserved == 0));
+    CHECK(got[2].duel_skipped == (reserved > 0));
     t.self->send_exit(m, caf::exit_reason::user_shutdown);
   }
 }

@@ -219,9 +219,10 @@ struct duel_policy {
   std::uint32_t rounds = 3;  ///< 0: no duels
   double margin = 0.2;
   double max_share = 0.1;
-  /// Full measurements the end-of-run confirmation will make on this device
-  /// (its top × rounds; 0: none): the duels' share leaves room for them, each
-  /// counted at the device's best's measurement time, so that duels and
+  /// Measurements the end-of-run confirmation will make on this device (its
+  /// top × rounds; 0: none): the duels' share leaves room for them, each
+  /// priced at what one of the duels' measurements has cost (both measure in
+  /// turn; nothing is held back before the first duel), so that duels and
   /// confirmation together take about max_share of the measuring time. The
   /// pipeline gives it to its first device, where the session confirms.
   double reserved_runs = 0;
