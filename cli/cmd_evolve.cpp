@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
@@ -81,10 +82,18 @@ const trial_info* print_front(const run_report& report, double max_error, const 
 }
 
 /// The chosen variant measured again in turn with the original (its
-/// speed-up to quote), printed; null in JSON when not measured.
+/// speed-up to quote), printed; null in JSON when not measured, {"error"}
+/// when it could not be.
 nlohmann::json confirm_chosen(const session_options& o, const run_report& report, const trial_info& chosen) {
   if (o.confirm.rounds == 0 || chosen.config.empty()) return nullptr;
-  auto c = confirm_variant(o, report, chosen.config, o.confirm.rounds);
+  variant_confirmation c;
+  try {
+    c = confirm_variant(o, report, chosen.config, o.confirm.rounds);
+  } catch (const std::runtime_error& e) {
+    // The run's results stand: a variant that fails when measured again is reported, not fatal.
+    std::printf("could not be measured again in turn with the original: %s\n", e.what());
+    return {{"error", e.what()}};
+  }
   std::printf(
       "measured again in turn with the original, %u rounds: %.2fx (%.2f-%.2fx; original %.3f ms, variant %.3f ms)\n",
       c.rounds, c.speedup, c.min_speedup, c.max_speedup, c.original_ms, c.variant_ms);

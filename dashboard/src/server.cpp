@@ -135,7 +135,7 @@ struct server::impl {
     /// draws the model's latency from them).
     std::deque<nlohmann::json> model;
   };
-  static constexpr std::size_t max_model_events = 10000;
+  static constexpr std::size_t max_model_events = 4096;
   std::vector<source_state> sources;
 
   std::atomic<std::size_t> client_count{0};

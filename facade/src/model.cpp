@@ -224,8 +224,15 @@ model_report tune_model(const model& m, model_options options) {
     }
   }
   // Every event on the stream says whose it is: a reader joining mid-model
-  // knows a round's run_finished is not the end.
+  // knows a round's run_finished is not the end. An embedder's publisher
+  // (session_options::publisher) is handed back without the tag.
   if (publisher) publisher->set_common_fields({{"model", m.name}});
+  struct untag_on_exit {
+    std::shared_ptr<storage::event_publisher> publisher;
+    ~untag_on_exit() {
+      if (publisher) publisher->set_common_fields(nlohmann::json::object());
+    }
+  } untag{publisher};
   if (board) detail::start_session_dashboard(*board, publisher->endpoint(), base);
   if (publisher && (base.publish_wait > 0 || board))
     publisher->wait_for_subscribers(base.publish_wait + (board ? 1 : 0), std::chrono::seconds(10));

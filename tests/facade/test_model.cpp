@@ -248,6 +248,30 @@ TEST_CASE("model: one event stream for the whole model, its rounds' runs and its
   for (const auto& e : events) CHECK(e.value("model", "") == "two");
 }
 
+TEST_CASE("model: an embedder's publisher carries the model's events and comes back untagged", "[facade][model]") {
+  scratch_dir dir("tune-model-publisher");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto o = replayed_model_options(dir / "r.db", 24);
+  auto publisher = std::make_shared<storage::event_publisher>("tcp://127.0.0.1:*");
+  storage::event_subscriber sub(publisher->endpoint());
+  REQUIRE(publisher->wait_for_subscribers(1, std::chrono::seconds(10)) == 1);
+  o.session.publisher = publisher;
+  auto r = tune_model(m, o);
+  publisher->publish(storage::make_event(storage::progress_event{}));  // the embedder's own, after the model
+  std::size_t model_events = 0;
+  std::optional<nlohmann::json> after;
+  while (auto e = sub.receive(std::chrono::seconds(10))) {
+    if ((*e)["type"] == "model_progress") ++model_events;
+    if ((*e)["type"] == "progress" && !(*e).contains("wall_elapsed_s")) {
+      after = *e;
+      break;
+    }
+  }
+  CHECK(model_events == r.trace.size() + 2);
+  REQUIRE(after);
+  CHECK_FALSE(after->contains("model"));
+}
+
 TEST_CASE("model: a one-task model keeps one run, which its rounds continue and its end finishes", "[facade][model]") {
   scratch_dir dir("tune-model-one");
   auto m = read_model(

@@ -530,9 +530,10 @@ struct variant_confirmation {
 
 /// Measures `variant` (a configuration of report.evolved or report.front)
 /// against the original of the evolution run `report` made with options `o`
-/// (its workload, base configuration, threads and measurement protocol, the
-/// latter as the run adjusted it: at least 5 runs and 0.25 s, by the fastest
-/// run), `rounds` rounds in turn on core 0. Throws input_error for options
+/// (its workload, the report's base configuration, threads, and the
+/// protocol of session_options::measurement — a topology file's
+/// `measurement:` is not read — as evolution adjusts it: at least 5 runs and
+/// 0.25 s, by the fastest run), `rounds` rounds in turn on core 0. Throws input_error for options
 /// without a workload or with 0 rounds (or a build without LLVM 14), and
 /// std::runtime_error naming the program when the original or the variant
 /// does not build or run.
