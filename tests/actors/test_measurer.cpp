@@ -368,7 +368,12 @@ TEST_CASE("duels off: no trial is measured twice", "[actors]") {
   t.self->send_exit(m, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("duels stop once they have taken their share of the device's measuring time", "[actors]") {
+namespace {
+/// Trials 0, 1, 2 of a device where 0 takes 10 ms, 1 a lucky 8.5 ms once
+/// (10.5 ms in a duel) and 2 a real 9 ms, its duels bounded by `max_share`
+/// and `reserved_runs`: the trials and how many runs the device made.
+std::pair<std::map<std::uint64_t, measured_trial>, std::size_t> three_would_be_bests(double max_share,
+                                                                                     double reserved_runs) {
   tune::testing::actor_test_system t;
   auto space = tune::testing::grid_space();
   auto backend = std::make_shared<lucky_backend>(space);
@@ -378,17 +383,24 @@ TEST_CASE("duels stop once they have taken their share of the device's measuring
   measurer_options options;
   options.drift.every_trials = 0;
   options.duel.rounds = 3;
-  options.duel.max_share = 1e-9;  // the first duel takes the whole share
+  options.duel.max_share = max_share;
+  options.duel.reserved_runs = reserved_runs;
   auto m = spawn_measurer(t.system, backend, options);
   auto got = measure_each(t, m, *space, {0, 1, 2});
+  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+  return {got, backend->run_order(0).size()};
+}
+}  // namespace
+
+TEST_CASE("duels stop once they have taken their share of the device's measuring time", "[actors]") {
+  auto [got, runs] = three_would_be_bests(1e-9, 0);  // the first duel takes the whole share
   REQUIRE(got.size() == 3);
   CHECK(got[1].duel_lost());  // the first duel runs
   CHECK_FALSE(got[1].duel_skipped);
   CHECK(std::isnan(got[2].duel_ms));  // the next would-be best is taken as measured, and says so
   CHECK(got[2].duel_skipped);
   CHECK_FALSE(got[0].duel_skipped);
-  CHECK(backend->run_order(0).size() == 3 + 6);
-  t.self->send_exit(m, caf::exit_reason::user_shutdown);
+  CHECK(runs == 3 + 6);
 }
 
 TEST_CASE("the duels leave room in their share for the end-of-run confirmation's measurements", "[actors]") {
@@ -396,24 +408,11 @@ TEST_CASE("the duels leave room in their share for the end-of-run confirmation's
   // what the first duel's measurements cost, a huge reservation leaves no
   // room for a second duel; the first runs before any price is known.
   for (double reserved : {0.0, 1e15}) {
-    tune::testing::actor_test_system t;
-    auto space = tune::testing::grid_space();
-    auto backend = std::make_shared<lucky_backend>(space);
-    auto config = [&](std::uint64_t flat) { return space->unflatten(flat); };
-    backend->time_ms = {{config(0), 10.0}, {config(1), 10.5}, {config(2), 9.0}};
-    backend->lucky_first_ms = {{config(1), 8.5}};
-    measurer_options options;
-    options.drift.every_trials = 0;
-    options.duel.rounds = 3;
-    options.duel.max_share = 1e9;
-    options.duel.reserved_runs = reserved;
-    auto m = spawn_measurer(t.system, backend, options);
-    auto got = measure_each(t, m, *space, {0, 1, 2});
+    auto got = three_would_be_bests(1e9, reserved).first;
     REQUIRE(got.size() == 3);
     INFO("reserved " << reserved);
     CHECK(got[1].duel_lost());  // the first duel runs either way
     CHECK(std::isfinite(got[2].duel_ms) == (reserved == 0));
     CHECK(got[2].duel_skipped == (reserved > 0));
-    t.self->send_exit(m, caf::exit_reason::user_shutdown);
   }
 }
