@@ -60,13 +60,10 @@ variant_confirmation confirm_variant(const session_options& o, const run_report&
   const auto protocol =
       detail::evolution_protocol(o.measurement.value_or(measurement_protocol{}), "session_options::measurement");
 #ifdef TUNE_WITH_LLVM
-  task_backend_options ko;
-  ko.first_core = 0;
-  ko.threads = o.threads;
-  ko.measurement = protocol;
   std::shared_ptr<program_backend> backend;
   try {
-    backend = make_program_backend(o.workload, ko, {report.base_configuration, report.base_origin});
+    backend = make_program_backend(o.workload, detail::evolution_backend_options(o.threads, protocol),
+                                   {report.base_configuration, report.base_origin});
   } catch (const std::invalid_argument& e) {
     throw input_error(detail::option_name(o, "workload") + ": " + e.what());
   }
@@ -199,6 +196,14 @@ recorded_variant load_variant(const std::string& db_path, std::int64_t trial, st
 }
 
 namespace detail {
+
+task_backend_options evolution_backend_options(int threads, const measurement_protocol& protocol) {
+  task_backend_options ko;
+  ko.first_core = 0;
+  ko.threads = threads;
+  ko.measurement = protocol;
+  return ko;
+}
 
 measurement_protocol evolution_protocol(measurement_protocol p, const std::string& field) {
   if (p.flush_cache)

@@ -26,6 +26,9 @@ backend_ptr make_evolution_backend(const std::string& workload, const task_backe
 /// kernel's 50 ms). Throws input_error for flush_cache, naming `field`.
 measurement_protocol evolution_protocol(measurement_protocol p, const std::string& field);
 
+/// What evolution's program backend is made with: core 0, `threads`, `protocol`.
+task_backend_options evolution_backend_options(int threads, const measurement_protocol& protocol);
+
 /// What a run records of its workload beyond the task key: {"workload",
 /// "base": {"configuration", "origin"}} (base only for matmul); null when the
 /// backend is not a program backend.

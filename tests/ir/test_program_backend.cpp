@@ -231,7 +231,6 @@ TEST_CASE("measured in turn, every round times each program anew", "[ir][program
   }
   // Eight measurements, not the one run() keeps handed out eight times.
   CHECK(distinct.size() > 1);
-  CHECK_FALSE((distinct.size() == 1 && *distinct.begin() == once.time_ms));
   // An entry that was not built fails the whole, naming it.
   auto broken = backend->build(configuration{1, 2, 3}, 60);
   REQUIRE(broken.state != status::ok);

@@ -20,11 +20,7 @@ class workload_target final : public target {
                            const std::string& backend_kind) const override {
     if (backend_kind != "cpu")
       wrong_backend(topo, backend_kind, "program-edit evolution runs its workloads on cpu devices");
-    task_backend_options ko;
-    ko.first_core = 0;
-    ko.threads = o.threads;
-    ko.measurement = *protocol(o, topo);
-    return make_evolution_backend(o.workload, ko, o.db_path);
+    return make_evolution_backend(o.workload, evolution_backend_options(o.threads, *protocol(o, topo)), o.db_path);
   }
 
   /// Steadier timing than a kernel's 50 ms: each variant runs at least 5
