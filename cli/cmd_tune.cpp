@@ -116,7 +116,7 @@ void add_tune_command(CLI::App& app, command_list& commands) {
       "Tune one kernel through the pipeline: generator, compile pool, one measurer per device, population.\n"
       "What to tune: --task (a built-in kernel), --kernel (your own: launch.json or its folder), --dataset\n"
       "(replay measurements) or --model (a model's tasks, one budget, a task scheduler). Where: --topology FILE, else "
-      "one --backend device with the other cores compiling.\n"
+      "one --backend device with the other cores compiling (and its own core too, at idle priority, while it waits).\n"
       "Without --seed one is drawn (printed and recorded); without --budget the target's default.");
   field_options f(sub);
   f.option("topology_file", "--topology", o.topology_file,

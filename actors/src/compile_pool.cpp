@@ -4,6 +4,9 @@
 // running plus `prefetch` queued candidates, so compiled work never piles up
 // in a mailbox and a device never waits for the compiler when it can be
 // avoided.
+#include <sched.h>
+
+#include <algorithm>
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/sec.hpp>
@@ -26,9 +29,13 @@ namespace {
 
 using trial_promise = caf::typed_response_promise<measured_trial>;
 
-build_worker_actor::behavior_type build_worker(build_worker_actor::pointer, backend_ptr backend, double timeout_s) {
+build_worker_actor::behavior_type build_worker(build_worker_actor::pointer, backend_ptr backend, double timeout_s,
+                                               build_placement placement) {
   return {
-      [backend, timeout_s](build_atom, candidate& cand) {
+      [backend, timeout_s, placement](build_atom, candidate& cand) {
+        // Before each build: the actor's thread is its own (detached), and
+        // placing it again costs two system calls against a compiler's run.
+        if (!placement.cores.empty() || placement.idle_priority) apply_build_placement(placement);
         return build_candidate(*backend, std::move(cand), timeout_s);
       },
   };
@@ -48,6 +55,8 @@ struct waiting_build {
   candidate cand;
   trial_promise promise;
   std::uint32_t requeues = 0;
+  /// A background worker could not build it in time: only the others may.
+  bool background_tried = false;
 };
 
 struct built_candidate_waiting {
@@ -72,6 +81,8 @@ struct measurer_slot {
 struct worker_slot {
   build_worker_actor handle;
   bool remote = false;
+  bool background = false;  ///< compile_pool_options::background_cores
+  build_placement placement;
   bool alive = true;
   /// Bumped when the worker is replaced or lost: a late answer is dropped.
   std::uint64_t generation = 0;
@@ -87,7 +98,9 @@ struct pool_state {
   std::deque<waiting_build> to_build;
   std::deque<built_candidate_waiting> to_measure;
   std::vector<measurer_slot> slots;
-  detail::busy_tracker tracker;
+  detail::busy_tracker tracker;             ///< the workers but the background ones
+  detail::busy_tracker background_tracker;  ///< the background workers
+  double background_build_s = 0.0;          ///< compile_s of what the background workers built
   double cpu_s = 0.0;
   double lost_since = -1.0;  ///< steady seconds since no measurer is alive; -1: one is
   double status_at = -1.0;   ///< when the last waiting line was printed
@@ -326,6 +339,26 @@ void add_slot(pool_pointer self, measurer_actor handle, std::uint32_t prefetch, 
   st.slots.push_back(std::move(slot));
 }
 
+detail::busy_tracker& tracker_of(pool_state& st, const worker_slot& worker) {
+  return worker.background ? st.background_tracker : st.tracker;
+}
+
+build_worker_actor spawn_local_worker(pool_pointer self, const build_placement& placement) {
+  auto& st = self->state;
+  return self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.timing.timeouts.compile_s,
+                                                  placement);
+}
+
+void add_local_worker(pool_pointer self, build_placement placement, bool background) {
+  auto& st = self->state;
+  worker_slot worker;
+  worker.handle = spawn_local_worker(self, placement);
+  worker.background = background;
+  worker.placement = std::move(placement);
+  worker.track = tracker_of(st, worker).add_worker();
+  st.workers.push_back(std::move(worker));
+}
+
 void add_worker(pool_pointer self, build_worker_actor handle, bool remote) {
   auto& st = self->state;
   if (remote) {
@@ -351,8 +384,7 @@ void replace_worker(pool_pointer self, std::size_t index) {
   auto& worker = st.workers[index];
   self->unlink_from(worker.handle);
   self->send_exit(worker.handle, caf::exit_reason::kill);
-  worker.handle =
-      self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.timing.timeouts.compile_s);
+  worker.handle = spawn_local_worker(self, worker.placement);
   ++worker.generation;
 }
 
@@ -363,7 +395,7 @@ void lose_worker(pool_pointer self, std::size_t index) {
   worker.alive = false;
   ++worker.generation;
   if (!worker.job) return;
-  st.tracker.stop(worker.track);
+  tracker_of(st, worker).stop(worker.track);
   auto job = std::move(*worker.job);
   worker.job.reset();
   if (++job.requeues > st.options.max_requeues) {
@@ -384,6 +416,29 @@ bool worker_useful(const pool_state& st, const worker_slot& worker) {
   return false;
 }
 
+/// A background worker ran out of time on `job`: its core was measuring, so
+/// the time says nothing of the candidate. It goes first in the queue, for
+/// the other workers only.
+void retry_after_background(pool_state& st, waiting_build job) {
+  job.background_tried = true;
+  st.to_build.push_front(std::move(job));
+}
+
+/// Whether the local devices would wait for builds: they have room for more
+/// candidates than are being built and already built. A background worker
+/// builds only then, so that it never takes a measuring core the device
+/// needs and never holds a candidate a free worker could build sooner.
+bool devices_would_wait(const pool_state& st) {
+  std::size_t room = 0;
+  for (const auto& slot : st.slots)
+    if (!slot.remote && slot.alive && slot.held.size() < 1 + slot.prefetch)
+      room += 1 + slot.prefetch - slot.held.size();
+  std::size_t coming = st.to_measure.size();
+  for (const auto& worker : st.workers)
+    if (worker.job) ++coming;
+  return room > coming;
+}
+
 /// Worker `w` of `generation` failed to answer for its job: an error
 /// (`error` true) or its deadline passed. A node's worker that the network
 /// failed is lost and its candidate built elsewhere; otherwise the candidate
@@ -398,14 +453,18 @@ void build_failed(pool_pointer self, std::size_t w, std::uint64_t generation, bo
     pump(self);
     return;
   }
-  st.tracker.stop(worker.track);
+  tracker_of(st, worker).stop(worker.track);
   auto job = std::move(*worker.job);
   worker.job.reset();
   if (worker.remote)
     ++worker.generation;  // its late answer must not be taken for its next job's
   else
     replace_worker(self, w);
-  job.promise.deliver(failed_trial(job.cand, status::build_timeout, st.options.timing.timeouts.compile_s, message));
+  if (worker.background && !error) {
+    retry_after_background(st, std::move(job));
+  } else {
+    job.promise.deliver(failed_trial(job.cand, status::build_timeout, st.options.timing.timeouts.compile_s, message));
+  }
   pump(self);
 }
 
@@ -472,9 +531,16 @@ void pump_build(pool_pointer self) {
   for (std::size_t w = 0; w < st.workers.size() && !st.to_build.empty(); ++w) {
     auto& worker = st.workers[w];
     if (worker.job || !worker.alive || !worker_useful(st, worker)) continue;
-    worker.job = std::move(st.to_build.front());
-    st.to_build.pop_front();
-    st.tracker.start(worker.track);
+    auto next = st.to_build.begin();
+    if (worker.background) {
+      if (!devices_would_wait(st)) continue;
+      next = std::find_if(st.to_build.begin(), st.to_build.end(),
+                          [](const waiting_build& job) { return !job.background_tried; });
+      if (next == st.to_build.end()) continue;
+    }
+    worker.job = std::move(*next);
+    st.to_build.erase(next);
+    tracker_of(st, worker).start(worker.track);
     worker.deadline = detail::steady_seconds() + st.options.timing.timeouts.compile_s * st.options.timing.time_scale +
                       st.options.timing.request_grace_s;
     auto generation = worker.generation;
@@ -488,10 +554,15 @@ void pump_build(pool_pointer self) {
               auto& st = self->state;
               auto& worker = st.workers[w];
               if (worker.generation != generation || !worker.job) return;
-              st.tracker.stop(worker.track);
+              tracker_of(st, worker).stop(worker.track);
               auto job = std::move(*worker.job);
               worker.job.reset();
-              take_build(st, job, compiled);
+              if (worker.background && compiled.build.state == status::build_timeout) {
+                retry_after_background(st, std::move(job));
+              } else {
+                if (worker.background) st.background_build_s += compiled.build.compile_s;
+                take_build(st, job, compiled);
+              }
               pump(self);
             },
             [self, w, generation](caf::error& err) {
@@ -531,9 +602,8 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
     pump(self);
   });
   for (std::uint32_t w = 0; w < st.options.workers; ++w)
-    add_worker(self,
-               self->spawn<caf::detached + caf::linked>(build_worker, st.backend, st.options.timing.timeouts.compile_s),
-               false);
+    add_local_worker(self, {st.options.worker_cores, false}, false);
+  for (const auto& cores : st.options.background_cores) add_local_worker(self, {cores, true}, true);
   for (const auto& remote : st.options.remote_workers) add_worker(self, remote, true);
   return {
       [self](evaluate_atom, candidate& cand) {
@@ -545,8 +615,12 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
       },
       [self](stats_atom, double from, double to) {
         auto& st = self->state;
-        return stage_stats{static_cast<std::uint32_t>(st.workers.size()), st.tracker.busy_within(from, to), to - from,
-                           st.cpu_s};
+        stage_stats out{static_cast<std::uint32_t>(st.workers.size() - st.options.background_cores.size()),
+                        st.tracker.busy_within(from, to), to - from, st.cpu_s};
+        out.background_workers = static_cast<std::uint32_t>(st.options.background_cores.size());
+        out.background_busy_s = st.background_tracker.busy_within(from, to);
+        out.background_build_s = st.background_build_s;
+        return out;
       },
       [self](join_atom, std::vector<caf::actor>& measurers, std::vector<std::int32_t>& devices, std::uint32_t prefetch,
              std::vector<caf::actor>& builders) {
@@ -579,8 +653,25 @@ compiled_candidate build_candidate(backend& backend, candidate cand, double time
   return out;
 }
 
-build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr backend, double compile_timeout_s) {
-  return system.spawn<caf::detached>(build_worker, std::move(backend), compile_timeout_s);
+bool apply_build_placement(const build_placement& placement) {
+  bool applied = true;
+  if (!placement.cores.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int core : placement.cores)
+      if (core >= 0 && core < CPU_SETSIZE) CPU_SET(core, &set);
+    applied = ::sched_setaffinity(0, sizeof set, &set) == 0;
+  }
+  if (placement.idle_priority) {
+    sched_param none{};
+    applied = ::sched_setscheduler(0, SCHED_IDLE, &none) == 0 && applied;
+  }
+  return applied;
+}
+
+build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr backend, double compile_timeout_s,
+                                      build_placement placement) {
+  return system.spawn<caf::detached>(build_worker, std::move(backend), compile_timeout_s, std::move(placement));
 }
 
 compile_pool_actor spawn_compile_pool(caf::actor_system& system, backend_ptr backend,

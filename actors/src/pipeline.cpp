@@ -1,5 +1,7 @@
 #include "tune/actors/pipeline.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
@@ -21,6 +23,28 @@ std::uint32_t pipeline_capacity(const pipeline_options& options) {
   for (const auto& slot : options.devices) capacity += 1 + slot.prefetch;
   return capacity;
 }
+
+namespace {
+
+/// Where the compile workers build: off the cores the local devices measure
+/// on, and, with background_builds, one background worker on each of them.
+void place_builds(const backend& be, const pipeline_options& options, compile_pool_options& pool) {
+  std::vector<int> measuring;
+  for (const auto& slot : options.devices)
+    for (int core : be.measuring_cores(slot.device))
+      if (std::find(measuring.begin(), measuring.end(), core) == measuring.end()) measuring.push_back(core);
+  if (measuring.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int core = 0; core < CPU_SETSIZE; ++core)
+      if (CPU_ISSET(core, &set) && std::find(measuring.begin(), measuring.end(), core) == measuring.end())
+        pool.worker_cores.push_back(core);
+  if (options.background_builds)
+    for (int core : measuring) pool.background_cores.push_back({core});
+}
+
+}  // namespace
 
 run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, const pipeline_options& options) {
   if (!backend || !search) throw std::invalid_argument("run_pipeline: a backend and a strategy are needed");
@@ -80,7 +104,9 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
     pool_options.measurers.push_back(spawn_measurer(system, backend, m));
     pool_options.prefetch.push_back(slot.prefetch);
   }
-  std::uint32_t capacity = pipeline_capacity(options);
+  place_builds(*backend, options, pool_options);
+  std::uint32_t capacity =
+      pipeline_capacity(options) + static_cast<std::uint32_t>(pool_options.background_cores.size());
   pool_options.weight.assign(options.devices.size(), 1.0);
   for (const auto& link : links) {
     for (std::size_t d = 0; d < link.measurers.size(); ++d) {

@@ -111,7 +111,7 @@ nlohmann::json run_report::to_json() const {
       {"reason", std::string(tune::to_string(reason))},
       {"wall_s", wall_s},
       {"sim_s", sim_s},
-      {"busy", {{"compile", compile_busy}, {"devices", devices}}},
+      {"busy", {{"compile", compile_busy}, {"background_builds", background_busy}, {"devices", devices}}},
       {"steady_trials_per_s", steady_trials_per_s},
       {"engine_cpu_us_per_trial", engine_cpu_us_per_trial},
       {"trace", points},
@@ -131,7 +131,11 @@ nlohmann::json run_report::to_json() const {
   out["drift_flagged"] = drift_flagged;
   out["duels"] = {{"count", duels.count}, {"lost", duels.lost}, {"skipped", duels.skipped}};
   out["time"] = {{"devices", measuring},
-                 {"compile", {{"workers", compile_workers}, {"build_s", build_s}, {"waiting_s", waiting_s()}}},
+                 {"compile",
+                  {{"workers", compile_workers},
+                   {"build_s", build_s},
+                   {"waiting_s", waiting_s()},
+                   {"background", {{"workers", background_workers}, {"build_s", background_build_s}}}}},
                  {"confirmation_s", confirmation_s}};
   auto rounds = nlohmann::json::array();
   for (const auto& entry : confirmation)
@@ -157,7 +161,9 @@ nlohmann::json run_report::to_json() const {
   return out;
 }
 
-double run_report::waiting_s() const { return std::max(0.0, static_cast<double>(compile_workers) * sim_s - build_s); }
+double run_report::waiting_s() const {
+  return std::max(0.0, static_cast<double>(compile_workers) * sim_s - (build_s - background_build_s));
+}
 
 std::string run_report::to_text() const {
   std::string out = fmt::format("run {}{}: {} trials ({} new) in {:.2f} s wall{}; ended by {}; seed {}{}\n", run_id,
@@ -208,10 +214,17 @@ std::string run_report::to_text() const {
       out +=
           fmt::format("{} drift probe: {} probe{}, too few for a baseline\n", name, d.probes, d.probes == 1 ? "" : "s");
   }
-  if (compile_workers > 0)
-    out += fmt::format("compile ({} worker{}): building {:.2f} s, waiting {:.2f} s\n", compile_workers,
-                       compile_workers == 1 ? "" : "s", build_s, waiting_s());
+  if (compile_workers > 0) {
+    out += fmt::format("compile ({} worker{}): building {:.2f} s, waiting {:.2f} s", compile_workers,
+                       compile_workers == 1 ? "" : "s", build_s - background_build_s, waiting_s());
+    if (background_workers > 0)
+      out += fmt::format("; {} more on the measuring core{} at idle priority while {} waited: building {:.2f} s",
+                         background_workers, background_workers == 1 ? "" : "s",
+                         background_workers == 1 ? "its device" : "their devices", background_build_s);
+    out += "\n";
+  }
   out += fmt::format("busy after warm-up: compile {:.1f}%", 100.0 * compile_busy);
+  if (background_workers > 0) out += fmt::format(" (background builds {:.1f}%)", 100.0 * background_busy);
   for (const auto& [name, busy] : device_busy) out += fmt::format(", {} {:.1f}%", name, 100.0 * busy);
   // The steady window runs from the first result to the last hand-out: a run
   // shorter than the pipeline's capacity has none.
@@ -326,6 +339,10 @@ run_report make_report(const actors::run_summary& s, const search_space& space, 
     if (drift.probes > 0) r.device_drifts.emplace_back(device_name(topo, id), drift);
   r.compile_workers = static_cast<std::uint32_t>(topo.compile_workers);
   r.build_s = s.build_s;
+  r.background_workers = s.compile.background_workers;
+  r.background_build_s = s.compile.background_build_s;
+  if (s.compile.background_workers > 0 && s.compile.window_s > 0)
+    r.background_busy = s.compile.background_busy_s / (s.compile.background_workers * s.compile.window_s);
   r.engine_cpu_us_per_trial = s.trials ? 1e6 * s.engine_cpu_s / static_cast<double>(s.trials) : 0.0;
   for (const auto& p : s.trace) r.trace.push_back({p.at_s, p.trials, p.time_ms});
   return r;

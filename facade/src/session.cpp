@@ -826,6 +826,7 @@ run_report session::run() {
 
   actors::pipeline_options po;
   po.compile_workers = static_cast<std::uint32_t>(s.topo.compile_workers);
+  po.background_builds = s.topo.background_builds;
   po.devices.clear();
   for (const auto& d : s.topo.devices) po.devices.push_back({d.id, static_cast<std::uint32_t>(d.prefetch)});
   po.timing.timeouts = s.topo.timeouts;

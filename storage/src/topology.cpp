@@ -66,6 +66,12 @@ class reader {
     return value;
   }
 
+  bool flag(const std::string& path, const YAML::Node& node) const {
+    if (!node.IsScalar() || (node.Scalar() != "true" && node.Scalar() != "false"))
+      fail(path, node, "expected true or false");
+    return node.Scalar() == "true";
+  }
+
   double seconds(const std::string& path, const YAML::Node& node) const {
     if (!node.IsScalar()) fail(path, node, "expected a number of seconds, got a " + kind(node));
     double value = 0;
@@ -233,11 +239,7 @@ std::optional<measurement_protocol> read_measurement(const reader& in, const YAM
     out.min_repeats = static_cast<int>(in.integer("measurement.min_repeats", r, 1, 1000000));
   if (const auto r = node["max_repeats"])
     out.max_repeats = static_cast<int>(in.integer("measurement.max_repeats", r, 1, 1000000));
-  if (const auto f = node["flush_cache"]) {
-    if (!f.IsScalar() || (f.Scalar() != "true" && f.Scalar() != "false"))
-      in.fail("measurement.flush_cache", f, "expected true or false");
-    out.flush_cache = f.Scalar() == "true";
-  }
+  if (const auto f = node["flush_cache"]) out.flush_cache = in.flag("measurement.flush_cache", f);
   if (const auto st = node["statistic"]) {
     auto parsed = st.IsScalar() ? time_statistic_from_string(st.Scalar()) : std::nullopt;
     if (!parsed) in.fail("measurement.statistic", st, "expected median or min");
@@ -301,6 +303,7 @@ nlohmann::json topology::summary() const {
   for (const auto& d : devices)
     devices_json.push_back({{"backend", d.backend}, {"id", d.id}, {"name", d.name}, {"prefetch", d.prefetch}});
   nlohmann::json out = {{"compile_workers", compile_workers},
+                        {"background_builds", background_builds},
                         {"compile_timeout_s", timeouts.compile_s},
                         {"run_timeout_s", timeouts.run_s},
                         {"devices", devices_json}};
@@ -336,8 +339,8 @@ topology parse_topology(std::string_view yaml_text, const std::string& origin) {
   if (!root.IsDefined() || root.IsNull())
     throw std::invalid_argument(origin + ": the topology is empty; it needs at least a 'devices:' list");
   in.check_keys("", root,
-                {"compile_workers", "compile_timeout_s", "run_timeout_s", "measurement", "devices", "hosts", "nodes",
-                 "network", "tls"});
+                {"compile_workers", "background_builds", "compile_timeout_s", "run_timeout_s", "measurement", "devices",
+                 "hosts", "nodes", "network", "tls"});
 
   topology result;
   result.origin = origin;
@@ -346,6 +349,7 @@ topology parse_topology(std::string_view yaml_text, const std::string& origin) {
           ? static_cast<std::size_t>(in.integer("compile_workers", root["compile_workers"], 1, max_compile_workers))
           : default_compile_workers();
   result.compile_workers_given = static_cast<bool>(root["compile_workers"]);
+  if (root["background_builds"]) result.background_builds = in.flag("background_builds", root["background_builds"]);
   if (root["compile_timeout_s"]) result.timeouts.compile_s = in.seconds("compile_timeout_s", root["compile_timeout_s"]);
   if (root["run_timeout_s"]) result.timeouts.run_s = in.seconds("run_timeout_s", root["run_timeout_s"]);
   result.measurement = read_measurement(in, root["measurement"]);

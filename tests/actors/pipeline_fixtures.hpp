@@ -5,6 +5,8 @@
 // backend counts what the pipeline does to it (concurrency, order) so the
 // tests can check the pipeline's guarantees.
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <caf/actor_system.hpp>
@@ -42,6 +44,17 @@ inline double grid_time_ms(const configuration& c) {
   return 1.0 + a * a + b * b;
 }
 
+/// The cores the calling thread may run on.
+inline std::vector<int> thread_cores() {
+  std::vector<int> cores;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int core = 0; core < CPU_SETSIZE; ++core)
+      if (CPU_ISSET(core, &set)) cores.push_back(core);
+  return cores;
+}
+
 class grid_backend : public backend {
  public:
   explicit grid_backend(search_space_ptr space, int devices = 1)
@@ -61,12 +74,25 @@ class grid_backend : public backend {
 
   /// builds_instantly(): the pool builds in its own actor, without workers.
   bool instant = false;
+  /// What measuring_cores() answers for every device (none: not CPU cores).
+  std::vector<int> device_cores;
+  /// Builds on a thread at idle priority end as build_timeout (a background
+  /// worker whose core stayed busy measuring).
+  bool idle_builds_time_out = false;
+  /// One per build, in the order they finished: the configuration, whether
+  /// its thread ran at idle priority (SCHED_IDLE) and the cores it may run on.
+  struct build_seen {
+    configuration config;
+    bool idle = false;
+    std::vector<int> cores;
+  };
 
   std::string name() const override { return "grid"; }
   bool builds_instantly() const override { return instant; }
   std::string task_key() const override { return "grid-test"; }
   std::string device_kind() const override { return "grid-device"; }
   search_space_ptr space() const override { return space_; }
+  std::vector<int> measuring_cores(int) const override { return device_cores; }
 
   build_result build(const configuration& config, double) override {
     enter(building_, max_building_);
@@ -74,14 +100,28 @@ class grid_backend : public backend {
     update_max(max_in_pipeline_, in_pipeline_.load());
     std::this_thread::sleep_for(hang_build.count(config) ? hang_time : build_time);
     --building_;
+    build_seen seen{config, ::sched_getscheduler(0) == SCHED_IDLE, thread_cores()};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      builds_.push_back(seen);
+    }
     build_result out;
     out.compile_s = 0.001;
     out.state = fail_build.count(config) ? status::compile_error : status::ok;
+    if (out.state == status::ok && seen.idle && idle_builds_time_out) {
+      out.state = status::build_timeout;
+      out.message = "grid: the background build ran out of time";
+    }
     if (out.state != status::ok) {
-      out.message = "grid: this configuration does not compile";
+      if (out.message.empty()) out.message = "grid: this configuration does not compile";
       --in_pipeline_;
     }
     return out;
+  }
+
+  std::vector<build_seen> builds() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return builds_;
   }
 
   run_result run(const configuration& config, const build_result&, int device, const run_limits& limits) override {
@@ -153,6 +193,7 @@ class grid_backend : public backend {
   mutable std::mutex mutex_;
   std::map<int, std::vector<configuration>> run_order_;
   std::map<int, std::vector<double>> references_, first_limits_;
+  std::vector<build_seen> builds_;
 };
 
 /// What a sweep_strategy saw, shared with the test (the strategy itself is

@@ -202,3 +202,88 @@ TEST_CASE("compile pool reports busy time of its workers", "[actors]") {
           },
           [&](caf::error& err) { FAIL(f.t.system.render(err)); });
 }
+
+namespace {
+
+/// A pool of one worker and one device whose measuring core is the first
+/// this thread may run on, with one background worker there; the other
+/// worker builds on the other cores. Returns the measuring core.
+int with_background_worker(pool_fixture& f) {
+  const auto cores = tune::testing::thread_cores();
+  REQUIRE(!cores.empty());
+  f.options.background_cores = {{cores.front()}};
+  f.options.worker_cores.assign(cores.begin() + 1, cores.end());
+  return cores.front();
+}
+
+std::size_t idle_builds(const tune::testing::grid_backend& backend) {
+  std::size_t n = 0;
+  for (const auto& b : backend.builds()) n += b.idle ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a background worker builds on the measuring core at idle priority while the device waits", "[actors]") {
+  pool_fixture f(1, 1);
+  const int measuring = with_background_worker(f);
+  f.backend->build_time = std::chrono::milliseconds(30);  // builds are the bottleneck
+  f.backend->run_time = std::chrono::milliseconds(1);
+  f.start();
+  auto trials = f.evaluate_all(first_flats(12));
+  for (const auto& [id, trial] : trials) CHECK(trial.state == status::ok);
+  const auto builds = f.backend->builds();
+  REQUIRE(builds.size() == 12);
+  CHECK(idle_builds(*f.backend) >= 1);
+  for (const auto& b : builds) {
+    if (b.idle) {
+      CHECK(b.cores == std::vector<int>{measuring});
+    } else if (!f.options.worker_cores.empty()) {
+      // The other worker stays off the measuring core.
+      CHECK(b.cores == f.options.worker_cores);
+    }
+  }
+  f.t.self->request(f.pool, reply_timeout, stats_atom::value, 0.0, 1e12)
+      .receive(
+          [&](stage_stats& s) {
+            CHECK(s.workers == 1);
+            CHECK(s.background_workers == 1);
+            CHECK(s.background_busy_s >= 0.03 * static_cast<double>(idle_builds(*f.backend)) * 0.9);
+            CHECK(s.background_build_s == Approx(0.001 * static_cast<double>(idle_builds(*f.backend))));
+          },
+          [&](caf::error& err) { FAIL(f.t.system.render(err)); });
+}
+
+TEST_CASE("a background worker stays idle while the device has enough to measure", "[actors]") {
+  pool_fixture f(1, 1);
+  with_background_worker(f);
+  f.backend->build_time = std::chrono::milliseconds(1);
+  f.backend->run_time = std::chrono::milliseconds(20);  // the device is the bottleneck
+  f.start();
+  auto trials = f.evaluate_all(first_flats(16));
+  for (const auto& [id, trial] : trials) CHECK(trial.state == status::ok);
+  REQUIRE(f.backend->builds().size() == 16);
+  // At the start the device is empty and may take a background build; once it
+  // holds its running and prefetched candidates, the other worker keeps up.
+  CHECK(idle_builds(*f.backend) <= 2);
+}
+
+TEST_CASE("a build the background worker runs out of time on is built again by another worker, not a timeout",
+          "[actors]") {
+  pool_fixture f(1, 1);
+  with_background_worker(f);
+  f.backend->build_time = std::chrono::milliseconds(20);
+  f.backend->run_time = std::chrono::milliseconds(1);
+  f.backend->idle_builds_time_out = true;
+  f.start();
+  auto trials = f.evaluate_all(first_flats(10));
+  for (const auto& [id, trial] : trials) CHECK(trial.state == status::ok);
+  const auto builds = f.backend->builds();
+  REQUIRE(idle_builds(*f.backend) >= 1);
+  for (const auto& b : builds) {
+    if (!b.idle) continue;
+    auto again = std::count_if(builds.begin(), builds.end(),
+                               [&](const auto& other) { return !other.idle && other.config == b.config; });
+    CHECK(again == 1);
+  }
+}

@@ -80,6 +80,48 @@ TEST_CASE("population spends the trial budget, each trial reported once, never o
   CHECK(summary.trace.back().time_ms == best);
 }
 
+TEST_CASE("devices measuring on CPU cores get a background worker each, one more candidate in flight", "[actors]") {
+  const auto cores = tune::testing::thread_cores();
+  session s(8, 4, 1);
+  s.options.compile_workers = 1;
+  s.backend->device_cores = {cores.front()};
+  s.backend->build_time = std::chrono::milliseconds(20);
+  s.options.budget.trials = 12;
+  SECTION("on by default") {
+    auto summary = s.run();
+    CHECK(summary.trials == 12);
+    CHECK(summary.compile.workers == 1);
+    CHECK(summary.compile.background_workers == 1);
+    CHECK(s.backend->max_in_pipeline() <= static_cast<int>(pipeline_capacity(s.options)) + 1);
+    std::size_t idle = 0;
+    for (const auto& b : s.backend->builds()) {
+      if (b.idle) {
+        ++idle;
+        CHECK(b.cores == std::vector<int>{cores.front()});
+      } else if (cores.size() > 1) {
+        CHECK(b.cores == std::vector<int>(cores.begin() + 1, cores.end()));
+      }
+    }
+    CHECK(idle >= 1);
+  }
+  SECTION("off: the workers still stay off the measuring core") {
+    s.options.background_builds = false;
+    auto summary = s.run();
+    CHECK(summary.compile.background_workers == 0);
+    CHECK(s.backend->max_in_pipeline() <= static_cast<int>(pipeline_capacity(s.options)));
+    for (const auto& b : s.backend->builds()) {
+      CHECK_FALSE(b.idle);
+      if (cores.size() > 1) CHECK(b.cores == std::vector<int>(cores.begin() + 1, cores.end()));
+    }
+  }
+  SECTION("a device that is not CPU cores: no background worker, the workers anywhere") {
+    s.backend->device_cores.clear();
+    auto summary = s.run();
+    CHECK(summary.compile.background_workers == 0);
+    for (const auto& b : s.backend->builds()) CHECK(b.cores == cores);
+  }
+}
+
 namespace {
 /// A sweep whose first proposal takes `delay`, as a strategy learning from a
 /// long run's recorded trials on a starved machine does.

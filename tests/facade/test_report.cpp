@@ -102,6 +102,24 @@ TEST_CASE("run_report: JSON and text carry the run", "[facade]") {
                                                     "share of the device's time)\n"));
   CHECK(r.to_json()["duels"] == nlohmann::json{{"count", 3}, {"lost", 1}, {"skipped", 2}});
 
+  // Compile time: the workers' own builds and waiting, the background
+  // builders' apart.
+  r.sim_s = 10.0;
+  r.compile_workers = 1;
+  r.build_s = 9.0;
+  CHECK_THAT(r.to_text(), Catch::Matchers::Contains("compile (1 worker): building 9.00 s, waiting 1.00 s\n"));
+  CHECK_THAT(r.to_text(), !Catch::Matchers::Contains("background"));
+  r.background_workers = 1;
+  r.background_build_s = 4.0;  // of the 9
+  r.background_busy = 0.25;
+  CHECK_THAT(r.to_text(),
+             Catch::Matchers::Contains("compile (1 worker): building 5.00 s, waiting 5.00 s; 1 more on the measuring "
+                                       "core at idle priority while its device waited: building 4.00 s\n"));
+  CHECK_THAT(r.to_text(), Catch::Matchers::Contains("busy after warm-up: compile 0.0% (background builds 25.0%)"));
+  CHECK(r.to_json()["time"]["compile"]["waiting_s"] == 5.0);
+  CHECK(r.to_json()["time"]["compile"]["background"] == nlohmann::json{{"workers", 1}, {"build_s", 4.0}});
+  CHECK(r.to_json()["busy"]["background_builds"] == 0.25);
+
   r.best.reset();
   CHECK(r.to_json()["best"]["time_ms"].is_null());
   CHECK_THAT(r.to_text(), Catch::Matchers::Contains("best: none"));

@@ -131,6 +131,20 @@ TEST_CASE("each malformed topology gives its specific message", "[storage]") {
   CHECK_THAT(error_of("devices:\n  - backend: replay\n  - backend: tpu\n"), Contains("bad.yaml:3"));
 }
 
+TEST_CASE("topology: background_builds is on unless the file turns it off, and only true or false is taken",
+          "[storage]") {
+  CHECK(parse_topology(good_devices).background_builds);
+  CHECK(parse_topology(good_devices).summary()["background_builds"] == true);
+  auto off = parse_topology("background_builds: false\n" + good_devices);
+  CHECK_FALSE(off.background_builds);
+  CHECK(off.summary()["background_builds"] == false);
+  CHECK(parse_topology("background_builds: true\n" + good_devices).background_builds);
+  CHECK_THAT(error_of("background_builds: sometimes\n" + good_devices),
+             Catch::Matchers::Contains("bad.yaml:1: background_builds: expected true or false"));
+  CHECK_THAT(error_of("background_builds: [true]\n" + good_devices),
+             Catch::Matchers::Contains("background_builds: expected true or false"));
+}
+
 TEST_CASE("topology: measurement sets how each configuration is timed, and bad values are named", "[storage]") {
   CHECK_FALSE(parse_topology(good_devices).measurement);  // the defaults
   auto t = parse_topology("measurement:\n  min_time_s: 0.2\n  min_repeats: 5\n" + good_devices);

@@ -363,10 +363,18 @@ struct run_report {
     std::uint64_t skipped = 0;
   } duels;
   std::uint32_t compile_workers = 0;
-  /// (Backend) seconds the compile workers spent building; waiting_s() the rest.
+  /// (Backend) seconds the compile workers spent building, the background
+  /// workers' included; waiting_s() the rest.
   double build_s = 0.0;
-  /// compile_workers × sim_s − build_s: what the compile workers waited.
+  /// compile_workers × sim_s − (build_s − background_build_s): what the
+  /// compile workers waited.
   double waiting_s() const;
+  /// Workers building on the measuring cores at idle priority while their
+  /// devices wait (storage::topology::background_builds), the seconds of
+  /// their builds (part of build_s) and their busy share after warm-up.
+  std::uint32_t background_workers = 0;
+  double background_build_s = 0.0;
+  double background_busy = 0.0;
   double steady_trials_per_s = 0.0;
   /// CPU time of the pipeline's actors per trial (their handlers, and the
   /// dispatch between handlers that follow each other on a thread).

@@ -393,6 +393,8 @@ class cpu_backend final : public backend {
     return out;
   }
 
+  std::vector<int> measuring_cores(int device) const override { return device_cores(device); }
+
  private:
   /// The cores measuring on `device` runs on.
   std::vector<int> device_cores(int device) const {

@@ -351,7 +351,11 @@ class program_backend_impl final : public program_backend {
   }
 
   std::vector<std::string> device_resources(int device) const override {
-    return {"cpu-core-" + std::to_string(options_.first_core + device * options_.threads)};
+    return {"cpu-core-" + std::to_string(measuring_cores(device).front())};
+  }
+
+  std::vector<int> measuring_cores(int device) const override {
+    return {options_.first_core + device * options_.threads};
   }
 
  private:
@@ -461,7 +465,7 @@ class program_backend_impl final : public program_backend {
     auto plan = plan_measurement(*kernel_, options_, build);
     if (plan.failure) return *plan.failure;
     plan.request["tolerance"] = std::numeric_limits<double>::max();
-    plan.request["cores"] = {options_.first_core + device * options_.threads};
+    plan.request["cores"] = measuring_cores(device);
     plan.request["statistic"] = to_string(options_.measurement.statistic);
     if (!options_.resident_measurer) return run_worker(worker_, plan.request.dump(), timeout_s);
     run_limits in_full(timeout_s);
@@ -476,7 +480,7 @@ class program_backend_impl final : public program_backend {
                         {"inputs", inputs_[static_cast<int>(split)].string()},
                         {"params", spec_.params},
                         {"classes", 10},
-                        {"cores", {options_.first_core + device * options_.threads}},
+                        {"cores", measuring_cores(device)},
                         {"min_time_s", options_.measurement.min_time_s},
                         {"min_repeats", options_.measurement.min_repeats},
                         {"max_repeats", options_.measurement.max_repeats},

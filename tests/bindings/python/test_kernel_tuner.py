@@ -397,9 +397,10 @@ def test_grid_div_for_a_c_kernel_is_accepted_and_a_bad_one_named(tmp_path):
 def test_x0_is_measured_first(tmp_path):
     args, answer = scale_arguments()
     tune_params = {"x": list(range(1, 33)), "y": [1, 2]}
-    # One compile worker: what is handed out first is measured first.
+    # One compile worker and no background builder (a second builder may
+    # finish first): what is handed out first is measured first.
     topology = tmp_path / "one_worker.yaml"
-    topology.write_text("compile_workers: 1\ndevices:\n  - {backend: cpu, id: 0, name: cpu0}\n")
+    topology.write_text("compile_workers: 1\nbackground_builds: false\ndevices:\n  - {backend: cpu, id: 0, name: cpu0}\n")
     for seed in (1, 2):
         results, env = tune_kernel("scale", SCALE, 16, args, tune_params, answer=answer, strategy="greedy_ils",
                                    strategy_options={"x0": [21, 2], "max_fevals": 4}, seed=seed,

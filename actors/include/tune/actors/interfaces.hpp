@@ -144,6 +144,13 @@ struct stage_stats {
   double window_s = 0.0;
   /// CPU seconds the stage's own actor (not its blocking workers) used.
   double cpu_s = 0.0;
+  /// The compile pool's background workers (compile_pool_options::
+  /// background_cores), apart from `workers`: how many, their seconds
+  /// building inside the window, and the backend seconds of the builds they
+  /// finished in the whole run (what the trials' compile_s holds of theirs).
+  std::uint32_t background_workers = 0;
+  double background_busy_s = 0.0;
+  double background_build_s = 0.0;
 
   double busy_fraction() const { return workers && window_s > 0 ? busy_s / (workers * window_s) : 0.0; }
 };
@@ -215,7 +222,8 @@ typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stage_stats& x) {
-  return f(caf::meta::type_name("stage_stats"), x.workers, x.busy_s, x.window_s, x.cpu_s);
+  return f(caf::meta::type_name("stage_stats"), x.workers, x.busy_s, x.window_s, x.cpu_s, x.background_workers,
+           x.background_busy_s, x.background_build_s);
 }
 
 template <class Inspector>
@@ -287,7 +295,21 @@ generator_actor spawn_generator(caf::actor_system& system, search_space_ptr spac
 ///   An exception of the backend becomes status unknown.
 using build_worker_actor = caf::typed_actor<caf::replies_to<build_atom, candidate>::with<compiled_candidate>>;
 
-build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr backend, double compile_timeout_s);
+/// Where a build worker's builds run: the worker's thread is placed so before
+/// each build, and the compiler processes it starts inherit its CPU set and
+/// scheduling policy.
+struct build_placement {
+  std::vector<int> cores;      ///< empty: wherever the system puts them
+  bool idle_priority = false;  ///< SCHED_IDLE: only CPU time no other thread wants
+};
+
+/// Places the calling thread (best effort: a core outside the process's CPU
+/// set or a refused policy leaves that part as it was); false when a part
+/// could not be applied.
+bool apply_build_placement(const build_placement& placement);
+
+build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr backend, double compile_timeout_s,
+                                      build_placement placement = {});
 
 /// What a build worker does with one candidate (blocks): an exception of the
 /// backend becomes status unknown.
@@ -350,7 +372,8 @@ measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, co
 /// outstanding runs that has room (1 running + its prefetch). Messages:
 /// - (evaluate, candidate) -> measured_trial: replied when the candidate has
 ///   been built and measured (or failed to build).
-/// - (stats, from, to) -> stage_stats: busy time of the workers in [from, to].
+/// - (stats, from, to) -> stage_stats: busy time of the workers in [from, to]
+///   (the background workers' apart).
 /// - (join, measurers, device ids, prefetch, builders): measurers and compile
 ///   workers of a remote node that (re)connected; a device id already known
 ///   replaces its lost measurer.
@@ -394,6 +417,18 @@ struct compile_pool_options {
   /// Compile workers of nodes (they answer build with the artifact's bytes):
   /// monitored; a lost one's candidate is built again elsewhere.
   std::vector<build_worker_actor> remote_workers;
+  /// The cores the `workers` build on (the cores no local device measures
+  /// on); empty: wherever the system puts them.
+  std::vector<int> worker_cores;
+  /// One background worker per entry, building on those cores (a measuring
+  /// device's) at idle priority: it is given a candidate only when every
+  /// other worker is busy and the local devices would otherwise wait (they
+  /// have room for more than is being built and already built), so its
+  /// builds fill the devices' idle time and their runs take the core back at
+  /// once. A build it could not finish within the compile timeout (its core
+  /// was busy measuring) goes back to the queue for the other workers, not
+  /// into the results as a build timeout.
+  std::vector<std::vector<int>> background_cores;
 };
 
 compile_pool_actor spawn_compile_pool(caf::actor_system& system, backend_ptr backend,

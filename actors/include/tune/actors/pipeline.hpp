@@ -41,6 +41,12 @@ struct remote_device {
 
 struct pipeline_options {
   std::uint32_t compile_workers = 1;
+  /// Local devices measuring on CPU cores (backend::measuring_cores): the
+  /// compile workers build on the other cores of the process's CPU set (when
+  /// there are any), and with this one more background worker per measuring
+  /// core builds on that core at idle priority while its device waits
+  /// (compile_pool_options::background_cores).
+  bool background_builds = true;
   std::vector<device_slot> devices{device_slot{}};
   stage_timing timing;
   tune::budget budget;
@@ -88,7 +94,8 @@ struct pipeline_options {
 
 /// Candidates kept in flight in steady mode: every compile worker busy and
 /// every device running one with its prefetch queue full (the same count as
-/// topology::capacity()).
+/// topology::capacity()). The run adds one per background worker, which
+/// depends on the backend's measuring cores.
 std::uint32_t pipeline_capacity(const pipeline_options& options);
 
 /// Runs the session to its end and returns its summary. Throws

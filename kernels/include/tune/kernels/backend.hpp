@@ -167,6 +167,12 @@ class backend {
   /// itself ("cuda-0"); none (the default) where nothing real is measured
   /// (replay, objective functions).
   virtual std::vector<std::string> device_resources(int /*device*/) const { return {}; }
+
+  /// The CPU cores measuring on `device` is pinned to; none (the default)
+  /// where the device is not CPU cores (a GPU, a replay). The pipeline keeps
+  /// its compile workers off them, and may build there at idle priority
+  /// while the device waits (storage::topology::background_builds).
+  virtual std::vector<int> measuring_cores(int /*device*/) const { return {}; }
 };
 
 using backend_ptr = std::shared_ptr<backend>;

@@ -3,6 +3,8 @@
 // timeouts. YAML:
 //
 //   compile_workers: 8        # default: number of cores
+//   background_builds: true   # CPU devices: build on the measuring cores too,
+//                             # at idle priority, while they wait (default true)
 //   compile_timeout_s: 60
 //   run_timeout_s: 10
 //   measurement:              # how each configuration is timed (default below):
@@ -88,6 +90,12 @@ struct topology {
   /// compile_workers was written in the file (a node offers that many to
   /// its coordinators' compile pools; without it, none).
   bool compile_workers_given = false;
+  /// One more compile worker per measuring core of a local CPU device,
+  /// pinned to that core at the lowest CPU priority (SCHED_IDLE): it builds
+  /// only while the device has nothing to measure and the other workers are
+  /// all busy, and the device's runs take the core back at once
+  /// (actors::pipeline_options::background_builders).
+  bool background_builds = true;
   tune::timeouts timeouts;  ///< compile_timeout_s and run_timeout_s in the file
   /// `measurement:` in the file: how each configuration is timed; empty:
   /// the defaults (or session_options::measurement).
@@ -98,7 +106,7 @@ struct topology {
   tls_spec tls;
   std::string origin;  ///< file it came from, for messages
 
-  /// {"compile_workers", "compile_timeout_s", "run_timeout_s",
+  /// {"compile_workers", "background_builds", "compile_timeout_s", "run_timeout_s",
   ///  "devices": [{"backend","id","name","prefetch"}…]} for run_started.
   nlohmann::json summary() const;
   /// Compile workers plus each device's prefetch plus one running per
