@@ -20,6 +20,10 @@ The measuring core's time, from each run's results database (both schemas):
              best so far (what early stopping is for)
   overhead   run_s - kernel_s of ok trials (new builds record kernel_s)
 The compile worker's: the sum of compile_s and the rest of the wall time.
+Last, per strategy, the new / old time of the configurations both builds
+timed in full in the same round (with `--strategies random` both runs of a
+round propose the same configurations): how a change in the measuring moved
+the figures themselves.
 """
 import argparse
 import json
@@ -73,6 +77,31 @@ def breakdown(db_path):
         out["overhead_s"] = overhead
     con.close()
     return out
+
+
+def full_times(db_path):
+    """Each configuration's time_ms where its trial was ok and timed in full."""
+    con = sqlite3.connect(db_path)
+    cols = {row[1] for row in con.execute("PRAGMA table_info(trials)")}
+    early = ", stopped_early" if "stopped_early" in cols else ", 0"
+    out = {config: time_ms
+           for config, time_ms, status, stopped in con.execute("SELECT config, time_ms, status" + early +
+                                                               " FROM trials WHERE reused_from_run IS NULL")
+           if status == "ok" and time_ms is not None and not stopped}
+    con.close()
+    return out
+
+
+def same_configurations(root, strategy, rounds):
+    """new / old time of the configurations both builds timed in full in the same round: a change in how
+    candidates are measured shows here (with a strategy whose proposals do not depend on the times, such as
+    random, the two runs of a round propose the same configurations)."""
+    ratios = []
+    for r in range(rounds):
+        old = full_times(os.path.join(root, f"{strategy}-old-{r}", "run.db"))
+        new = full_times(os.path.join(root, f"{strategy}-new-{r}", "run.db"))
+        ratios += [new[c] / old[c] for c in old if c in new]
+    return sorted(ratios)
 
 
 def run_once(binary, task, budget, seed, strategy, workdir, extra):
@@ -141,6 +170,11 @@ def main():
         print(f"{strategy:6} old {o['wall_s']:.1f} s, {o['trials_per_s']:.2f} trials/s, {o['gflops']:.1f} GFLOP/s | "
               f"new {n['wall_s']:.1f} s, {n['trials_per_s']:.2f} trials/s, {n['gflops']:.1f} GFLOP/s | "
               f"trials/s x{n['trials_per_s'] / o['trials_per_s']:.2f}, GFLOP/s x{n['gflops'] / o['gflops']:.3f}")
+        same = same_configurations(root, strategy, a.rounds)
+        if same:
+            print(f"{strategy:6} the {len(same)} configurations both builds timed in full in a round: new / old time "
+                  f"median {statistics.median(same):.4f} (quartiles {same[len(same) // 4]:.4f}–"
+                  f"{same[3 * len(same) // 4]:.4f})")
     with open(os.path.join(root, "runs.json"), "w") as f:
         json.dump(rows, f, indent=1)
 
