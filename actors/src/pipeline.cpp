@@ -146,6 +146,7 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   pop.progress_line = options.progress_line;
   pop.listener = options.listener;
   pop.stop_requested = options.stop_requested;
+  pop.hand_out_limit = options.hand_out_limit;
   pop.cache = options.cache;
   pop.measurers = pool_options.measurers;
   pop.demand_notice_s = options.demand_notice_s;

@@ -84,9 +84,25 @@ double backend_seconds(const population_state& st, double steady) {
   return (steady - st.start) / st.options.timing.time_scale;
 }
 
-std::uint64_t left_to_hand_out(const population_state& st) {
+std::uint64_t left_in_budget(const population_state& st) {
   std::uint64_t done = st.options.prior.size() + st.issued;
   return st.options.budget.trials > done ? st.options.budget.trials - done : 0;
+}
+
+/// What may still be handed out: the budget's rest, and no more than the
+/// hand-out limit's (population_options::hand_out_limit).
+std::uint64_t left_to_hand_out(const population_state& st) {
+  std::uint64_t left = left_in_budget(st);
+  const auto limit = st.options.hand_out_limit;
+  if (limit > 0) left = std::min(left, limit > st.issued ? limit - st.issued : 0);
+  return left;
+}
+
+/// Why nothing more may be handed out (left_to_hand_out() is 0): the budget
+/// is spent, or else the hand-out limit was reached, which ends the run as a
+/// stop does.
+end_reason spent(const population_state& st) {
+  return left_in_budget(st) == 0 ? end_reason::budget : end_reason::stopped;
 }
 
 void close_hand_out(population_state& st, end_reason reason) {
@@ -263,7 +279,7 @@ void maybe_demand(population_pointer self) {
   if (!st.handing_out || st.demand_pending) return;
   std::uint64_t left = left_to_hand_out(st);
   if (left == 0) {
-    close_hand_out(st, end_reason::budget);
+    close_hand_out(st, spent(st));
     return;
   }
   std::uint64_t want = 0;
@@ -286,7 +302,7 @@ void maybe_demand(population_pointer self) {
             bool got_some = !batch.empty();
             hand_out(self, batch);
             if (!got_some && st.in_flight == 0) close_hand_out(st, end_reason::exhausted);
-            if (left_to_hand_out(st) == 0) close_hand_out(st, end_reason::budget);
+            if (left_to_hand_out(st) == 0) close_hand_out(st, spent(st));
             // In steady mode a partial answer is topped up at once; an empty
             // one waits for the next result (the strategy may learn from it).
             if (got_some && st.options.mode == pipeline_mode::steady) maybe_demand(self);

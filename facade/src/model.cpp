@@ -325,23 +325,13 @@ model_report tune_model(const model& m, model_options options) {
     // The first round of a task continues its earlier run only when asked
     // (a resume of the model); later rounds always continue it.
     o.resume = started[t] || base.resume;
-    // The round is ended by a stop, so that its run stays resumable; its
-    // budget is a cap no round reaches (a run that ended by its budget could
-    // not be continued).
+    // The round hands out exactly its trials and ends as a stop does, so
+    // that its run stays resumable; its budget is a cap no round reaches (a
+    // run that ended by its budget could not be continued).
     o.budget.trials = task_report.trials + budget + 100000;
     o.confirm.top = 0;         // a round is not the end of the task's search
     o.compare_vendor = false;  // nor a time to compare
-    o.stop = stop_source{};
-    const std::uint64_t left = budget - report.trials;
-    const std::uint64_t round = std::min<std::uint64_t>(options.round_trials, left);
-    auto round_stop = o.stop;
-    auto user_stop = base.stop;
-    auto user_on_trial = base.on_trial;
-    auto seen = std::make_shared<std::uint64_t>(0);
-    o.on_trial = [=](const trial_info& info) {
-      if (user_on_trial) user_on_trial(info);
-      if (++*seen >= round || user_stop.stop_requested()) round_stop.request_stop();
-    };
+    o.stop_after_trials = std::min<std::uint64_t>(options.round_trials, budget - report.trials);
     run_report r = session(std::move(o)).run();
     for (std::size_t other : family)
       if (std::find(r.prior_tasks_used.begin(), r.prior_tasks_used.end(), task_keys[other]) != r.prior_tasks_used.end())

@@ -855,6 +855,7 @@ run_report session::run() {
   listener->first_seq(po.prior.size());
   if (confirms) listener->offer_recorded(po.prior);
   po.stop_requested = [stop = o.stop] { return stop.stop_requested(); };
+  po.hand_out_limit = o.stop_after_trials;
 
   if (!s.topo.nodes.empty()) add_nodes(*s.what, o, s.topo, po, s.backend_kind);
 

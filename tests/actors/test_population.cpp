@@ -80,6 +80,31 @@ TEST_CASE("population spends the trial budget, each trial reported once, never o
   CHECK(summary.trace.back().time_ms == best);
 }
 
+TEST_CASE("a hand-out limit hands out that many new candidates and ends the run stopped", "[actors]") {
+  session s;
+  s.options.budget.trials = 20;
+  SECTION("below the budget: stopped, resumable") {
+    s.options.hand_out_limit = 3;  // fewer than the capacity (7)
+    auto summary = s.run();
+    CHECK(summary.trials == 3);
+    CHECK(summary.reason == end_reason::stopped);
+    CHECK(s.listener->trials.size() == 3);
+  }
+  SECTION("recorded trials do not count against it") {
+    s.options.prior = tune::testing::recorded_trials(*s.space, {0, 1, 2, 3}, 0.5);
+    s.options.hand_out_limit = 5;
+    auto summary = s.run();
+    CHECK(summary.trials == 5);
+    CHECK(summary.reason == end_reason::stopped);
+  }
+  SECTION("the budget spent first: ended by budget") {
+    s.options.hand_out_limit = 50;
+    auto summary = s.run();
+    CHECK(summary.trials == 20);
+    CHECK(summary.reason == end_reason::budget);
+  }
+}
+
 TEST_CASE("devices measuring on CPU cores get a background worker each, one more candidate in flight", "[actors]") {
   const auto cores = tune::testing::thread_cores();
   session s(8, 4, 1);

@@ -176,6 +176,11 @@ struct session_options {
   /// target's default (default_budget()). budget.seconds: (simulated) seconds
   /// after which nothing more is handed out; 0: none.
   tune::budget budget{0, 0.0};
+  /// Hand out at most this many new trials (a resume's recorded ones not
+  /// counted), then end as a stop does once they are in: reason `stopped`,
+  /// the run resumable. One round of a longer search (tune_model's rounds);
+  /// 0: no such limit. Unlike budget, it is not the search's end.
+  std::uint64_t stop_after_trials = 0;
   /// Every random choice flows from it; empty: one is drawn and reported
   /// (run_report::seed) and recorded, so that the run can be repeated.
   std::optional<std::uint64_t> seed;

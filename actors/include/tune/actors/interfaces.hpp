@@ -495,6 +495,10 @@ struct population_options {
   /// Asked after every trial (and the pipeline polls it between trials): once
   /// true, nothing more is handed out and the run drains as with (stop).
   std::function<bool()> stop_requested;
+  /// New candidates handed out at most (recorded ones not counted); once that
+  /// many are out, the hand-out closes as a stop closes it and the run ends
+  /// `stopped` (resumable) when they are in. 0: no limit.
+  std::uint64_t hand_out_limit = 0;
   bool progress_line = false;  ///< print a \r status line on stderr
   std::shared_ptr<trial_listener> listener;
   /// Looked up before a candidate is built; a hit is a trial at once.

@@ -68,6 +68,9 @@ struct pipeline_options {
   /// true nothing more is handed out and the run ends when the work in flight
   /// has drained.
   std::function<bool()> stop_requested;
+  /// population_options::hand_out_limit: a run that is one round of a
+  /// longer search hands out exactly its round, then ends stopped.
+  std::uint64_t hand_out_limit = 0;
   /// CAF scheduler threads. One: the actors' handlers are short and the
   /// blocking work runs on detached workers and runners; a second thread
   /// made most messages wake a sleeping one (docs/pipeline.md).
