@@ -7,6 +7,7 @@
 
 #include "evolve_detail.hpp"
 #include "report_detail.hpp"
+#include "targets/target.hpp"
 #include "tune/engine/median.hpp"
 #include "tune/engine/pareto.hpp"
 #include "tune/engine/program_edit.hpp"
@@ -57,8 +58,18 @@ variant_confirmation confirm_variant(const session_options& o, const run_report&
     throw input_error("confirm_variant: " + detail::option_name(o, "workload") +
                       " is empty; give the options of the evolution run the report comes from");
   if (rounds == 0) throw input_error("confirm_variant: rounds must be at least 1");
-  const auto protocol =
-      detail::evolution_protocol(o.measurement.value_or(measurement_protocol{}), "session_options::measurement");
+  // Measured as the run was: its topology's protocol unless the options set one.
+  storage::topology topo;
+  if (!o.topology_file.empty()) {
+    try {
+      topo = storage::load_topology(o.topology_file);
+    } catch (const std::invalid_argument& e) {
+      throw input_error(e.what());
+    }
+  } else if (o.topology) {
+    topo = *o.topology;
+  }
+  const auto protocol = detail::evolution_protocol_of(o, topo);
 #ifdef TUNE_WITH_LLVM
   std::shared_ptr<program_backend> backend;
   try {
@@ -203,6 +214,11 @@ task_backend_options evolution_backend_options(int threads, const measurement_pr
   ko.threads = threads;
   ko.measurement = protocol;
   return ko;
+}
+
+measurement_protocol evolution_protocol_of(const session_options& o, const storage::topology& topo) {
+  return evolution_protocol(measurement_of(o, topo),
+                            o.measurement ? "session_options::measurement" : topo.origin + ": measurement");
 }
 
 measurement_protocol evolution_protocol(measurement_protocol p, const std::string& field) {

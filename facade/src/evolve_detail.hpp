@@ -10,6 +10,7 @@
 
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/task.hpp"
+#include "tune/storage/topology.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::detail {
@@ -25,6 +26,11 @@ backend_ptr make_evolution_backend(const std::string& workload, const task_backe
 /// 0.25 s, counted by the fastest run (a program's run is noisier than a
 /// kernel's 50 ms). Throws input_error for flush_cache, naming `field`.
 measurement_protocol evolution_protocol(measurement_protocol p, const std::string& field);
+
+/// evolution_protocol() of what a run of `o` on `topo` measures by:
+/// session_options::measurement, else the topology's `measurement:`, else
+/// the defaults; a refusal names where the protocol came from.
+measurement_protocol evolution_protocol_of(const session_options& o, const storage::topology& topo);
 
 /// What evolution's program backend is made with: core 0, `threads`, `protocol`.
 task_backend_options evolution_backend_options(int threads, const measurement_protocol& protocol);

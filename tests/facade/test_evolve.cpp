@@ -86,6 +86,16 @@ TEST_CASE("a variant is measured again in turn with the original", "[facade][gev
   o.measurement = flushing;
   CHECK_THROWS_WITH(confirm_variant(o, report, encode({}), 3), Catch::Contains("flush_cache"));
   o.measurement.reset();
+  // Without options of its own it measures as the run's topology said.
+  storage::topology topo = storage::parse_topology(
+      "measurement:\n  flush_cache: true\ndevices:\n  - {backend: cpu, id: 0}\n", "evolve-topology.yaml");
+  o.topology = topo;
+  CHECK_THROWS_WITH(confirm_variant(o, report, encode({}), 3),
+                    Catch::Contains("evolve-topology.yaml: measurement.flush_cache"));
+  o.topology.reset();
+  o.topology_file = "/nonexistent/topology.yaml";
+  CHECK_THROWS_AS(confirm_variant(o, report, encode({}), 3), input_error);
+  o.topology_file.clear();
 #ifdef TUNE_WITH_LLVM
   // An edit that does not apply leaves the original: the same program
   // against itself, whose ratio is about 1 in every round.

@@ -26,8 +26,7 @@ class workload_target final : public target {
   /// Steadier timing than a kernel's 50 ms: each variant runs at least 5
   /// times and 0.25 s, and counts by its fastest run (docs/gevo.md).
   std::optional<measurement_protocol> protocol(const session_options& o, const storage::topology& topo) const override {
-    return evolution_protocol(measurement_of(o, topo),
-                              o.measurement ? "session_options::measurement" : topo.origin + ": measurement");
+    return evolution_protocol_of(o, topo);
   }
 
   std::string strategy_name(const session_options& o) const override {
