@@ -42,6 +42,24 @@ std::string time_text(const nlohmann::json& value) {
   return value.is_number() ? fmt::format("{:.6g} ms", value.get<double>()) : std::string("-");
 }
 
+/// Whether an event ends what is watched: a run's stream ends with its
+/// run_finished; a model's (every event tagged "model"), whose rounds' runs
+/// finish one after another, with its last model_progress (the one with an
+/// end reason).
+class stream_end {
+ public:
+  bool ends(const nlohmann::json& event) {
+    if (event.contains("model")) model_ = true;
+    const auto& type = event["type"];
+    return model_ ? type == "model_progress" && event["reason"].is_string() : type == "run_finished";
+  }
+  /// An event tagged with "model" was seen: the stream is a model run's.
+  bool model() const { return model_; }
+
+ private:
+  bool model_ = false;
+};
+
 /// Turns events into lines for a person: a status line that is redrawn in
 /// place on a terminal (one line per update otherwise) and a line per new
 /// best configuration.
@@ -49,16 +67,16 @@ class terminal_view {
  public:
   explicit terminal_view(bool tty) : tty_(tty) {}
 
-  /// Returns true when the run has finished.
+  /// Returns true when the run (or the model) has finished.
   bool show(const nlohmann::json& event) {
     const std::string type = event["type"];
-    if (event.contains("model")) model_ = true;  // a model's stream tags every event
+    const bool finished = end_.ends(event);
     if (type == "run_started") {
       const auto& topology = event["topology"];
       std::string devices = topology.contains("devices") ? std::to_string(topology["devices"].size()) : "?";
       std::string budget;
       // A model's round: its run's budget is a cap no round reaches (the model's budget counts).
-      if (event["budget"]["trials"].is_number() && !model_)
+      if (event["budget"]["trials"].is_number() && !end_.model())
         budget += fmt::format(", {} trials", event["budget"]["trials"].dump());
       if (event["budget"]["seconds"].is_number())
         budget += fmt::format(", {:g} s", event["budget"]["seconds"].get<double>());
@@ -84,19 +102,18 @@ class terminal_view {
         busy_ += " " + name + " " + percent(fraction.get<double>());
       redraw_status(true);
     } else if (type == "run_finished") {
-      print_line_last(fmt::format("{} ({}): {} trials in {:.1f} s, best {}{}", model_ ? "round finished" : "finished",
-                                  event["reason"].get<std::string>(), event["trials"].dump(),
-                                  event["wall_s"].get<double>(), time_text(event["best_time_ms"]),
-                                  event["best_config"].is_object() ? " " + event["best_config"].dump() : ""));
-      return !model_;
+      print_line_last(fmt::format(
+          "{} ({}): {} trials in {:.1f} s, best {}{}", end_.model() ? "round finished" : "finished",
+          event["reason"].get<std::string>(), event["trials"].dump(), event["wall_s"].get<double>(),
+          time_text(event["best_time_ms"]), event["best_config"].is_object() ? " " + event["best_config"].dump() : ""));
     } else if (type == "model_progress") {
-      return show_model(event);
+      show_model(event);
     }
-    return false;
+    return finished;
   }
 
-  /// A model's progress: its start, a line per round, its end (returns true).
-  bool show_model(const nlohmann::json& event) {
+  /// A model's progress: its start, a line per round, its end.
+  void show_model(const nlohmann::json& event) {
     const auto& tasks = event["tasks"];
     if (event["reason"].is_string()) {
       print_line_last(fmt::format("model {} finished ({}): {} trials in {:.1f} s, latency {}",
@@ -107,19 +124,18 @@ class terminal_view {
         print_line(fmt::format("  {:>8g} x {:>12}  {} trials  {} ({})", t["count"].get<double>(),
                                time_text(t["best_ms"]), t["trials"].dump(), t["target"].get<std::string>(),
                                t["label"].get<std::string>()));
-      return true;
+      return;
     }
     if (event["task"].is_null()) {
       print_line(fmt::format("model {}: {} tasks, {} trials in all, scheduler {}, seed {}",
                              event["model"].get<std::string>(), tasks.size(), event["budget_trials"].dump(),
                              event["scheduler"].get<std::string>(), event["seed"].dump()));
-      return false;
+      return;
     }
     const auto& t = tasks[event["task"].get<std::size_t>()];
     print_line(fmt::format("model {}: {}/{} trials, latency {} after a round of {} (best {})",
                            event["model"].get<std::string>(), event["trials"].dump(), event["budget_trials"].dump(),
                            time_text(event["latency_ms"]), t["label"].get<std::string>(), time_text(t["best_ms"])));
-    return false;
   }
 
   /// Ends a status line left open on the terminal.
@@ -166,9 +182,7 @@ class terminal_view {
   }
 
   bool tty_;
-  /// An event tagged with "model" was seen: the stream is a model run's,
-  /// whose rounds' runs finish one after another; the model's last event ends it.
-  bool model_ = false;
+  stream_end end_;
   bool status_open_ = false;
   std::int64_t trials_ = 0;
   double rate_ = 0;
@@ -190,7 +204,7 @@ int run_watch(const watch_options& options) {
   terminal_view view(isatty(fileno(stdout)) != 0);
   const auto poll = std::chrono::milliseconds(200);
   auto last_event = std::chrono::steady_clock::now();
-  bool model_stream = false;
+  stream_end end;  // for --json; the view keeps its own
   while (!interrupted) {
     auto event = subscriber.receive(poll);
     if (!event) {
@@ -208,10 +222,7 @@ int run_watch(const watch_options& options) {
     if (options.json) {
       fmt::print("{}\n", event->dump());
       std::fflush(stdout);
-      // A model's stream ends with its last model_progress, a run's with run_finished.
-      const auto& type = (*event)["type"];
-      if (event->contains("model")) model_stream = true;
-      finished = model_stream ? type == "model_progress" && (*event)["reason"].is_string() : type == "run_finished";
+      finished = end.ends(*event);
     } else {
       finished = view.show(*event);
     }
