@@ -18,7 +18,7 @@
 // error <= 1e-4, no splits).
 //
 //   bench_gevo [--budget N] [--seeds 1,2,3] [--workloads 2fcnet:predict,2fcnet:train,cnn:predict]
-//              [--searches gevo,gevo5,noretry,random] [--db FILE]
+//              [--searches gevo,gevo5,noretry,random] [--population N] [--db FILE]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -63,7 +63,7 @@ double allowed_error(const std::string& workload, const tune::trial_info& origin
 }
 
 outcome evolve(const std::string& workload, std::uint64_t seed, std::uint64_t budget, const std::string& search,
-               const std::string& db, base_info* base) {
+               std::uint64_t population, const std::string& db, base_info* base) {
   std::vector<tune::trial_info> trials;
   tune::session_options o;
   o.workload = workload;
@@ -71,6 +71,7 @@ outcome evolve(const std::string& workload, std::uint64_t seed, std::uint64_t bu
   o.use_cache = false;  // every run measures its own variants, the original included
   o.budget.trials = budget;
   o.seed = seed;
+  if (population > 0) o.hyper["population"] = static_cast<double>(population);
   if (search == "random") o.hyper["population"] = static_cast<double>(budget + 1);
   if (search == "gevo5") o.hyper["edit_kinds"] = tune::all_edit_kinds;
   if (search == "noretry") o.hyper["max_draws"] = 1;
@@ -136,11 +137,15 @@ int main(int argc, char** argv) {
   std::string seeds_text = "1,2,3", workloads_text = "2fcnet:predict,2fcnet:train,cnn:predict";
   std::string searches_text = "gevo,gevo5,noretry,random";
   std::string db;
+  std::uint64_t population = 0;
   CLI::App app{"GEVO-ML through the pipeline: its operators against all five, no retry and random edit lists"};
   app.add_option("--budget", budget, "Variants measured per run")->check(CLI::PositiveNumber);
   app.add_option("--seeds", seeds_text, "Comma-separated seeds (each runs every search)");
   app.add_option("--workloads", workloads_text, "Comma-separated: " + tune::join(tune::evolution_workloads()));
   app.add_option("--searches", searches_text, "Comma-separated: gevo, gevo5, noretry, random");
+  app.add_option("--population", population,
+                 "Population of gevo, gevo5 and noretry (default: evolve's, 32; random is unaffected)")
+      ->check(CLI::Range(2, 100000));
   app.add_option("--db", db, "Results database; matmul starts from its task's best configuration there");
   CLI11_PARSE(app, argc, argv);
   const auto seeds = tune::bench::split(seeds_text, ',');
@@ -156,15 +161,16 @@ int main(int argc, char** argv) {
     std::printf("bench_gevo: this build has no LLVM 14; nothing to measure\n");
     return 0;
   }
-  std::printf("budget %llu per run; hypervolume of (time / original, search error) against (2, 1)\n",
-              static_cast<unsigned long long>(budget));
+  std::printf("budget %llu per run, population %s; hypervolume of (time / original, search error) against (2, 1)\n",
+              static_cast<unsigned long long>(budget),
+              population ? std::to_string(population).c_str() : "evolve's default");
   std::printf("%-15s %4s %-8s %9s %9s %8s %8s %8s %7s %9s\n", "workload", "seed", "search", "orig ms", "ok/trials",
               "checked", "refused", "HV", "trial/s", "solution");
   for (auto& workload : workloads)
     for (auto& seed_text : seeds)
       for (auto& search : searches) {
         base_info base;
-        auto r = evolve(workload, std::strtoull(seed_text.c_str(), nullptr, 10), budget, search, db, &base);
+        auto r = evolve(workload, std::strtoull(seed_text.c_str(), nullptr, 10), budget, search, population, db, &base);
         char ran[32], solution[32];
         std::snprintf(ran, sizeof ran, "%zu/%zu", r.ok, r.trials);
         if (std::isfinite(r.solution_s))
