@@ -653,6 +653,29 @@ compiled_candidate build_candidate(backend& backend, candidate cand, double time
   return out;
 }
 
+build_plan plan_builds(const std::vector<int>& measuring, const std::vector<int>& available, bool background) {
+  build_plan plan;
+  std::vector<int> cores;  // measuring, each once
+  for (int core : measuring)
+    if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);
+  if (cores.empty()) return plan;
+  for (int core : available)
+    if (std::find(cores.begin(), cores.end(), core) == cores.end()) plan.worker_cores.push_back(core);
+  if (background)
+    for (int core : cores) plan.background_cores.push_back({core});
+  return plan;
+}
+
+std::vector<int> thread_cpu_set() {
+  std::vector<int> cores;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int core = 0; core < CPU_SETSIZE; ++core)
+      if (CPU_ISSET(core, &set)) cores.push_back(core);
+  return cores;
+}
+
 bool apply_build_placement(const build_placement& placement) {
   bool applied = true;
   if (!placement.cores.empty()) {

@@ -174,9 +174,10 @@ measured_trial failed(const compiled_candidate& compiled, status state, std::str
 /// A node's compile worker for the coordinator's pool: builds, then sends the
 /// artifact's bytes (the measuring machine writes them to its cache).
 build_worker_actor::behavior_type packing_build_worker(build_worker_actor::pointer, backend_ptr backend,
-                                                       double timeout_s) {
+                                                       double timeout_s, build_placement placement) {
   return {
-      [backend, timeout_s](build_atom, candidate& cand) {
+      [backend, timeout_s, placement](build_atom, candidate& cand) {
+        if (!placement.cores.empty() || placement.idle_priority) apply_build_placement(placement);
         auto out = build_candidate(*backend, std::move(cand), timeout_s);
         if (out.build.state == status::ok)
           if (auto problem = pack_artifact(out); !problem.empty()) {
@@ -213,11 +214,11 @@ void measure_built(node_measurer_pointer self, compiled_candidate compiled, tria
 /// artifact that arrives as bytes into the cache, then measures on the
 /// device with the pipeline's measurer.
 measurer_actor::behavior_type node_measurer(node_measurer_pointer self, backend_ptr backend, measurer_options options,
-                                            double compile_timeout_s) {
+                                            double compile_timeout_s, build_placement builder_placement) {
   auto& st = self->state;
   st.device = options.device;
   st.inner = spawn_measurer(self->system(), backend, options);
-  st.builder = spawn_build_worker(self->system(), backend, compile_timeout_s);
+  st.builder = spawn_build_worker(self->system(), backend, compile_timeout_s, std::move(builder_placement));
   self->link_to(st.inner);
   self->link_to(st.builder);
   return {
@@ -380,6 +381,15 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
         }
         auto limits = job.timeouts.value_or(st.options.timeouts);
         double compile_timeout_s = limits.compile_s;
+        // Builds stay off the cores the devices measure on; where no other
+        // core is left, a device's own builder builds on its cores at idle
+        // priority (its runs take them back at once).
+        std::vector<int> measuring;
+        for (auto index : chosen) {
+          auto cores = backend->measuring_cores(st.options.devices[index].id);
+          measuring.insert(measuring.end(), cores.begin(), cores.end());
+        }
+        const auto plan = plan_builds(measuring, thread_cpu_set(), false);
         for (auto index : chosen) {
           measurer_options m;
           m.device = st.options.devices[index].id;
@@ -387,15 +397,17 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
           m.timing.time_scale = job.time_scale > 0 ? job.time_scale : 1.0;
           m.early_stop = job.early_stop;
           m.duel.rounds = 0;  // a node's devices neither probe their drift nor duel
-          auto measurer = real ? self->system().spawn(node_measurer, backend, m, compile_timeout_s)
+          build_placement builder{plan.worker_cores, false};
+          if (builder.cores.empty()) builder = {backend->measuring_cores(m.device), true};
+          auto measurer = real ? self->system().spawn(node_measurer, backend, m, compile_timeout_s, builder)
                                : spawn_measurer(self->system(), backend, m);
           st.measurers.push_back(caf::actor_cast<caf::actor>(measurer));
           // Linked: a node that is stopped ends its session's measurers too.
           self->link_to(st.measurers.back());
         }
         for (std::uint32_t w = 0; real && w < st.options.compile_workers; ++w) {
-          st.builders.push_back(caf::actor_cast<caf::actor>(
-              self->system().spawn<caf::detached>(packing_build_worker, backend, compile_timeout_s)));
+          st.builders.push_back(caf::actor_cast<caf::actor>(self->system().spawn<caf::detached>(
+              packing_build_worker, backend, compile_timeout_s, build_placement{plan.worker_cores, false})));
           self->link_to(st.builders.back());
         }
         st.lease = std::move(lease);

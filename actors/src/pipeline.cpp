@@ -1,7 +1,5 @@
 #include "tune/actors/pipeline.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
@@ -30,18 +28,13 @@ namespace {
 /// on, and, with background_builds, one background worker on each of them.
 void place_builds(const backend& be, const pipeline_options& options, compile_pool_options& pool) {
   std::vector<int> measuring;
-  for (const auto& slot : options.devices)
-    for (int core : be.measuring_cores(slot.device))
-      if (std::find(measuring.begin(), measuring.end(), core) == measuring.end()) measuring.push_back(core);
-  if (measuring.empty()) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int core = 0; core < CPU_SETSIZE; ++core)
-      if (CPU_ISSET(core, &set) && std::find(measuring.begin(), measuring.end(), core) == measuring.end())
-        pool.worker_cores.push_back(core);
-  if (options.background_builds)
-    for (int core : measuring) pool.background_cores.push_back({core});
+  for (const auto& slot : options.devices) {
+    auto cores = be.measuring_cores(slot.device);
+    measuring.insert(measuring.end(), cores.begin(), cores.end());
+  }
+  auto plan = plan_builds(measuring, thread_cpu_set(), options.background_builds);
+  pool.worker_cores = std::move(plan.worker_cores);
+  pool.background_cores = std::move(plan.background_cores);
 }
 
 }  // namespace

@@ -44,17 +44,6 @@ inline double grid_time_ms(const configuration& c) {
   return 1.0 + a * a + b * b;
 }
 
-/// The cores the calling thread may run on.
-inline std::vector<int> thread_cores() {
-  std::vector<int> cores;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int core = 0; core < CPU_SETSIZE; ++core)
-      if (CPU_ISSET(core, &set)) cores.push_back(core);
-  return cores;
-}
-
 class grid_backend : public backend {
  public:
   explicit grid_backend(search_space_ptr space, int devices = 1)
@@ -100,7 +89,7 @@ class grid_backend : public backend {
     update_max(max_in_pipeline_, in_pipeline_.load());
     std::this_thread::sleep_for(hang_build.count(config) ? hang_time : build_time);
     --building_;
-    build_seen seen{config, ::sched_getscheduler(0) == SCHED_IDLE, thread_cores()};
+    build_seen seen{config, ::sched_getscheduler(0) == SCHED_IDLE, actors::thread_cpu_set()};
     {
       std::lock_guard<std::mutex> lock(mutex_);
       builds_.push_back(seen);

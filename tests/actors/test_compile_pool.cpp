@@ -209,7 +209,7 @@ namespace {
 /// this thread may run on, with one background worker there; the other
 /// worker builds on the other cores. Returns the measuring core.
 int with_background_worker(pool_fixture& f) {
-  const auto cores = tune::testing::thread_cores();
+  const auto cores = thread_cpu_set();
   REQUIRE(!cores.empty());
   f.options.background_cores = {{cores.front()}};
   f.options.worker_cores.assign(cores.begin() + 1, cores.end());
@@ -286,4 +286,27 @@ TEST_CASE("a build the background worker runs out of time on is built again by a
                                [&](const auto& other) { return !other.idle && other.config == b.config; });
     CHECK(again == 1);
   }
+}
+
+TEST_CASE("plan_builds: workers off the measuring cores, one background worker on each", "[actors]") {
+  auto plan = plan_builds({0}, {0, 1, 2, 3}, true);
+  CHECK(plan.worker_cores == std::vector<int>{1, 2, 3});
+  CHECK(plan.background_cores == std::vector<std::vector<int>>{{0}});
+  // Two devices of two cores each, a core named twice: each core once.
+  plan = plan_builds({2, 3, 4, 5, 3}, {0, 1, 2, 3, 4, 5}, true);
+  CHECK(plan.worker_cores == std::vector<int>{0, 1});
+  CHECK(plan.background_cores == std::vector<std::vector<int>>{{2}, {3}, {4}, {5}});
+  // Without background builds, no background worker.
+  plan = plan_builds({0}, {0, 1}, false);
+  CHECK(plan.worker_cores == std::vector<int>{1});
+  CHECK(plan.background_cores.empty());
+  // Every available core measures: the workers go anywhere.
+  plan = plan_builds({0, 1}, {0, 1}, true);
+  CHECK(plan.worker_cores.empty());
+  CHECK(plan.background_cores.size() == 2);
+  // No measuring core (a GPU, a replay): nothing is placed.
+  plan = plan_builds({}, {0, 1}, true);
+  CHECK(plan.worker_cores.empty());
+  CHECK(plan.background_cores.empty());
+  CHECK_FALSE(thread_cpu_set().empty());
 }

@@ -106,7 +106,7 @@ TEST_CASE("a hand-out limit hands out that many new candidates and ends the run 
 }
 
 TEST_CASE("devices measuring on CPU cores get a background worker each, one more candidate in flight", "[actors]") {
-  const auto cores = tune::testing::thread_cores();
+  const auto cores = thread_cpu_set();
   session s(8, 4, 1);
   s.options.compile_workers = 1;
   s.backend->device_cores = {cores.front()};

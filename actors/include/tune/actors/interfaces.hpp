@@ -303,6 +303,20 @@ struct build_placement {
   bool idle_priority = false;  ///< SCHED_IDLE: only CPU time no other thread wants
 };
 
+/// Where the builds of a machine go whose devices measure on `measuring`
+/// cores (backend::measuring_cores), the process running on `available`:
+/// the compile workers on the available cores that do not measure (none
+/// left: empty, anywhere) and, with `background`, one background worker on
+/// each measuring core (compile_pool_options::background_cores).
+struct build_plan {
+  std::vector<int> worker_cores;
+  std::vector<std::vector<int>> background_cores;
+};
+build_plan plan_builds(const std::vector<int>& measuring, const std::vector<int>& available, bool background);
+
+/// The cores the calling thread may run on (sched_getaffinity).
+std::vector<int> thread_cpu_set();
+
 /// Places the calling thread (best effort: a core outside the process's CPU
 /// set or a refused policy leaves that part as it was); false when a part
 /// could not be applied.
