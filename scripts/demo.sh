@@ -52,7 +52,9 @@ task=${TUNE_DEMO_TASK:-matmul:512x1024x1024}
 rm -f demo-output/demo.db demo-output/demo.db-wal demo-output/demo.db-shm
 
 # One core measures (device 0 is pinned to core 0); the compiler workers get
-# the others, so compiles do not disturb the timings (one worker on 1-2 cores).
+# the others, so compiles do not disturb the timings (one worker on 1-2 cores),
+# and the measuring core builds too, at idle priority, while it waits
+# (background_builds, on by default).
 cores=$(nproc)
 workers=$((cores > 2 ? cores - 1 : 1))
 cat > demo-output/topology.yaml <<YAML
@@ -67,7 +69,7 @@ devices:
     prefetch: 1
 YAML
 
-echo "tuning $task on this CPU with opevo, $budget trials, ${workers} compile worker(s) (progress on the next line)"
+echo "tuning $task on this CPU with opevo, $budget trials, ${workers} compile worker(s) and the measuring core's idle time (progress on the next line)"
 ./build/cli/tune-engine tune \
   --topology demo-output/topology.yaml \
   --task "$task" \
