@@ -35,7 +35,7 @@ build_worker_actor::behavior_type build_worker(build_worker_actor::pointer, back
       [backend, timeout_s, placement](build_atom, candidate& cand) {
         // Before each build: the actor's thread is its own (detached), and
         // placing it again costs two system calls against a compiler's run.
-        if (!placement.cores.empty() || placement.idle_priority) apply_build_placement(placement);
+        apply_build_placement(placement);
         return build_candidate(*backend, std::move(cand), timeout_s);
       },
   };

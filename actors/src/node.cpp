@@ -177,7 +177,7 @@ build_worker_actor::behavior_type packing_build_worker(build_worker_actor::point
                                                        double timeout_s, build_placement placement) {
   return {
       [backend, timeout_s, placement](build_atom, candidate& cand) {
-        if (!placement.cores.empty() || placement.idle_priority) apply_build_placement(placement);
+        apply_build_placement(placement);
         auto out = build_candidate(*backend, std::move(cand), timeout_s);
         if (out.build.state == status::ok)
           if (auto problem = pack_artifact(out); !problem.empty()) {

@@ -59,17 +59,7 @@ variant_confirmation confirm_variant(const session_options& o, const run_report&
                       " is empty; give the options of the evolution run the report comes from");
   if (rounds == 0) throw input_error("confirm_variant: rounds must be at least 1");
   // Measured as the run was: its topology's protocol unless the options set one.
-  storage::topology topo;
-  if (!o.topology_file.empty()) {
-    try {
-      topo = storage::load_topology(o.topology_file);
-    } catch (const std::invalid_argument& e) {
-      throw input_error(e.what());
-    }
-  } else if (o.topology) {
-    topo = *o.topology;
-  }
-  const auto protocol = detail::evolution_protocol_of(o, topo);
+  const auto protocol = detail::evolution_protocol_of(o, detail::given_topology(o).value_or(storage::topology{}));
 #ifdef TUNE_WITH_LLVM
   std::shared_ptr<program_backend> backend;
   try {

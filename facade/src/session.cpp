@@ -198,13 +198,9 @@ struct session::impl {
 
   void choose_topology() {
     const auto& o = options;
-    if (!o.topology_file.empty() && o.topology)
-      throw input_error(name("topology_file") + " " + o.topology_file + " and a topology value: give one of them");
     std::string wanted = what->default_backend(o);
-    if (!o.topology_file.empty())
-      topo = storage::load_topology(o.topology_file);
-    else if (o.topology)
-      topo = *o.topology;
+    if (auto given = detail::given_topology(o))
+      topo = std::move(*given);
     else
       topo = what->default_topology(o, wanted);
     if (topo.devices.empty() && topo.nodes.empty())

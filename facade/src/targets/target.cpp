@@ -42,6 +42,18 @@ node_job target::for_nodes(const session_options& o, const storage::topology& to
                     " runs on this machine: remove 'nodes:'");
 }
 
+std::optional<storage::topology> given_topology(const session_options& o) {
+  if (!o.topology_file.empty() && o.topology)
+    throw input_error(option_name(o, "topology_file") + " " + o.topology_file +
+                      " and a topology value: give one of them");
+  if (o.topology_file.empty()) return o.topology;
+  try {
+    return storage::load_topology(o.topology_file);
+  } catch (const std::invalid_argument& e) {
+    throw input_error(e.what());
+  }
+}
+
 measurement_protocol measurement_of(const session_options& o, const storage::topology& topo) {
   if (o.measurement) return *o.measurement;
   if (topo.measurement) return *topo.measurement;

@@ -101,6 +101,11 @@ std::unique_ptr<target> make_objective_target();
 std::unique_ptr<target> make_custom_backend_target();
 std::unique_ptr<target> make_workload_target();
 
+/// The topology the options give: topology_file read, or the topology value;
+/// none when neither is given. Throws input_error for both, or for a file
+/// that cannot be read or is invalid (its message).
+std::optional<storage::topology> given_topology(const session_options& o);
+
 /// session_options::measurement, else the topology file's, else the defaults.
 measurement_protocol measurement_of(const session_options& o, const storage::topology& topo);
 /// measurement_of() for kernels measured on `backend_kind` devices: refuses

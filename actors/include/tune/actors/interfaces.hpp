@@ -318,8 +318,8 @@ build_plan plan_builds(const std::vector<int>& measuring, const std::vector<int>
 std::vector<int> thread_cpu_set();
 
 /// Places the calling thread (best effort: a core outside the process's CPU
-/// set or a refused policy leaves that part as it was); false when a part
-/// could not be applied.
+/// set or a refused policy leaves that part as it was; an empty placement
+/// changes nothing); false when a part could not be applied.
 bool apply_build_placement(const build_placement& placement);
 
 build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr backend, double compile_timeout_s,
