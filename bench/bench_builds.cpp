@@ -4,7 +4,7 @@
 //
 //   bench_builds [--task MM1] [--conv-batch 8] [--configs 20] [--seed 1] [--rounds 3]
 //                [--stage-rounds 1] [--measure-rounds 3] [--min-time 0.1] [--core 0] [--compiler c++]
-//                [--only 1,17]
+//                [--only 1,17] [--vary-flags "-fno-predictive-commoning ..."]
 //
 // --configs valid configurations of the task (MM1-MM3, BMM1-BMM3, C1, C2 or a
 // task string) are drawn with --seed, skipping those that fail to
@@ -31,7 +31,13 @@
 // -fno-threadsafe-statics), and one compiler run with the compiler's own link
 // (libstdc++, libm, libgcc_s, the start files), as compile_shared_object ran
 // it. The new way is the CPU backend's build.
+//
+// --vary-flags "F ...": compare compiler flags instead. The old way is the
+// CPU backend's build without these flags, the new way the same with them
+// (added where the backend does not pass them already); both are built here,
+// as the backend builds (one compiler run, the self-contained link).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -42,6 +48,7 @@
 #include <filesystem>
 #include <functional>
 #include <numeric>
+#include <sstream>
 #include <vector>
 
 #include "bench_text.hpp"
@@ -65,7 +72,8 @@ struct bench_options {
   double min_time = 0.1;
   int core = 0;
   std::string compiler = "c++";
-  std::vector<int> only;  // indices of the drawn configurations to keep
+  std::vector<int> only;   // indices of the drawn configurations to keep
+  std::string vary_flags;  // compare the backend's flags without and with these
 };
 
 // Seconds of wall time and of the CPU time of waited-for children.
@@ -129,15 +137,30 @@ way old_way(const tune::kernel_program& program, const tune::configuration& conf
 }
 
 // As the CPU backend builds (cpu_backend.cpp, cpu/compile.cpp).
-way new_way(const tune::kernel_program& program, const tune::configuration& config) {
+way new_way(const tune::kernel_program& program, const tune::configuration& config, const std::string& compiler) {
   way w;
   w.source = program.source(config);
-  w.flags = {"-std=c++20", "-fPIC", "-shared"};
-  auto kernel = tune::cpu_kernel_flags(program, config);
-  w.flags.insert(w.flags.end(), kernel.begin(), kernel.end());
+  w.flags = tune::cpu_build_flags(program, config, compiler);
   w.link = {"-nostdlib", "-Wl,-z,defs"};
   w.libraries = {"-lc", "-lgcc"};
   return w;
+}
+
+// --vary-flags: the backend's build without `varied` (off) or with them (on).
+way flags_way(const tune::kernel_program& program, const tune::configuration& config, const std::string& compiler,
+              const std::vector<std::string>& varied, bool on) {
+  way w = new_way(program, config, compiler);
+  std::erase_if(w.flags,
+                [&](const std::string& f) { return std::find(varied.begin(), varied.end(), f) != varied.end(); });
+  if (on) w.flags.insert(w.flags.end(), varied.begin(), varied.end());
+  return w;
+}
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
 }
 
 using argv_type = std::vector<std::string>;
@@ -283,7 +306,10 @@ int main(int argc, char** argv) {
   app.add_option("--compiler", o.compiler, "Host compiler");
   app.add_option("--only", o.only, "Keep only these of the drawn configurations (their indices, e.g. 1,17)")
       ->delimiter(',');
+  app.add_option("--vary-flags", o.vary_flags,
+                 "Compare compiler flags: the old way is the backend's build without these, the new way with them");
   CLI11_PARSE(app, argc, argv);
+  const auto varied = split_words(o.vary_flags);
 
   auto task = tune::parse_task(tune::bench::paper_task(o.task, o.conv_batch, false));
   auto program = tune::make_cpu_task_program(task, 1);
@@ -317,12 +343,15 @@ int main(int argc, char** argv) {
   }
   std::vector<way> olds, news;
   for (const auto& c : configs) {
-    olds.push_back(old_way(*program, c));
-    news.push_back(new_way(*program, c));
+    olds.push_back(varied.empty() ? old_way(*program, c) : flags_way(*program, c, o.compiler, varied, false));
+    news.push_back(varied.empty() ? new_way(*program, c, o.compiler)
+                                  : flags_way(*program, c, o.compiler, varied, true));
   }
   auto version = tune::run_process({o.compiler, "--version"}, 30.0).output;
   fmt::print("bench_builds: {} ({}), {} configurations (seed {}), compiler {}: {}\n", o.task, task.to_string(),
              configs.size(), o.seed, o.compiler, version.substr(0, version.find('\n')));
+  if (!varied.empty())
+    fmt::print("old way: the backend's build without {}; new way: with them\n", fmt::join(varied, " "));
   std::fflush(stdout);
 
   if (o.stage_rounds > 0) {
@@ -352,8 +381,10 @@ int main(int argc, char** argv) {
         int w = (n + static_cast<int>(i) + round) % 2;
         auto dir = fresh_cache();
         tune::build_result built;
-        builds[w].add(
-            cost_of([&] { built = w == 0 ? build_old(olds[i], dir, o.compiler) : build_new(configs[i], dir); }));
+        builds[w].add(cost_of([&] {
+          built = w == 0 || !varied.empty() ? build_old(w == 0 ? olds[i] : news[i], dir, o.compiler)
+                                            : build_new(configs[i], dir);
+        }));
         if (built.state != tune::status::ok)
           throw std::runtime_error(fmt::format("configuration {} does not build the {} way: {}",
                                                program->space->to_json(configs[i]), w == 0 ? "old" : "new",

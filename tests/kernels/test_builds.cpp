@@ -2,16 +2,21 @@
 // kernels need only the C library and still verify against the reference; a
 // source that needs libstdc++ is built the compiler's own way; a compile
 // error is a compile error with the compiler's message; a build that runs
-// out of time kills the compiler and everything it started.
+// out of time kills the compiler and everything it started. With GCC the
+// templates compile without predictive commoning (their pragma, and only for
+// their own code), and GCC's build flags are left out for clang.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <regex>
+#include <sstream>
 
 #include "kernel_fixtures.hpp"
 #include "process_checks.hpp"
+#include "skip.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/subprocess.hpp"
 #include "tune/kernels/task.hpp"
@@ -145,4 +150,101 @@ TEST_CASE("an emitted tuned kernel compiles beside the headers that declare the 
       CHECK(compiled.ok());
     }
   }
+}
+
+namespace {
+
+// The compiler's assembly of `source` with `flags`, without the .file line.
+std::string assembly_of(tune::test::kernel_scratch& scratch, const std::string& name, const std::string& source,
+                        const std::vector<std::string>& flags) {
+  auto path = scratch.write(name + ".cpp", source);
+  const auto out = (scratch.path() / (name + ".s")).string();
+  std::vector<std::string> argv{"c++"};
+  for (const auto& f : flags)
+    if (f != "-shared") argv.push_back(f);
+  argv.insert(argv.end(), {"-S", "-o", out, path});
+  auto compiled = tune::run_process(argv, 300.0);
+  INFO(name << ": " << compiled.output);
+  REQUIRE(compiled.ok());
+  std::string text = file_text(out), kept;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(".file") == std::string::npos) kept += line + "\n";
+  return kept;
+}
+
+// A Conv2D configuration whose unrolled reduction GCC's predictive commoning
+// rewrites.
+std::pair<tune::kernel_program_ptr, tune::configuration> unrolled_convolution() {
+  auto program = tune::make_cpu_task_program(tune::parse_task("conv2d:1x32x10x10:64x3x3:s1:p1"));
+  auto config = program->space->from_values({{"block_f", 64.0},
+                                             {"tile_x", 5.0},
+                                             {"input_layout", std::string("nhwc")},
+                                             {"reduction", std::string("c_inner")},
+                                             {"loop_order", std::string("f_outer")},
+                                             {"unroll_inner", 1.0}});
+  return {program, config};
+}
+
+}  // namespace
+
+TEST_CASE("with GCC the templates compile without predictive commoning and only their own code", "[kernels]") {
+  if (!tune::compiler_is_gcc("c++")) SKIP_TEST("c++ is not GCC");
+  tune::test::kernel_scratch scratch("builds-predcom");
+  auto [program, config] = unrolled_convolution();
+  const std::string source = program->source(config);
+  const auto flags = tune::cpu_build_flags(*program, config, "c++");
+  // The pragma taken out: the source as it would be without it.
+  const std::string pragma = "#pragma GCC optimize(\"no-predictive-commoning\")\n";
+  REQUIRE(source.find(pragma) != std::string::npos);
+  std::string plain = source;
+  plain.erase(plain.find(pragma), pragma.size());
+
+  auto as_built = assembly_of(scratch, "as-built", source, flags);
+  auto with_flag = flags;
+  with_flag.push_back("-fno-predictive-commoning");
+  CHECK(as_built == assembly_of(scratch, "flag", plain, with_flag));
+  // The pass does change this kernel: without the pragma the code differs.
+  CHECK(as_built != assembly_of(scratch, "plain", plain, flags));
+  // The pragma ends with the kernel: a function after it is compiled with
+  // the includer's options (predictive commoning on, as -O3 has it).
+  const std::string after =
+      "\nextern \"C\" float tune_after(float* __restrict a, long n) {\n  float s = 0;\n"
+      "  for (long i = 2; i < n; ++i) { a[i] = a[i - 1] + a[i - 2]; s += a[i]; }\n  return s;\n}\n";
+  auto tail = [](const std::string& text) {
+    auto start = text.find("tune_after:");
+    REQUIRE(start != std::string::npos);
+    // Its code, local labels left unnumbered (the kernel before it numbers them).
+    return std::regex_replace(text.substr(start, text.find(".cfi_endproc", start) - start), std::regex("\\.L[0-9]+"),
+                              ".L");
+  };
+  CHECK(tail(assembly_of(scratch, "after", source + after, flags)) ==
+        tail(assembly_of(scratch, "after-plain", plain + after, flags)));
+}
+
+TEST_CASE("GCC's build flags of the templates are left out for clang", "[kernels]") {
+  int missing = 0;
+  if (tune::find_program("clang++-14", missing).empty() || missing != 0) SKIP_TEST("clang++-14 is not installed");
+  CHECK_FALSE(tune::compiler_is_gcc("clang++-14"));
+  CHECK_FALSE(tune::compiler_is_gcc("/nonexistent/c++"));
+  tune::test::kernel_scratch scratch("builds-clang");
+  auto [program, config] = unrolled_convolution();
+  for (const auto& flag : program->gcc_build_flags) {
+    auto gcc = tune::cpu_build_flags(*program, config, "c++");
+    if (tune::compiler_is_gcc("c++")) CHECK(std::find(gcc.begin(), gcc.end(), flag) != gcc.end());
+    auto clang = tune::cpu_build_flags(*program, config, "clang++-14");
+    CHECK(std::find(clang.begin(), clang.end(), flag) == clang.end());
+  }
+  CHECK_FALSE(program->gcc_build_flags.empty());
+  // clang builds the kernel (the pragma is GCC's alone) and it verifies
+  // against the reference.
+  auto options = scratch.options();
+  options.compiler = "clang++-14";
+  auto backend = tune::make_cpu_backend(program, options);
+  auto built = backend->build(config, 300.0);
+  INFO(built.message);
+  REQUIRE(built.state == status::ok);
+  auto measured = backend->run(config, built, 0, 120.0);
+  INFO(measured.message);
+  CHECK(measured.state == status::ok);
 }

@@ -82,9 +82,14 @@ std::string kernel_worker_path(const task_backend_options& options) {
 
 namespace {
 
-std::string compiler_identity(const std::string& compiler) {
+struct compiler_facts {
+  std::string identity;  // the canonical path and the first line of --version
+  bool gcc = false;
+};
+
+compiler_facts facts_of(const std::string& compiler) {
   static std::mutex mutex;
-  static std::map<std::string, std::string> known;
+  static std::map<std::string, compiler_facts> known;
   std::lock_guard lock(mutex);
   auto it = known.find(compiler);
   if (it != known.end()) return it->second;
@@ -97,8 +102,12 @@ std::string compiler_identity(const std::string& compiler) {
   }
   auto version = run_process({compiler, "--version"}, 30.0);
   std::string first_line = version.output.substr(0, version.output.find('\n'));
-  return known[compiler] = path + " " + first_line;
+  bool gcc = version.ok() && version.output.find("Free Software Foundation") != std::string::npos &&
+             version.output.find("clang") == std::string::npos;
+  return known[compiler] = {path + " " + first_line, gcc};
 }
+
+std::string compiler_identity(const std::string& compiler) { return facts_of(compiler).identity; }
 
 std::vector<std::string> shared_object_flags() { return {"-std=c++20", "-fPIC", "-shared"}; }
 
@@ -112,6 +121,18 @@ nlohmann::json arguments_json(const kernel_program& program) {
 }
 
 }  // namespace
+
+bool compiler_is_gcc(const std::string& compiler) { return facts_of(compiler).gcc; }
+
+std::vector<std::string> cpu_build_flags(const kernel_program& program, const configuration& config,
+                                         const std::string& compiler) {
+  auto flags = shared_object_flags();
+  auto kernel_flags = cpu_kernel_flags(program, config);
+  flags.insert(flags.end(), kernel_flags.begin(), kernel_flags.end());
+  if (!program.gcc_build_flags.empty() && compiler_is_gcc(compiler))
+    flags.insert(flags.end(), program.gcc_build_flags.begin(), program.gcc_build_flags.end());
+  return flags;
+}
 
 build_result compile_shared_object(const task_backend_options& options, const std::string& compiler,
                                    const std::string& source, const std::string& source_extension,
@@ -277,10 +298,8 @@ build_result build_cpu_program(const kernel_program& program, const task_backend
     out.message = e.what();
     return out;
   }
-  auto flags = shared_object_flags();
-  auto kernel_flags = cpu_kernel_flags(program, config);
-  flags.insert(flags.end(), kernel_flags.begin(), kernel_flags.end());
-  return compile_shared_object(options, options.compiler, source, ".cpp", flags, timeout_s);
+  return compile_shared_object(options, options.compiler, source, ".cpp",
+                               cpu_build_flags(program, config, options.compiler), timeout_s);
 }
 
 }  // namespace

@@ -59,7 +59,19 @@ conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& con
 // and index sequences come from the compiler (GCC's __integer_pack, clang's
 // __make_integer_seq: the GEVO-ML workloads compile the MatMul source with
 // clang).
-const char* const cpu_kernel_prelude = R"(extern "C" {
+//
+// GCC compiles the templates without predictive commoning (its -O3 pass that
+// keeps values loaded in one iteration for the next): on the convolutions'
+// unrolled reductions it spilled the register tile, and their kernels ran up
+// to 1.67x slower, their builds took up to 1.8x as long (docs/kernels.md,
+// "Builds"). A pragma, not a flag, so that an emitted kernel compiled by GCC
+// is the code that was measured and clang (which has no such pass) is left
+// alone; cpu_kernel_epilogue restores the includer's options.
+const char* const cpu_kernel_prelude = R"(#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-predictive-commoning")
+#endif
+extern "C" {
 void* aligned_alloc(__SIZE_TYPE__, __SIZE_TYPE__) noexcept
     __attribute__((__malloc__, __alloc_align__(1), __alloc_size__(2), __warn_unused_result__));
 void* calloc(__SIZE_TYPE__, __SIZE_TYPE__) noexcept
@@ -171,6 +183,20 @@ std::string cpu_register_tile_problem(const std::string& tile, std::int64_t accu
            std::to_string(accumulators * unrolled) + " vector multiply-adds; at most " +
            std::to_string(max_unrolled_body);
   return {};
+}
+
+const char* const cpu_kernel_epilogue = R"(
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+)";
+
+std::vector<std::string> cpu_template_gcc_build_flags() {
+  // GCC's value numbering asks at most 1,000 alias queries per memory access
+  // by default; the unrolled convolutions made it most of their build time.
+  // At 100 the 41 C2 sources of a run compiled to the same assembly in 0.64x
+  // the time (docs/kernels.md, "Builds").
+  return {"--param=sccvn-max-alias-queries-per-access=100"};
 }
 
 std::vector<std::string> cpu_template_flags(int threads) {

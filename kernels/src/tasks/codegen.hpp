@@ -71,7 +71,10 @@ conv2d_tiles conv2d_tiles_of(const search_space& space, const configuration& con
 /// Source text that every CPU template starts with, in place of headers: the
 /// C library functions they call (aligned_alloc, calloc) and, in an anonymous
 /// namespace, `index_list<long, I...>` and `indices_below<N>` (0 .. N - 1).
+/// With GCC it also turns predictive commoning off up to cpu_kernel_epilogue,
+/// which every CPU template ends with.
 extern const char* const cpu_kernel_prelude;
+extern const char* const cpu_kernel_epilogue;
 
 /// Source text of the CPU templates' vector type `vec` (VL floats, VL defined
 /// before it), its helpers `load` (unaligned) and `splat` (every lane x), and
@@ -103,6 +106,9 @@ std::string cpu_register_tile_problem(const std::string& tile, std::int64_t accu
 
 /// Compiler flags of the CPU templates.
 std::vector<std::string> cpu_template_flags(int threads);
+/// The CPU templates' kernel_program::gcc_build_flags: GCC only, the same
+/// code in less time.
+std::vector<std::string> cpu_template_gcc_build_flags();
 
 /// The CPU, CUDA and HIP programs of a task (HIP: the CUDA templates in HIP's
 /// dialect).

@@ -251,7 +251,7 @@ std::string conv_source(const task_spec& task, int threads, const conv_knobs& k)
   put("REDUCTION\n", reduction_code(task, k));
   put("TRANSPOSE\n", cpu_transpose_code(vector_lanes(k.block_f)));
   put("PARALLEL_FOR", threads > 1 ? "#pragma omp parallel for num_threads(THREADS) schedule(static)" : "");
-  return s + body + (task.own_layouts ? own_entries : plain_entry);
+  return s + body + (task.own_layouts ? own_entries : plain_entry) + cpu_kernel_epilogue;
 }
 
 }  // namespace
@@ -296,6 +296,7 @@ kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
     return cpu_register_tile_problem(tile, accumulators, k.unroll ? inner_extent(task, k) : 1);
   };
   program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
+  program->gcc_build_flags = cpu_template_gcc_build_flags();
   if (task.own_layouts) {
     program->prepare = "tune_prepare";
     program->finish = "tune_finish";

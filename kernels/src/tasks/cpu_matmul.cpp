@@ -220,7 +220,7 @@ std::string matmul_source(const task_spec& task, int threads, const matmul_tiles
   std::string nest;
   for (auto level : t.order) nest += std::string(loops[level]) + "\n        ";
   replace_all(body, "BLOCK_LOOPS", nest);
-  return s + body;
+  return s + body + cpu_kernel_epilogue;
 }
 
 }  // namespace
@@ -259,6 +259,7 @@ kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads) {
     return problem.empty() ? register_file_problem(t) : problem;
   };
   program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
+  program->gcc_build_flags = cpu_template_gcc_build_flags();
   return program;
 }
 

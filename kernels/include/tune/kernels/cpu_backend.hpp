@@ -29,6 +29,17 @@ backend_ptr make_cpu_backend(kernel_program_ptr program, const task_backend_opti
 /// tuned kernel compiled into another program needs them too.
 std::vector<std::string> cpu_kernel_flags(const kernel_program& program, const configuration& config);
 
+/// Every flag the CPU backend builds a kernel of `program` with, `compiler`
+/// being the host compiler: -std=c++20 -fPIC -shared, cpu_kernel_flags, and
+/// the program's gcc_build_flags when `compiler` is GCC.
+std::vector<std::string> cpu_build_flags(const kernel_program& program, const configuration& config,
+                                         const std::string& compiler);
+
+/// Whether `compiler` (a name looked up in PATH, or a path) is GCC: its
+/// --version names the Free Software Foundation and not clang. Asked once
+/// per compiler in a process.
+bool compiler_is_gcc(const std::string& compiler);
+
 /// Builds `source` (kept beside the shared object with `source_extension`)
 /// with `compiler` and `flags` into the CPU compile cache, keyed by the
 /// source, the compiler's identity and the flags, unless it is there already.

@@ -93,6 +93,10 @@ struct kernel_program {
   std::string reference_entry = "tune_reference";
   /// Extra compiler flags the kernel needs (e.g. -fopenmp).
   std::function<std::vector<std::string>(const configuration&)> flags;
+  /// CPU kernels: flags added when the host compiler is GCC that shorten a
+  /// build without changing the code it makes (checked on the built-in
+  /// templates); not among the flags an emitted kernel is compiled with.
+  std::vector<std::string> gcc_build_flags;
   double flops = 0.0;
   /// Overrides the backend's tolerance when positive.
   double tolerance = 0.0;
