@@ -25,8 +25,9 @@ namespace tune {
 backend_ptr make_cpu_backend(kernel_program_ptr program, const task_backend_options& options);
 
 /// The flags a CPU kernel of `program` is compiled with besides -std=c++20
-/// -fPIC -shared: optimisation for this machine and the program's own. A
-/// tuned kernel compiled into another program needs them too.
+/// -fPIC -shared (and, with GCC, the program's gcc_build_flags, which change
+/// no code): optimisation for this machine and the program's own. A tuned
+/// kernel compiled into another program needs them too.
 std::vector<std::string> cpu_kernel_flags(const kernel_program& program, const configuration& config);
 
 /// Every flag the CPU backend builds a kernel of `program` with, `compiler`
