@@ -1,0 +1,139 @@
+#pragma once
+// The check of a kernel's outputs against the expected ones, element by
+// element: |out - ref| <= tolerance * max(1, |ref|) (relative), or
+// |out - ref| <= tolerance (absolute), in double precision; NaN is never
+// within tolerance. The resident measurer checks every trial's outputs, and
+// a batched MatMul's are tens of megabytes: the element-by-element loop in
+// double precision (a division per element, an exit per element) took 50 ms
+// on 15.7 M floats, about the whole of such a trial's overhead, so float
+// outputs are screened four lanes at a time in single precision first, and
+// only what the screen cannot settle is checked in double precision. The
+// answer is the double-precision rule's either way.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace tune::worker {
+
+/// The error of `got` against `ref`: relative to max(1, |ref|), or absolute.
+inline double output_error(double got, double ref, bool absolute) {
+  return std::fabs(got - ref) / (absolute ? 1.0 : std::max(1.0, std::fabs(ref)));
+}
+
+/// The first of `n` elements out of tolerance (or NaN), or n; the largest
+/// error before it goes into max_error. In double precision, element by
+/// element.
+template <typename T>
+std::size_t first_wrong_exact(const T* got, const T* ref, std::size_t n, double tolerance, bool absolute,
+                              double& max_error) {
+  for (std::size_t i = 0; i < n; ++i) {
+    double error = output_error(static_cast<double>(got[i]), static_cast<double>(ref[i]), absolute);
+    if (!(error <= tolerance)) return i;
+    max_error = std::max(max_error, error);
+  }
+  return n;
+}
+
+namespace output_screen {
+
+/// Elements per block of the screen.
+constexpr std::size_t block = 1024;
+/// A single-precision error is within 3 roundings (relative 2^-22, 2.4e-7)
+/// of the double-precision one; the screen keeps a margin of 1e-5 from
+/// every bound it decides on.
+constexpr double margin = 1e-5;
+
+using f32x4 = float __attribute__((vector_size(16)));
+using i32x4 = std::int32_t __attribute__((vector_size(16)));
+
+/// One full block in single precision: whether every element's error is at
+/// most `pass` (false for NaN), and the largest error.
+inline bool screen_block(const float* got, const float* ref, float pass, bool absolute, float& largest) {
+  const f32x4 zero{}, one = zero + 1.0f, bound = zero + pass;
+  f32x4 most = zero;
+  i32x4 within = i32x4{} - 1;
+  for (std::size_t i = 0; i < block; i += 4) {
+    f32x4 g, r;
+    std::memcpy(&g, got + i, sizeof g);
+    std::memcpy(&r, ref + i, sizeof r);
+    f32x4 difference = g - r;
+    difference = difference < zero ? -difference : difference;
+    f32x4 error = difference;
+    if (!absolute) {
+      f32x4 scale = r < zero ? -r : r;
+      scale = scale > one ? scale : one;  // NaN: 1, as std::max(1.0, NaN)
+      error = difference / scale;
+    }
+    within &= error <= bound;  // false for NaN
+    most = most > error ? most : error;
+  }
+  largest = std::max({most[0], most[1], most[2], most[3]});
+  return (within[0] & within[1] & within[2] & within[3]) != 0;
+}
+
+}  // namespace output_screen
+
+/// first_wrong_exact() for float outputs, with the same answer: the first
+/// element out of tolerance (max_error then only a lower bound of the errors
+/// before it), or n and max_error the largest double-precision error,
+/// exactly. Blocks of 1024 are screened in single precision; a block with an error
+/// near the tolerance (within the margin), over it or NaN is checked in
+/// double precision from its start, and so, at the end, are the blocks whose
+/// largest single-precision error comes within the margin of the largest of
+/// all (the others cannot hold the largest error). Differences and errors
+/// under single precision's normal range (1.2e-38) may read as 0 (a
+/// kernel's library that turns on flush-to-zero does the same to the
+/// double-precision loop's conversions).
+inline std::size_t first_wrong_f32(const float* got, const float* ref, std::size_t n, double tolerance, bool absolute,
+                                   double& max_error) {
+  using namespace output_screen;
+  // No screen decides reliably for a tolerance of (almost) zero.
+  double pass_bound = tolerance * (1.0 - margin);
+  if (!(pass_bound >= 1e-30)) return first_wrong_exact(got, ref, n, tolerance, absolute, max_error);
+  const float pass = static_cast<float>(std::min<double>(pass_bound, std::numeric_limits<float>::max()));
+  std::vector<float> block_largest;  // per screened block; -1: checked in double precision already
+  block_largest.reserve(n / block + 1);
+  float largest_screened = 0.0f;
+  double largest_checked = max_error;
+  std::size_t start = 0;
+  for (; start + block <= n; start += block) {
+    float largest = 0.0f;
+    if (screen_block(got + start, ref + start, pass, absolute, largest)) {
+      block_largest.push_back(largest);
+      largest_screened = std::max(largest_screened, largest);
+      continue;
+    }
+    double checked = largest_checked;
+    std::size_t i = first_wrong_exact(got + start, ref + start, block, tolerance, absolute, checked);
+    if (i < block) {
+      max_error = std::max(max_error, checked);  // the blocks before: a lower bound (unused on failure)
+      return start + i;
+    }
+    largest_checked = checked;
+    block_largest.push_back(-1.0f);
+  }
+  if (start < n) {
+    std::size_t i = first_wrong_exact(got + start, ref + start, n - start, tolerance, absolute, largest_checked);
+    if (i < n - start) {
+      max_error = std::max(max_error, largest_checked);
+      return start + i;
+    }
+  }
+  // The largest error: exact where a block may hold it. An error of 0 in
+  // single precision is 0 in double precision too (equal elements).
+  if (largest_screened > 0.0f) {
+    const double near = static_cast<double>(largest_screened) * (1.0 - margin);
+    for (std::size_t b = 0; b < block_largest.size(); ++b)
+      if (block_largest[b] >= 0.0f && static_cast<double>(block_largest[b]) >= near)
+        first_wrong_exact(got + b * block, ref + b * block, block, tolerance, absolute, largest_checked);
+  }
+  max_error = largest_checked;
+  return n;
+}
+
+}  // namespace tune::worker
