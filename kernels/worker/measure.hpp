@@ -28,7 +28,8 @@ namespace tune::worker {
 /// shared allocator maps pages of their own, shared and anonymous, which a
 /// forked child writes in place: the resident measurer's output arrays,
 /// which each trial's child would otherwise copy page by page on its first
-/// write (a 63 MB output: 15 thousand copy-on-write faults, some 50 ms).
+/// write (BMM1's 63 MB output: 15 thousand copy-on-write faults in every
+/// trial's checked run).
 template <class T>
 struct aligned_allocator {
   using value_type = T;

@@ -328,8 +328,8 @@ nlohmann::json measure_cpu(const nlohmann::json& request, resident_state& state)
   }
   state.page->run_started_ns.store(0);
   state.page->kernel_ns.store(0);
-  // The last trial's child wrote the shared outputs (and none of its
-  // processes is left to write them now: clear_descendants).
+  // The last trial's child wrote the shared outputs (its processes are gone:
+  // clear_descendants killed what it left).
   if (!state.outputs_poisoned) poison_outputs(state.buffers);
   state.outputs_poisoned = false;
   pid_t resident = ::getpid();
