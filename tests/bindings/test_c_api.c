@@ -1,7 +1,8 @@
 /* The C API from C11: a space from JSON text, ask/tell with a seed, and a
  * session that tunes a C objective through the actor pipeline, with a failing
  * configuration; a session without a seed tells the one drawn, which repeats
- * its trials; a trial callback and another thread stop runs. */
+ * its trials; a trial callback and another thread stop runs; a model run and a
+ * single run publish their events. */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <pthread.h>
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <zmq.h>
 
 #include "tune/tune.h"
 
@@ -425,6 +428,148 @@ static void test_model_auto_prior(void) {
   tune_session_free(session);
 }
 
+/* A model run publishes its rounds' runs and its model_progress events on the
+ * one stream its "publish" key names: a ZeroMQ subscriber (libzmq's C API)
+ * reads them, every event tagged with the model's name, the last the model's
+ * end. A single run publishes its run_started … run_finished the same way. */
+typedef struct {
+  void* socket;
+  char events[1 << 20]; /* every message, one per line */
+  size_t used;
+  int ended; /* the stream's last event came */
+  const char* last_type;
+} event_log;
+
+static void* read_events(void* user_data) {
+  event_log* log = user_data;
+  static char message[1 << 16];
+  for (;;) {
+    int n = zmq_recv(log->socket, message, sizeof message - 1, 0);
+    if (n < 0) break; /* nothing for ZMQ_RCVTIMEO: the test fails below */
+    if (n > (int)sizeof message - 1) n = (int)sizeof message - 1;
+    message[n] = '\0';
+    if (log->used + (size_t)n + 2 < sizeof log->events) {
+      memcpy(log->events + log->used, message, (size_t)n);
+      log->used += (size_t)n;
+      log->events[log->used++] = '\n';
+      log->events[log->used] = '\0';
+    }
+    if (strstr(message, log->last_type) != NULL && strstr(message, "\"reason\":\"") != NULL) {
+      log->ended = 1;
+      break;
+    }
+  }
+  return NULL;
+}
+
+static size_t count_lines_with(const char* text, const char* what) {
+  size_t count = 0;
+  for (const char* line = text; *line;) {
+    const char* end = strchr(line, '\n');
+    size_t length = end ? (size_t)(end - line) : strlen(line);
+    char saved[1 << 16];
+    if (length < sizeof saved) {
+      memcpy(saved, line, length);
+      saved[length] = '\0';
+      count += strstr(saved, what) != NULL;
+    }
+    line += length + (end != NULL);
+  }
+  return count;
+}
+
+/* Subscribes to `endpoint`, runs the session `options` make, and returns what
+ * arrived once the event of `last_type` with a reason came. */
+static void run_and_read(tune_options* options, const char* endpoint, const char* last_type, event_log* log) {
+  void* context = zmq_ctx_new();
+  CHECK(context != NULL);
+  log->socket = zmq_socket(context, ZMQ_SUB);
+  CHECK(log->socket != NULL);
+  int timeout_ms = 60000;
+  CHECK(zmq_setsockopt(log->socket, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms) == 0);
+  CHECK(zmq_setsockopt(log->socket, ZMQ_SUBSCRIBE, "", 0) == 0);
+  CHECK(zmq_connect(log->socket, endpoint) == 0); /* before the bind: ZeroMQ connects when it comes */
+  log->used = 0;
+  log->events[0] = '\0';
+  log->ended = 0;
+  log->last_type = last_type;
+  pthread_t reader;
+  CHECK(pthread_create(&reader, NULL, read_events, log) == 0);
+  tune_session* session = NULL;
+  CHECK_OK(tune_session_create(options, &session));
+  CHECK_OK(tune_session_run(session));
+  CHECK(pthread_join(reader, NULL) == 0);
+  tune_session_free(session);
+  zmq_close(log->socket);
+  zmq_ctx_term(context);
+}
+
+static event_log published;
+
+static void test_events_published(void) {
+  const char* data = getenv("TUNE_DATA_DIR");
+  CHECK(data != NULL);
+  char model[4096], endpoint[4096], dataset[4096];
+  snprintf(model, sizeof model, "%s/../examples/models/replayed_gpu.yaml", data);
+  /* In /tmp: a socket's path has room for about 100 bytes, a build tree's may not. */
+  snprintf(endpoint, sizeof endpoint, "ipc:///tmp/tune-c-api-events-%ld.ipc", (long)getpid());
+  tune_options* options = NULL;
+  CHECK_OK(tune_options_create(&options));
+  CHECK(tune_options_set(options, "publish_wait", "one") == TUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(tune_last_error(), "publish_wait") != NULL);
+  CHECK_OK(tune_options_set(options, "model", model));
+  CHECK_OK(tune_options_set(options, "time_scale", "0.001"));
+  CHECK_OK(tune_options_set(options, "budget", "24"));
+  CHECK_OK(tune_options_set(options, "round_trials", "6"));
+  CHECK_OK(tune_options_set(options, "seed", "3"));
+  CHECK_OK(tune_options_set(options, "publish", endpoint));
+  CHECK_OK(tune_options_set(options, "publish_wait", "1"));
+  run_and_read(options, endpoint, "\"type\":\"model_progress\"", &published);
+  CHECK(published.ended);
+  /* Four rounds of 6 trials: a run each (and the tasks' confirmations at the
+   * end, runs too), the model's start, a progress event after each round and
+   * its end. */
+  size_t events = count_lines_with(published.events, "\"type\"");
+  size_t runs = count_lines_with(published.events, "\"type\":\"run_started\"");
+  CHECK(runs >= 4);
+  CHECK(count_lines_with(published.events, "\"type\":\"run_finished\"") == runs);
+  CHECK(count_lines_with(published.events, "\"type\":\"trial_finished\"") >= 24);
+  CHECK(count_lines_with(published.events, "\"type\":\"model_progress\"") == 6);
+  CHECK(count_lines_with(published.events, "\"model\":\"replayed-gpu-model\"") == events);
+  CHECK(count_lines_with(published.events, "\"reason\":\"budget\"") >= 1);
+  tune_options_free(options);
+
+  /* One run: its events, from run_started to run_finished. */
+  snprintf(dataset, sizeof dataset, "%s/datasets/gemm_clblast/RTX_3090.json.gz", data);
+  CHECK_OK(tune_options_create(&options));
+  CHECK_OK(tune_options_set(options, "dataset", dataset));
+  CHECK_OK(tune_options_set(options, "time_scale", "0.001"));
+  CHECK_OK(tune_options_set(options, "budget", "10"));
+  CHECK_OK(tune_options_set(options, "publish", endpoint));
+  CHECK_OK(tune_options_set(options, "publish_wait", "1"));
+  run_and_read(options, endpoint, "\"type\":\"run_finished\"", &published);
+  CHECK(published.ended);
+  CHECK(count_lines_with(published.events, "\"type\":\"run_started\"") == 1);
+  CHECK(count_lines_with(published.events, "\"type\":\"trial_finished\"") >= 10);
+  CHECK(count_lines_with(published.events, "\"model\"") == 0);
+  tune_options_free(options);
+
+  /* Off loopback without a key: refused when the session is made, naming the key. */
+  CHECK_OK(tune_options_create(&options));
+  CHECK_OK(tune_options_set(options, "dataset", dataset));
+  CHECK_OK(tune_options_set(options, "publish", "tcp://0.0.0.0:5999"));
+  tune_session* session = NULL;
+  tune_status status = tune_session_create(options, &session);
+  if (status == TUNE_OK) {
+    status = tune_session_run(session);
+    tune_session_free(session);
+  }
+  CHECK(status != TUNE_OK);
+  CHECK(strstr(tune_last_error(), "publish") != NULL);
+  tune_options_free(options);
+  remove(endpoint + strlen("ipc://"));
+}
+
 int main(void) {
   CHECK(strlen(tune_version()) >= 5);
   CHECK(strstr(tune_strategy_names(), "opevo") != NULL);
@@ -443,6 +588,7 @@ int main(void) {
   test_request_stop_from_another_thread();
   test_model_session();
   test_model_auto_prior();
+  test_events_published();
   tune_space_free(space);
   puts("test_c_api: all passed");
   return 0;

@@ -15,7 +15,8 @@ namespace {
 
 const char* const option_keys =
     "strategy, hyper, budget, time_budget_s, seed, db, resume, topology, space_file, task, dataset, kinds, "
-    "time_scale, task_name, mode, batch, lease, auto_prior, device_wait, model, scheduler, round_trials";
+    "time_scale, task_name, mode, batch, lease, auto_prior, device_wait, model, scheduler, round_trials, publish, "
+    "publish_key, publish_wait";
 
 std::uint64_t parse_unsigned(const std::string& key, const std::string& text) {
   std::uint64_t value = 0;
@@ -64,6 +65,12 @@ void set_option(tune_options& o, const std::string& key, const std::string& valu
     s.seed = parse_unsigned(key, value);
   else if (key == "db")
     s.db_path = value;
+  else if (key == "publish")
+    s.publish_endpoint = value;
+  else if (key == "publish_key")
+    s.publish_key = value;
+  else if (key == "publish_wait")
+    s.publish_wait = static_cast<std::size_t>(parse_unsigned(key, value));
   else if (key == "resume")
     s.resume = parse_flag(key, value);
   else if (key == "topology")
@@ -209,6 +216,7 @@ tune_status tune_session_create(const tune_options* options, tune_session** out)
     o.hyper = tune::parse_hyper(options->hyper_items, "tune_options_set(\"hyper\")");
     // The facade calls budget.seconds "time_budget"; this API's key is time_budget_s.
     o.option_names.emplace("time_budget", "time_budget_s");
+    o.option_names.emplace("publish_endpoint", "publish");
     // The objective sees the space the session reads (space or space_file),
     // known only once the session is built and before it runs.
     auto space = std::make_shared<tune::search_space_ptr>();

@@ -211,7 +211,16 @@ TUNE_API void tune_options_free(tune_options* options);
  *                   writes: "tasks", each with its best, "latency_ms", ...),
  *                   and tune_session_best refuses (a best per task)
  *   scheduler       with model: "gradient" (default) or "round_robin"
- *   round_trials    with model: trials of one task per round (default 16) */
+ *   round_trials    with model: trials of one task per round (default 16)
+ *   publish         a ZeroMQ endpoint to publish the run's events on (JSON,
+ *                   one per message: docs/events.md), e.g.
+ *                   "tcp://127.0.0.1:5557" or "ipc:///tmp/run.ipc"; a model
+ *                   publishes all its rounds and its model_progress events
+ *                   on this one stream. Off loopback it needs publish_key
+ *   publish_key     the stream's CURVE secret key (Z85 text); never logged
+ *   publish_wait    wait up to 10 s for this many subscribers before the
+ *                   run starts (default 0: events before a subscriber
+ *                   connects are lost, as ZeroMQ drops them) */
 TUNE_API tune_status tune_options_set(tune_options* options, const char* key, const char* value);
 /* The space an objective searches (copied: it may be freed afterwards). */
 TUNE_API tune_status tune_options_set_space(tune_options* options, const tune_space* space);
