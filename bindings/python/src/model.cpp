@@ -36,7 +36,9 @@ py::dict model_to_python(const model& m) {
 py::object run_model(py::handle model_file, py::handle budget, py::handle seed, std::optional<std::string> strategy,
                      py::handle hyper, py::handle topology, py::handle db, std::optional<std::string> backend,
                      double time_scale, bool resume, const std::string& scheduler, py::handle round_trials,
-                     py::handle confirm, bool compare_vendor, bool lease, bool auto_prior) {
+                     py::handle confirm, bool compare_vendor, bool lease, bool auto_prior,
+                     std::optional<std::string> publish, std::optional<std::string> publish_key,
+                     std::size_t publish_wait) {
   const auto path = path_from_python(model_file, "tune_model: model (the path of a model file)");
   if (path.empty()) throw py::value_error("tune_model: model is None; give the path of a model file (YAML)");
   auto kind = scheduler_kind_from_string(scheduler);
@@ -55,7 +57,11 @@ py::object run_model(py::handle model_file, py::handle budget, py::handle seed, 
   apply_shared_arguments(
       s, "tune_model", {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease, auto_prior});
   s.compare_vendor = compare_vendor;
+  s.publish_endpoint = publish.value_or("");
+  s.publish_key = publish_key.value_or("");
+  s.publish_wait = publish_wait;
   s.option_names.emplace("db_path", "db");
+  s.option_names.emplace("publish_endpoint", "publish");
   model m = read_model(path);
   model_report report;
   {
@@ -81,7 +87,8 @@ kept). A bad file raises ValueError naming the file, the field and the fix.
         py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("backend") = py::none(),
         py::arg("time_scale") = 1.0, py::arg("resume") = false, py::arg("scheduler") = "gradient",
         py::arg("round_trials") = model_options{}.round_trials, py::arg("confirm") = py::none(),
-        py::arg("compare_vendor") = false, py::arg("lease") = true, py::arg("auto_prior") = true, R"doc(
+        py::arg("compare_vendor") = false, py::arg("lease") = true, py::arg("auto_prior") = true,
+        py::arg("publish") = py::none(), py::arg("publish_key") = py::none(), py::arg("publish_wait") = 0, R"doc(
 Tunes the tasks of a model file under one trial budget (trials in all; None:
 64 per task), in rounds of round_trials trials of the task the scheduler
 ("gradient", Ansor's rule, or "round_robin") picks, and returns the report as
@@ -93,7 +100,11 @@ Tunes the tasks of a model file under one trial budget (trials in all; None:
 model's "vendor_latency_ms" and "tuned_latency_interleaved_ms". Every task's
 run is recorded in db (a temporary database without one). A task's first
 round starts from the runs of its family's tasks that ran before it (its
-"prior_from"); auto_prior=False starts every task cold.
+"prior_from"); auto_prior=False starts every task cold. publish (a ZeroMQ
+endpoint, e.g. "tcp://127.0.0.1:5557") streams the rounds' runs and the
+model's model_progress events on one stream, as `tune --model --publish`
+does (off loopback it needs publish_key, the CURVE secret key); publish_wait
+waits up to 10 s for that many subscribers first.
 )doc");
 }
 

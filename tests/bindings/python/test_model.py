@@ -1,8 +1,12 @@
 # tune_engine.read_model and tune_engine.tune_model: a model file read (its
 # identical workloads merged), a replayed model tuned under one budget with
-# its runs in the database, and bad input raising ValueError with the fix.
+# its runs in the database, its events on one stream, and bad input raising
+# ValueError with the fix.
+import json
+import os
 import pathlib
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -68,3 +72,33 @@ def test_a_bad_model_file_names_the_field(tmp_path):
     bad.write_text("tasks:\n  - task: matmul:8x8x8\n    count: -1\n")
     with pytest.raises(ValueError, match=r"bad.yaml: tasks\[0\].count: must be a number > 0"):
         tune_engine.read_model(str(bad))
+
+
+def test_tune_model_publishes_its_rounds_on_one_stream(models, tmp_path):
+    # `tune-engine watch --json` subscribes and prints every event as a line;
+    # it ends on the model's last event.
+    endpoint = "ipc://" + str(tmp_path / "events.ipc")
+    watch = subprocess.Popen([os.environ["TUNE_CLI_PATH"], "watch", endpoint, "--json", "--timeout", "60"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        report = tune_engine.tune_model(str(models / "replayed_gpu.yaml"), budget=24, seed=3, time_scale=0.001,
+                                        round_trials=6, publish=endpoint, publish_wait=1)
+        out, err = watch.communicate(timeout=120)
+    finally:
+        watch.kill()
+    assert watch.returncode == 0, err
+    events = [json.loads(line) for line in out.splitlines() if line.strip()]
+    progress = [e for e in events if e["type"] == "model_progress"]
+    assert len(progress) == 6  # the start, four rounds, the end
+    assert progress[-1] is events[-1] and progress[-1]["reason"] == "budget"
+    assert progress[-1]["trials"] == report["trials"]
+    assert all(e.get("model") == "replayed-gpu-model" for e in events)
+    started = [e for e in events if e["type"] == "run_started"]
+    assert len(started) >= 4
+    assert len([e for e in events if e["type"] == "run_finished"]) == len(started)
+
+
+def test_tune_model_refuses_a_stream_off_loopback_without_a_key(models):
+    with pytest.raises(ValueError, match="publish"):
+        tune_engine.tune_model(str(models / "replayed_gpu.yaml"), budget=6, time_scale=0.001,
+                               publish="tcp://0.0.0.0:5998")
