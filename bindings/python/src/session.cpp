@@ -226,7 +226,8 @@ class session_handle {
                  double time_scale, py::object hyper, double time_budget_s, std::string task_name, bool resume,
                  std::string mode, py::object batch, std::optional<std::string> backend, bool progress,
                  py::object kernel, py::object measurement, py::object confirm, bool early_stop, bool lease,
-                 std::string device_wait, py::object start, bool auto_prior)
+                 std::string device_wait, py::object start, bool auto_prior, std::optional<std::string> publish,
+                 std::optional<std::string> publish_key, std::size_t publish_wait)
       : callbacks_(std::make_shared<python_callbacks>()) {
     require_callable(objective, "objective");
     require_callable(on_trial, "on_trial");
@@ -276,6 +277,10 @@ class session_handle {
     else
       throw py::value_error("Session: device_wait is '" + device_wait + "'; use \"wait\", \"free\" or \"fail\"");
     o.start = start_from_python(start);
+    o.publish_endpoint = publish.value_or("");
+    o.publish_key = publish_key.value_or("");
+    o.publish_wait = publish_wait;
+    o.option_names.emplace("publish_endpoint", "publish");
     if (!on_trial.is_none()) {
       callbacks_->on_trial = on_trial;
       o.on_trial = wrap_trial_callback(callbacks_, &python_callbacks::on_trial);
@@ -457,7 +462,10 @@ run in db of the same task, strategy and seed: give the seed that run used.
 start=[{...}, ...] (configuration dicts) are handed out first, and the strategy
 goes on knowing their results (a starting point, Kernel Tuner's x0). The runs
 of the same task on other device kinds that db holds are the search's prior
-(used by "bo"); auto_prior=False leaves them out.
+(used by "bo"); auto_prior=False leaves them out. publish (a ZeroMQ
+endpoint, e.g. "tcp://127.0.0.1:5557") streams the run's events as
+`tune --publish` does (off loopback it needs publish_key, the CURVE secret
+key); publish_wait waits up to 10 s for that many subscribers first.
 
 on_trial and on_new_best get each trial as a dict: "seq" (its number in the
 run), "config", "status", "time_ms" (None unless ok), "times_ms" (each timed
@@ -474,7 +482,8 @@ in a callback stops the run and is raised again by run().
       .def(py::init<py::object, py::object, std::optional<std::string>, py::object, py::object, py::object, py::object,
                     py::object, py::object, py::object, std::optional<std::string>, py::object, py::object, double,
                     py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool,
-                    py::object, py::object, py::object, bool, bool, std::string, py::object, bool>(),
+                    py::object, py::object, py::object, bool, bool, std::string, py::object, bool,
+                    std::optional<std::string>, std::optional<std::string>, std::size_t>(),
            py::arg("objective") = py::none(), py::kw_only(), py::arg("space") = py::none(),
            py::arg("strategy") = py::none(), py::arg("budget") = py::none(), py::arg("seed") = py::none(),
            py::arg("topology") = py::none(), py::arg("db") = py::none(), py::arg("on_trial") = py::none(),
@@ -484,7 +493,8 @@ in a callback stops the run and is raised again by run().
            py::arg("resume") = false, py::arg("mode") = "steady", py::arg("batch") = 8, py::arg("backend") = py::none(),
            py::arg("progress") = false, py::arg("kernel") = py::none(), py::arg("measurement") = py::none(),
            py::arg("confirm") = py::none(), py::arg("early_stop") = true, py::arg("lease") = true,
-           py::arg("device_wait") = "wait", py::arg("start") = py::none(), py::arg("auto_prior") = true)
+           py::arg("device_wait") = "wait", py::arg("start") = py::none(), py::arg("auto_prior") = true,
+           py::arg("publish") = py::none(), py::arg("publish_key") = py::none(), py::arg("publish_wait") = 0)
       .def("run", &session_handle::run, "Runs to the end and returns the report as a dict. Once per session.")
       .def("stop", &session_handle::stop, "Ends the run once the trials in flight have finished. Thread-safe.")
       .def_property_readonly("space", &session_handle::space, "The Space being searched.")

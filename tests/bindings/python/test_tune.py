@@ -1,10 +1,12 @@
 # tune_engine.tune / Session: a Python objective tuned through the actor
 # pipeline; exceptions in the objective become failed trials; stop(), a
 # KeyboardInterrupt in a callback and Ctrl-C end the run "stopped"; a run
-# without a seed reports the one drawn, which repeats it; bad arguments raise
-# ValueError naming the argument.
+# without a seed reports the one drawn, which repeats it; a run publishes its
+# events; bad arguments raise ValueError naming the argument.
+import json
 import os
 import signal
+import subprocess
 import threading
 import time
 
@@ -268,3 +270,25 @@ def test_export_run_writes_a_recorded_run_as_kernel_tuner_and_t4(tmp_path):
     assert len(tune_engine.export_run(db, 1, "t4")["results"]) == 4
     with pytest.raises(ValueError, match=r"export_run: format 'csv' is not one of t4, kernel-tuner"):
         tune_engine.export_run(db, format="csv")
+
+
+def test_a_run_publishes_its_events(data_dir, tmp_path):
+    # `tune-engine watch --json` subscribes and prints every event as a line;
+    # it ends with the run.
+    endpoint = "ipc://" + str(tmp_path / "events.ipc")
+    watch = subprocess.Popen([os.environ["TUNE_CLI_PATH"], "watch", endpoint, "--json", "--timeout", "60"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        report = tune_engine.tune(dataset=data_dir / "replay" / "conv_a100_slice.json.gz", strategy="random",
+                                  budget=12, seed=1, time_scale=0.001, publish=endpoint, publish_wait=1)
+        out, err = watch.communicate(timeout=120)
+    finally:
+        watch.kill()
+    assert watch.returncode == 0, err
+    events = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert events[0]["type"] == "run_started" and events[0]["seed"] == report["seed"]
+    assert events[-1]["type"] == "run_finished" and events[-1]["reason"] == "budget"
+    assert len([e for e in events if e["type"] == "trial_finished"]) == 12
+    assert "model" not in events[0]
+    with pytest.raises(ValueError, match="publish"):
+        tune_engine.Session(cost, space=SPACE, publish="tcp://0.0.0.0:5997").run()
