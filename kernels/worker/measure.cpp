@@ -204,15 +204,13 @@ nlohmann::json out_of_memory(const nlohmann::json& request) {
                  std::to_string(request.value("memory_limit_mb", 0.0)) + " MiB (memory_limit_mb)");
 }
 
-std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments, bool shared_outputs) {
+std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments) {
   std::vector<argument_buffer> buffers;
   for (const auto& a : arguments) {
     argument_buffer b;
     b.type = argument_type_from_string(a.at("type").get<std::string>());
     b.output = a.value("output", false);
     b.count = is_array(b.type) ? a.at("size").get<std::size_t>() : 1;
-    if (shared_outputs && b.output && is_array(b.type))
-      b.bytes = decltype(b.bytes)(aligned_allocator<std::uint8_t>(true));
     b.bytes.assign(std::max<std::size_t>(b.count, 1) * element_bytes(b.type) + 64, 0);
     double value = a.value("value", 0.0);
     switch (b.type) {
@@ -244,16 +242,6 @@ std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments, bool 
 }
 
 void poison_output(argument_buffer& buffer) { fill(buffer, 0, true); }
-
-void populate_shared_outputs(std::vector<argument_buffer>& buffers) {
-#ifdef MADV_POPULATE_WRITE
-  for (auto& b : buffers)
-    if (b.output && b.bytes.get_allocator().shared && !b.bytes.empty())
-      ::madvise(b.bytes.data(), b.bytes.size(), MADV_POPULATE_WRITE);  // Linux 5.14 on; else faults as before
-#else
-  (void)buffers;
-#endif
-}
 
 void poison_outputs(std::vector<argument_buffer>& buffers) {
   for (std::size_t i = 0; i < buffers.size(); ++i)

@@ -8,15 +8,12 @@
 // expected outputs, then timed runs until the request's minimum time and
 // repeats, stopped early by measure_rules::stop_timing.
 
-#include <sys/mman.h>
-
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "tune/kernels/kernel_program.hpp"
@@ -24,43 +21,23 @@
 namespace tune::worker {
 
 /// Allocates on 64-byte boundaries, as numpy does for large arrays: a
-/// kernel may read its arrays with aligned vector loads of any width. A
-/// shared allocator maps pages of their own, shared and anonymous, which a
-/// forked child writes in place: the resident measurer's output arrays,
-/// which each trial's child would otherwise copy page by page on its first
-/// write (BMM1's 63 MB output: 15 thousand copy-on-write faults in every
-/// trial's checked run).
+/// kernel may read its arrays with aligned vector loads of any width.
 template <class T>
 struct aligned_allocator {
   using value_type = T;
-  using propagate_on_container_copy_assignment = std::true_type;
-  using propagate_on_container_move_assignment = std::true_type;
-  using propagate_on_container_swap = std::true_type;
   static constexpr std::size_t alignment = 64;
-  bool shared = false;
   aligned_allocator() = default;
-  explicit aligned_allocator(bool shared_pages) noexcept : shared(shared_pages) {}
   template <class U>
-  aligned_allocator(const aligned_allocator<U>& other) noexcept : shared(other.shared) {}  // NOLINT: rebinding
-  T* allocate(std::size_t n) {
-    if (!shared) return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{alignment}));
-    void* pages = ::mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (pages == MAP_FAILED) throw std::bad_alloc();
-    return static_cast<T*>(pages);
-  }
-  void deallocate(T* p, std::size_t n) noexcept {
-    if (shared)
-      ::munmap(p, n * sizeof(T));
-    else
-      ::operator delete (p, std::align_val_t{alignment});
+  aligned_allocator(const aligned_allocator<U>&) noexcept {}  // NOLINT: rebinding
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{alignment})); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{alignment}); }
+  template <class U>
+  bool operator==(const aligned_allocator<U>&) const noexcept {
+    return true;
   }
   template <class U>
-  bool operator==(const aligned_allocator<U>& other) const noexcept {
-    return shared == other.shared;
-  }
-  template <class U>
-  bool operator!=(const aligned_allocator<U>& other) const noexcept {
-    return shared != other.shared;
+  bool operator!=(const aligned_allocator<U>&) const noexcept {
+    return false;
   }
 };
 
@@ -74,15 +51,9 @@ struct argument_buffer {
 /// The buffers of a request's "arguments": scalars hold their value, input
 /// arrays a fixed hash of (argument, element) (the same in every process) or
 /// the raw elements of the file their "data" names,
-/// output arrays NaN (-1 for int*), so that unwritten elements show; with
-/// `shared_outputs`, the output arrays in shared pages (aligned_allocator).
-/// Throws on a malformed argument.
-std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments, bool shared_outputs = false);
-
-/// Maps the pages of the shared output arrays into this process's page
-/// table, writable, in one call (a child forked after they were written
-/// would otherwise fault on each page at its first write); best effort.
-void populate_shared_outputs(std::vector<argument_buffer>& buffers);
+/// output arrays NaN (-1 for int*), so that unwritten elements show. Throws
+/// on a malformed argument.
+std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments);
 
 /// Fills the output arrays with NaN (-1 for int*) again.
 void poison_outputs(std::vector<argument_buffer>& buffers);

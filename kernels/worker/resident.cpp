@@ -170,9 +170,6 @@ struct resident_state {
   std::string expected_path;
   expected_outputs expected;
   std::string cores;
-  // The output arrays hold NaN (-1) now: no trial has written them since
-  // they were made or poisoned.
-  bool outputs_poisoned = false;
   // CPU
   progress_page* page = nullptr;
   int child_exits = -1;  // signalfd of SIGCHLD
@@ -193,11 +190,7 @@ nlohmann::json keep_inputs(const nlohmann::json& request, resident_state& state)
     if (key != state.arguments) {
       state.arguments.clear();
       state.expected_path.clear();
-      // The outputs in shared pages: a CPU trial's child writes them in place
-      // instead of copying them page by page; the next trial poisons them
-      // again (this process, before it forks the child).
-      state.buffers = make_buffers(arguments, true);
-      state.outputs_poisoned = true;
+      state.buffers = make_buffers(arguments);
       state.arguments = key;
     }
   } catch (const std::exception& e) {
@@ -231,7 +224,6 @@ nlohmann::json keep_inputs(const nlohmann::json& request, resident_state& state)
   // pipe; nothing else (not the engine's channel).
   if (::dup2(output, 1) < 0 || ::dup2(output, 2) < 0 || ::dup2(reply_pipe, 3) < 0) ::_exit(1);
   ::close_range(4, ~0U, 0);
-  populate_shared_outputs(state.buffers);
 
   auto answer = [&]() -> nlohmann::json {
     limit(request, "cpu");
@@ -328,10 +320,6 @@ nlohmann::json measure_cpu(const nlohmann::json& request, resident_state& state)
   }
   state.page->run_started_ns.store(0);
   state.page->kernel_ns.store(0);
-  // The last trial's child wrote the shared outputs (its processes are gone:
-  // clear_descendants killed what it left).
-  if (!state.outputs_poisoned) poison_outputs(state.buffers);
-  state.outputs_poisoned = false;
   pid_t resident = ::getpid();
   pid_t child = ::fork();
   if (child == 0) run_child(request, state, output[1], reply_pipe[1], resident);
@@ -474,7 +462,6 @@ nlohmann::json measure_gpu(const nlohmann::json& request, resident_state& state,
     state.watchdog = true;
   }
   if (auto failed = keep_inputs(request, state); !failed.is_null()) return failed;
-  state.outputs_poisoned = false;  // the host buffers may take the device's outputs
   // Attached anew for another device or other buffers.
   std::string device =
       request.value("device", "") + ":" + std::to_string(request.value("device_index", 0)) + ":" + state.arguments;
