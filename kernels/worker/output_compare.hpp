@@ -108,19 +108,17 @@ inline std::size_t first_wrong_f32(const float* got, const float* ref, std::size
       largest_screened = std::max(largest_screened, largest);
       continue;
     }
-    double checked = largest_checked;
-    std::size_t i = first_wrong_exact(got + start, ref + start, block, tolerance, absolute, checked);
+    std::size_t i = first_wrong_exact(got + start, ref + start, block, tolerance, absolute, largest_checked);
     if (i < block) {
-      max_error = std::max(max_error, checked);  // the blocks before: a lower bound (unused on failure)
+      max_error = largest_checked;  // the screened blocks before left out: a lower bound
       return start + i;
     }
-    largest_checked = checked;
     block_largest.push_back(-1.0f);
   }
   if (start < n) {
     std::size_t i = first_wrong_exact(got + start, ref + start, n - start, tolerance, absolute, largest_checked);
     if (i < n - start) {
-      max_error = std::max(max_error, largest_checked);
+      max_error = largest_checked;
       return start + i;
     }
   }
