@@ -175,6 +175,32 @@ TEST_CASE("CPU Conv2D stores register tiles wider than a vector into NCHW and it
   }
 }
 
+TEST_CASE("CPU Conv2D repacks the weights right at every vector width and block", "[kernels]") {
+  // The weights are repacked VL channels x VL reduction steps at a time
+  // (and the NCHW output transposed the same way): 5 output channels make
+  // one-lane vectors, 6 two-lane ones, 12 four-lane ones, 48 blocks of one
+  // to three vectors of the widest lanes; 3 x 3 x C steps leave a remainder
+  // after the whole blocks of steps.
+  tune::test::kernel_scratch scratch("conv-repack");
+  for (const char* task : {"conv2d:1x3x6x6:5x3x3:s1:p1", "conv2d:1x3x6x6:6x3x3:s1:p1", "conv2d:1x5x6x6:12x3x3:s1:p1",
+                           "conv2d:1x7x6x6:48x3x3:s1:p1"}) {
+    auto backend = tune::make_task_backend(task, "cpu", scratch.options());
+    auto space = backend->space();
+    const auto& blocks = *space->parameters()[0];
+    for (std::size_t block : {std::size_t{0}, blocks.cardinality() - 1})
+      for (const char* reduction : {"c_outer", "c_inner"}) {
+        auto config = space->from_values({{"block_f", blocks.value(block)},
+                                          {"tile_x", 2.0},
+                                          {"input_layout", std::string("nchw")},
+                                          {"reduction", std::string(reduction)},
+                                          {"loop_order", std::string("f_outer")},
+                                          {"unroll_inner", 0.0}});
+        INFO(task << " " << space->to_json(config));
+        check_correct(*backend, config);
+      }
+  }
+}
+
 TEST_CASE("CPU Conv2D is correct for random configurations and two threads", "[kernels]") {
   check_random_configurations("conv2d:1x5x9x7:8x3x2:s1:p2", 2, 41);
   check_random_configurations("conv2d:2x4x10x10:16x3x3:s1:p1", 1, 42, 2);

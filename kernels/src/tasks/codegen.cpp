@@ -125,7 +125,7 @@ __attribute__((always_inline)) inline void rank1(vec (&acc)[R][NV], const float*
 )";
 
 std::string cpu_transpose_code(std::int64_t lanes) {
-  if (lanes < 4) return "inline void transpose(vec (&)[VL]) {}  // not used below 4 lanes\n";
+  if (lanes < 2) return "inline void transpose(vec (&)[VL]) {}  // one lane: nothing to move\n";
   // __builtin_shufflevector: clang, and GCC from 12 (the GEVO-ML workloads
   // compile the MatMul source with clang).
   std::string code = "__attribute__((always_inline)) inline void transpose(vec (&r)[VL]) {\n";

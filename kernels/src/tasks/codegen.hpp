@@ -86,7 +86,7 @@ extern const char* const cpu_vector_helpers;
 /// r[l][i] for a VL x VL block held in VL vectors. Stage w (1, 2, 4, ...)
 /// swaps bit w of the row with bit w of the lane: rows i and i + w (bit w of
 /// i clear) become two-source shuffles of each other, VL shuffles per stage.
-/// Below 4 lanes it is an empty function the templates do not call.
+/// One lane is its own transpose (an empty function).
 std::string cpu_transpose_code(std::int64_t lanes);
 
 /// Floats in one vector register of this machine (16 with AVX-512, 8 with
