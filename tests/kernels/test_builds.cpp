@@ -152,6 +152,78 @@ TEST_CASE("an emitted tuned kernel compiles beside the headers that declare the 
   }
 }
 
+TEST_CASE("an emitted Conv2D is right in every call with new weights in each loop order and thread count",
+          "[kernels]") {
+  // The plain task's f_outer order repacks a weight block per thread and
+  // call; a block packed in an earlier call must not be reused.
+  tune::test::kernel_scratch scratch("builds-emitted-calls");
+  const std::string task = "conv2d:2x5x6x7:32x3x3:s1:p1";
+  const std::string main_source = R"(
+#include <cmath>
+#include <cstdio>
+#include <vector>
+#include "kernel.hpp"
+int main() {
+  const long B = 2, C = 5, H = 6, W = 7, F = 32, K = 3, P = 1;
+  std::vector<float> image(B * C * H * W), weights(F * C * K * K), output(B * F * H * W);
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = float((i * 7) % 13) - 6.0f;
+  for (int call = 0; call < 3; ++call) {
+    for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = float((i * 5 + call * 3) % 11) - 5.0f;
+    kernel::run(output.data(), image.data(), weights.data());
+    for (long b = 0; b < B; ++b)
+      for (long f = 0; f < F; ++f)
+        for (long y = 0; y < H; ++y)
+          for (long x = 0; x < W; ++x) {
+            double sum = 0;
+            for (long c = 0; c < C; ++c)
+              for (long ry = 0; ry < K; ++ry)
+                for (long rx = 0; rx < K; ++rx) {
+                  const long h = y + ry - P, w = x + rx - P;
+                  if (h >= 0 && h < H && w >= 0 && w < W)
+                    sum += double(image[((b * C + c) * H + h) * W + w]) * weights[((f * C + c) * K + ry) * K + rx];
+                }
+            const float got = output[((b * F + f) * H + y) * W + x];
+            if (std::fabs(got - sum) > 1e-3 * (1 + std::fabs(sum))) {
+              std::printf("call %d: output (%ld, %ld, %ld, %ld) is %g, expected %g\n", call, b, f, y, x, got, sum);
+              return 1;
+            }
+          }
+  }
+  std::printf("right\n");
+  return 0;
+}
+)";
+  for (int threads : {1, 2})
+    for (const char* order : {"f_outer", "y_outer"}) {
+      auto program = tune::make_cpu_task_program(tune::parse_task(task), threads);
+      auto config = program->space->from_values({{"block_f", 16.0},
+                                                 {"tile_x", 3.0},
+                                                 {"input_layout", std::string("nchw")},
+                                                 {"reduction", std::string("c_inner")},
+                                                 {"loop_order", std::string(order)},
+                                                 {"unroll_inner", 0.0}});
+      tune::tuned_kernel_info info;
+      info.name = "kernel";
+      info.task = task;
+      info.config_json = program->space->to_json(config);
+      info.time_ms = 1.0;
+      auto files = tune::emit_tuned_kernel(*program, info, "kernel.hpp");
+      scratch.write("kernel.hpp", files.header);
+      auto source = scratch.write("main.cpp", files.source + main_source);
+      const auto binary = (scratch.path() / "calls").string();
+      std::vector<std::string> argv{"c++", "-std=c++20", "-o", binary, source};
+      for (const auto& flag : files.flags)
+        if (flag != "-shared") argv.push_back(flag);
+      auto compiled = tune::run_process(argv, 120.0);
+      INFO(order << ", " << threads << " thread(s): " << compiled.output);
+      REQUIRE(compiled.ok());
+      auto ran = tune::run_process({binary}, 60.0);
+      INFO(ran.output);
+      CHECK(ran.ok());
+      CHECK_THAT(ran.output, Contains("right"));
+    }
+}
+
 namespace {
 
 // The compiler's assembly of `source` with `flags`, without the .file line.

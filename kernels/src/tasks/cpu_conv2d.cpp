@@ -16,8 +16,9 @@
 //                 block follows the same order, so weights stream
 //                 sequentially either way)
 //   loop_order    f_outer: a weight block stays in cache while the tile runs
-//                 over the rows of an image; y_outer: an input row stays while
-//                 the tile runs over the weight blocks
+//                 over the rows of every image (the plain task repacks the
+//                 block just before, into a buffer of the thread's); y_outer:
+//                 an input row stays while the tile runs over the weight blocks
 //   unroll_inner  1: the innermost reduction loop is unrolled fully
 //
 // The plain task does every conversion (weight repacking, padded or NHWC
@@ -109,30 +110,35 @@ REDUCTION
 // Position in the reduction of OIHW's step s = (c * KH + ry) * KW + rx.
 constexpr long step_at(long s) { return C_INNER ? s % (KH * KW) * C + s / (KH * KW) : s; }
 
-// The weights repacked into blocks [F / FB][reduction][FB], VL channels at a
-// time (F is a multiple of FB, FB of VL): VL channels x VL steps read as VL
-// vectors along the OIHW rows, transposed in registers and stored as one
-// vector of VL channels per step. Element by element, each store went to a
-// cache line of its own, and for ResNet-18's 512-channel 3x3 convolutions
-// (9.4 MB of weights, repacked in every call) the repacking took longer than
-// the convolution.
-const float* packed_weights(const float* weights) {
-  static float* wp = aligned_floats(F * STEPS);
+// Weight block fb repacked into [reduction][FB], VL channels at a time (F
+// is a multiple of FB, FB of VL): VL channels x VL steps read as VL vectors
+// along the OIHW rows, transposed in registers and stored as one vector of VL
+// channels per step. Element by element, each store went to a cache line of
+// its own, and for ResNet-18's 512-channel 3x3 convolutions (9.4 MB of
+// weights, repacked in every call) the repacking took longer than the
+// convolution.
+void pack_block(const float* weights, long fb, float* __restrict block) {
   constexpr long WHOLE = STEPS / VL * VL;
-  for (long f0 = 0; f0 < F; f0 += VL) {
+  for (long f0 = fb * FB; f0 < (fb + 1) * FB; f0 += VL) {
     const float* rows = weights + f0 * STEPS;
-    float* block = wp + f0 / FB * STEPS * FB + f0 % FB;
+    float* to = block + f0 % FB;
     for (long s0 = 0; s0 < WHOLE; s0 += VL) {
       vec r[VL];
 #pragma GCC unroll 16
       for (long i = 0; i < VL; ++i) r[i] = load(rows + i * STEPS + s0);
       transpose(r);
 #pragma GCC unroll 16
-      for (long j = 0; j < VL; ++j) store(block + step_at(s0 + j) * FB, r[j]);
+      for (long j = 0; j < VL; ++j) store(to + step_at(s0 + j) * FB, r[j]);
     }
     for (long s = WHOLE; s < STEPS; ++s)
-      for (long i = 0; i < VL; ++i) block[step_at(s) * FB + i] = rows[i * STEPS + s];
+      for (long i = 0; i < VL; ++i) to[step_at(s) * FB + i] = rows[i * STEPS + s];
   }
+}
+
+// All the weights repacked into blocks [F / FB][reduction][FB].
+const float* packed_weights(const float* weights) {
+  static float* wp = aligned_floats(F * STEPS);
+  for (long fb = 0; fb < NFB; ++fb) pack_block(weights, fb, wp + fb * STEPS * FB);
   return wp;
 }
 
@@ -159,17 +165,44 @@ const float* image_in_layout(const float* image) {
   }
 }
 
-void convolve(const float* in, const float* wp, float* output) {
+// The plain task in loop order f_outer repacks one weight block at a time
+// into a buffer of the thread's, used for all its rows while it is in cache
+// (the block is not written to memory and read back); otherwise the weights
+// come repacked whole (the plain task's y_outer, and own layouts, where
+// tune_prepare repacks them outside the timed entry).
+constexpr bool PACK_PER_BLOCK = !OWN && !Y_OUTER;
+long calls = 0;
+
+// weights: OIHW with PACK_PER_BLOCK, else the blocks of packed_weights.
+void convolve(const float* in, const float* weights, float* output) {
   constexpr long XT = WO / XR, XREST = WO % XR;
   // Floats between the tiles of neighbouring pixels.
   constexpr long XO = out_at(0, 0, 0, 1);
   constexpr long chunks = B * NFB * HO;
+  const long call = ++calls;
   PARALLEL_FOR
   for (long t = 0; t < chunks; ++t) {
-    const long b = t / (NFB * HO), r = t % (NFB * HO);
-    const long fb = Y_OUTER ? r % NFB : r / HO, y = Y_OUTER ? r / NFB : r % HO;
+    // f_outer: a weight block's rows of every image, then the next block;
+    // y_outer: an image row's weight blocks, then the next row.
+    long b, fb, y;
+    if constexpr (Y_OUTER) {
+      b = t / (HO * NFB), y = t / NFB % HO, fb = t % NFB;
+    } else {
+      fb = t / (B * HO), b = t / HO % B, y = t % HO;
+    }
     const float* src = in + b * C * HP * WP + in_at(0, y * S, 0);
-    const float* w = wp + fb * STEPS * FB;
+    const float* w = weights + fb * STEPS * FB;
+    if constexpr (PACK_PER_BLOCK) {
+      // The thread's block, repacked when this call reaches a new one.
+      static thread_local float* block = nullptr;
+      static thread_local long block_call = 0, block_fb = -1;
+      if (!block) block = aligned_floats(STEPS * FB);
+      if (block_call != call || block_fb != fb) {
+        pack_block(weights, fb, block);
+        block_call = call, block_fb = fb;
+      }
+      w = block;
+    }
     float* out = output + out_at(b, fb * FB, y, 0);
     for (long xt = 0; xt < XT; ++xt) tile<XR>(src + xt * XR * XSTEP, w, out + xt * XR * XO);
     if constexpr (XREST > 0) tile<XREST>(src + XT * XR * XSTEP, w, out + XT * XR * XO);
@@ -182,8 +215,9 @@ void convolve(const float* in, const float* wp, float* output) {
 // The plain task: every conversion inside the timed entry.
 const char* plain_entry = R"(
 extern "C" void tune_entry(void* const* args) {
-  const float* wp = packed_weights(static_cast<const float*>(args[2]));
-  convolve(image_in_layout(static_cast<const float*>(args[1])), wp, static_cast<float*>(args[0]));
+  const float* weights = static_cast<const float*>(args[2]);
+  convolve(image_in_layout(static_cast<const float*>(args[1])), PACK_PER_BLOCK ? weights : packed_weights(weights),
+           static_cast<float*>(args[0]));
 }
 )";
 
