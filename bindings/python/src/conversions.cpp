@@ -158,6 +158,10 @@ void apply_shared_arguments(session_options& o, const std::string& who, const sh
   o.lease_devices = a.lease;
   o.option_names.emplace("lease_devices", "lease");
   o.auto_prior = a.auto_prior;
+  o.publish_endpoint = a.publish.value_or("");
+  o.publish_key = a.publish_key.value_or("");
+  o.publish_wait = a.publish_wait;
+  o.option_names.emplace("publish_endpoint", "publish");
 }
 
 }  // namespace tune::python

@@ -56,6 +56,8 @@ struct shared_session_arguments {
   bool resume = false;
   bool lease = true;
   bool auto_prior = true;
+  std::optional<std::string> publish, publish_key;
+  std::size_t publish_wait = 0;
 };
 /// Sets those options; a bad value raises py::value_error naming `who`
 /// ("Session", "tune_model") and the argument.

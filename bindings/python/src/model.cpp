@@ -54,14 +54,11 @@ py::object run_model(py::handle model_file, py::handle budget, py::handle seed, 
     throw py::value_error("tune_model: round_trials is " + std::to_string(round) + "; it must lie in 1 .. 1000000");
   o.round_trials = static_cast<std::uint32_t>(round);
   auto& s = o.session;
-  apply_shared_arguments(
-      s, "tune_model", {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease, auto_prior});
+  apply_shared_arguments(s, "tune_model",
+                         {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease, auto_prior,
+                          publish, publish_key, publish_wait});
   s.compare_vendor = compare_vendor;
-  s.publish_endpoint = publish.value_or("");
-  s.publish_key = publish_key.value_or("");
-  s.publish_wait = publish_wait;
   s.option_names.emplace("db_path", "db");
-  s.option_names.emplace("publish_endpoint", "publish");
   model m = read_model(path);
   model_report report;
   {

@@ -245,8 +245,9 @@ class session_handle {
     } else {
       o.space_file = path_from_python(space, "Session: space (a Space, a dict or a file path)");
     }
-    apply_shared_arguments(
-        o, "Session", {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease, auto_prior});
+    apply_shared_arguments(o, "Session",
+                           {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease,
+                            auto_prior, publish, publish_key, publish_wait});
     if (!budget.is_none()) {
       o.budget.trials = unsigned_from_python(budget, "Session: budget");
       if (o.budget.trials == 0)
@@ -277,10 +278,6 @@ class session_handle {
     else
       throw py::value_error("Session: device_wait is '" + device_wait + "'; use \"wait\", \"free\" or \"fail\"");
     o.start = start_from_python(start);
-    o.publish_endpoint = publish.value_or("");
-    o.publish_key = publish_key.value_or("");
-    o.publish_wait = publish_wait;
-    o.option_names.emplace("publish_endpoint", "publish");
     if (!on_trial.is_none()) {
       callbacks_->on_trial = on_trial;
       o.on_trial = wrap_trial_callback(callbacks_, &python_callbacks::on_trial);
