@@ -10,6 +10,7 @@
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/task.hpp"
 
+using Catch::Matchers::Contains;
 using tune::status;
 
 namespace {
@@ -414,6 +415,25 @@ TEST_CASE("an unrolled body over 2048 vector multiply-adds is an instantiation e
   auto at = backend->build(with_k({4, 1, 256}), 120.0);  // 8 x 256 = 2048
   INFO(at.message);
   CHECK(at.state == status::ok);
+}
+
+TEST_CASE("a 1x1 Conv2D's channel loop unrolled in full is bounded at 1024 vector multiply-adds", "[kernels]") {
+  // One vector of output channels: tile_x accumulators, unrolled over 256
+  // input channels (c_inner); the 3x3 kernel keeps the general bound.
+  auto config_of = [](const tune::kernel_program& program, double tile_x) {
+    return program.space->from_values({{"block_f", program.space->parameters()[0]->value(0)},
+                                       {"tile_x", tile_x},
+                                       {"input_layout", std::string("nchw")},
+                                       {"reduction", std::string("c_inner")},
+                                       {"loop_order", std::string("y_outer")},
+                                       {"unroll_inner", 1.0}});
+  };
+  auto one = tune::make_cpu_task_program(tune::parse_task("conv2d:1x256x9x9:16x1x1"));
+  CHECK(one->check(config_of(*one, 4.0)).empty());  // 1024
+  CHECK_THAT(one->check(config_of(*one, 5.0)), Contains("1280 vector multiply-adds; at most 1024"));
+  auto three = tune::make_cpu_task_program(tune::parse_task("conv2d:1x256x9x9:16x3x3:s1:p1"));
+  CHECK(three->check(config_of(*three, 5.0)).empty());
+  CHECK_THAT(three->check(config_of(*three, 9.0)), Contains("2304 vector multiply-adds; at most 2048"));
 }
 
 TEST_CASE("a compiler that cannot be run is a compile error, not an exception", "[kernels]") {

@@ -100,9 +100,14 @@ std::int64_t vector_registers();
 /// 16, 8, 4, 2 that divides it and fits a register, else 1.
 std::int64_t vector_lanes(std::int64_t extent);
 
+/// Most vector multiply-adds of one unrolled body (see codegen.cpp).
+constexpr std::int64_t max_unrolled_body = 2048;
+
 /// Why a CPU register tile of `accumulators` vectors, unrolled `unrolled`
-/// times, cannot be instantiated; empty when it can.
-std::string cpu_register_tile_problem(const std::string& tile, std::int64_t accumulators, std::int64_t unrolled);
+/// times, cannot be instantiated; empty when it can. `body_limit` bounds the
+/// unrolled body's vector multiply-adds.
+std::string cpu_register_tile_problem(const std::string& tile, std::int64_t accumulators, std::int64_t unrolled,
+                                      std::int64_t body_limit = max_unrolled_body);
 
 /// Compiler flags of the CPU templates.
 std::vector<std::string> cpu_template_flags(int threads);

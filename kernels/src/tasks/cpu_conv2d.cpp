@@ -345,8 +345,15 @@ kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
     auto k = knobs_of(*space, config);
     const std::int64_t vectors = k.block_f / vector_lanes(k.block_f), accumulators = k.tile_x * vectors;
     const std::string tile = std::to_string(k.tile_x) + " pixels x " + std::to_string(k.block_f) + " channels";
-    // The register file is the space's constraint; this bounds the unrolled body.
-    return cpu_register_tile_problem(tile, accumulators, k.unroll ? inner_extent(task, k) : 1);
+    // The register file is the space's constraint; this bounds the unrolled
+    // body. A 1x1 kernel's channel loop unrolled is its whole reduction in
+    // one straight run of code, and g++ builds it far more slowly than the
+    // same body inside a 3x3 kernel's loops (ResNet-18's 1x1 convolutions,
+    // 2026-11-29: bodies of 1600-2048 multiply-adds 55 s to over the 60 s
+    // build timeout, 1024 in a few seconds; the 3x3 ones of 2048 in 3-6 s).
+    const std::int64_t limit =
+        k.unroll && k.c_inner && task.kernel_h * task.kernel_w == 1 ? max_unrolled_body / 2 : max_unrolled_body;
+    return cpu_register_tile_problem(tile, accumulators, k.unroll ? inner_extent(task, k) : 1, limit);
   };
   program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
   program->gcc_build_flags = cpu_template_gcc_build_flags();
