@@ -385,12 +385,14 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
         // core is left, a device's own builder builds on its cores at idle
         // priority (its runs take them back at once).
         std::vector<int> measuring;
+        std::vector<std::vector<int>> cores_of;  // each chosen device's, in turn
         for (auto index : chosen) {
-          auto cores = backend->measuring_cores(st.options.devices[index].id);
-          measuring.insert(measuring.end(), cores.begin(), cores.end());
+          cores_of.push_back(backend->measuring_cores(st.options.devices[index].id));
+          measuring.insert(measuring.end(), cores_of.back().begin(), cores_of.back().end());
         }
         const auto plan = plan_builds(measuring, thread_cpu_set(), false);
-        for (auto index : chosen) {
+        for (std::size_t i = 0; i < chosen.size(); ++i) {
+          const auto index = chosen[i];
           measurer_options m;
           m.device = st.options.devices[index].id;
           m.timing.timeouts = limits;
@@ -398,7 +400,7 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
           m.early_stop = job.early_stop;
           m.duel.rounds = 0;  // a node's devices neither probe their drift nor duel
           build_placement builder{plan.worker_cores, false};
-          if (builder.cores.empty()) builder = {backend->measuring_cores(m.device), true};
+          if (builder.cores.empty()) builder = {cores_of[i], true};
           auto measurer = real ? self->system().spawn(node_measurer, backend, m, compile_timeout_s, builder)
                                : spawn_measurer(self->system(), backend, m);
           st.measurers.push_back(caf::actor_cast<caf::actor>(measurer));
