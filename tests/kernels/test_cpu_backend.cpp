@@ -417,7 +417,8 @@ TEST_CASE("an unrolled body over 2048 vector multiply-adds is an instantiation e
   CHECK(at.state == status::ok);
 }
 
-TEST_CASE("a 1x1 Conv2D's channel loop unrolled in full is bounded at 1024 vector multiply-adds", "[kernels]") {
+TEST_CASE("a 1x1 Conv2D's channel loop unrolled in full is bounded at 1024 vector multiply-adds, in the space too",
+          "[kernels]") {
   // One vector of output channels: tile_x accumulators, unrolled over 256
   // input channels (c_inner); the 3x3 kernel keeps the general bound.
   auto config_of = [](const tune::kernel_program& program, double tile_x) {
@@ -428,12 +429,34 @@ TEST_CASE("a 1x1 Conv2D's channel loop unrolled in full is bounded at 1024 vecto
                                        {"loop_order", std::string("y_outer")},
                                        {"unroll_inner", 1.0}});
   };
+  // Outside the space (the strategies never propose them), and refused by
+  // the check when given from outside it.
   auto one = tune::make_cpu_task_program(tune::parse_task("conv2d:1x256x9x9:16x1x1"));
   CHECK(one->check(config_of(*one, 4.0)).empty());  // 1024
+  CHECK(one->space->is_valid(config_of(*one, 4.0)));
   CHECK_THAT(one->check(config_of(*one, 5.0)), Contains("1280 vector multiply-adds; at most 1024"));
+  CHECK_FALSE(one->space->is_valid(config_of(*one, 5.0)));
   auto three = tune::make_cpu_task_program(tune::parse_task("conv2d:1x256x9x9:16x3x3:s1:p1"));
   CHECK(three->check(config_of(*three, 5.0)).empty());
+  CHECK(three->space->is_valid(config_of(*three, 5.0)));
   CHECK_THAT(three->check(config_of(*three, 9.0)), Contains("2304 vector multiply-adds; at most 2048"));
+  CHECK_FALSE(three->space->is_valid(config_of(*three, 9.0)));
+  // Not unrolled, or unrolled over the 3 columns of c_outer: inside.
+  auto rolled = config_of(*three, 9.0);
+  rolled[5] = 0;
+  CHECK(three->space->is_valid(rolled));
+  auto columns = config_of(*three, 9.0);
+  columns[3] = 0;  // c_outer
+  CHECK(three->space->is_valid(columns));
+  CHECK(three->check(columns).empty());
+  // The space and the check agree on every configuration of a small task.
+  auto small = tune::make_cpu_task_program(tune::parse_task("conv2d:1x96x9x9:32x1x1"));
+  for (std::uint64_t flat = 0; flat < *small->space->cartesian_size(); ++flat) {
+    auto c = small->space->unflatten(flat);
+    INFO(small->space->to_json(c));
+    if (small->space->is_valid(c)) CHECK(small->check(c).empty());
+    if (small->check(c).find("multiply-adds") != std::string::npos) CHECK_FALSE(small->space->is_valid(c));
+  }
 }
 
 TEST_CASE("a compiler that cannot be run is a compile error, not an exception", "[kernels]") {

@@ -276,6 +276,16 @@ std::int64_t inner_extent(const task_spec& task, const conv_knobs& k) {
   return k.c_inner ? task.in_channels : task.kernel_w;
 }
 
+// Most vector multiply-adds of an unrolled reduction body. A 1x1 kernel's
+// channel loop unrolled is its whole reduction in one straight run of code,
+// and g++ builds it far more slowly than the same body inside a 3x3 kernel's
+// loops (ResNet-18's 1x1 convolutions, 2026-11-29: bodies of 1600-2048
+// multiply-adds 55 s to over the 60 s build timeout, 1024 in a few seconds;
+// the 3x3 ones of 2048 in 3-6 s).
+std::int64_t unrolled_body_limit(const task_spec& task, bool c_inner) {
+  return c_inner && task.kernel_h * task.kernel_w == 1 ? max_unrolled_body / 2 : max_unrolled_body;
+}
+
 std::string reduction_code(const task_spec& task, const conv_knobs& k) {
   std::string inner = k.unroll ? "#pragma GCC unroll " + std::to_string(inner_extent(task, k)) + "\n" : "";
   if (k.c_inner)
@@ -331,11 +341,19 @@ kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
   auto program = new_task_program(task, cpu_conv2d_parameters(task), "cpu");
   // Register tiles beyond the register file are outside the space (the
   // strategies never propose them): accumulators + weight vectors + the
-  // broadcast input, in lanes.
+  // broadcast input, in lanes. So are unrolled bodies over the check's bound
+  // (accumulators x the unrolled loop's extent; block_f / lanes vectors, the
+  // lanes being those of every block): a trial refused before building still
+  // took one of the budget's trials.
   auto constrained = std::make_shared<search_space>(cpu_conv2d_parameters(task), task.to_string() + " (cpu)");
   const std::string lanes = std::to_string(vector_lanes(task.out_channels));
+  auto body_within = [&](const std::string& reduction, std::int64_t extent) {
+    return "unroll_inner == 0 or reduction != '" + reduction + "' or tile_x * block_f * " + std::to_string(extent) +
+           " <= " + std::to_string(unrolled_body_limit(task, reduction == "c_inner")) + " * " + lanes;
+  };
   constrained->add_constraints(
-      {"tile_x * block_f + block_f + " + lanes + " <= " + std::to_string(vector_registers()) + " * " + lanes});
+      {"tile_x * block_f + block_f + " + lanes + " <= " + std::to_string(vector_registers()) + " * " + lanes,
+       body_within("c_inner", task.in_channels), body_within("c_outer", task.kernel_w)});
   program->space = constrained;
   auto space = program->space;
   program->source = [task, threads, space](const configuration& config) {
@@ -345,15 +363,10 @@ kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
     auto k = knobs_of(*space, config);
     const std::int64_t vectors = k.block_f / vector_lanes(k.block_f), accumulators = k.tile_x * vectors;
     const std::string tile = std::to_string(k.tile_x) + " pixels x " + std::to_string(k.block_f) + " channels";
-    // The register file is the space's constraint; this bounds the unrolled
-    // body. A 1x1 kernel's channel loop unrolled is its whole reduction in
-    // one straight run of code, and g++ builds it far more slowly than the
-    // same body inside a 3x3 kernel's loops (ResNet-18's 1x1 convolutions,
-    // 2026-11-29: bodies of 1600-2048 multiply-adds 55 s to over the 60 s
-    // build timeout, 1024 in a few seconds; the 3x3 ones of 2048 in 3-6 s).
-    const std::int64_t limit =
-        k.unroll && k.c_inner && task.kernel_h * task.kernel_w == 1 ? max_unrolled_body / 2 : max_unrolled_body;
-    return cpu_register_tile_problem(tile, accumulators, k.unroll ? inner_extent(task, k) : 1, limit);
+    // The space's constraints keep the strategies within these bounds; this
+    // refuses a configuration given from outside them (a start, --config).
+    return cpu_register_tile_problem(tile, accumulators, k.unroll ? inner_extent(task, k) : 1,
+                                     unrolled_body_limit(task, k.c_inner));
   };
   program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
   program->gcc_build_flags = cpu_template_gcc_build_flags();
