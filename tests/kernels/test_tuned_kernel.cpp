@@ -58,6 +58,7 @@ TEST_CASE("a tuned matmul becomes a header with its configuration and run()", "[
   CHECK_THAT(h, Contains("constexpr long C_elements = 1024;") && Contains("constexpr long A_elements = 512;") &&
                     Contains("constexpr long B_elements = 2048;"));
   CHECK_THAT(h, Contains("void run(float* C, const float* A, const float* B);"));
+  CHECK_THAT(h, Contains("/// Not re-entrant: the kernel keeps working buffers"));
   // The generated source under the implementation macro, its entry renamed.
   auto implementation = h.find("#ifdef TUNE_ENGINE_IMPLEMENT_mm\n");
   REQUIRE(implementation != std::string::npos);

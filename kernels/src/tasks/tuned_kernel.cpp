@@ -117,7 +117,9 @@ tuned_kernel_files emit_tuned_kernel(const kernel_program& program, const tuned_
   h += "\n/// Runs the tuned kernel";
   if (!program.arguments.empty() && program.arguments.front().output)
     h += " (" + program.arguments.front().name + " is the output)";
-  h += ".\nvoid run(" + run.parameters + ");\n\n}  // namespace " + info.name + "\n\n";
+  h += ".\n/// Not re-entrant: the kernel keeps working buffers of its own between\n"
+       "/// calls (allocated at the first); calls from several threads take turns.\n";
+  h += "void run(" + run.parameters + ");\n\n}  // namespace " + info.name + "\n\n";
   h += "#ifdef TUNE_ENGINE_IMPLEMENT_" + info.name + "\n";
   h += renamed_entry(program.source(config), program.entry, symbol);
   h += "\nvoid " + info.name + "::run(" + run.parameters + ") {\n";
