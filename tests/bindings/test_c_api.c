@@ -480,7 +480,11 @@ static size_t count_lines_with(const char* text, const char* what) {
 
 /* Subscribes to `endpoint`, runs the session `options` make, and returns what
  * arrived once the event of `last_type` with a reason came. */
+/* Runs `options` publishing on `endpoint` (waiting for this one subscriber)
+ * and reads its events into `log` until one of `last_type`. */
 static void run_and_read(tune_options* options, const char* endpoint, const char* last_type, event_log* log) {
+  CHECK_OK(tune_options_set(options, "publish", endpoint));
+  CHECK_OK(tune_options_set(options, "publish_wait", "1"));
   void* context = zmq_ctx_new();
   CHECK(context != NULL);
   log->socket = zmq_socket(context, ZMQ_SUB);
@@ -522,8 +526,6 @@ static void test_events_published(void) {
   CHECK_OK(tune_options_set(options, "budget", "24"));
   CHECK_OK(tune_options_set(options, "round_trials", "6"));
   CHECK_OK(tune_options_set(options, "seed", "3"));
-  CHECK_OK(tune_options_set(options, "publish", endpoint));
-  CHECK_OK(tune_options_set(options, "publish_wait", "1"));
   run_and_read(options, endpoint, "\"type\":\"model_progress\"", &published);
   CHECK(published.ended);
   /* Four rounds of 6 trials: a run each (and the tasks' confirmations at the
@@ -545,8 +547,6 @@ static void test_events_published(void) {
   CHECK_OK(tune_options_set(options, "dataset", dataset));
   CHECK_OK(tune_options_set(options, "time_scale", "0.001"));
   CHECK_OK(tune_options_set(options, "budget", "10"));
-  CHECK_OK(tune_options_set(options, "publish", endpoint));
-  CHECK_OK(tune_options_set(options, "publish_wait", "1"));
   run_and_read(options, endpoint, "\"type\":\"run_finished\"", &published);
   CHECK(published.ended);
   CHECK(count_lines_with(published.events, "\"type\":\"run_started\"") == 1);

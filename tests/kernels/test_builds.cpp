@@ -162,36 +162,28 @@ TEST_CASE("an emitted Conv2D is right in every call with new weights in each loo
   // call; a block packed in an earlier call must not be reused.
   tune::test::kernel_scratch scratch("builds-emitted-calls");
   const std::string task = "conv2d:2x5x6x7:32x3x3:s1:p1";
+  // Each call checked against the task's own reference (its program's
+  // reference_source, built beside the emitted kernel).
   const std::string main_source = R"(
 #include <cmath>
 #include <cstdio>
 #include <vector>
 #include "kernel.hpp"
+extern "C" void tune_reference(void* const* args);
 int main() {
-  const long B = 2, C = 5, H = 6, W = 7, F = 32, K = 3, P = 1;
-  std::vector<float> image(B * C * H * W), weights(F * C * K * K), output(B * F * H * W);
+  std::vector<float> image(kernel::image_elements), weights(kernel::weights_elements);
+  std::vector<float> output(kernel::output_elements), expected(kernel::output_elements);
   for (std::size_t i = 0; i < image.size(); ++i) image[i] = float((i * 7) % 13) - 6.0f;
   for (int call = 0; call < 3; ++call) {
     for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = float((i * 5 + call * 3) % 11) - 5.0f;
     kernel::run(output.data(), image.data(), weights.data());
-    for (long b = 0; b < B; ++b)
-      for (long f = 0; f < F; ++f)
-        for (long y = 0; y < H; ++y)
-          for (long x = 0; x < W; ++x) {
-            double sum = 0;
-            for (long c = 0; c < C; ++c)
-              for (long ry = 0; ry < K; ++ry)
-                for (long rx = 0; rx < K; ++rx) {
-                  const long h = y + ry - P, w = x + rx - P;
-                  if (h >= 0 && h < H && w >= 0 && w < W)
-                    sum += double(image[((b * C + c) * H + h) * W + w]) * weights[((f * C + c) * K + ry) * K + rx];
-                }
-            const float got = output[((b * F + f) * H + y) * W + x];
-            if (std::fabs(got - sum) > 1e-3 * (1 + std::fabs(sum))) {
-              std::printf("call %d: output (%ld, %ld, %ld, %ld) is %g, expected %g\n", call, b, f, y, x, got, sum);
-              return 1;
-            }
-          }
+    void* const args[] = {expected.data(), image.data(), weights.data()};
+    tune_reference(args);
+    for (std::size_t i = 0; i < output.size(); ++i)
+      if (std::fabs(output[i] - expected[i]) > 1e-3 * (1 + std::fabs(expected[i]))) {
+        std::printf("call %d: output element %zu is %g, expected %g\n", call, i, output[i], expected[i]);
+        return 1;
+      }
   }
   std::printf("right\n");
   return 0;
@@ -214,8 +206,9 @@ int main() {
       auto files = tune::emit_tuned_kernel(*program, info, "kernel.hpp");
       scratch.write("kernel.hpp", files.header);
       auto source = scratch.write("main.cpp", files.source + main_source);
+      auto reference = scratch.write("reference.cpp", program->reference_source);
       const auto binary = (scratch.path() / "calls").string();
-      std::vector<std::string> argv{"c++", "-std=c++20", "-o", binary, source};
+      std::vector<std::string> argv{"c++", "-std=c++20", "-o", binary, source, reference};
       for (const auto& flag : files.flags)
         if (flag != "-shared") argv.push_back(flag);
       auto compiled = tune::run_process(argv, 120.0);

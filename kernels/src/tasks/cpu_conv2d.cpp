@@ -108,7 +108,7 @@ REDUCTION
 }
 
 // Position in the reduction of OIHW's step s = (c * KH + ry) * KW + rx.
-constexpr long step_at(long s) { return C_INNER ? s % (KH * KW) * C + s / (KH * KW) : s; }
+constexpr long step_at(long s) { return w_at(s / (KH * KW), s / KW % KH, s % KW); }
 
 // Weight block fb repacked into [reduction][FB], VL channels at a time (F
 // is a multiple of FB, FB of VL): VL channels x VL steps read as VL vectors
@@ -173,6 +173,19 @@ const float* image_in_layout(const float* image) {
 constexpr bool PACK_PER_BLOCK = !OWN && !Y_OUTER;
 long calls = 0;
 
+// Weight block fb in this thread's buffer, repacked when call `call`
+// reaches a new block (PACK_PER_BLOCK).
+const float* thread_block(const float* weights, long fb, long call) {
+  static thread_local float* block = nullptr;
+  static thread_local long block_call = 0, block_fb = -1;
+  if (!block) block = aligned_floats(STEPS * FB);
+  if (block_call != call || block_fb != fb) {
+    pack_block(weights, fb, block);
+    block_call = call, block_fb = fb;
+  }
+  return block;
+}
+
 // weights: OIHW with PACK_PER_BLOCK, else the blocks of packed_weights.
 void convolve(const float* in, const float* weights, float* output) {
   constexpr long XT = WO / XR, XREST = WO % XR;
@@ -191,18 +204,7 @@ void convolve(const float* in, const float* weights, float* output) {
       fb = t / (B * HO), b = t / HO % B, y = t % HO;
     }
     const float* src = in + b * C * HP * WP + in_at(0, y * S, 0);
-    const float* w = weights + fb * STEPS * FB;
-    if constexpr (PACK_PER_BLOCK) {
-      // The thread's block, repacked when this call reaches a new one.
-      static thread_local float* block = nullptr;
-      static thread_local long block_call = 0, block_fb = -1;
-      if (!block) block = aligned_floats(STEPS * FB);
-      if (block_call != call || block_fb != fb) {
-        pack_block(weights, fb, block);
-        block_call = call, block_fb = fb;
-      }
-      w = block;
-    }
+    const float* w = PACK_PER_BLOCK ? thread_block(weights, fb, call) : weights + fb * STEPS * FB;
     float* out = output + out_at(b, fb * FB, y, 0);
     for (long xt = 0; xt < XT; ++xt) tile<XR>(src + xt * XR * XSTEP, w, out + xt * XR * XO);
     if constexpr (XREST > 0) tile<XREST>(src + XT * XR * XSTEP, w, out + XT * XR * XO);
