@@ -361,25 +361,48 @@ TEST_CASE("a register tile too large for the register file is an instantiation e
   CHECK(backend->build({99, 0, 0, 0, 0, 0, 0}, 120.0).state == status::instantiation_error);
 }
 
-TEST_CASE("a MatMul register tile of narrow vectors is counted in registers before compiling", "[kernels]") {
+TEST_CASE("a MatMul register tile of narrow vectors is counted in registers in the space", "[kernels]") {
   tune::test::kernel_scratch scratch("registers");
   auto [lanes, registers] = machine_vectors();
-  // Half-width vectors: the space's constraint (in floats of full width) lets
-  // registers - 1 rows through; they need registers + 1 (one accumulator per
-  // row, one B vector, a broadcast), and one row fewer fits exactly.
+  // Half-width vectors: registers - 1 rows would fit in floats of full width
+  // but need registers + 1 vectors (one accumulator per row, one B vector, a
+  // broadcast): outside the space, and refused when given from outside it;
+  // one row fewer fits exactly.
   for (std::int64_t rows : {registers - 1, registers - 2}) {
     const std::string task = "matmul:" + std::to_string(rows) + "x8x" + std::to_string(lanes / 2);
     auto backend = tune::make_task_backend(task, "cpu", scratch.options());
     auto config = matmul_config(*backend, {1, 1, 1, rows}, {1, 1, 1, lanes / 2}, {1, 4, 2});
     INFO(task);
-    REQUIRE(backend->space()->is_valid(config));
-    auto built = backend->build(config, 120.0);
     if (rows == registers - 1) {
-      CHECK(built.state == status::instantiation_error);
-      CHECK(built.message.find("needs " + std::to_string(registers + 1) + " vector registers") != std::string::npos);
+      CHECK_FALSE(backend->space()->is_valid(config));
+      auto program = tune::make_cpu_task_program(tune::parse_task(task));
+      CHECK_THAT(program->check(config), Contains("needs " + std::to_string(registers + 1) + " vector registers"));
     } else {
+      REQUIRE(backend->space()->is_valid(config));
       check_correct(*backend, config);
     }
+  }
+}
+
+TEST_CASE("the MatMul space and its check agree on register tiles of every vector width", "[kernels]") {
+  // tile_m_3 takes every divisor of 48 (vectors of 16, 8, 4, 2 and 1 lanes),
+  // tile_k_2 up to 1024 (bodies far over the bound), rows up to 32: what
+  // the check refuses is outside the space, and nothing else is.
+  for (const char* task : {"matmul:32x1024x48", "bmm:4x32x1024x48:nt"}) {
+    auto program = tune::make_cpu_task_program(tune::parse_task(task));
+    const auto size = *program->space->cartesian_size();
+    tune::rng_type rng(7);
+    int inside = 0, outside = 0;
+    for (int i = 0; i < 20000; ++i) {
+      auto config = program->space->unflatten(std::uniform_int_distribution<std::uint64_t>(0, size - 1)(rng));
+      const auto problem = program->check(config);
+      INFO(task << " " << program->space->to_json(config) << ": " << problem);
+      CHECK(program->space->is_valid(config) == problem.empty());
+      ++(problem.empty() ? inside : outside);
+    }
+    // Both sides are well represented.
+    CHECK(inside > 1000);
+    CHECK(outside > 1000);
   }
 }
 
@@ -402,19 +425,24 @@ TEST_CASE("register tiles use vectors no wider than this machine's registers", "
   check_correct(*exact, config);
 }
 
-TEST_CASE("an unrolled body over 2048 vector multiply-adds is an instantiation error", "[kernels]") {
+TEST_CASE("an unrolled MatMul body over 1024 vector multiply-adds is outside the space and refused", "[kernels]") {
   tune::test::kernel_scratch scratch("unrolled");
   auto backend = tune::make_task_backend("matmul:8x1024x4", "cpu", scratch.options());
   auto with_k = [&](std::vector<std::int64_t> tile_k) {
     // An 8 x 4 register tile: 8 accumulators of 4 lanes on every machine.
     return matmul_config(*backend, {1, 1, 1, 8}, {1, 1, 1, 4}, tile_k);
   };
-  auto over = backend->build(with_k({1, 1, 1024}), 120.0);  // 8 x 1024 = 8192
-  CHECK(over.state == status::instantiation_error);
-  CHECK(over.message.find("8192 vector multiply-adds; at most 2048") != std::string::npos);
-  auto at = backend->build(with_k({4, 1, 256}), 120.0);  // 8 x 256 = 2048
-  INFO(at.message);
-  CHECK(at.state == status::ok);
+  // 8 x 256 = 2048: outside the space, and refused when given from outside it.
+  auto over = with_k({4, 1, 256});
+  CHECK_FALSE(backend->space()->is_valid(over));
+  CHECK(backend->build(over, 120.0).state == status::instantiation_error);
+  auto program = tune::make_cpu_task_program(tune::parse_task("matmul:8x1024x4"));
+  CHECK_THAT(program->check(over), Contains("2048 vector multiply-adds; at most 1024"));
+  auto at = with_k({8, 1, 128});  // 8 x 128 = 1024
+  CHECK(backend->space()->is_valid(at));
+  auto built = backend->build(at, 120.0);
+  INFO(built.message);
+  CHECK(built.state == status::ok);
 }
 
 TEST_CASE("a 1x1 Conv2D's channel loop unrolled in full is bounded at 1024 vector multiply-adds, in the space too",

@@ -100,8 +100,10 @@ std::int64_t vector_registers();
 /// 16, 8, 4, 2 that divides it and fits a register, else 1.
 std::int64_t vector_lanes(std::int64_t extent);
 
-/// Most vector multiply-adds of one unrolled body (see codegen.cpp).
+/// Most vector multiply-adds of one unrolled body (see codegen.cpp); a
+/// MatMul micro-kernel's k loop, max_matmul_body.
 constexpr std::int64_t max_unrolled_body = 2048;
+constexpr std::int64_t max_matmul_body = 1024;
 
 /// Why a CPU register tile of `accumulators` vectors, unrolled `unrolled`
 /// times, cannot be instantiated; empty when it can. `body_limit` bounds the

@@ -223,6 +223,29 @@ std::string matmul_source(const task_spec& task, int threads, const matmul_tiles
   return s + body + cpu_kernel_epilogue;
 }
 
+// The check's bounds as constraints of the space, exact for every tile_m_3:
+// a register tile's vectors are vector_lanes(tile_m_3) wide, so there is one
+// case per width (the widest of this machine's that divides tile_m_3), each
+// with its own count of vectors per row.
+std::vector<std::string> matmul_tile_constraints() {
+  std::vector<std::int64_t> widths;
+  for (std::int64_t lanes : {16, 8, 4, 2})
+    if (lanes <= native_vector_lanes()) widths.push_back(lanes);
+  widths.push_back(1);
+  const std::string registers = std::to_string(vector_registers()), body = std::to_string(max_matmul_body);
+  std::string fits, bounded;
+  for (std::size_t i = 0; i < widths.size(); ++i) {
+    const std::string lanes = std::to_string(widths[i]);
+    std::string width = "tile_m_3 % " + lanes + " == 0";
+    if (i > 0) width += " and tile_m_3 % " + std::to_string(widths[i - 1]) + " != 0";
+    const std::string vectors = "(tile_m_3 / " + lanes + ")";
+    const std::string sep = i == 0 ? "" : " or ";
+    fits += sep + "(" + width + " and tile_n_3 * " + vectors + " + " + vectors + " + 1 <= " + registers + ")";
+    bounded += sep + "(" + width + " and tile_n_3 * " + vectors + " * tile_k_2 <= " + body + ")";
+  }
+  return {fits, bounded};
+}
+
 }  // namespace
 
 kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads) {
@@ -239,14 +262,12 @@ kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads) {
   parameters.push_back(make_categorical_parameter("prefetch", {parameter_value(0.0), parameter_value(1.0)}));
 
   auto program = new_task_program(task, parameters, "cpu");
-  // Register tiles beyond the register file are outside the space (the
-  // strategies never propose them): accumulators + one row of B + a broadcast,
-  // in floats, exact when tile_m_3 is a multiple of the native lanes L
-  // (narrower tiles use narrower vectors, which the check below counts).
+  // What the check below refuses is outside the space too (the strategies
+  // never propose it; a refused trial still took one of the budget's):
+  // accumulators + one row of B + a broadcast within the register file, and
+  // an unrolled body (accumulators x tile_k_2) within max_unrolled_body.
   auto constrained = std::make_shared<search_space>(parameters, task.to_string() + " (cpu)");
-  const std::string lanes = std::to_string(native_vector_lanes());
-  constrained->add_constraints(
-      {"tile_n_3 * tile_m_3 + tile_m_3 + " + lanes + " <= " + std::to_string(vector_registers()) + " * " + lanes});
+  constrained->add_constraints(matmul_tile_constraints());
   program->space = constrained;
   auto space = program->space;
   program->source = [task, threads, space, batched](const configuration& config) {
@@ -255,7 +276,7 @@ kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads) {
   program->check = [space, batched](const configuration& config) {
     auto t = tiles_of(*space, config, batched);
     auto problem = cpu_register_tile_problem(std::to_string(t.n[3]) + "x" + std::to_string(t.m[3]),
-                                             t.n[3] * (t.m[3] / vector_lanes(t.m[3])), t.k[2]);
+                                             t.n[3] * (t.m[3] / vector_lanes(t.m[3])), t.k[2], max_matmul_body);
     return problem.empty() ? register_file_problem(t) : problem;
   };
   program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
