@@ -245,7 +245,7 @@ std::string assembly_of(tune::test::kernel_scratch& scratch, const std::string& 
 // A Conv2D configuration whose unrolled reduction GCC's predictive commoning
 // rewrites.
 std::pair<tune::kernel_program_ptr, tune::configuration> unrolled_convolution() {
-  auto program = tune::make_cpu_task_program(tune::parse_task("conv2d:1x32x10x10:64x3x3:s1:p1"));
+  auto program = tune::make_cpu_task_program(tune::parse_task("conv2d:1x32x12x12:64x3x3:s1:p0"));
   auto config = program->space->from_values({{"block_f", 64.0},
                                              {"tile_x", 5.0},
                                              {"input_layout", std::string("nhwc")},

@@ -249,6 +249,30 @@ TEST_CASE("CPU Conv2D in its own layouts is correct in every layout with padding
   check_random_configurations("conv2d:2x4x10x10:16x3x3:s1:p1:own", 1, 44, 2);
 }
 
+TEST_CASE("CPU Conv2D multiplies only the kernel rows inside the image and is right at every border", "[kernels]") {
+  // Output rows whose kernel rows reach into the padding at the top, the
+  // bottom or both (a 3-row image under a 5-row kernel), rows that lie in the
+  // padding altogether (padding 3 under a 3-row kernel: zeros), strides 1
+  // to 3; plain and own layouts, both reductions, unrolled and not.
+  tune::test::kernel_scratch scratch("conv-rows");
+  for (const char* task : {"conv2d:1x2x3x6:16x5x5:s1:p2", "conv2d:1x3x4x5:16x3x3:s1:p3", "conv2d:2x2x9x7:16x3x3:s3:p2",
+                           "conv2d:1x2x8x8:16x3x3:s2:p1:own", "conv2d:1x3x4x5:16x3x3:s2:p3:own"}) {
+    auto backend = tune::make_task_backend(task, "cpu", scratch.options());
+    auto space = backend->space();
+    for (const char* reduction : {"c_outer", "c_inner"})
+      for (double unroll : {0.0, 1.0}) {
+        auto config = space->from_values({{"block_f", std::get<double>(space->parameters()[0]->value(0))},
+                                          {"tile_x", 2.0},
+                                          {"input_layout", std::string("nchw")},
+                                          {"reduction", std::string(reduction)},
+                                          {"loop_order", std::string("f_outer")},
+                                          {"unroll_inner", unroll}});
+        INFO(task << " " << reduction << " unroll " << unroll);
+        check_correct(*backend, config);
+      }
+  }
+}
+
 TEST_CASE("own layouts are a CPU task option and keep the plain task's space", "[kernels]") {
   auto own = tune::make_task_backend("conv2d:1x3x8x8:16x3x3:own", "cpu");
   auto plain = tune::make_task_backend("conv2d:1x3x8x8:16x3x3", "cpu");

@@ -108,15 +108,17 @@ inline vec splat(float x) { return splat(x, indices_below<VL>()); }
 // One reduction step of a register tile of R rows x NV vectors, the
 // micro-kernel the MatMul and Conv2D templates share: NV vectors of w (one
 // row of a B panel, or a weight block's channels) times x[r * XS] broadcast
-// (row r of an A panel, or output pixel r's input).
-template <long R, long NV, long XS>
+// (row r of an A panel, or output pixel r's input), for rows R0 .. R1 - 1
+// (the Conv2D template leaves out pixels whose input is the padding's).
+template <long R, long NV, long XS, long R0 = 0, long R1 = R>
 __attribute__((always_inline)) inline void rank1(vec (&acc)[R][NV], const float* __restrict x,
                                                  const float* __restrict w) {
+  if constexpr (R0 >= R1) return;
   vec wv[NV];
 #pragma GCC unroll 64
   for (long v = 0; v < NV; ++v) wv[v] = load(w + v * VL);
 #pragma GCC unroll 64
-  for (long r = 0; r < R; ++r) {
+  for (long r = R0; r < R1; ++r) {
     vec a = splat(x[r * XS]);
 #pragma GCC unroll 64
     for (long v = 0; v < NV; ++v) acc[r][v] += a * wv[v];

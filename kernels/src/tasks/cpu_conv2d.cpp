@@ -83,19 +83,54 @@ __attribute__((always_inline)) inline void store_nchw(vec (&acc)[NX][NV], float*
   (store_nchw<NX, G * VL>(acc, out), ...);
 }
 
+template <long V>
+struct constant {
+  static constexpr long value = V;
+  constexpr operator long() const { return V; }
+};
+// The pixels j of a tile starting at output column X0 whose input column
+// (X0 + j) * S + RX - P is inside the image: first_inside .. end_inside - 1.
+constexpr long first_inside(long x0, long rx) {
+  const long n = P - rx - x0 * S;
+  return n <= 0 ? 0 : (n + S - 1) / S;
+}
+constexpr long end_inside(long nx, long x0, long rx) {
+  const long m = W - 1 + P - rx - x0 * S;
+  return m < 0 ? 0 : (m / S + 1 < nx ? m / S + 1 : nx);
+}
+// Calls f(rx, j0, j1) (constants) for every kernel column rx of a tile of
+// NX pixels starting at output column X0, with its pixels inside the image.
+template <long NX, long X0, class Fn, long... RX>
+__attribute__((always_inline)) inline void for_columns(Fn&& f, index_list<long, RX...>) {
+  (f(constant<RX>{}, constant<first_inside(X0, RX)>{}, constant<end_inside(NX, X0, RX)>{}), ...);
+}
+
 // NX pixels x FB channels: src points at input (0, y * S, x * S), w at the
 // weight block, out at output (b, f, y, x) of the tile's first channel f.
-template <long NX>
+// Only inputs inside the image are multiplied: kernel rows ry0 .. ry1 - 1
+// (row_first, row_end), and in a tile that starts at output column X0 >= 0
+// (one that reaches into the padding's columns) each kernel column's pixels
+// inside the image; X0 < 0 for a tile that does not.
+template <long NX, long X0 = -1>
 __attribute__((always_inline)) inline void tile(const float* __restrict src, const float* __restrict w,
-                                                float* __restrict out) {
+                                                float* __restrict out, long ry0, long ry1) {
   vec acc[NX][NV];
 #pragma GCC unroll 64
   for (long j = 0; j < NX; ++j)
 #pragma GCC unroll 64
     for (long v = 0; v < NV; ++v) acc[j][v] = vec{};
-  auto step = [&](long c, long ry, long rx)
-                  __attribute__((always_inline)) { rank1<NX, NV, XSTEP>(acc, src + in_at(c, ry, rx), w + w_at(c, ry, rx) * FB); };
+  if constexpr (X0 < 0) {
+    auto step = [&](long c, long ry, long rx) __attribute__((always_inline)) {
+      rank1<NX, NV, XSTEP>(acc, src + in_at(c, ry, rx), w + w_at(c, ry, rx) * FB);
+    };
 REDUCTION
+  } else {
+    auto step = [&](long c, long ry, auto rx, auto j0, auto j1) __attribute__((always_inline)) {
+      rank1<NX, NV, XSTEP, decltype(j0)::value, decltype(j1)::value>(acc, src + in_at(c, ry, rx),
+                                                                       w + w_at(c, ry, rx) * FB);
+    };
+MASKED_REDUCTION
+  }
   if constexpr (OWN) {
     // The tile's pixels are contiguous blocks of FB channels: vector stores.
 #pragma GCC unroll 64
@@ -186,11 +221,42 @@ const float* thread_block(const float* weights, long fb, long call) {
   return block;
 }
 
+// The kernel rows [ry0, ry1) that output row y reads inside the image
+// (input rows y * S + ry - P in 0 .. H - 1).
+constexpr long row_first(long y) { return P - y * S > 0 ? P - y * S : 0; }
+constexpr long row_end(long y) { return H + P - y * S < KH ? H + P - y * S : KH; }
+
+constexpr long XT = WO / XR, XREST = WO % XR;
+// Floats between the tiles of neighbouring pixels.
+constexpr long XO = out_at(0, 0, 0, 1);
+// Whether the pixels x0 .. x1 - 1 read inside the image's columns only; the
+// full tiles that do not: 0 .. LEFT - 1 on the left, RIGHT .. XT - 1 on the
+// right.
+constexpr bool inside(long x0, long x1) { return x0 * S >= P && (x1 - 1) * S + KW - 1 - P < W; }
+constexpr bool inside(long xt) { return inside(xt * XR, (xt + 1) * XR); }
+constexpr bool REST_INSIDE = inside(XT * XR, WO);
+constexpr long left_tiles() {
+  long n = 0;
+  while (n < XT && !inside(n)) ++n;
+  return n;
+}
+constexpr long LEFT = left_tiles();
+constexpr long right_start() {
+  long n = XT;
+  while (n > LEFT && !inside(n - 1)) --n;
+  return n;
+}
+constexpr long RIGHT = right_start();
+
+// Full tiles FIRST + I of a row, each masked at its columns.
+template <long FIRST, long... I>
+__attribute__((always_inline)) inline void edge_tiles(const float* src, const float* w, float* out, long ry0, long ry1,
+                                                      index_list<long, I...>) {
+  (tile<XR, (FIRST + I) * XR>(src + (FIRST + I) * XR * XSTEP, w, out + (FIRST + I) * XR * XO, ry0, ry1), ...);
+}
+
 // weights: OIHW with PACK_PER_BLOCK, else the blocks of packed_weights.
 void convolve(const float* in, const float* weights, float* output) {
-  constexpr long XT = WO / XR, XREST = WO % XR;
-  // Floats between the tiles of neighbouring pixels.
-  constexpr long XO = out_at(0, 0, 0, 1);
   constexpr long chunks = B * NFB * HO;
   const long call = ++calls;
   PARALLEL_FOR
@@ -206,8 +272,15 @@ void convolve(const float* in, const float* weights, float* output) {
     const float* src = in + b * C * HP * WP + in_at(0, y * S, 0);
     const float* w = PACK_PER_BLOCK ? thread_block(weights, fb, call) : weights + fb * STEPS * FB;
     float* out = output + out_at(b, fb * FB, y, 0);
-    for (long xt = 0; xt < XT; ++xt) tile<XR>(src + xt * XR * XSTEP, w, out + xt * XR * XO);
-    if constexpr (XREST > 0) tile<XREST>(src + XT * XR * XSTEP, w, out + XT * XR * XO);
+    // Without padding every row reads all kernel rows: constants.
+    const long ry0 = P > 0 ? row_first(y) : 0, ry1 = P > 0 ? row_end(y) : KH;
+    // Tiles 0 .. LEFT - 1 and RIGHT .. XT - 1 reach into the padding's
+    // columns, and so may the remainder tile.
+    edge_tiles<0>(src, w, out, ry0, ry1, indices_below<LEFT>());
+    for (long xt = LEFT; xt < RIGHT; ++xt) tile<XR>(src + xt * XR * XSTEP, w, out + xt * XR * XO, ry0, ry1);
+    edge_tiles<RIGHT>(src, w, out, ry0, ry1, indices_below<XT - RIGHT>());
+    if constexpr (XREST > 0)
+      tile<XREST, REST_INSIDE ? -1 : XT * XR>(src + XT * XR * XSTEP, w, out + XT * XR * XO, ry0, ry1);
   }
 }
 
@@ -291,10 +364,23 @@ std::int64_t unrolled_body_limit(const task_spec& task, bool c_inner) {
 std::string reduction_code(const task_spec& task, const conv_knobs& k) {
   std::string inner = k.unroll ? "#pragma GCC unroll " + std::to_string(inner_extent(task, k)) + "\n" : "";
   if (k.c_inner)
-    return "  for (long ry = 0; ry < KH; ++ry)\n    for (long rx = 0; rx < KW; ++rx)\n" + inner +
+    return "  for (long ry = ry0; ry < ry1; ++ry)\n    for (long rx = 0; rx < KW; ++rx)\n" + inner +
            "      for (long c = 0; c < C; ++c) step(c, ry, rx);\n";
-  return "  for (long c = 0; c < C; ++c)\n    for (long ry = 0; ry < KH; ++ry)\n" + inner +
+  return "  for (long c = 0; c < C; ++c)\n    for (long ry = ry0; ry < ry1; ++ry)\n" + inner +
          "      for (long rx = 0; rx < KW; ++rx) step(c, ry, rx);\n";
+}
+
+// The reduction of a tile at the padding's columns: the kernel columns are
+// constants (for_columns), each with the tile's pixels inside the image. A
+// channel loop is not unrolled here: the few edge tiles of a row would
+// multiply an unrolled body by the kernel's width.
+std::string masked_reduction_code(const conv_knobs& k) {
+  const std::string columns = "for_columns<NX, X0>([&](auto rx, auto j0, auto j1) __attribute__((always_inline)) {";
+  if (k.c_inner)
+    return "  for (long ry = ry0; ry < ry1; ++ry)\n    " + columns +
+           "\n      for (long c = 0; c < C; ++c) step(c, ry, rx, j0, j1);\n    }, indices_below<KW>());\n";
+  return "  for (long c = 0; c < C; ++c)\n    for (long ry = ry0; ry < ry1; ++ry)\n      " + columns +
+         " step(c, ry, rx, j0, j1); }, indices_below<KW>());\n";
 }
 
 std::string conv_source(const task_spec& task, int threads, const conv_knobs& k) {
@@ -313,6 +399,7 @@ std::string conv_source(const task_spec& task, int threads, const conv_knobs& k)
   auto put = [&](const std::string& what, const std::string& with) {
     body.replace(body.find(what), what.size(), with);
   };
+  put("MASKED_REDUCTION\n", masked_reduction_code(k));
   put("REDUCTION\n", reduction_code(task, k));
   put("TRANSPOSE\n", cpu_transpose_code(vector_lanes(k.block_f)));
   put("PARALLEL_FOR", threads > 1 ? "#pragma omp parallel for num_threads(THREADS) schedule(static)" : "");
