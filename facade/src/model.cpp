@@ -97,11 +97,21 @@ model read_model(const std::string& path) {
   if (!root.IsMap()) refuse(path, "(top level)", "must be a mapping with 'tasks:' (a list of tasks)");
   for (const auto& entry : root) {
     const auto key = entry.first.as<std::string>();
-    if (key != "name" && key != "tasks") refuse(path, key, "unknown field; a model file has 'name' and 'tasks'");
+    if (key != "name" && key != "tasks" && key != "layouts")
+      refuse(path, key, "unknown field; a model file has 'name', 'tasks' and 'layouts'");
   }
   model m;
   m.origin = path;
   m.name = root["name"] ? scalar_text(root["name"], path, "name") : fs::path(path).stem().string();
+  // layouts: own tunes every convolution in the kernel's own layouts (the
+  // task strings' ':own'), as an inference engine keeps weights packed and
+  // activations blocked between layers.
+  const std::string layouts = root["layouts"] ? scalar_text(root["layouts"], path, "layouts") : "plain";
+  if (layouts != "plain" && layouts != "own")
+    refuse(path, "layouts",
+           "must be 'plain' (the tasks' NCHW tensors, conversions in the time) or 'own' (every convolution in its "
+           "kernel's own layouts, conversions outside the time), not '" +
+               layouts + "'");
   const auto tasks = root["tasks"];
   if (!tasks || !tasks.IsSequence() || tasks.size() == 0)
     refuse(path, "tasks", "must be a non-empty list, each item with 'task:' (e.g. matmul:128x768x768) or 'dataset:'");
@@ -137,6 +147,7 @@ model read_model(const std::string& path) {
       } catch (const std::invalid_argument& e) {
         refuse(path, where + ".task", e.what());
       }
+      if (layouts == "own" && spec.op == operator_kind::conv2d) spec.own_layouts = true;
       auto t = detail::builtin_task(spec, name.empty() ? spec.to_string() : name, count);
       const auto key = "task:" + t.task;
       builder.add(key, std::move(t));

@@ -82,6 +82,29 @@ TEST_CASE("model: a file's identical workloads are merged, counts added, names k
   CHECK(n.tasks[0].count == 2.0);
 }
 
+TEST_CASE("model: layouts own tunes every convolution in its kernel's own layouts", "[facade][model]") {
+  scratch_dir dir("tune-model-layouts");
+  const std::string tasks =
+      "tasks:\n"
+      "  - task: conv2d:1x8x16x16:8x3x3:p1\n"
+      "  - task: matmul:64x64x64\n"
+      "  - task: conv2d:1x8x16x16:8x3x3:s1:p1:own\n";
+  auto own = read_model(write(dir, "own.yaml", "layouts: own\n" + tasks).string());
+  // The convolution written both ways is one workload in its own layouts.
+  REQUIRE(own.tasks.size() == 2);
+  CHECK(own.tasks[0].task == "conv2d:1x8x16x16:8x3x3:s1:p1:own");
+  CHECK(own.tasks[0].count == 2.0);
+  CHECK(own.tasks[1].task == "matmul:64x64x64");
+  auto plain = read_model(write(dir, "plain.yaml", "layouts: plain\n" + tasks).string());
+  REQUIRE(plain.tasks.size() == 3);
+  CHECK(plain.tasks[0].task == "conv2d:1x8x16x16:8x3x3:s1:p1");
+  CHECK(plain.tasks[2].task == "conv2d:1x8x16x16:8x3x3:s1:p1:own");
+  CHECK(read_model(write(dir, "default.yaml", tasks).string()).tasks.size() == 3);
+  CHECK_THAT(
+      input_error_of([&] { read_model(write(dir, "bad.yaml", "layouts: blocked\n" + tasks).string()); }, "accepted"),
+      Catch::Contains("bad.yaml: layouts: must be 'plain'") && Catch::Contains("not 'blocked'"));
+}
+
 TEST_CASE("model: the shipped models read, with ResNet-18's repeated convolutions merged", "[facade][model]") {
   const std::string examples = std::string(TUNE_SOURCE_DIR) + "/examples/models/";
   auto resnet = read_model(examples + "resnet18.yaml");
