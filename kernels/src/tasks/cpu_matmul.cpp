@@ -265,7 +265,7 @@ kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads) {
   // What the check below refuses is outside the space too (the strategies
   // never propose it; a refused trial still took one of the budget's):
   // accumulators + one row of B + a broadcast within the register file, and
-  // an unrolled body (accumulators x tile_k_2) within max_unrolled_body.
+  // an unrolled body (accumulators x tile_k_2) within max_matmul_body.
   auto constrained = std::make_shared<search_space>(parameters, task.to_string() + " (cpu)");
   constrained->add_constraints(matmul_tile_constraints());
   program->space = constrained;
