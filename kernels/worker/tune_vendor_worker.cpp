@@ -120,7 +120,7 @@ timed_kernel tuned_kernel(const json& t) {
   const auto entry = symbol(t.value("entry", "tune_entry"));
   const auto prepare = symbol(t.value("prepare", "")), finish = symbol(t.value("finish", ""));
   struct buffers {
-    std::vector<std::vector<std::uint8_t>> bytes;
+    std::vector<tune::worker::argument_storage> bytes;
     std::vector<void*> pointers;
   };
   auto b = std::make_shared<buffers>();
@@ -137,12 +137,13 @@ timed_kernel openblas(const json& r, int threads) {
   if (r.at("op") == "conv2d") throw std::invalid_argument("OpenBLAS has no convolution");
   const long batch = get(r, "batch"), n = get(r, "n"), k = get(r, "k"), m = get(r, "m");
   const bool ta = r.at("transpose_a"), tb = r.at("transpose_b");
+  // On 64-byte boundaries, as the tuned kernel's arguments.
+  using floats = std::vector<float, tune::worker::aligned_allocator<float>>;
   struct matrices {
-    std::vector<float> a, b, c;
+    floats a, b, c;
   };
-  auto x =
-      std::make_shared<matrices>(matrices{std::vector<float>(batch * n * k, 0.5f),
-                                          std::vector<float>(batch * k * m, 0.25f), std::vector<float>(batch * n * m)});
+  auto x = std::make_shared<matrices>(
+      matrices{floats(batch * n * k, 0.5f), floats(batch * k * m, 0.25f), floats(batch * n * m)});
   auto batch_range = [x, n, k, m, ta, tb](long first, long last) {
     for (long p = first; p < last; ++p)
       cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(n), int(m), int(k),
