@@ -478,10 +478,9 @@ static size_t count_lines_with(const char* text, const char* what) {
   return count;
 }
 
-/* Subscribes to `endpoint`, runs the session `options` make, and returns what
- * arrived once the event of `last_type` with a reason came. */
 /* Runs `options` publishing on `endpoint` (waiting for this one subscriber)
- * and reads its events into `log` until one of `last_type`. */
+ * and reads its events into `log` until the event of `last_type` with a
+ * reason came. */
 static void run_and_read(tune_options* options, const char* endpoint, const char* last_type, event_log* log) {
   CHECK_OK(tune_options_set(options, "publish", endpoint));
   CHECK_OK(tune_options_set(options, "publish_wait", "1"));

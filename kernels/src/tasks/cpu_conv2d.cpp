@@ -356,7 +356,8 @@ std::int64_t inner_extent(const task_spec& task, const conv_knobs& k) {
 // and g++ builds it far more slowly than the same body inside a 3x3 kernel's
 // loops (ResNet-18's 1x1 convolutions, 2026-11-29: bodies of 1600-2048
 // multiply-adds 55 s to over the 60 s build timeout, 1024 in a few seconds;
-// the 3x3 ones of 2048 in 3-6 s).
+// most 3x3 ones of 2048 in 3-6 s, though one of a single pixel's tile over
+// 512 channels took 50 s).
 std::int64_t unrolled_body_limit(const task_spec& task, bool c_inner) {
   return c_inner && task.kernel_h * task.kernel_w == 1 ? max_unrolled_body / 2 : max_unrolled_body;
 }

@@ -118,7 +118,7 @@ tuned_kernel_files emit_tuned_kernel(const kernel_program& program, const tuned_
   if (!program.arguments.empty() && program.arguments.front().output)
     h += " (" + program.arguments.front().name + " is the output)";
   h += ".\n/// Not re-entrant: the kernel keeps working buffers of its own between\n"
-       "/// calls (allocated at the first); calls from several threads take turns.\n";
+       "/// calls (allocated at the first); callers on several threads must take turns.\n";
   h += "void run(" + run.parameters + ");\n\n}  // namespace " + info.name + "\n\n";
   h += "#ifdef TUNE_ENGINE_IMPLEMENT_" + info.name + "\n";
   h += renamed_entry(program.source(config), program.entry, symbol);
