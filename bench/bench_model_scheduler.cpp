@@ -15,7 +15,11 @@
 //
 // Headline: the trials the gradient scheduler needs to reach the weighted
 // latency round robin has at the full budget (per seed; the median and the
-// mean over seeds, as a fraction of the budget).
+// mean over seeds, as a fraction of the budget). Beside it the oracle, the
+// bound on every scheduler: each task's search run alone in the same rounds,
+// then the best split of the rounds among the tasks knowing those curves
+// (tune::best_split_latency). TUNE_BENCH_CURVES=FILE writes those curves, one
+// line per seed and task: seed, count, the task's best after each round.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -45,6 +49,18 @@ struct options {
   std::uint32_t patience = 0;
   double half_life = task_scheduler_options{}.stall_half_life;
 };
+
+/// One trial of a replayed task: its recorded result goes to the task's
+/// search, and lowers `best` when it is faster.
+void replay_trial(const replay_dataset& data, strategy& search, const configuration& config, double& best) {
+  auto e = evaluate(data, config, nullptr);
+  trial_result r;
+  r.config = config;
+  r.state = e.state;
+  r.time_ms = e.time_ms;
+  search.observe(r);
+  if (r.ok() && !(r.time_ms >= best)) best = r.time_ms;
+}
 
 /// The weighted latency after each trial (NaN until every task has a best).
 std::vector<double> run_model(const model& m, const std::vector<std::shared_ptr<replay_dataset>>& data,
@@ -79,13 +95,7 @@ std::vector<double> run_model(const model& m, const std::vector<std::shared_ptr<
       auto proposals = searches[t]->propose(std::min<std::size_t>(o.round - measured, o.budget - curve.size()));
       if (proposals.empty()) break;
       for (const auto& config : proposals) {
-        auto e = evaluate(*data[t], config, nullptr);
-        trial_result r;
-        r.config = config;
-        r.state = e.state;
-        r.time_ms = e.time_ms;
-        searches[t]->observe(r);
-        if (r.ok() && !(r.time_ms >= best[t])) best[t] = r.time_ms;
+        replay_trial(*data[t], *searches[t], config, best[t]);
         curve.push_back(latency());
         ++measured;
       }
@@ -98,6 +108,36 @@ std::vector<double> run_model(const model& m, const std::vector<std::shared_ptr<
       std::fprintf(stderr, "%s %s: rounds %u best %.4f (optimum %.4f) x%g\n", to_string(kind).data(),
                    m.tasks[i].label().c_str(), scheduler.rounds(i), best[i], data[i]->best_time_ms(), m.tasks[i].count);
   return curve;
+}
+
+/// Each task's search alone, in rounds of o.round trials as the scheduler gives
+/// them: the task's best time after each of its rounds (NaN before its first
+/// result). A task's search does not depend on the order in which rounds of
+/// other tasks come, so these are the curves every scheduler draws from.
+std::vector<std::vector<double>> task_curves(const model& m, const std::vector<std::shared_ptr<replay_dataset>>& data,
+                                             const options& o, std::uint64_t seed, std::size_t rounds) {
+  std::vector<std::vector<double>> curves;
+  for (std::size_t t = 0; t < m.tasks.size(); ++t) {
+    strategy_options sopt;
+    sopt.seed = seed;
+    auto search = make_strategy(o.strategy, data[t]->space, sopt);
+    double best = std::nan("");
+    std::vector<double> curve;
+    for (std::size_t r = 0; r < rounds; ++r) {
+      std::size_t measured = 0;
+      while (measured < o.round) {
+        auto proposals = search->propose(o.round - measured);
+        if (proposals.empty()) break;
+        for (const auto& config : proposals) {
+          replay_trial(*data[t], *search, config, best);
+          ++measured;
+        }
+      }
+      curve.push_back(best);
+    }
+    curves.push_back(std::move(curve));
+  }
+  return curves;
 }
 
 int run(int argc, char** argv) {
@@ -140,26 +180,71 @@ int run(int argc, char** argv) {
       "(sum of count × best recorded time) relative to its optimum ({:.4f} ms), mean over seeds.\n\n",
       m.name, m.tasks.size(), o.strategy, o.budget, o.round, o.seeds, optimum);
   std::vector<std::vector<double>> curves[2];
+  std::vector<std::vector<double>> oracle;  // per seed, index: rounds - 1
+  const std::size_t rounds = (o.budget + o.round - 1) / o.round;
   for (std::size_t s = 1; s <= o.seeds; ++s) {
     curves[0].push_back(run_model(m, data, scheduler_kind::gradient, o, s));
     curves[1].push_back(run_model(m, data, scheduler_kind::round_robin, o, s));
+    const auto alone = task_curves(m, data, o, s, rounds);
+    if (const char* dump = std::getenv("TUNE_BENCH_CURVES")) {
+      // One line per seed and task: the task's best after each of its rounds.
+      std::ofstream f(dump, s == 1 ? std::ios::trunc : std::ios::app);
+      for (std::size_t t = 0; t < alone.size(); ++t) {
+        f << s << ' ' << m.tasks[t].count;
+        for (double g : alone[t]) f << ' ' << g;
+        f << '\n';
+      }
+    }
+    std::vector<double> weights;
+    for (const auto& t : m.tasks) weights.push_back(t.count);
+    oracle.push_back(best_split_latency(weights, alone, rounds));
   }
+  // Every scheduler's split is one of those the oracle looked at: a run below
+  // it would mean a task's search depended on when its rounds came.
+  for (std::size_t s = 0; s < o.seeds; ++s)
+    for (int k = 0; k < 2; ++k)
+      for (std::size_t r = 1; r * o.round <= curves[k][s].size(); ++r)
+        if (curves[k][s][r * o.round - 1] < oracle[s][r - 1] * (1.0 - 1e-12))
+          throw std::logic_error(
+              fmt::format("seed {}: a scheduler's latency after {} rounds is below the oracle's", s + 1, r));
+  // The oracle's latency after `trials` trials: its best split of the whole
+  // rounds among them.
+  auto oracle_at = [&](std::size_t seed, std::size_t trials) {
+    const std::size_t r = trials / o.round;
+    return r == 0 ? std::nan("") : oracle[seed][r - 1];
+  };
   // The relative latency at fractions of the budget.
-  md += "| trials | gradient | round robin |\n|---:|---:|---:|\n";
+  md += "| trials | gradient | round robin | oracle |\n|---:|---:|---:|---:|\n";
   for (double frac : {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0}) {
     const std::size_t at = std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(frac * o.budget)));
-    double mean[2] = {0, 0};
-    std::size_t n[2] = {0, 0};
+    double mean[3] = {0, 0, 0};
+    std::size_t n[3] = {0, 0, 0};
     for (int k = 0; k < 2; ++k)
       for (const auto& c : curves[k])
         if (c.size() >= at && std::isfinite(c[at - 1])) {
           mean[k] += c[at - 1] / optimum;
           ++n[k];
         }
+    for (std::size_t s = 0; s < o.seeds; ++s)
+      if (const double v = oracle_at(s, at); std::isfinite(v)) {
+        mean[2] += v / optimum;
+        ++n[2];
+      }
     auto cell = [&](int k) { return n[k] ? fmt::format("{:.4f}", mean[k] / n[k]) : std::string("—"); };
-    md += fmt::format("| {} | {} | {} |\n", at, cell(0), cell(1));
+    md += fmt::format("| {} | {} | {} | {} |\n", at, cell(0), cell(1), cell(2));
   }
   // Per seed: trials for gradient to reach round robin's latency at the budget.
+  // Per seed: whole rounds the oracle needs to reach round robin's latency at
+  // the budget (at most the budget's rounds: round robin is one of its splits).
+  std::vector<double> oracle_fractions;
+  for (std::size_t s = 0; s < o.seeds; ++s) {
+    const double target = curves[1][s].empty() ? std::nan("") : curves[1][s].back();
+    for (std::size_t r = 1; r <= rounds; ++r)
+      if (oracle[s][r - 1] <= target) {
+        oracle_fractions.push_back(static_cast<double>(r * o.round) / static_cast<double>(curves[1][s].size()));
+        break;
+      }
+  }
   std::vector<double> fractions;
   std::size_t never = 0;
   for (std::size_t s = 0; s < o.seeds; ++s) {
@@ -184,6 +269,13 @@ int run(int argc, char** argv) {
       "\nTrials the gradient scheduler needs to reach round robin's weighted latency at {} trials: "
       "median {:.2f}×, mean {:.2f}× the budget over {} seeds ({} never reached it).\n",
       o.budget, med, mean, fractions.size(), never);
+  if (!oracle_fractions.empty())
+    md += fmt::format(
+        "The oracle (each task's search run alone first, then the best split of whole rounds among the tasks): "
+        "median {:.2f}×, mean {:.2f}× the budget over {} seeds; no scheduler can need fewer with these searches.\n",
+        median(oracle_fractions),
+        std::accumulate(oracle_fractions.begin(), oracle_fractions.end(), 0.0) / oracle_fractions.size(),
+        oracle_fractions.size());
   std::fputs(md.c_str(), stdout);
   if (!o.out.empty()) std::ofstream(o.out) << md;
   return 0;

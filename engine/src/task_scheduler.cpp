@@ -164,4 +164,31 @@ std::optional<std::size_t> task_scheduler::next() {
   return pick;
 }
 
+std::vector<double> best_split_latency(const std::vector<double>& weights,
+                                       const std::vector<std::vector<double>>& curves, std::size_t rounds) {
+  if (weights.size() != curves.size())
+    throw std::invalid_argument("best_split_latency: " + std::to_string(weights.size()) + " weights for " +
+                                std::to_string(curves.size()) + " curves");
+  for (double w : weights)
+    if (!std::isfinite(w) || w <= 0.0) throw std::invalid_argument("best_split_latency: a weight is not > 0");
+  const double inf = std::numeric_limits<double>::infinity();
+  // cost[r]: the lowest weighted sum over the tasks so far with r rounds among them.
+  std::vector<double> cost(rounds + 1, inf);
+  cost[0] = 0.0;
+  for (std::size_t t = 0; t < curves.size(); ++t) {
+    std::vector<double> next(rounds + 1, inf);
+    for (std::size_t used = 0; used < rounds; ++used) {
+      if (cost[used] == inf) continue;
+      for (std::size_t k = 1; used + k <= rounds && k <= curves[t].size(); ++k) {
+        const double g = curves[t][k - 1];
+        if (std::isfinite(g)) next[used + k] = std::min(next[used + k], cost[used] + weights[t] * g);
+      }
+    }
+    cost = std::move(next);
+  }
+  std::vector<double> best(rounds, inf);
+  for (std::size_t r = 1; r <= rounds; ++r) best[r - 1] = std::min(cost[r], r > 1 ? best[r - 2] : inf);
+  return best;
+}
+
 }  // namespace tune

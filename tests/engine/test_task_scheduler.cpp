@@ -1,8 +1,11 @@
 // tune::task_scheduler: the warm-up, round robin, Ansor's gradient rule (its
 // backward and forward slopes by hand), patience, epsilon's draws, bad input;
-// a property test that a slope is never positive.
+// a property test that a slope is never positive; best_split_latency (the
+// oracle) against brute force.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -267,4 +270,69 @@ TEST_CASE("task_scheduler: bad input is refused with the field and the range", "
   CHECK(scheduler_kind_from_string("gradient") == scheduler_kind::gradient);
   CHECK_FALSE(scheduler_kind_from_string("fifo"));
   CHECK(to_string(scheduler_kind::round_robin) == "round_robin");
+}
+
+namespace {
+
+/// Every split of `rounds` rounds (each task >= 1) by brute force.
+double brute_split(const std::vector<double>& weights, const std::vector<std::vector<double>>& curves,
+                   std::size_t rounds, std::size_t task = 0) {
+  if (task == curves.size()) return rounds == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 1; k <= rounds && k <= curves[task].size(); ++k) {
+    const double g = curves[task][k - 1];
+    if (!std::isfinite(g)) continue;
+    best = std::min(best, weights[task] * g + brute_split(weights, curves, rounds - k, task + 1));
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("best_split_latency: the lowest latency of every split of the rounds (property)",
+          "[engine][task_scheduler]") {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t tasks = 1 + rng() % 4, rounds = 1 + rng() % 9;
+    std::vector<double> weights;
+    std::vector<std::vector<double>> curves(tasks);
+    for (auto& c : curves) {
+      weights.push_back(1.0 + 9.0 * u(rng));
+      double g = std::nan("");
+      const std::size_t length = 1 + rng() % 8;  // may be shorter than the rounds
+      for (std::size_t k = 0; k < length; ++k) {
+        if (u(rng) < 0.8) g = std::isfinite(g) ? std::min(g, 10.0 * u(rng)) : 10.0 * u(rng);
+        c.push_back(g);  // a best only falls; NaN until the first result
+      }
+    }
+    const auto best = best_split_latency(weights, curves, rounds);
+    REQUIRE(best.size() == rounds);
+    double expected = std::numeric_limits<double>::infinity();
+    for (std::size_t r = 1; r <= rounds; ++r) {
+      expected = std::min(expected, brute_split(weights, curves, r));
+      INFO("trial " << trial << ", " << r << " rounds");
+      if (std::isinf(expected))
+        CHECK(std::isinf(best[r - 1]));
+      else
+        CHECK_THAT(best[r - 1], WithinRel(expected, 1e-12));
+      if (r > 1) CHECK(best[r - 1] <= best[r - 2]);
+    }
+  }
+}
+
+TEST_CASE("best_split_latency: a round goes where the weighted fall is largest", "[engine][task_scheduler]") {
+  // a falls 10 -> 4 on its second round (weight 1: 6 less), b 10 -> 9 (weight
+  // 3: 3 less) and then to 1 on its third: a greedy split would take a's.
+  const std::vector<std::vector<double>> curves = {{10, 4, 4}, {10, 9, 1}};
+  const auto best = best_split_latency({1, 3}, curves, 4);
+  CHECK(std::isinf(best[0]));  // one round cannot give both a best
+  CHECK(best[1] == 40.0);      // 10 + 3 * 10
+  CHECK(best[2] == 34.0);      // a's second round
+  CHECK(best[3] == 13.0);      // b's third round: 10 + 3 * 1, not both second rounds (4 + 3 * 9 = 31)
+}
+
+TEST_CASE("best_split_latency: bad input is refused", "[engine][task_scheduler]") {
+  CHECK_THROWS_WITH(best_split_latency({1}, {{1.0}, {2.0}}, 2), Contains("1 weights for 2 curves"));
+  CHECK_THROWS_WITH(best_split_latency({0, 1}, {{1.0}, {2.0}}, 2), Contains("not > 0"));
 }

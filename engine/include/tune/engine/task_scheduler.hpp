@@ -137,4 +137,18 @@ class task_scheduler {
   rng_type rng_;
 };
 
+/// The best any scheduler could do, for judging one: given every task's best
+/// time after each of its rounds (curves[i][k - 1]: task i's best after k
+/// rounds; NaN: none yet) and the weights, the lowest weighted latency
+/// sum_i weights[i] * curves[i][k_i - 1] over every split of T rounds with
+/// each k_i >= 1, for T = 1 .. rounds (index T - 1; +infinity while no split
+/// has a best for every task), made non-increasing in T (a split of fewer
+/// rounds is allowed). A task's search does not depend on when the other
+/// tasks' rounds come, so curves measured by running each search alone are
+/// the ones every scheduler draws from, and this "oracle" knows them in
+/// advance. Dynamic programming over the tasks: O(tasks * rounds^2).
+/// Throws std::invalid_argument when the sizes differ or a weight is not > 0.
+std::vector<double> best_split_latency(const std::vector<double>& weights,
+                                       const std::vector<std::vector<double>>& curves, std::size_t rounds);
+
 }  // namespace tune
