@@ -127,10 +127,10 @@ void add_tune_command(CLI::App& app, command_list& commands) {
   args->lease.declare(f);
   f.option("task", "--task", o.task, "built-in kernel and shape, e.g. matmul:512x1024x1024");
   sub->add_option("--model", args->model_file,
-                  "a model file (YAML: tasks with their counts, see examples/models/; or ONNX: its Conv, MatMul and "
-                  "Gemm nodes): its tasks tuned in rounds, one "
-                  "budget for all, the next round to the task where the model's latency (sum of count x best) is "
-                  "expected to fall most")
+                  "a model file (YAML: tasks with their counts, see examples/models/, and `layouts: own` to tune "
+                  "every convolution in its kernel's own layouts; or ONNX: its Conv, MatMul and Gemm nodes): its "
+                  "tasks tuned in rounds, one budget for all, the next round to the task where the model's latency "
+                  "(sum of count x best) is expected to fall most; docs/models.md")
       ->check(CLI::ExistingFile);
   sub->add_option("--scheduler", args->scheduler, "--model: gradient (Ansor's task scheduler, default) or round_robin")
       ->check(CLI::IsMember({"gradient", "round_robin", "round-robin"}));
@@ -215,9 +215,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
          "family's runs)");
   f.flag("progress_line", "--quiet", args->quiet, "no progress line on stderr");
   f.flag("compare_vendor", "--compare-vendor,--compare-blas", o.compare_vendor,
-         "--task: after the run, time the vendor kernels (oneDNN; OpenBLAS sgemm with its default and its "
-         "fastest core type) on the same problem, cores and threads and print the ratios (--compare-blas: "
-         "the same)");
+         "--task (or each task of --model): after the run, time the vendor kernels (oneDNN; OpenBLAS sgemm with "
+         "its default and its fastest core type) alternately with the best on the same problem, cores and threads "
+         "and print the ratios (--compare-blas: the same)");
   args->names = f.names();
   declare_option_names("tune", args->names);
   commands.emplace_back(sub, [args, seed, publish, dashboard] {
