@@ -62,9 +62,14 @@ void replay_trial(const replay_dataset& data, strategy& search, const configurat
   if (r.ok() && !(r.time_ms >= best)) best = r.time_ms;
 }
 
-/// The weighted latency after each trial (NaN until every task has a best).
-std::vector<double> run_model(const model& m, const std::vector<std::shared_ptr<replay_dataset>>& data,
-                              scheduler_kind kind, const options& o, std::uint64_t seed) {
+/// The weighted latency after each trial (NaN until every task has a best) and
+/// after each round.
+struct model_run {
+  std::vector<double> trials, rounds;
+};
+
+model_run run_model(const model& m, const std::vector<std::shared_ptr<replay_dataset>>& data, scheduler_kind kind,
+                    const options& o, std::uint64_t seed) {
   std::vector<scheduled_task> tasks;
   for (const auto& t : m.tasks) tasks.push_back({t.label(), t.count, 0.0, t.family});
   task_scheduler_options so;
@@ -80,7 +85,7 @@ std::vector<double> run_model(const model& m, const std::vector<std::shared_ptr<
     searches.push_back(make_strategy(o.strategy, d->space, sopt));
   }
   std::vector<double> best(m.tasks.size(), std::nan(""));
-  std::vector<double> curve;
+  std::vector<double> curve, after_round;
   auto latency = [&] {
     double sum = 0;
     for (std::size_t i = 0; i < best.size(); ++i) sum += m.tasks[i].count * best[i];
@@ -102,12 +107,13 @@ std::vector<double> run_model(const model& m, const std::vector<std::shared_ptr<
     }
     if (measured == 0) scheduler.mark_done(t);
     scheduler.record_round(t, best[t]);
+    after_round.push_back(latency());
   }
   if (std::getenv("TUNE_BENCH_VERBOSE"))
     for (std::size_t i = 0; i < best.size(); ++i)
       std::fprintf(stderr, "%s %s: rounds %u best %.4f (optimum %.4f) x%g\n", to_string(kind).data(),
                    m.tasks[i].label().c_str(), scheduler.rounds(i), best[i], data[i]->best_time_ms(), m.tasks[i].count);
-  return curve;
+  return {curve, after_round};
 }
 
 /// Each task's search alone, in rounds of o.round trials as the scheduler gives
@@ -179,12 +185,15 @@ int run(int argc, char** argv) {
       "Model {} ({} tasks), strategy `{}`, {} trials in rounds of {}, seeds 1–{}: weighted latency "
       "(sum of count × best recorded time) relative to its optimum ({:.4f} ms), mean over seeds.\n\n",
       m.name, m.tasks.size(), o.strategy, o.budget, o.round, o.seeds, optimum);
-  std::vector<std::vector<double>> curves[2];
+  std::vector<std::vector<double>> curves[2], round_curves[2];
   std::vector<std::vector<double>> oracle;  // per seed, index: rounds - 1
   const std::size_t rounds = (o.budget + o.round - 1) / o.round;
   for (std::size_t s = 1; s <= o.seeds; ++s) {
-    curves[0].push_back(run_model(m, data, scheduler_kind::gradient, o, s));
-    curves[1].push_back(run_model(m, data, scheduler_kind::round_robin, o, s));
+    for (int k = 0; k < 2; ++k) {
+      auto run = run_model(m, data, k == 0 ? scheduler_kind::gradient : scheduler_kind::round_robin, o, s);
+      curves[k].push_back(std::move(run.trials));
+      round_curves[k].push_back(std::move(run.rounds));
+    }
     const auto alone = task_curves(m, data, o, s, rounds);
     if (const char* dump = std::getenv("TUNE_BENCH_CURVES")) {
       // One line per seed and task: the task's best after each of its rounds.
@@ -200,11 +209,12 @@ int run(int argc, char** argv) {
     oracle.push_back(best_split_latency(weights, alone, rounds));
   }
   // Every scheduler's split is one of those the oracle looked at: a run below
-  // it would mean a task's search depended on when its rounds came.
+  // it after as many rounds would mean a task's search depended on when its
+  // rounds came.
   for (std::size_t s = 0; s < o.seeds; ++s)
     for (int k = 0; k < 2; ++k)
-      for (std::size_t r = 1; r * o.round <= curves[k][s].size(); ++r)
-        if (curves[k][s][r * o.round - 1] < oracle[s][r - 1] * (1.0 - 1e-12))
+      for (std::size_t r = 1; r <= round_curves[k][s].size() && r <= rounds; ++r)
+        if (round_curves[k][s][r - 1] < oracle[s][r - 1] * (1.0 - 1e-12))
           throw std::logic_error(
               fmt::format("seed {}: a scheduler's latency after {} rounds is below the oracle's", s + 1, r));
   // The oracle's latency after `trials` trials: its best split of the whole
@@ -233,7 +243,6 @@ int run(int argc, char** argv) {
     auto cell = [&](int k) { return n[k] ? fmt::format("{:.4f}", mean[k] / n[k]) : std::string("—"); };
     md += fmt::format("| {} | {} | {} | {} |\n", at, cell(0), cell(1), cell(2));
   }
-  // Per seed: trials for gradient to reach round robin's latency at the budget.
   // Per seed: whole rounds the oracle needs to reach round robin's latency at
   // the budget (at most the budget's rounds: round robin is one of its splits).
   std::vector<double> oracle_fractions;
@@ -245,6 +254,7 @@ int run(int argc, char** argv) {
         break;
       }
   }
+  // Per seed: trials for gradient to reach round robin's latency at the budget.
   std::vector<double> fractions;
   std::size_t never = 0;
   for (std::size_t s = 0; s < o.seeds; ++s) {
