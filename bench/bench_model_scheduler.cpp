@@ -188,6 +188,8 @@ int run(int argc, char** argv) {
   std::vector<std::vector<double>> curves[2], round_curves[2];
   std::vector<std::vector<double>> oracle;  // per seed, index: rounds - 1
   const std::size_t rounds = (o.budget + o.round - 1) / o.round;
+  std::vector<double> weights;
+  for (const auto& t : m.tasks) weights.push_back(t.count);
   for (std::size_t s = 1; s <= o.seeds; ++s) {
     for (int k = 0; k < 2; ++k) {
       auto run = run_model(m, data, k == 0 ? scheduler_kind::gradient : scheduler_kind::round_robin, o, s);
@@ -204,8 +206,6 @@ int run(int argc, char** argv) {
         f << '\n';
       }
     }
-    std::vector<double> weights;
-    for (const auto& t : m.tasks) weights.push_back(t.count);
     oracle.push_back(best_split_latency(weights, alone, rounds));
   }
   // Every scheduler's split is one of those the oracle looked at: a run below

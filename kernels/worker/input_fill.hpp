@@ -1,8 +1,10 @@
 #pragma once
 // A tuned kernel's arguments as tune-vendor-worker builds them for its timed
-// runs: the same inputs, on the same 64-byte boundaries, tune-kernel-worker gives the kernel (a fixed hash of
-// (argument, element), identical in every process), scalars holding their
-// value, outputs zeroed (the warm-up run writes them before any timed run).
+// runs: the inputs tune-kernel-worker gives the kernel (a fixed hash of
+// (argument, element), identical in every process; measure.cpp fills its
+// buffers with hashed_input), on the same 64-byte boundaries
+// (argument_storage), scalars holding their value, outputs zeroed (the
+// warm-up run writes them before any timed run).
 
 #include <cstdint>
 #include <cstring>
@@ -22,12 +24,6 @@ inline double hashed_input(std::size_t argument, std::size_t index) {
   z ^= z >> 29;
   return static_cast<double>(z >> 11) / static_cast<double>(1ULL << 53) * 2.0 - 1.0;
 }
-
-/// An argument's bytes on a 64-byte boundary, as the measuring worker
-/// allocates them (aligned_allocator): a tuned kernel that reads its operands
-/// in place with vector loads is timed on the alignment it was measured on
-/// (on 16-byte-aligned std::vector storage one such MatMul ran 1.6x slower).
-using argument_storage = std::vector<std::uint8_t, aligned_allocator<std::uint8_t>>;
 
 /// Element i of `bytes` set to `value` as a T.
 template <typename T>

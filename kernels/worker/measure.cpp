@@ -14,6 +14,7 @@
 
 #include "../src/cpu/measure_rules.hpp"
 #include "address_limit.hpp"
+#include "input_fill.hpp"
 #include "output_compare.hpp"
 #include "program_mode.hpp"
 #include "tune/engine/limits.hpp"
@@ -25,33 +26,27 @@ namespace {
 
 using entry_function = void (*)(void* const*);
 
-// Inputs are the same in every process: a fixed hash of (argument, element).
-double input_value(std::size_t argument, std::size_t index) {
-  std::uint64_t z = (argument + 1) * 0x9e3779b97f4a7c15ULL + index * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 31)) * 0x94d049bb133111ebULL;
-  z ^= z >> 29;
-  return static_cast<double>(z >> 11) / static_cast<double>(1ULL << 53) * 2.0 - 1.0;
-}
-
+// Inputs are the same in every process: a fixed hash of (argument, element),
+// hashed_input (input_fill.hpp), which tune-vendor-worker fills them with too.
 void fill(argument_buffer& buffer, std::size_t argument, bool poison) {
   auto count = buffer.count;
   switch (buffer.type) {
     case argument_type::f32_array: {
       auto* p = reinterpret_cast<float*>(buffer.bytes.data());
       for (std::size_t i = 0; i < count; ++i)
-        p[i] = poison ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(input_value(argument, i));
+        p[i] = poison ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(hashed_input(argument, i));
       break;
     }
     case argument_type::f64_array: {
       auto* p = reinterpret_cast<double*>(buffer.bytes.data());
       for (std::size_t i = 0; i < count; ++i)
-        p[i] = poison ? std::numeric_limits<double>::quiet_NaN() : input_value(argument, i);
+        p[i] = poison ? std::numeric_limits<double>::quiet_NaN() : hashed_input(argument, i);
       break;
     }
     case argument_type::i32_array: {
       auto* p = reinterpret_cast<std::int32_t*>(buffer.bytes.data());
       for (std::size_t i = 0; i < count; ++i)
-        p[i] = poison ? -1 : static_cast<std::int32_t>((input_value(argument, i) + 1.0) * 50.0);
+        p[i] = poison ? -1 : static_cast<std::int32_t>((hashed_input(argument, i) + 1.0) * 50.0);
       break;
     }
     default:

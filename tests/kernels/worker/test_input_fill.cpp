@@ -1,3 +1,6 @@
+// kernels/worker/input_fill.hpp: the arguments tune-vendor-worker gives a
+// tuned kernel: 64-byte boundaries, the measuring worker's hashed inputs,
+// zeroed outputs, scalar values, a malformed argument refused.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
