@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -206,6 +207,75 @@ TEST_CASE("identical programs are measured once", "[ir][program_backend]") {
   auto again = backend->run(config, built, 0, 60);
   CHECK(again.message.find("the same program") != std::string::npos);
   CHECK(again.time_ms == first.time_ms);
+}
+
+TEST_CASE("a program measurement's limit is a multiple of the median one and never past the timeout",
+          "[ir][program_backend]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // No reference yet, or the rule off: the run timeout alone.
+  CHECK(program_slow_limit_s(10.0, 10.0, nan) == 10.0);
+  CHECK(program_slow_limit_s(10.0, 0.0, 0.2) == 10.0);
+  CHECK(program_slow_limit_s(10.0, -1.0, 0.2) == 10.0);
+  CHECK(program_slow_limit_s(10.0, 10.0, 0.0) == 10.0);
+  CHECK(program_slow_limit_s(10.0, 10.0, std::numeric_limits<double>::infinity()) == 10.0);
+  CHECK(program_slow_limit_s(10.0, 10.0, 0.17) == Approx(1.7));
+  CHECK(program_slow_limit_s(10.0, 10.0, 0.01) == program_min_slow_limit_s);  // the floor
+  CHECK(program_slow_limit_s(10.0, 10.0, 5.0) == 10.0);                       // the ceiling
+  // Properties over a grid: within [min(floor, timeout), timeout], and non-decreasing in the reference.
+  for (double timeout : {0.5, 2.0, 10.0, 60.0})
+    for (double factor : {0.5, 3.0, 10.0, 100.0}) {
+      double last = 0.0;
+      for (double reference = 0.001; reference < 100.0; reference *= 1.7) {
+        double limit = program_slow_limit_s(timeout, factor, reference);
+        CHECK(limit <= timeout);
+        CHECK(limit >= std::min(program_min_slow_limit_s, timeout));
+        CHECK(limit >= last);
+        last = limit;
+      }
+    }
+}
+
+TEST_CASE("a variant whose measurement runs on past the limit is stopped as too slow, not at the timeout",
+          "[ir][program_backend]") {
+  // A list drawn by a search: with the increment of fcnet_predict_all's first
+  // loop deleted (%33) and the repair's choices of these seeds, that loop's
+  // exit test compares a value that never changes, and the loop never ends.
+  const auto endless = encode({{edit_kind::remove, 90, 0, 0, 0, 14818848823590580720ULL},
+                               {edit_kind::copy, 19, 7, 0, 0, 18415012460386301038ULL},
+                               {edit_kind::remove, 33, 0, 0, 0, 7079388388391540155ULL}});
+  // Each backend measures a program once (identical programs share it): one per case.
+  auto endless_run = [&](program_backend& backend, const run_limits& limits) {
+    REQUIRE(first_id(backend.program()->text(), R"(= add nuw nsw i64 %\d+, 1,)") == 33);  // the increment
+    auto built = backend.build(endless, 120);
+    INFO(built.message);
+    REQUIRE(built.state == status::ok);
+    return backend.run(endless, built, 0, limits);
+  };
+  SECTION("before any measurement has finished there is no reference: the run timeout stops it") {
+    auto backend = make_program_backend("2fcnet:predict", quick_options());
+    auto result = endless_run(*backend, run_limits(2.0));
+    INFO(result.message);
+    CHECK(result.state == status::run_timeout);
+  }
+  SECTION("once the original has been measured its wall time sets the limit, long before the timeout") {
+    auto backend = make_program_backend("2fcnet:predict", quick_options());
+    REQUIRE(evaluate(*backend, {}).state == status::ok);
+    auto result = endless_run(*backend, run_limits(60.0));
+    INFO(result.message);
+    CHECK(result.state == status::too_slow);
+    CHECK(result.run_s >= program_min_slow_limit_s);
+    CHECK(result.run_s < 30.0);
+    CHECK_THAT(result.message, Catch::Contains("the median of this run's program measurements"));
+  }
+  SECTION("with slow_factor 0 the run timeout alone applies") {
+    auto backend = make_program_backend("2fcnet:predict", quick_options());
+    REQUIRE(evaluate(*backend, {}).state == status::ok);
+    run_limits limits(2.0);
+    limits.early_stop.slow_factor = 0.0;
+    auto result = endless_run(*backend, limits);
+    INFO(result.message);
+    CHECK(result.state == status::run_timeout);
+  }
 }
 
 TEST_CASE("measured in turn, every round times each program anew", "[ir][program_backend]") {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +24,7 @@
 
 #include "../cpu/measurement.hpp"
 #include "../cpu/resident_measurer.hpp"
+#include "tune/engine/median.hpp"
 #include "tune/engine/text.hpp"
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
@@ -270,7 +273,11 @@ class program_backend_impl final : public program_backend {
 
   // The result's message starts with the build's (edits applied and skipped).
   // A program's time alone is not its objective (its error is another): it
-  // is measured in full, never stopped early or against the best time.
+  // is measured in full, never stopped early or against the best time. Only
+  // a measurement that goes on past slow_factor x the median of this
+  // backend's measurements that finished (program_slow_limit_s) is stopped,
+  // as too_slow: an edit that made a loop endless then costs about a
+  // second, not the run timeout (matmul: the run timeout alone).
   run_result run(const configuration&, const build_result& build, int device, const run_limits& limits) override {
     const double timeout_s = limits.timeout_s;
     run_result result;
@@ -285,9 +292,30 @@ class program_backend_impl final : public program_backend {
       }
     }
     if (!measured_before) {
-      result = kernel_ ? run_matmul(build, device, timeout_s)
-                       : run_program(build.artifact, device, digits_split::search, timeout_s, false);
+      if (kernel_) {
+        result = run_matmul(build, device, timeout_s);
+      } else {
+        double reference_s = std::numeric_limits<double>::quiet_NaN();
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (!measurement_walls_s_.empty()) reference_s = sorted_median(measurement_walls_s_);
+        }
+        const double limit_s = program_slow_limit_s(timeout_s, limits.early_stop.slow_factor, reference_s);
+        result = run_program(build.artifact, device, digits_split::search, limit_s, false);
+        if (result.state == status::run_timeout && limit_s < timeout_s) {
+          result.state = status::too_slow;
+          char text[256];
+          std::snprintf(text, sizeof text,
+                        "stopped after %.3g s: more than %gx the median of this run's program measurements, %.3g s "
+                        "(at least %g s)",
+                        result.run_s, limits.early_stop.slow_factor, reference_s, program_min_slow_limit_s);
+          result.message = text;
+        }
+      }
       std::lock_guard<std::mutex> lock(mutex_);
+      if (!kernel_ && result.state == status::ok)
+        measurement_walls_s_.insert(
+            std::upper_bound(measurement_walls_s_.begin(), measurement_walls_s_.end(), result.run_s), result.run_s);
       measured_.emplace(build.artifact, result);
     }
     result.message = build.message + (result.message.empty() ? "" : "\n" + result.message);
@@ -558,9 +586,15 @@ class program_backend_impl final : public program_backend {
   check_counts checks_;
   std::map<std::string, applied_program> checked_;  // by the list's JSON: applied by edits_apply, not built yet
   std::map<std::string, run_result> measured_;      // by shared object: one measurement per program
+  std::vector<double> measurement_walls_s_;         // sorted: the wall time of each ok measurement by run()
   resident_measurers measurers_{resident_measurer::kind::cpu};  // matmul
 };
 }  // namespace
+
+double program_slow_limit_s(double timeout_s, double slow_factor, double reference_s) {
+  if (!(slow_factor > 0) || !(reference_s > 0) || !std::isfinite(reference_s)) return timeout_s;
+  return std::min(timeout_s, std::max(program_min_slow_limit_s, slow_factor * reference_s));
+}
 
 std::vector<std::string> program_workload_names() {
   std::vector<std::string> names;

@@ -8,7 +8,8 @@
 //
 // A variant that does not compile is a compile_error; one that crashes, hangs
 // or gives a non-finite score is a runtime_error, run_timeout or
-// wrong_answer. Variants whose edited IR is the same program (same IR text,
+// wrong_answer; a 2fcnet or cnn variant whose measurement goes on past
+// program_slow_limit_s (once one has finished) is too_slow. Variants whose edited IR is the same program (same IR text,
 // so the same cached shared object) are measured once by run(): later ones get
 // the first measurement; run_interleaved() measures every program anew in
 // each round (a confirmation). Built only with LLVM 14 (TUNE_WITH_LLVM).
@@ -125,6 +126,20 @@ class program_backend : public backend {
   };
   virtual check_counts checks() const = 0;
 };
+
+/// The least wall-time limit program_slow_limit_s gives a measurement.
+inline constexpr double program_min_slow_limit_s = 1.0;
+
+/// The wall-time limit of one measurement of a 2fcnet or cnn variant, in
+/// seconds. A measurement's wall time (worker start, inputs read, the runs
+/// to the protocol's minimum time) hardly depends on the program's speed
+/// until a run takes a good part of a second, so one going on past
+/// slow_factor x `reference_s` (the median wall time of the run's
+/// measurements that finished), and at least program_min_slow_limit_s, is of
+/// a program hundreds of times slower than the others, or endless: it is
+/// stopped (too_slow). min(timeout_s, that); timeout_s alone while no
+/// reference is known (NaN) or slow_factor is not positive.
+double program_slow_limit_s(double timeout_s, double slow_factor, double reference_s);
 
 /// Throws std::invalid_argument naming the accepted workloads for an unknown
 /// one (or a bad matmul shape or base configuration), and std::runtime_error
