@@ -9,10 +9,11 @@
 // A variant that does not compile is a compile_error; one that crashes, hangs
 // or gives a non-finite score is a runtime_error, run_timeout or
 // wrong_answer; a 2fcnet or cnn variant whose measurement goes on past
-// program_slow_limit_s (once one has finished) is too_slow. Variants whose edited IR is the same program (same IR text,
-// so the same cached shared object) are measured once by run(): later ones get
-// the first measurement; run_interleaved() measures every program anew in
-// each round (a confirmation). Built only with LLVM 14 (TUNE_WITH_LLVM).
+// program_slow_limit_s (once one has finished) is too_slow. Variants whose
+// edited IR is the same program (same IR text, so the same cached shared
+// object) are measured once by run(): later ones get the first measurement;
+// run_interleaved() measures every program anew in each round (a
+// confirmation). Built only with LLVM 14 (TUNE_WITH_LLVM).
 //
 // Workloads: "2fcnet:predict" (the forward pass of a trained 2fcNet over a
 // split's digits; edits change fcnet_predict and fcnet_predict_all) and
