@@ -155,6 +155,8 @@ nlohmann::json run_report::to_json() const {
     out["evolution"] = {{"front", members},
                         {"original", original ? original->to_json() : nlohmann::json()},
                         {"edit_lists", {{"checked", edit_lists_checked}, {"refused", edit_lists_refused}}},
+                        {"original_remeasured_ms", number_or_null(original_remeasured_ms)},
+                        {"original_reference_ms", number_or_null(original_reference_ms)},
                         {"solution_s", number_or_null(solution_s)},
                         {"solution_seq", std::isfinite(solution_s) ? nlohmann::json(solution_seq) : nlohmann::json()}};
   }

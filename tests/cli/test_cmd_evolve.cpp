@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -44,6 +45,13 @@ TEST_CASE("evolve records two objectives per trial and prints a front that edits
     CHECK(member["test_error"].is_number());
   }
   CHECK(json["evolution"]["edit_lists"]["checked"].get<int>() >= 5);  // each of the 5 variants at least once
+  // The original measured again after the search (5 rounds by default); the
+  // speed-ups count from the lower of that and its recorded time.
+  const double recorded = json["evolution"]["original"]["time_ms"].get<double>();
+  const double again = json["evolution"]["original_remeasured_ms"].get<double>();
+  CHECK(again > 0);
+  CHECK(json["evolution"]["original_reference_ms"].get<double>() == std::min(recorded, again));
+  CHECK_THAT(out, Contains("original measured again after the search: "));
   auto original = json["evolution"]["original"];
   CHECK(original["validation_error"].get<double>() == Approx(8.0 / 120).margin(2.0 / 120));
   // front from the database shows the same held-out errors.
@@ -98,6 +106,9 @@ TEST_CASE("evolve measures the chosen variant again in turn with the original, u
     REQUIRE(json["chosen"].is_object());
     const bool variant = json["chosen"]["seq"] != json["evolution"]["original"]["seq"];
     const bool confirmed = variant && rounds != "0";
+    // The original measured again after the search with the same rounds: not at 0.
+    CHECK(json["evolution"]["original_remeasured_ms"].is_null() == (rounds == "0"));
+    CHECK((out.find("original measured again after the search: ") != std::string::npos) == (rounds != "0"));
     CHECK((out.find("measured again in turn with the original, 3 rounds: ") != std::string::npos) == confirmed);
     CHECK(json["chosen"]["confirmation"].is_null() == !confirmed);
     if (confirmed) {
