@@ -75,7 +75,7 @@ TEST_CASE("speed-ups count from the lower of the original's recorded and measure
   CHECK(report.original_reference_ms == 9.0);
   CHECK(std::isnan(report.solution_s));
   CHECK(report.solution_seq == 0);
-  // No rounds, no backend: not measured again.
+  // Without a backend: not measured again.
   detail::remeasure_original(report, nullptr, 5);
   CHECK(std::isnan(report.original_remeasured_ms));
 }
