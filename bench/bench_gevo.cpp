@@ -10,7 +10,7 @@
 // Prints per run the fraction of variants that ran (ok / trials), the edit
 // lists checked and refused, the hypervolume of the ok variants in
 // (time / original time, search error) against (2, 1), the time to solution
-// (the original's time: run_report::original_reference_ms, the lower of its
+// (the original's time: run_report::original_reference_ms(), the lower of its
 // time recorded in the run and its time measured again after the search; the
 // "orig ms" column),
 // the variant chosen on validation (the fastest front member with a
@@ -90,7 +90,7 @@ outcome evolve(const std::string& workload, std::uint64_t seed, std::uint64_t bu
   out.front = report.front;
   if (!report.original) return out;
   out.original = *report.original;
-  out.original_ms = report.original_reference_ms;  // the lower of its recorded and measured-again times
+  out.original_ms = report.original_reference_ms();  // the lower of its recorded and measured-again times
   std::vector<std::vector<double>> points;
   for (auto& t : trials) {
     if (!t.ok() || t.objectives.size() < 2) continue;

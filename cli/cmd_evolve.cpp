@@ -42,7 +42,7 @@ std::string error_text(double error) {
 // The front with its errors: on the search, validation and test splits for
 // a workload that has them, else (matmul) the one error.
 const trial_info* print_front(const run_report& report, double max_error, const std::string& db) {
-  double base = report.original ? report.original_reference_ms : 0.0;
+  double base = report.original ? report.original_reference_ms() : 0.0;
   bool splits = report.original && std::isfinite(report.original->validation_error);
   auto errors = [splits](const trial_info& t, const char* format) {
     std::string out = error_text(t.objectives[1]);
@@ -60,7 +60,7 @@ const trial_info* print_front(const run_report& report, double max_error, const 
                 static_cast<unsigned long long>(report.original->seq));
     if (std::isfinite(report.original_remeasured_ms))
       std::printf("original measured again after the search: %.3f ms; speed-ups count from %.3f ms, the lower\n",
-                  report.original_remeasured_ms, report.original_reference_ms);
+                  report.original_remeasured_ms, report.original_reference_ms());
   }
   std::printf("Pareto front (%zu variants)%s:\n  %6s %10s %9s %s %6s\n", report.front.size(),
               splits ? ", error on the search, validation and test splits" : "", "trial", "time ms", "speedup",

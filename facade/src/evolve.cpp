@@ -321,16 +321,13 @@ void add_search_counts(run_report& report, const backend_ptr& backend) {
 #else
   (void)backend;
 #endif
-  if (!report.original) return;
-  report.original_reference_ms = report.original->time_ms;
-  if (report.original_remeasured_ms < report.original_reference_ms)
-    report.original_reference_ms = report.original_remeasured_ms;
-  if (report.original->objectives.size() < 2) return;
+  if (!report.original || report.original->objectives.size() < 2) return;
   const auto& base = *report.original;
+  const double reference_ms = report.original_reference_ms();
   double first = std::nan("");  // the earliest solution's finished_s so far
   for (const auto& t : report.evolved) {
     if (t.objectives.size() < 2 || t.config.empty()) continue;
-    bool solution = report.original_reference_ms >= run_report::solution_speedup * t.time_ms &&
+    bool solution = reference_ms >= run_report::solution_speedup * t.time_ms &&
                     t.objectives[1] <= base.objectives[1] + run_report::solution_margin;
     if (solution && !(t.finished_s >= first)) {
       first = t.finished_s;

@@ -51,13 +51,13 @@ void add_held_out_errors(const backend_ptr& backend, std::vector<trial_info>& fr
 
 /// Measures the report's original again, `rounds` times in full on the
 /// first device, into report.original_remeasured_ms (the median; NaN when
-/// rounds is 0, there is no original, or a round fails).
+/// rounds is 0, there is no original or backend, or it does not build or a
+/// round fails).
 void remeasure_original(run_report& report, const backend_ptr& backend, std::uint32_t rounds);
 
-/// Fills in the report's edit-list checks (the program backend's counts),
-/// original_reference_ms (the lower of the original's recorded time and
-/// original_remeasured_ms) and its time to solution (from report.evolved
-/// against original_reference_ms).
+/// Fills in the report's edit-list checks (the program backend's counts) and
+/// its time to solution (from report.evolved against
+/// report.original_reference_ms(), so after remeasure_original).
 void add_search_counts(run_report& report, const backend_ptr& backend);
 
 /// The trials no other dominates on their objectives, fastest first; of

@@ -156,11 +156,16 @@ nlohmann::json run_report::to_json() const {
                         {"original", original ? original->to_json() : nlohmann::json()},
                         {"edit_lists", {{"checked", edit_lists_checked}, {"refused", edit_lists_refused}}},
                         {"original_remeasured_ms", number_or_null(original_remeasured_ms)},
-                        {"original_reference_ms", number_or_null(original_reference_ms)},
+                        {"original_reference_ms", number_or_null(original_reference_ms())},
                         {"solution_s", number_or_null(solution_s)},
                         {"solution_seq", std::isfinite(solution_s) ? nlohmann::json(solution_seq) : nlohmann::json()}};
   }
   return out;
+}
+
+double run_report::original_reference_ms() const {
+  if (!original) return std::numeric_limits<double>::quiet_NaN();
+  return std::fmin(original->time_ms, original_remeasured_ms);  // fmin: a NaN side is ignored
 }
 
 double run_report::waiting_s() const {

@@ -404,14 +404,15 @@ struct run_report {
   /// trials are the lists handed out. In to_json() under "evolution".
   std::uint64_t edit_lists_checked = 0, edit_lists_refused = 0;
   /// Program-edit evolution: the original measured again after the search,
-  /// in full, `confirm.rounds` times (the median, ms; NaN when rounds is 0 or
-  /// a round failed), and the time the run's speed-ups count from: the lower
-  /// of that and the original's time recorded during the run (its one
-  /// measurement there, at the start, may have met a slow moment and would
-  /// then flatter every speed-up of the run; noise only ever slows a
-  /// program). NaN without an original. In to_json() under "evolution".
+  /// in full, `confirm.rounds` times (the median, ms; NaN when rounds is 0,
+  /// it did not build or a round failed). In to_json() under "evolution".
   double original_remeasured_ms = std::numeric_limits<double>::quiet_NaN();
-  double original_reference_ms = std::numeric_limits<double>::quiet_NaN();
+  /// The time the run's speed-ups count from: the lower of
+  /// original_remeasured_ms and the original's time recorded during the run
+  /// (its one measurement there, at the start, may have met a slow moment
+  /// and would then flatter every speed-up of the run; noise only ever slows
+  /// a program). NaN without an original. In to_json() under "evolution".
+  double original_reference_ms() const;
   /// Program-edit evolution: the time to solution: seconds from the start to
   /// the first ok variant at least `solution_speedup` times faster than the
   /// original (original_reference_ms) with an error at most
