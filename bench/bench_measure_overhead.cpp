@@ -8,8 +8,13 @@
 // with the resident process against the best time of the first passes (slow
 // limit and early stop on) and says what that saves.
 //
+// With --other-worker PATH, a last pass times the same configurations in
+// full with that tune-kernel-worker's resident process and this build's, in
+// turn, and prints their times side by side: whether a change to the worker
+// moved the figures themselves.
+//
 //   bench_measure_overhead [--task matmul:512x1024x1024] [--configs 10] [--runs 5] [--seed 7]
-//                          [--max-processes 1024 (0: no pids cgroup per trial)]
+//                          [--max-processes 1024 (0: no pids cgroup per trial)] [--other-worker PATH]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -76,6 +81,40 @@ sample measure(tune::backend& backend, const tune::configuration& config, const 
           r.state == tune::status::too_slow};
 }
 
+double median(std::vector<double> values) { return percentile(std::move(values), 0.5); }
+
+// The configurations timed in full by the other worker's resident process and
+// this build's, in turn (the order flips every round).
+void compare_workers(const std::string& task, tune::task_backend_options options, const std::string& other_worker,
+                     const std::vector<std::pair<tune::configuration, tune::build_result>>& built, int runs) {
+  options.resident_measurer = true;
+  auto mine = tune::make_task_backend(task, "cpu", options);
+  options.worker_path = other_worker;
+  auto other = tune::make_task_backend(task, "cpu", options);
+  std::vector<std::vector<double>> mine_ms(built.size()), other_ms(built.size());
+  std::vector<sample> mine_samples, other_samples;
+  for (int round = 0; round < runs; ++round)
+    for (std::size_t c = 0; c < built.size(); ++c)
+      for (int side = 0; side < 2; ++side) {
+        bool mine_now = (side == 0) == (round % 2 == 0);
+        auto s = measure(mine_now ? *mine : *other, built[c].first, built[c].second, 60.0);
+        (mine_now ? mine_samples : other_samples).push_back(s);
+        if (s.ok) (mine_now ? mine_ms : other_ms)[c].push_back(s.time_ms);
+      }
+  std::printf("in full, this build's worker and %s in turn:\n", other_worker.c_str());
+  report("this build's worker", mine_samples);
+  report("the other worker", other_samples);
+  std::vector<double> ratios;
+  for (std::size_t c = 0; c < built.size(); ++c) {
+    if (mine_ms[c].empty() || other_ms[c].empty()) continue;
+    double a = median(mine_ms[c]), b = median(other_ms[c]);
+    ratios.push_back(a / b);
+    std::printf("  configuration %2zu: %9.3f ms against %9.3f ms, this / other %.4f\n", c, a, b, a / b);
+  }
+  std::printf("this / other, median over %zu configurations: %.4f (min %.4f, max %.4f)\n", ratios.size(),
+              median(ratios), percentile(ratios, 0.0), percentile(ratios, 1.0));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,6 +136,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-processes", max_processes, "pids cgroup limit (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  std::string other_worker;
+  app.add_option("--other-worker", other_worker,
+                 "another build's tune-kernel-worker: time the configurations in full with it and with this build's, "
+                 "in turn, and compare")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
   tune::task_backend_options options;
   options.max_processes = max_processes;
@@ -141,5 +185,6 @@ int main(int argc, char** argv) {
     for (auto& [config, build] : built) with_best.push_back(measure(*resident, config, build, against_best));
   std::printf("against the best time, %.3f ms:\n", best_ms);
   report("resident, best time known", with_best);
+  if (!other_worker.empty()) compare_workers(task, options, other_worker, built, runs);
   return 0;
 }
