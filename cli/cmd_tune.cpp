@@ -198,7 +198,9 @@ void add_tune_command(CLI::App& app, command_list& commands) {
              "x the best time (too_slow) or, before any best is known, past " +
              fmt::format("{:g}", early_stop_policy{}.first_limit_ms) +
              " ms (doubled at each such stop), no stopping the timing of one whose fastest run is already " +
-             fmt::format("{:g}", 100 * early_stop_policy{}.margin) + "% slower than the best");
+             fmt::format("{:g}", 100 * early_stop_policy{}.margin) +
+             "% slower than the best, nor of one whose checked first run alone shows that, with an allowance for a "
+             "first run's slowness");
   f.option("hyper", "--hyper", args->hyper, "strategy hyperparameter name=value (repeatable)");
   f.option("priors", "--prior", o.priors,
            "transfer from a measured dataset or a results database holding runs of the same task (e.g. on "

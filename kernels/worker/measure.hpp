@@ -9,6 +9,7 @@
 // repeats, stopped early by measure_rules::stop_timing.
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -63,6 +64,12 @@ std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments);
 
 /// Fills the output arrays with NaN (-1 for int*) again.
 void poison_outputs(std::vector<argument_buffer>& buffers);
+/// In a process forked from the one that made the buffers: every output
+/// array's pages made this process's own (their copy-on-write share dropped,
+/// fresh pages mapped in one call where the system can) and poisoned again,
+/// so that the checked run that follows spends its time in the kernel, not in
+/// page faults (a 31 MB output costs 20-25 ms of faults on first write).
+void own_output_pages(std::vector<argument_buffer>& buffers);
 /// One output buffer poisoned as poison_outputs() does.
 void poison_output(argument_buffer& buffer);
 
@@ -161,6 +168,11 @@ class kernel_runner {
   }
   /// Where check_outputs() compares: "host" or "device".
   virtual const char* checks_on() const { return "host"; }
+  /// Milliseconds of the last checked run when it may stand for a timing (a
+  /// run of the entry alone, like the timed ones, only the process's first:
+  /// measure_rules::stop_after_checked_run); NaN where it may not (a GPU
+  /// runner's checked run includes what the timed runs leave out).
+  virtual double checked_run_ms() const { return std::nan(""); }
   /// Milliseconds of one run of the entry alone; negative on failure (see
   /// error()).
   virtual double run_timed(run_marks& marks) = 0;
@@ -184,7 +196,10 @@ std::unique_ptr<kernel_runner> make_gpu_runner(const std::string& device_kind, s
 /// `expected` (tolerance: the request's "tolerance"), then timed runs until
 /// "min_time_s" of kernel time and "min_repeats" runs (at most
 /// "max_repeats"), stopped early when measure_rules::stop_timing says so
-/// against the request's "reference_ms" and "margin"; with "flush_cache"
+/// against the request's "reference_ms" and "margin", or before any timed run
+/// when measure_rules::stop_after_checked_run says so of the checked run (then
+/// the checked run's time is the time, "repeats" 1, "timed_from" "checked_run"
+/// instead of "timed_runs"); with "flush_cache"
 /// the caches are evicted before each timed run when the arguments fit in
 /// "cache_bytes" (the last-level cache). The reply: "status", "time_ms" (the
 /// "statistic": median or min), "median_ms", "min_ms", "repeats" (timed

@@ -14,7 +14,8 @@
 //           "tolerance": t, "cores": [c, ...], "min_time_s": s,
 //           "min_repeats": r, "max_repeats": r, "statistic": "median" | "min",
 //           "reference_ms": the best time known (optional), "margin": m (timing stops early once even the
-//           fastest timed run exceeds reference_ms x (1 + m); see measure_rules.hpp),
+//           fastest timed run exceeds reference_ms x (1 + m), on CPUs already after the checked run when it
+//           does by the first run's allowance; see measure_rules.hpp),
 //           "memory_limit_mb": address space of the process running the kernel (RLIMIT_AS, CPU kernels only;
 //           absent or 0: none),
 //           CUDA only: "device": "cuda", "device_index": i, "grid": [x, y, z], "block": [x, y, z];
@@ -22,6 +23,7 @@
 // ("library" is then a cubin or an AMD code object and "entry" the kernel's name).
 // Reply (one-shot: the last line of stdout): {"status": "ok" | "wrong_answer" | "runtime_error" | ...,
 //           "time_ms": median (or min), "median_ms", "min_ms", "repeats": timed runs, "stopped_early": bool,
+//           "timed_from": "timed_runs" | "checked_run" (the time is the checked run's alone),
 //           "kernel_s": seconds inside the kernel's runs, "max_error": e, "message": text}
 #include <cstdio>
 #include <cstring>

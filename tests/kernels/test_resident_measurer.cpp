@@ -271,6 +271,83 @@ TEST_CASE("timing stops early for a kernel clearly slower than the best and not 
   CHECK(full.repeats >= 5);
 }
 
+TEST_CASE("a kernel whose checked run alone is clearly slower is timed from that run and no timed run follows",
+          "[kernels]") {
+  sleeping_kernel kernel(5, 1.0);
+  // 20 ms against a best of 5 ms: even granting the first run 1.5x, more
+  // than 1.25 x 5 ms.
+  auto clear = kernel.run(20, against(5.0));
+  INFO(clear.message);
+  REQUIRE(clear.state == status::ok);
+  CHECK(clear.stopped_early);
+  CHECK(clear.repeats == 1);
+  CHECK(clear.times_ms.size() == 1);
+  CHECK(clear.time_ms >= 20.0);
+  CHECK(clear.message.find("timed from its checked run alone") != std::string::npos);
+  CHECK(clear.message.find("the best time so far, 5 ms") != std::string::npos);
+
+  // 200 ms against 140: the checked run is within 1.5 x 1.25 x 140 = 262.5 ms,
+  // so a timed run follows, and that one stops the timing (200 > 175 ms).
+  auto near = kernel.run(200, against(140.0));
+  INFO(near.message);
+  REQUIRE(near.state == status::ok);
+  CHECK(near.stopped_early);
+  CHECK(near.repeats == 1);
+  CHECK(near.message.empty());
+
+  // The margin off: neither rule, in full.
+  auto no_margin = against(5.0);
+  no_margin.early_stop.margin = 0;
+  auto full = kernel.run(20, no_margin);
+  CHECK_FALSE(full.stopped_early);
+  CHECK(full.repeats >= 5);
+  CHECK(full.message.empty());
+}
+
+TEST_CASE("output pages a kernel leaves unwritten still read as poison where the reference holds zeros", "[kernels]") {
+  // Before its checked run a trial's child replaces the output's pages
+  // (shared with the resident process) by pages of its own: they must be
+  // poisoned again, or a kernel that skips elements whose expected value is 0
+  // would pass its check. 8192 floats: whole pages in the middle.
+  auto program = std::make_shared<tune::kernel_program>();
+  program->key = "half:cpu";
+  auto writes = tune::make_discrete_parameter("writes_all", {0, 1});
+  program->space = std::make_shared<tune::search_space>(std::vector<tune::parameter_ptr>{writes}, "test");
+  program->source = [writes](const tune::configuration& config) {
+    bool all = std::get<double>(writes->value(config[0])) > 0;
+    return std::string("constexpr int n = ") + (all ? "8192" : "4096") + R"(;
+extern "C" void tune_entry(void* const* a) {
+  auto* out = static_cast<float*>(a[0]);
+  const auto* in = static_cast<const float*>(a[1]);
+  for (int i = 0; i < n; ++i) out[i] = i < 4096 ? 2 * in[i] : 0.0f;
+}
+)";
+  };
+  program->reference_source = R"(
+extern "C" void tune_reference(void* const* a) {
+  auto* out = static_cast<float*>(a[0]);
+  const auto* in = static_cast<const float*>(a[1]);
+  for (int i = 0; i < 8192; ++i) out[i] = i < 4096 ? 2 * in[i] : 0.0f;
+}
+)";
+  program->arguments = {{"out", tune::argument_type::f32_array, 8192, true},
+                        {"in", tune::argument_type::f32_array, 8192}};
+  tune::test::kernel_scratch scratch{"resident-half"};
+  auto backend = tune::make_cpu_backend(program, scratch.options());
+  auto run = [&](double all) {
+    auto config = backend->space()->from_values({{"writes_all", all}});
+    auto build = backend->build(config, 120.0);
+    REQUIRE(build.state == status::ok);
+    return backend->run(config, build, 0, 20.0);
+  };
+  CHECK(run(1).state == status::ok);
+  auto half = run(0);
+  INFO(half.message);
+  CHECK(half.state == status::wrong_answer);
+  CHECK(half.message.find("output element 4096 is nan") != std::string::npos);
+  CHECK(run(1).state == status::ok);
+}
+
 TEST_CASE("what a kernel leaves running, even out of its process group, is killed after its trial", "[kernels]") {
   tune::test::kernel_scratch scratch("escapee");
   auto pid_file = scratch.path() / "escapee.pid";

@@ -63,4 +63,22 @@ inline bool stop_timing(double fastest_ms, double reference_ms, double margin) {
   return margin > 0 && reference_ms > 0 && std::isfinite(reference_ms) && fastest_ms > reference_ms * (1.0 + margin);
 }
 
+/// How much slower than the kernel can go its checked run may be: the first
+/// run in a fresh process, with cold caches, code pages and branch history
+/// (its outputs' pages already the process's own). Measured on BatchMatMul
+/// BMM1 (docs/pipeline.md, "The checked run as the first timing"): the
+/// checked run took 1.06-1.43x the median of the timed runs that followed.
+constexpr double checked_run_allowance = 1.5;
+
+/// Early stopping before any timed run: whether the checked run alone,
+/// `checked_ms`, already shows the candidate clearly slower than the best.
+/// The rule of stop_timing() applied to the checked run's time divided by
+/// checked_run_allowance: even granting that the first run went that much
+/// slower than the kernel can, it is more than (1 + margin) × the best time
+/// known. Off as stop_timing() is, and when the checked run's time is not
+/// known (NaN: a runner whose checked run is not a run like the timed ones).
+inline bool stop_after_checked_run(double checked_ms, double reference_ms, double margin) {
+  return checked_ms >= 0 && stop_timing(checked_ms / checked_run_allowance, reference_ms, margin);
+}
+
 }  // namespace tune::measure_rules

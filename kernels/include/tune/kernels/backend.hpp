@@ -11,9 +11,9 @@
 // A run is measured against the best time known (run_limits::reference_ms):
 // a candidate whose kernel is still running after slow_factor times the best
 // is stopped (status too_slow; before any best is known, one still running
-// after early_stop_policy::first_limit_ms), and one whose first timed runs are already
-// clearly slower than the best stops timing early (run_result::stopped_early,
-// fewer repeats). A backend that cannot stop a run early measures it in full.
+// after early_stop_policy::first_limit_ms), and one whose first timed runs (or
+// checked run, on CPUs) are already clearly slower than the best stops timing
+// early (run_result::stopped_early, fewer repeats). A backend that cannot stop a run early measures it in full.
 
 #include <cmath>
 #include <cstdint>
@@ -48,15 +48,18 @@ struct run_result {
   std::string message;
   /// Extra objectives (e.g. error) for multi-objective strategies.
   std::vector<double> objectives;
-  /// Timed runs behind time_ms (the checked warm-up run not counted); 0 when
+  /// Timed runs behind time_ms (the checked warm-up run not counted), or 1
+  /// when time_ms is the checked run's alone (a CPU candidate whose checked
+  /// run already showed it clearly slower; `message` says so); 0 when
   /// unknown (a backend that does not say, a failed run).
   std::uint32_t repeats = 0;
-  /// Each timed run's milliseconds, in the order they ran; empty when
-  /// unknown.
+  /// Each timed run's milliseconds, in the order they ran (the checked run's
+  /// when time_ms is its alone); empty when unknown.
   std::vector<double> times_ms;
   /// The timed runs stopped before the measurement's minimum repeats and time
   /// because they were already clearly slower than run_limits::reference_ms:
-  /// time_ms is the median of fewer runs. Such a time never becomes the best.
+  /// time_ms is the median of fewer runs, or the checked run's alone. Such a
+  /// time never becomes the best.
   bool stopped_early = false;
   /// Seconds spent inside the kernel's runs (the checked one and the timed
   /// ones); run_s minus this is the trial's overhead (process, buffers,
