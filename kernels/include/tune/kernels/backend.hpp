@@ -13,7 +13,8 @@
 // is stopped (status too_slow; before any best is known, one still running
 // after early_stop_policy::first_limit_ms), and one whose first timed runs (or
 // checked run, on CPUs) are already clearly slower than the best stops timing
-// early (run_result::stopped_early, fewer repeats). A backend that cannot stop a run early measures it in full.
+// early (run_result::stopped_early, fewer repeats). A backend that cannot stop
+// a run early measures it in full.
 
 #include <cmath>
 #include <cstdint>
