@@ -252,8 +252,7 @@ void poison_output(argument_buffer& buffer) { fill(buffer, 0, true); }
 
 void own_output_pages(std::vector<argument_buffer>& buffers) {
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    auto& b = buffers[i];
+  for (auto& b : buffers) {
     if (!b.output || !is_array(b.type)) continue;
     const auto begin = reinterpret_cast<std::uintptr_t>(b.bytes.data());
     const auto first = (begin + page - 1) & ~(page - 1), last = (begin + b.bytes.size()) & ~(page - 1);
@@ -266,7 +265,7 @@ void own_output_pages(std::vector<argument_buffer>& buffers) {
       ::madvise(start, last - first, MADV_DONTNEED);
       ::madvise(start, last - first, populate_write);
     }
-    fill(b, i, true);
+    poison_output(b);
   }
 }
 
@@ -369,13 +368,12 @@ nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer
   std::vector<double> times;
   double total = 0.0, fastest = std::numeric_limits<double>::infinity();
   bool stopped_early = false;
-  std::string timed_from = "timed_runs";
-  if (double checked_ms = runner.checked_run_ms();
-      measure_rules::stop_after_checked_run(checked_ms, reference_ms, margin)) {
-    // Clearly slower already: the checked run stands for the timing.
+  // Clearly slower already: the checked run stands for the timing.
+  const double checked_ms = runner.checked_run_ms();
+  const bool from_checked_run = measure_rules::stop_after_checked_run(checked_ms, reference_ms, margin);
+  if (from_checked_run) {
     times.push_back(checked_ms);
     stopped_early = true;
-    timed_from = "checked_run";
   }
   cache_flusher flusher(request, buffers);
   while (!stopped_early && static_cast<int>(times.size()) < max_repeats &&
@@ -400,12 +398,12 @@ nlohmann::json measure_loaded(kernel_runner& runner, std::vector<argument_buffer
   answer.update({{"status", "ok"},
                  {"repeats", times.size()},
                  {"stopped_early", stopped_early},
-                 {"timed_from", timed_from},
+                 {"timed_from", from_checked_run ? "checked_run" : "timed_runs"},
                  {"max_error", max_error},
                  {"checked_on", runner.checks_on()},
                  {"flushed", flusher.active()},
                  {"kernel_s", marks.kernel_s()}});
-  if (timed_from == "checked_run") {
+  if (from_checked_run) {
     char text[200];
     std::snprintf(text, sizeof text,
                   "timed from its checked run alone: %.4g ms, more than %.3gx the best time so far, %.4g ms "

@@ -52,6 +52,15 @@ extern "C" void tune_reference(void* const* a) {
   return program;
 }
 
+// The configuration of `backend` whose one parameter `name` is `value`, built
+// and run once (20 s timeout).
+tune::run_result build_and_run(tune::backend& backend, const std::string& name, double value) {
+  auto config = backend.space()->from_values({{name, value}});
+  auto build = backend.build(config, 120.0);
+  REQUIRE(build.state == status::ok);
+  return backend.run(config, build, 0, 20.0);
+}
+
 struct sleeping_kernel {
   tune::test::kernel_scratch scratch{"resident"};
   tune::kernel_program_ptr program = sleeping_program();
@@ -125,12 +134,7 @@ TEST_CASE("a kernel that writes no output is a wrong answer after one that wrote
   };
   tune::test::kernel_scratch scratch{"resident-lazy"};
   auto backend = tune::make_cpu_backend(program, scratch.options());
-  auto run = [&](double write) {
-    auto config = backend->space()->from_values({{"writes", write}});
-    auto build = backend->build(config, 120.0);
-    REQUIRE(build.state == status::ok);
-    return backend->run(config, build, 0, 20.0);
-  };
+  auto run = [&](double value) { return build_and_run(*backend, "writes", value); };
   CHECK(run(1).state == status::ok);
   auto lazy = run(0);
   INFO(lazy.message);
@@ -334,12 +338,7 @@ extern "C" void tune_reference(void* const* a) {
                         {"in", tune::argument_type::f32_array, 8192}};
   tune::test::kernel_scratch scratch{"resident-half"};
   auto backend = tune::make_cpu_backend(program, scratch.options());
-  auto run = [&](double all) {
-    auto config = backend->space()->from_values({{"writes_all", all}});
-    auto build = backend->build(config, 120.0);
-    REQUIRE(build.state == status::ok);
-    return backend->run(config, build, 0, 20.0);
-  };
+  auto run = [&](double value) { return build_and_run(*backend, "writes_all", value); };
   CHECK(run(1).state == status::ok);
   auto half = run(0);
   INFO(half.message);
