@@ -4,13 +4,15 @@
 // (argument, element), identical in every process; measure.cpp fills its
 // buffers with hashed_input), on the same 64-byte boundaries
 // (argument_storage), scalars holding their value, outputs zeroed (the
-// warm-up run writes them before any timed run).
+// warm-up run writes them before any timed run) and, as tune-kernel-worker's,
+// on huge pages where the system allows.
 
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "huge_pages.hpp"
 #include "measure.hpp"
 #include "tune/kernels/kernel_program.hpp"
 
@@ -37,9 +39,12 @@ void store(argument_storage& bytes, std::size_t i, T value) {
 inline argument_storage argument_bytes(const nlohmann::json& a, std::size_t index) {
   const auto type = argument_type_from_string(a.at("type").get<std::string>());
   const std::size_t count = is_array(type) ? a.at("size").get<std::size_t>() : 1;
-  argument_storage bytes(count * element_bytes(type) + 64, 0);
   const double value = a.value("value", 0.0);
   const bool input = !a.value("output", false);
+  // An output on huge pages where the system allows, as tune-kernel-worker
+  // gives it (huge_pages.hpp).
+  auto bytes = input ? argument_storage(count * element_bytes(type) + 64, 0)
+                     : huge_page_storage<argument_storage>(count * element_bytes(type) + 64);
   switch (type) {
     case argument_type::f32_array:
       for (std::size_t i = 0; input && i < count; ++i) store(bytes, i, static_cast<float>(hashed_input(index, i)));

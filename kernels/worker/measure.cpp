@@ -16,6 +16,7 @@
 
 #include "../src/cpu/measure_rules.hpp"
 #include "address_limit.hpp"
+#include "huge_pages.hpp"
 #include "input_fill.hpp"
 #include "output_compare.hpp"
 #include "program_mode.hpp"
@@ -218,7 +219,9 @@ std::vector<argument_buffer> make_buffers(const nlohmann::json& arguments) {
     b.type = argument_type_from_string(a.at("type").get<std::string>());
     b.output = a.value("output", false);
     b.count = is_array(b.type) ? a.at("size").get<std::size_t>() : 1;
-    b.bytes.assign(std::max<std::size_t>(b.count, 1) * element_bytes(b.type) + 64, 0);
+    const std::size_t size = std::max<std::size_t>(b.count, 1) * element_bytes(b.type) + 64;
+    // An output on huge pages where the system allows (huge_pages.hpp).
+    b.bytes = b.output ? huge_page_storage<argument_storage>(size) : argument_storage(size, 0);
     double value = a.value("value", 0.0);
     switch (b.type) {
       case argument_type::i32: {
@@ -281,7 +284,7 @@ std::string read_expected(const std::string& path, const std::vector<argument_bu
   if (!in) return "cannot read reference outputs " + path;
   for (const auto& b : buffers) {
     if (!b.output) continue;
-    std::vector<std::uint8_t> want(array_bytes(b));
+    auto want = huge_page_storage<std::vector<std::uint8_t>>(array_bytes(b));
     if (!in.read(reinterpret_cast<char*>(want.data()), static_cast<std::streamsize>(want.size())))
       return "reference outputs " + path + " are shorter than the outputs";
     expected.push_back(std::move(want));

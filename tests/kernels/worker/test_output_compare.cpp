@@ -10,6 +10,7 @@
 using tune::worker::first_wrong_exact;
 using tune::worker::first_wrong_f32;
 using tune::worker::output_screen::block;
+using screen_width = tune::worker::output_screen::width;
 
 namespace {
 
@@ -31,15 +32,20 @@ outputs near_reference(std::size_t n, double spread, std::mt19937_64& rng) {
   return o;
 }
 
-// Both checks' answers; the screened one must be the exact one's.
+// Both checks' answers; the screened one must be the exact one's, with the
+// widest screen the processor has and with the four-lane one.
 void same_answer(const outputs& o, double tolerance, bool absolute, double carried = 0.0) {
-  double exact_max = carried, screened_max = carried;
+  double exact_max = carried;
   auto n = o.got.size();
   auto exact = first_wrong_exact(o.got.data(), o.ref.data(), n, tolerance, absolute, exact_max);
-  auto screened = first_wrong_f32(o.got.data(), o.ref.data(), n, tolerance, absolute, screened_max);
-  INFO("n " << n << ", tolerance " << tolerance << (absolute ? " absolute" : " relative"));
-  REQUIRE(screened == exact);
-  if (exact == n) CHECK(screened_max == exact_max);  // exactly, not nearly
+  for (auto width : {screen_width::widest, screen_width::four_lanes}) {
+    double screened_max = carried;
+    auto screened = first_wrong_f32(o.got.data(), o.ref.data(), n, tolerance, absolute, screened_max, width);
+    INFO("n " << n << ", tolerance " << tolerance << (absolute ? " absolute" : " relative")
+              << (width == screen_width::widest ? ", widest screen" : ", four lanes"));
+    REQUIRE(screened == exact);
+    if (exact == n) CHECK(screened_max == exact_max);  // exactly, not nearly
+  }
 }
 
 }  // namespace
@@ -69,12 +75,15 @@ TEST_CASE("the screened float check finds a wrong element wherever it is") {
     float bad[] = {nan, inf, -inf, o.ref[i] * 1.01f + 0.5f, -o.got[i]};
     o.got[i] = bad[trial % 5];
     if (trial % 7 == 0) o.ref[i] = nan;  // a NaN expected is never matched
-    double exact_max = 0.0, screened_max = 0.0;
+    double exact_max = 0.0, screened_max = 0.0, four_lanes_max = 0.0;
     auto exact = first_wrong_exact(o.got.data(), o.ref.data(), n, 1e-3, false, exact_max);
     auto screened = first_wrong_f32(o.got.data(), o.ref.data(), n, 1e-3, false, screened_max);
+    auto four_lanes =
+        first_wrong_f32(o.got.data(), o.ref.data(), n, 1e-3, false, four_lanes_max, screen_width::four_lanes);
     INFO("trial " << trial << ", element " << i << " set to " << o.got[i]);
     CHECK(exact <= i);
     CHECK(screened == exact);
+    CHECK(four_lanes == exact);
   }
 }
 

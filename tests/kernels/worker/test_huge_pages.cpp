@@ -1,0 +1,83 @@
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../../../kernels/worker/huge_pages.hpp"
+#include "../../../kernels/worker/measure.hpp"
+#include "../../skip.hpp"
+
+using tune::worker::argument_storage;
+using tune::worker::huge_page_bytes;
+using tune::worker::prefer_huge_pages;
+using tune::worker::whole_huge_pages;
+
+namespace {
+
+// The system's transparent huge page mode: "always", "madvise", "never", or
+// empty when it has none.
+std::string huge_page_mode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  std::getline(in, line);
+  auto open = line.find('['), close = line.find(']');
+  return open != std::string::npos && close > open ? line.substr(open + 1, close - open - 1) : std::string();
+}
+
+// Whether the mapping that holds `address` may get huge pages, from
+// /proc/self/smaps (THPeligible); -1 when the mapping or the field is not
+// there.
+int huge_page_eligible(std::uintptr_t address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t from = 0, to = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> from >> dash >> to && dash == '-') {
+      inside = from <= address && address < to;
+      continue;
+    }
+    if (inside && line.rfind("THPeligible:", 0) == 0) return std::stoi(line.substr(12));
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("whole_huge_pages finds the 2 MiB pages inside a buffer") {
+  const std::uintptr_t at = 64 * huge_page_bytes;
+  auto inside = whole_huge_pages(reinterpret_cast<void*>(at + 64), 5 * huge_page_bytes);
+  CHECK(inside.first == at + huge_page_bytes);
+  CHECK(inside.last == at + 5 * huge_page_bytes);
+  auto aligned = whole_huge_pages(reinterpret_cast<void*>(at), 2 * huge_page_bytes);
+  CHECK(aligned.first == at);
+  CHECK(aligned.last == at + 2 * huge_page_bytes);
+  // Less than a whole huge page, even one that crosses a boundary: none.
+  auto small = whole_huge_pages(reinterpret_cast<void*>(at + huge_page_bytes / 2), huge_page_bytes);
+  CHECK(small.first == small.last);
+  auto tiny = whole_huge_pages(reinterpret_cast<void*>(at + 16), 100);
+  CHECK(tiny.first == tiny.last);
+}
+
+TEST_CASE("prefer_huge_pages makes an output's storage eligible for huge pages and leaves the rest") {
+  auto mode = huge_page_mode();
+  if (mode != "madvise") SKIP_TEST("transparent huge pages are '" << mode << "' here, not 'madvise'");
+  // Allocated as make_buffers allocates an output: storage first, advice,
+  // then the first writes.
+  const std::size_t size = 12 * huge_page_bytes + 64;
+  argument_storage output, input;
+  output.reserve(size);
+  REQUIRE(prefer_huge_pages(output.data(), size));
+  output.assign(size, 0);
+  input.assign(size, 0);
+  auto range = whole_huge_pages(output.data(), size);
+  REQUIRE(range.last - range.first >= 10 * huge_page_bytes);
+  CHECK(huge_page_eligible(range.first) == 1);
+  CHECK(huge_page_eligible(range.last - 1) == 1);
+  auto untouched = whole_huge_pages(input.data(), size);
+  CHECK(huge_page_eligible(untouched.first) == 0);
+}
