@@ -11,6 +11,7 @@
 
 using tune::worker::argument_storage;
 using tune::worker::huge_page_bytes;
+using tune::worker::huge_page_storage;
 using tune::worker::prefer_huge_pages;
 using tune::worker::whole_huge_pages;
 
@@ -63,24 +64,33 @@ TEST_CASE("whole_huge_pages finds the 2 MiB pages inside a buffer") {
   CHECK(tiny.first == tiny.last);
 }
 
-TEST_CASE("prefer_huge_pages makes an output's storage eligible for huge pages and leaves the rest") {
+TEST_CASE("huge_page_storage makes an output's storage eligible for huge pages and leaves an input's alone") {
   auto mode = huge_page_mode();
   if (mode != "madvise") SKIP_TEST("transparent huge pages are '" << mode << "' here, not 'madvise'");
   int probe = 0;
   if (huge_page_eligible(reinterpret_cast<std::uintptr_t>(&probe)) < 0)
     SKIP_TEST("/proc/self/smaps says nothing of huge pages (no THPeligible) here");
-  // Allocated as make_buffers allocates an output: storage first, advice,
-  // then the first writes.
+  // Made as make_buffers makes an output and an input.
   const std::size_t size = 12 * huge_page_bytes + 64;
-  argument_storage output, input;
-  output.reserve(size);
-  REQUIRE(prefer_huge_pages(output.data(), size));
-  output.assign(size, 0);
-  input.assign(size, 0);
+  auto output = huge_page_storage<argument_storage>(size);
+  argument_storage input(size, 0);
+  REQUIRE(output.size() == size);
+  CHECK(output[0] == 0);
+  CHECK(output[size - 1] == 0);
   auto range = whole_huge_pages(output.data(), size);
   REQUIRE(range.last - range.first >= 10 * huge_page_bytes);
   CHECK(huge_page_eligible(range.first) == 1);
   CHECK(huge_page_eligible(range.last - 1) == 1);
   auto untouched = whole_huge_pages(input.data(), size);
   CHECK(huge_page_eligible(untouched.first) == 0);
+}
+
+TEST_CASE("huge_page_storage holds the count of elements asked for, each the value given") {
+  auto empty = huge_page_storage<std::vector<float>>(0);
+  CHECK(empty.empty());
+  auto halves = huge_page_storage<std::vector<float>>(3 * huge_page_bytes / sizeof(float) + 5, 0.5f);
+  REQUIRE(halves.size() == 3 * huge_page_bytes / sizeof(float) + 5);
+  std::size_t other = 0;
+  for (float x : halves) other += x != 0.5f;
+  CHECK(other == 0);
 }
