@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/engine/median.hpp"
 #include "tune/kernels/task.hpp"
 
 namespace {
@@ -81,8 +82,6 @@ sample measure(tune::backend& backend, const tune::configuration& config, const 
           r.state == tune::status::too_slow};
 }
 
-double median(std::vector<double> values) { return percentile(std::move(values), 0.5); }
-
 // The configurations timed in full by the other worker's resident process and
 // this build's, in turn (the order flips every round).
 void compare_workers(const std::string& task, tune::task_backend_options options, const std::string& other_worker,
@@ -107,12 +106,12 @@ void compare_workers(const std::string& task, tune::task_backend_options options
   std::vector<double> ratios;
   for (std::size_t c = 0; c < built.size(); ++c) {
     if (mine_ms[c].empty() || other_ms[c].empty()) continue;
-    double a = median(mine_ms[c]), b = median(other_ms[c]);
+    double a = tune::median(mine_ms[c]), b = tune::median(other_ms[c]);
     ratios.push_back(a / b);
     std::printf("  configuration %2zu: %9.3f ms against %9.3f ms, this / other %.4f\n", c, a, b, a / b);
   }
   std::printf("this / other, median over %zu configurations: %.4f (min %.4f, max %.4f)\n", ratios.size(),
-              median(ratios), percentile(ratios, 0.0), percentile(ratios, 1.0));
+              tune::median(ratios), percentile(ratios, 0.0), percentile(ratios, 1.0));
 }
 
 }  // namespace

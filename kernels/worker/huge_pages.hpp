@@ -22,16 +22,21 @@ namespace tune::worker {
 
 constexpr std::uintptr_t huge_page_bytes = std::uintptr_t(2) << 20;
 
-/// The whole 2 MiB pages inside [data, data + size): their first and last
-/// address (equal when there are none).
-struct huge_range {
+/// The whole pages of `page_bytes` (a power of two) inside [data, data +
+/// size): their first and last address (equal when there are none).
+struct page_range {
   std::uintptr_t first = 0, last = 0;
 };
-inline huge_range whole_huge_pages(const void* data, std::size_t size) {
+inline page_range whole_pages(const void* data, std::size_t size, std::uintptr_t page_bytes) {
   const auto begin = reinterpret_cast<std::uintptr_t>(data);
-  const auto first = (begin + huge_page_bytes - 1) & ~(huge_page_bytes - 1);
-  const auto last = (begin + size) & ~(huge_page_bytes - 1);
-  return last > first ? huge_range{first, last} : huge_range{first, first};
+  const auto first = (begin + page_bytes - 1) & ~(page_bytes - 1);
+  const auto last = (begin + size) & ~(page_bytes - 1);
+  return last > first ? page_range{first, last} : page_range{first, first};
+}
+
+/// The whole 2 MiB pages inside [data, data + size).
+inline page_range whole_huge_pages(const void* data, std::size_t size) {
+  return whole_pages(data, size, huge_page_bytes);
 }
 
 /// Asks for transparent huge pages (MADV_HUGEPAGE) for the whole 2 MiB pages

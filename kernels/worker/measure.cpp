@@ -257,16 +257,14 @@ void own_output_pages(std::vector<argument_buffer>& buffers) {
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   for (auto& b : buffers) {
     if (!b.output || !is_array(b.type)) continue;
-    const auto begin = reinterpret_cast<std::uintptr_t>(b.bytes.data());
-    const auto first = (begin + page - 1) & ~(page - 1), last = (begin + b.bytes.size()) & ~(page - 1);
-    if (last > first) {
+    if (auto pages = whole_pages(b.bytes.data(), b.bytes.size(), page); pages.last > pages.first) {
       // The whole pages inside the buffer: the shared copies dropped (they
       // read as zero until written), then fresh ones mapped in at once. A
       // system without MADV_POPULATE_WRITE (Linux < 5.14) faults them in
       // during the poisoning below instead.
-      auto* start = reinterpret_cast<void*>(first);
-      ::madvise(start, last - first, MADV_DONTNEED);
-      ::madvise(start, last - first, populate_write);
+      auto* start = reinterpret_cast<void*>(pages.first);
+      ::madvise(start, pages.last - pages.first, MADV_DONTNEED);
+      ::madvise(start, pages.last - pages.first, populate_write);
     }
     poison_output(b);
   }

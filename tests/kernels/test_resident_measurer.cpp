@@ -61,6 +61,23 @@ tune::run_result build_and_run(tune::backend& backend, const std::string& name, 
   return backend.run(config, build, 0, 20.0);
 }
 
+// Gives `program` a space of one parameter, `name`, of values 0 and 1; the
+// parameter, for its source to read.
+tune::parameter_ptr two_way_space(tune::kernel_program& program, const std::string& name) {
+  auto parameter = tune::make_discrete_parameter(name, {0, 1});
+  program.space = std::make_shared<tune::search_space>(std::vector<tune::parameter_ptr>{parameter}, "test");
+  return parameter;
+}
+
+// Runs `name` = 1, 0 and 1 again in turn in one backend: the two 1s must be
+// ok; the 0's result, for the caller to check.
+tune::run_result between_two_good_runs(tune::backend& backend, const std::string& name) {
+  CHECK(build_and_run(backend, name, 1).state == status::ok);
+  auto middle = build_and_run(backend, name, 0);
+  CHECK(build_and_run(backend, name, 1).state == status::ok);
+  return middle;
+}
+
 struct sleeping_kernel {
   tune::test::kernel_scratch scratch{"resident"};
   tune::kernel_program_ptr program = sleeping_program();
@@ -122,8 +139,7 @@ TEST_CASE("a kernel that writes no output is a wrong answer after one that wrote
   // the next one runs, or a kernel that writes nothing would pass its check.
   auto program = std::make_shared<tune::kernel_program>(*sleeping_program());
   program->key = "lazy:cpu";
-  auto writes = tune::make_discrete_parameter("writes", {0, 1});
-  program->space = std::make_shared<tune::search_space>(std::vector<tune::parameter_ptr>{writes}, "test");
+  auto writes = two_way_space(*program, "writes");
   program->source = [writes](const tune::configuration& config) {
     bool write = std::get<double>(writes->value(config[0])) > 0;
     return std::string("extern \"C\" void tune_entry(void* const* a) {\n") +
@@ -134,12 +150,9 @@ TEST_CASE("a kernel that writes no output is a wrong answer after one that wrote
   };
   tune::test::kernel_scratch scratch{"resident-lazy"};
   auto backend = tune::make_cpu_backend(program, scratch.options());
-  auto run = [&](double value) { return build_and_run(*backend, "writes", value); };
-  CHECK(run(1).state == status::ok);
-  auto lazy = run(0);
+  auto lazy = between_two_good_runs(*backend, "writes");
   INFO(lazy.message);
   CHECK(lazy.state == status::wrong_answer);
-  CHECK(run(1).state == status::ok);
   CHECK(residents().size() == 1);  // all three in one resident process
 }
 
@@ -315,8 +328,7 @@ TEST_CASE("output pages a kernel leaves unwritten still read as poison where the
   // would pass its check. 8192 floats: whole pages in the middle.
   auto program = std::make_shared<tune::kernel_program>();
   program->key = "half:cpu";
-  auto writes = tune::make_discrete_parameter("writes_all", {0, 1});
-  program->space = std::make_shared<tune::search_space>(std::vector<tune::parameter_ptr>{writes}, "test");
+  auto writes = two_way_space(*program, "writes_all");
   program->source = [writes](const tune::configuration& config) {
     bool all = std::get<double>(writes->value(config[0])) > 0;
     return std::string("constexpr int n = ") + (all ? "8192" : "4096") + R"(;
@@ -338,13 +350,10 @@ extern "C" void tune_reference(void* const* a) {
                         {"in", tune::argument_type::f32_array, 8192}};
   tune::test::kernel_scratch scratch{"resident-half"};
   auto backend = tune::make_cpu_backend(program, scratch.options());
-  auto run = [&](double value) { return build_and_run(*backend, "writes_all", value); };
-  CHECK(run(1).state == status::ok);
-  auto half = run(0);
+  auto half = between_two_good_runs(*backend, "writes_all");
   INFO(half.message);
   CHECK(half.state == status::wrong_answer);
   CHECK(half.message.find("output element 4096 is nan") != std::string::npos);
-  CHECK(run(1).state == status::ok);
 }
 
 TEST_CASE("what a kernel leaves running, even out of its process group, is killed after its trial", "[kernels]") {
