@@ -4,7 +4,7 @@
 //
 //   bench_builds [--task MM1] [--conv-batch 8] [--configs 20] [--seed 1] [--rounds 3]
 //                [--stage-rounds 1] [--measure-rounds 3] [--min-time 0.1] [--core 0] [--compiler c++]
-//                [--only 1,17] [--vary-flags "-fno-predictive-commoning ..."]
+//                [--only 1,17] [--vary-flags "-fno-predictive-commoning ..." | --vary-link]
 //
 // --configs valid configurations of the task (MM1-MM3, BMM1-BMM3, C1, C2 or a
 // task string) are drawn with --seed, skipping those that fail to
@@ -35,7 +35,11 @@
 // --vary-flags "F ...": compare compiler flags instead. The old way is the
 // CPU backend's build without these flags, the new way the same with them
 // (added where the backend does not pass them already); both are built here,
-// as the backend builds (one compiler run, the self-contained link).
+// as the backend builds (one compiler run, linked against nothing).
+//
+// --vary-link: compare links. The old way is the backend's build of before
+// 2026-11-30, linked with the C library and libgcc (-z defs), built here; the
+// new way is the CPU backend's build.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/resource.h>
@@ -74,6 +78,7 @@ struct bench_options {
   std::string compiler = "c++";
   std::vector<int> only;   // indices of the drawn configurations to keep
   std::string vary_flags;  // compare the backend's flags without and with these
+  bool vary_link = false;  // compare the C library's link with the backend's
 };
 
 // Seconds of wall time and of the CPU time of waited-for children.
@@ -136,11 +141,21 @@ way old_way(const tune::kernel_program& program, const tune::configuration& conf
   return w;
 }
 
-// As the CPU backend builds (cpu_backend.cpp, cpu/compile.cpp).
-way new_way(const tune::kernel_program& program, const tune::configuration& config, const std::string& compiler) {
+// As the CPU backend builds a template's kernel (cpu_backend.cpp,
+// cpu/compile.cpp): one compiler run that links against nothing (the backend
+// then reads the undefined symbols; the templates' are the C library's).
+way backend_way(const tune::kernel_program& program, const tune::configuration& config, const std::string& compiler) {
   way w;
   w.source = program.source(config);
   w.flags = tune::cpu_build_flags(program, config, compiler);
+  w.link = {"-nostdlib"};
+  return w;
+}
+
+// --vary-link's old way: the backend's build before 2026-11-30, linked with
+// the C library and libgcc, every symbol resolved there (-z defs).
+way c_library_way(const tune::kernel_program& program, const tune::configuration& config, const std::string& compiler) {
+  way w = backend_way(program, config, compiler);
   w.link = {"-nostdlib", "-Wl,-z,defs"};
   w.libraries = {"-lc", "-lgcc"};
   return w;
@@ -149,7 +164,7 @@ way new_way(const tune::kernel_program& program, const tune::configuration& conf
 // --vary-flags: the backend's build without `varied` (off) or with them (on).
 way flags_way(const tune::kernel_program& program, const tune::configuration& config, const std::string& compiler,
               const std::vector<std::string>& varied, bool on) {
-  way w = new_way(program, config, compiler);
+  way w = backend_way(program, config, compiler);
   std::erase_if(w.flags,
                 [&](const std::string& f) { return std::find(varied.begin(), varied.end(), f) != varied.end(); });
   if (on) w.flags.insert(w.flags.end(), varied.begin(), varied.end());
@@ -306,8 +321,13 @@ int main(int argc, char** argv) {
   app.add_option("--compiler", o.compiler, "Host compiler");
   app.add_option("--only", o.only, "Keep only these of the drawn configurations (their indices, e.g. 1,17)")
       ->delimiter(',');
-  app.add_option("--vary-flags", o.vary_flags,
-                 "Compare compiler flags: the old way is the backend's build without these, the new way with them");
+  auto* vary_flags =
+      app.add_option("--vary-flags", o.vary_flags,
+                     "Compare compiler flags: the old way is the backend's build without these, the new way with them");
+  app.add_flag("--vary-link", o.vary_link,
+               "Compare links: the old way links with the C library and libgcc (-z defs), the new way is the "
+               "backend's build (linked against nothing, its undefined symbols checked)")
+      ->excludes(vary_flags);
   CLI11_PARSE(app, argc, argv);
   const auto varied = split_words(o.vary_flags);
 
@@ -343,15 +363,20 @@ int main(int argc, char** argv) {
   }
   std::vector<way> olds, news;
   for (const auto& c : configs) {
-    olds.push_back(varied.empty() ? old_way(*program, c) : flags_way(*program, c, o.compiler, varied, false));
-    news.push_back(varied.empty() ? new_way(*program, c, o.compiler)
-                                  : flags_way(*program, c, o.compiler, varied, true));
+    if (!varied.empty()) {
+      olds.push_back(flags_way(*program, c, o.compiler, varied, false));
+      news.push_back(flags_way(*program, c, o.compiler, varied, true));
+    } else {
+      olds.push_back(o.vary_link ? c_library_way(*program, c, o.compiler) : old_way(*program, c));
+      news.push_back(backend_way(*program, c, o.compiler));
+    }
   }
   auto version = tune::run_process({o.compiler, "--version"}, 30.0).output;
   fmt::print("bench_builds: {} ({}), {} configurations (seed {}), compiler {}: {}\n", o.task, task.to_string(),
              configs.size(), o.seed, o.compiler, version.substr(0, version.find('\n')));
   if (!varied.empty())
     fmt::print("old way: the backend's build without {}; new way: with them\n", fmt::join(varied, " "));
+  if (o.vary_link) fmt::print("old way: linked with the C library and libgcc; new way: the backend's build\n");
   std::fflush(stdout);
 
   if (o.stage_rounds > 0) {

@@ -110,6 +110,9 @@ def run_once(binary, task, budget, seed, strategy, workdir, extra):
     with open(topology, "w") as f:
         f.write(TOPOLOGY)
     db = os.path.join(workdir, "run.db")
+    if os.path.exists(db):
+        # A database with runs in it lets the run reuse their results.
+        sys.exit(f"{db} exists: give --out an empty folder")
     summary = os.path.join(workdir, "summary.json")
     cache = os.path.join(workdir, "cache")
     env = dict(os.environ, TUNE_CACHE_DIR=cache)

@@ -1,6 +1,8 @@
 // CPU builds link on their own (kernels/src/cpu/compile.cpp): the templates'
-// kernels need only the C library and still verify against the reference; a
-// source that needs libstdc++ is built the compiler's own way; a compile
+// kernels link against nothing, need only the C library and still verify
+// against the reference; a source that needs libgcc's helpers links with the
+// C library and libgcc, one that needs libm or libstdc++ the compiler's own
+// way; a compile
 // error is a compile error with the compiler's message; a build that runs
 // out of time kills the compiler and everything it started. With GCC the
 // templates compile without predictive commoning (their pragma, and only for
@@ -15,6 +17,7 @@
 #include <regex>
 #include <sstream>
 
+#include "../../kernels/src/cpu/elf_symbols.hpp"
 #include "kernel_fixtures.hpp"
 #include "process_checks.hpp"
 #include "skip.hpp"
@@ -43,7 +46,8 @@ void check_self_contained(tune::backend& backend, const tune::configuration& con
   auto built = backend.build(config, 120.0);
   INFO(backend.space()->to_json(config) << ": " << built.message);
   REQUIRE(built.state == status::ok);
-  CHECK(names_library(built.artifact, "libc.so"));
+  // Linked against nothing: the worker's C library resolves what it calls.
+  CHECK_FALSE(names_library(built.artifact, "libc.so"));
   CHECK_FALSE(names_library(built.artifact, "libstdc++"));
   auto measured = backend.run(config, built, 0, 120.0);
   INFO(measured.message);
@@ -54,7 +58,7 @@ const std::vector<std::string> shared_flags{"-std=c++20", "-fPIC", "-shared", "-
 
 }  // namespace
 
-TEST_CASE("a MatMul and a Conv2D kernel link with the C library alone and verify against the reference", "[kernels]") {
+TEST_CASE("a MatMul and a Conv2D kernel link against nothing and verify against the reference", "[kernels]") {
   tune::test::kernel_scratch scratch("builds-verify");
   auto backend = tune::make_task_backend("matmul:24x40x48", "cpu", scratch.options());
   auto matmul = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 2, 3, 4}},
@@ -92,6 +96,44 @@ TEST_CASE("a source that needs libstdc++ is built with the compiler's own link",
   auto again =
       tune::compile_shared_object(scratch.options(), "c++", source + "// again\n", ".cpp", shared_flags, 120.0);
   CHECK(again.state == status::ok);
+}
+
+TEST_CASE("a source that needs libgcc's helpers links with the C library and libgcc", "[kernels]") {
+  tune::test::kernel_scratch scratch("builds-libgcc");
+  // 128-bit division is libgcc's __divti3, which no shared library defines;
+  // getenv is the C library's.
+  const std::string source =
+      "extern \"C\" char* getenv(const char*);\n"
+      "extern \"C\" long tune_entry(void* const* a) {\n"
+      "  __int128 x = *static_cast<long*>(a[0]), y = *static_cast<long*>(a[1]);\n"
+      "  return static_cast<long>(x * x / y) + (getenv(\"TUNE_TEST\") != nullptr);\n"
+      "}\n";
+  auto flags = shared_flags;
+  flags.push_back("-DTUNE_TEST_LIBGCC");  // a compiler and flags no other test uses
+  auto built = tune::compile_shared_object(scratch.options(), "c++", source, ".cpp", flags, 120.0);
+  INFO(built.message);
+  REQUIRE(built.state == status::ok);
+  CHECK(names_library(built.artifact, "libc.so"));
+  CHECK_FALSE(names_library(built.artifact, "libstdc++"));
+  CHECK_FALSE(names_library(built.artifact, "libgcc_s"));
+  // __divti3 linked in, not left to the loader.
+  std::string error;
+  auto undefined = tune::undefined_dynamic_symbols(file_text(built.artifact), error);
+  REQUIRE(undefined);
+  for (const auto& s : *undefined) CHECK(s.name != "__divti3");
+}
+
+TEST_CASE("a source that needs libm is built with the compiler's own link", "[kernels]") {
+  tune::test::kernel_scratch scratch("builds-libm");
+  const std::string source =
+      "extern \"C\" float sinf(float);\n"
+      "extern \"C\" float tune_entry(float x) { return sinf(x); }\n";
+  auto flags = shared_flags;
+  flags.push_back("-DTUNE_TEST_LIBM");
+  auto built = tune::compile_shared_object(scratch.options(), "c++", source, ".cpp", flags, 120.0);
+  INFO(built.message);
+  REQUIRE(built.state == status::ok);
+  CHECK(names_library(built.artifact, "libm.so"));
 }
 
 TEST_CASE("a compile error is a compile error with the compiler's message", "[kernels]") {

@@ -2,14 +2,18 @@
 // One build of a CPU shared object: the compiler run by argv (never a shell),
 // killed with everything it started when the time is up.
 //
-// A build is one compiler run that compiles and links. It links the object
-// on its own: no start files, no libstdc++, libm or libgcc_s, only the C
-// library and libgcc's static helpers, every symbol resolved there (-z defs).
-// Reading libstdc++ and the start files was a third of a MatMul build
-// (docs/kernels.md, "Builds"). A source that needs more (libstdc++ for a
-// user kernel's std::vector, libm for a GEVO-ML workload's expf) fails that
-// link; it is built again with the compiler's own link, and so is every
-// later build with the same compiler and flags.
+// A build is one compiler run that compiles and links, and links as little as
+// it can. First against nothing at all (-nostdlib): the engine then reads the
+// shared object's undefined symbols (elf_symbols.hpp) and takes the build
+// when the C library defines every one; the workers that load it run with
+// the C library. Reading libstdc++ and the start files was a third of a
+// MatMul build, and reading the C library for -z defs another tenth
+// (docs/kernels.md, "Builds"). A source that needs more is built again: with
+// the C library and libgcc's static helpers, every symbol resolved there
+// (-z defs), and when that link fails too (libstdc++ for a user kernel's
+// std::vector, libm for a GEVO-ML workload's expf, libgomp for threads),
+// with the compiler's own link. Later builds with the same compiler and flags
+// start at the way that worked.
 
 #include <string>
 #include <vector>
@@ -18,8 +22,8 @@
 
 namespace tune {
 
-/// What the compiler is given, besides `flags`, to link on its own: before
-/// the output, the source and the libraries after it.
+/// What the compiler is given, besides `flags`, to link with the C library
+/// alone: before the output, the source and the libraries after it.
 std::vector<std::string> self_contained_link_flags();
 std::vector<std::string> self_contained_link_libraries();
 
