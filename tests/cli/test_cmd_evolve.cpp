@@ -57,7 +57,7 @@ TEST_CASE("evolve records two objectives per trial and prints a front that edits
   // front from the database shows the same held-out errors.
   cli_process front({"front", "--db", db});
   REQUIRE(front.wait() == 0);
-  char validation[16];
+  char validation[64];
   std::snprintf(validation, sizeof validation, "%.4f validation", original["validation_error"].get<double>());
   CHECK_THAT(front.out(), Contains(validation));
 

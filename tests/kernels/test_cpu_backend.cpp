@@ -322,7 +322,7 @@ extern "C" void tune_reference(void* const* a) {
   for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 4 * static_cast<const float*>(a[1])[i];
 }
 )";
-  program->arguments = {{"out", tune::argument_type::f32_array, 4, true}, {"in", tune::argument_type::f32_array, 4}};
+  program->arguments = {tune::float_array_argument("out", 4, true), tune::float_array_argument("in", 4)};
   program->prepare = "tune_prepare";
   program->finish = "tune_finish";
   auto options = scratch.options();

@@ -78,7 +78,7 @@ tune::kernel_program_ptr hand_written_program(const std::string& source) {
   program->check = [](const tune::configuration&) { return std::string(); };
   program->geometry = [](const tune::configuration&) { return tune::launch_geometry{}; };
   program->entry = "tune_kernel";
-  program->arguments = {{"out", tune::argument_type::f32_array, 64, true}};
+  program->arguments = {tune::float_array_argument("out", 64, true)};
   return program;
 }
 

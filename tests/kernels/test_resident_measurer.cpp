@@ -48,7 +48,7 @@ extern "C" void tune_reference(void* const* a) {
   for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
 }
 )";
-  program->arguments = {{"out", tune::argument_type::f32_array, 4, true}, {"in", tune::argument_type::f32_array, 4}};
+  program->arguments = {tune::float_array_argument("out", 4, true), tune::float_array_argument("in", 4)};
   return program;
 }
 
@@ -346,8 +346,7 @@ extern "C" void tune_reference(void* const* a) {
   for (int i = 0; i < 8192; ++i) out[i] = i < 4096 ? 2 * in[i] : 0.0f;
 }
 )";
-  program->arguments = {{"out", tune::argument_type::f32_array, 8192, true},
-                        {"in", tune::argument_type::f32_array, 8192}};
+  program->arguments = {tune::float_array_argument("out", 8192, true), tune::float_array_argument("in", 8192)};
   tune::test::kernel_scratch scratch{"resident-half"};
   auto backend = tune::make_cpu_backend(program, scratch.options());
   auto half = between_two_good_runs(*backend, "writes_all");
@@ -517,7 +516,7 @@ TEST_CASE("flush_cache: the caches are flushed before each timed run when the ar
 )";
   program->source = [ones](const tune::configuration&) { return ones; };
   program->reference_source = "extern \"C\" void tune_reference(void* const*) {}";
-  program->arguments = {{"out", tune::argument_type::f32_array, 4, true}};
+  program->arguments = {tune::float_array_argument("out", 4, true)};
   auto backend = tune::make_cpu_backend(program, scratch.options());
   auto build = backend->build(backend->space()->unflatten(0), 120.0);
   REQUIRE(build.state == status::ok);

@@ -5,8 +5,9 @@
 // run's start, the resident process stops one that overruns), to the timed
 // runs of every kernel and to the checked run of CPU kernels; the engine side
 // applies the first to GPU kernels, whose resident process reports each run's
-// start on its channel. Plain numbers, as they travel in the worker's
-// requests.
+// start on its channel; the program backend (GEVO-ML's workloads) applies
+// the first to whole measurements (program_slow_limit_s). Plain numbers, as
+// they travel in the worker's requests.
 
 #include <algorithm>
 #include <cmath>

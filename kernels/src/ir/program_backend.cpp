@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "../cpu/measure_rules.hpp"
 #include "../cpu/measurement.hpp"
 #include "../cpu/resident_measurer.hpp"
 #include "tune/engine/median.hpp"
@@ -592,8 +593,10 @@ class program_backend_impl final : public program_backend {
 }  // namespace
 
 double program_slow_limit_s(double timeout_s, double slow_factor, double reference_s) {
-  if (!(slow_factor > 0) || !(reference_s > 0) || !std::isfinite(reference_s)) return timeout_s;
-  return std::min(timeout_s, std::max(program_min_slow_limit_s, slow_factor * reference_s));
+  // The kernels' too-slow rule on whole measurements, in seconds, with no
+  // limit of the first runs: infinite without a reference or a factor.
+  return std::min(
+      timeout_s, measure_rules::slow_limit_ms(reference_s, slow_factor, program_min_slow_limit_s, /*first_limit=*/0.0));
 }
 
 std::vector<std::string> program_workload_names() {

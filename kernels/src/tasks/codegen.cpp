@@ -220,13 +220,12 @@ std::string constant(const std::string& name, std::int64_t value) {
 
 std::vector<kernel_argument> task_arguments(const task_spec& t) {
   if (t.op == operator_kind::conv2d) {
-    return {{"output", argument_type::f32_array, t.batch * t.out_channels * t.out_height() * t.out_width(), true},
-            {"image", argument_type::f32_array, t.batch * t.in_channels * t.height * t.width},
-            {"weights", argument_type::f32_array, t.out_channels * t.in_channels * t.kernel_h * t.kernel_w}};
+    return {float_array_argument("output", t.batch * t.out_channels * t.out_height() * t.out_width(), true),
+            float_array_argument("image", t.batch * t.in_channels * t.height * t.width),
+            float_array_argument("weights", t.out_channels * t.in_channels * t.kernel_h * t.kernel_w)};
   }
-  return {{"C", argument_type::f32_array, t.batch * t.n * t.m, true},
-          {"A", argument_type::f32_array, t.batch * t.n * t.k},
-          {"B", argument_type::f32_array, t.batch * t.k * t.m}};
+  return {float_array_argument("C", t.batch * t.n * t.m, true), float_array_argument("A", t.batch * t.n * t.k),
+          float_array_argument("B", t.batch * t.k * t.m)};
 }
 
 std::string reference_source(const task_spec& t) {

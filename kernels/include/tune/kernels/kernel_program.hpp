@@ -13,6 +13,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tune/engine/space.hpp"
@@ -58,6 +59,16 @@ struct kernel_argument {
   /// fixed hash (inputs; an output's start is poisoned all the same).
   std::string data;
 };
+
+/// An array of `size` floats named `name`, an output when `output`.
+inline kernel_argument float_array_argument(std::string name, std::int64_t size, bool output = false) {
+  kernel_argument a;
+  a.name = std::move(name);
+  a.type = argument_type::f32_array;
+  a.size = size;
+  a.output = output;
+  return a;
+}
 
 /// A device launch for GPU kernels: grid and block extents.
 struct launch_geometry {

@@ -139,7 +139,8 @@ inline constexpr double program_min_slow_limit_s = 1.0;
 /// measurements that finished), and at least program_min_slow_limit_s, is of
 /// a program hundreds of times slower than the others, or endless: it is
 /// stopped (too_slow). min(timeout_s, that); timeout_s alone while no
-/// reference is known (NaN) or slow_factor is not positive.
+/// reference is known (NaN) or slow_factor is not positive. The kernels' rule
+/// (measure_rules::slow_limit_ms) in seconds, without a first-runs limit.
 double program_slow_limit_s(double timeout_s, double slow_factor, double reference_s);
 
 /// Throws std::invalid_argument naming the accepted workloads for an unknown
