@@ -23,7 +23,8 @@ The compile worker's: the sum of compile_s and the rest of the wall time.
 Last, per strategy, the new / old time of the configurations both builds
 timed in full in the same round (with `--strategies random` both runs of a
 round propose the same configurations): how a change in the measuring moved
-the figures themselves.
+the figures themselves; and the new / old build seconds of the
+configurations both builds compiled: how a change in the builds moved them.
 """
 import argparse
 import json
@@ -90,6 +91,29 @@ def full_times(db_path):
            if status == "ok" and time_ms is not None and not stopped}
     con.close()
     return out
+
+
+def build_seconds(db_path):
+    """compile_s of each configuration built in the run (not taken from the compile cache or the database)."""
+    con = sqlite3.connect(db_path)
+    out = {config: compile_s
+           for config, compile_s in con.execute("SELECT config, compile_s FROM trials WHERE reused_from_run IS NULL "
+                                                "AND compile_s > 0")}
+    con.close()
+    return out
+
+
+def same_builds(root, strategy, rounds):
+    """new / old compile_s of the configurations both builds compiled, over all rounds (each configuration's
+    median per build): a change in how candidates are built shows here, through the noise of builds that share
+    the cores with measurements and with each other."""
+    seconds = {"old": {}, "new": {}}
+    for name in seconds:
+        for r in range(rounds):
+            for config, s in build_seconds(os.path.join(root, f"{strategy}-{name}-{r}", "run.db")).items():
+                seconds[name].setdefault(config, []).append(s)
+    old, new = seconds["old"], seconds["new"]
+    return sorted(statistics.median(new[c]) / statistics.median(old[c]) for c in old if c in new)
 
 
 def same_configurations(root, strategy, rounds):
@@ -178,6 +202,11 @@ def main():
             print(f"{strategy:6} the {len(same)} configurations both builds timed in full in a round: new / old time "
                   f"median {statistics.median(same):.4f} (quartiles {same[len(same) // 4]:.4f}–"
                   f"{same[3 * len(same) // 4]:.4f})")
+        builds = same_builds(root, strategy, a.rounds)
+        if builds:
+            print(f"{strategy:6} the {len(builds)} configurations both builds compiled: new / old build seconds "
+                  f"median {statistics.median(builds):.4f} (quartiles {builds[len(builds) // 4]:.4f}–"
+                  f"{builds[3 * len(builds) // 4]:.4f})")
     with open(os.path.join(root, "runs.json"), "w") as f:
         json.dump(rows, f, indent=1)
 
