@@ -15,19 +15,19 @@ namespace {
 
 // A copy of the T at `offset`, when all of it lies within `bytes`.
 template <class T>
-bool read_at(const std::string& bytes, std::uint64_t offset, T& out) {
+bool read_at(std::string_view bytes, std::uint64_t offset, T& out) {
   if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return false;
   std::memcpy(&out, bytes.data() + offset, sizeof(T));
   return true;
 }
 
 // Section `index`'s header, when the table holds it.
-bool section(const std::string& bytes, const Elf64_Ehdr& header, std::uint64_t index, Elf64_Shdr& out) {
+bool section(std::string_view bytes, const Elf64_Ehdr& header, std::uint64_t index, Elf64_Shdr& out) {
   return index < header.e_shnum && header.e_shoff <= bytes.size() &&
          read_at(bytes, header.e_shoff + index * sizeof(Elf64_Shdr), out);
 }
 
-bool within(const std::string& bytes, const Elf64_Shdr& s) {
+bool within(std::string_view bytes, const Elf64_Shdr& s) {
   return s.sh_offset <= bytes.size() && s.sh_size <= bytes.size() - s.sh_offset;
 }
 
@@ -35,7 +35,7 @@ constexpr unsigned char host_data = std::endian::native == std::endian::little ?
 
 }  // namespace
 
-std::optional<std::vector<undefined_symbol>> undefined_dynamic_symbols(const std::string& bytes, std::string& error) {
+std::optional<std::vector<undefined_symbol>> undefined_dynamic_symbols(std::string_view bytes, std::string& error) {
   Elf64_Ehdr header{};
   if (!read_at(bytes, 0, header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {
     error = "not an ELF file";

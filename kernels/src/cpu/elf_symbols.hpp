@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tune {
@@ -20,7 +21,7 @@ struct undefined_symbol {
 /// .dynsym): the list, empty when none, or nothing with `error` saying what is
 /// wrong with the file (not ELF, another class or byte order, a table or
 /// name outside the file). Never reads outside `bytes`.
-std::optional<std::vector<undefined_symbol>> undefined_dynamic_symbols(const std::string& bytes, std::string& error);
+std::optional<std::vector<undefined_symbol>> undefined_dynamic_symbols(std::string_view bytes, std::string& error);
 
 /// True when the C library this process runs with (libc.so.6 and what it
 /// loads, the dynamic linker: `__tls_get_addr`) defines `name`.

@@ -1,7 +1,10 @@
 // kernels/src/cpu/elf_symbols.hpp: a shared object's undefined symbols read
 // from its ELF file, and which of them the C library defines; files that are
-// not what they claim are refused without reading outside them.
+// not what they claim are refused without reading outside them (the cut,
+// scrambled and unended copies end where an unreadable page begins).
 #include <elf.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -60,6 +63,33 @@ std::pair<Elf64_Shdr, std::size_t> dynsym_of(const std::string& bytes) {
   FAIL("no dynamic symbol table");
   return {};
 }
+
+// A copy of some bytes that ends where an unreadable page begins: reading a
+// byte past its end kills the test.
+class guarded_bytes {
+ public:
+  explicit guarded_bytes(const std::string& bytes) {
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t data_pages = (bytes.size() + page - 1) / page;
+    size_ = (data_pages + 1) * page;
+    void* area = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(area != MAP_FAILED);
+    base_ = static_cast<char*>(area);
+    REQUIRE(::mprotect(base_ + data_pages * page, page, PROT_NONE) == 0);
+    char* begin = base_ + data_pages * page - bytes.size();
+    std::memcpy(begin, bytes.data(), bytes.size());
+    view_ = std::string_view(begin, bytes.size());
+  }
+  ~guarded_bytes() { ::munmap(base_, size_); }
+  guarded_bytes(const guarded_bytes&) = delete;
+  guarded_bytes& operator=(const guarded_bytes&) = delete;
+  std::string_view view() const { return view_; }
+
+ private:
+  char* base_ = nullptr;
+  std::size_t size_ = 0;
+  std::string_view view_;
+};
 
 }  // namespace
 
@@ -168,22 +198,61 @@ TEST_CASE("a symbol table or a name outside the file is refused", "[kernels]") {
   CHECK_FALSE(tune::undefined_dynamic_symbols(no_strings, error));
 }
 
+TEST_CASE("a name that runs to the end of the file is refused without reading past it", "[kernels]") {
+  tune::test::kernel_scratch scratch("elf-unended-name");
+  auto bytes = file_bytes(unlinked_object(scratch));
+  const auto [dynsym, at] = dynsym_of(bytes);
+  const auto header = header_of(bytes);
+  Elf64_Shdr names{};
+  const std::size_t names_at = header.e_shoff + dynsym.sh_link * sizeof names;
+  std::memcpy(&names, bytes.data() + names_at, sizeof names);
+  const std::string table = bytes.substr(names.sh_offset, names.sh_size);
+  // Every undefined symbol named "sinf"; the table moved to the end of the
+  // file and cut just before that name's terminating zero.
+  const auto sinf = table.find(std::string("sinf") + '\0');
+  REQUIRE(sinf != std::string::npos);
+  for (std::size_t s = 1; s < dynsym.sh_size / sizeof(Elf64_Sym); ++s) {
+    Elf64_Sym symbol{};
+    const std::size_t where = dynsym.sh_offset + s * sizeof symbol;
+    std::memcpy(&symbol, bytes.data() + where, sizeof symbol);
+    if (symbol.st_shndx != SHN_UNDEF || symbol.st_name == 0) continue;
+    symbol.st_name = static_cast<Elf64_Word>(sinf);
+    std::memcpy(bytes.data() + where, &symbol, sizeof symbol);
+  }
+  names.sh_offset = bytes.size();
+  names.sh_size = sinf + 4;
+  std::memcpy(bytes.data() + names_at, &names, sizeof names);
+  bytes += table.substr(0, sinf + 4);
+  guarded_bytes guarded(bytes);
+  std::string error;
+  CHECK_FALSE(tune::undefined_dynamic_symbols(guarded.view(), error));
+  CHECK(error == "a symbol's name without its end");
+}
+
 TEST_CASE("a cut or scrambled shared object never reads outside its bytes", "[kernels]") {
   tune::test::kernel_scratch scratch("elf-fuzz");
   const auto good = file_bytes(unlinked_object(scratch));
   std::string error;
-  // Cut anywhere: the section headers are at the end, so every cut short of
-  // the whole file loses them.
-  for (std::size_t size = 0; size < good.size(); size += 7) {
-    auto cut = good.substr(0, size);
-    CHECK_FALSE(tune::undefined_dynamic_symbols(cut, error));
+  {
+    guarded_bytes whole(good);
+    auto symbols = tune::undefined_dynamic_symbols(whole.view(), error);
+    INFO(error);
+    CHECK(symbols);
   }
-  // Bytes changed at random: refused, or a list of names within the file.
+  // Cut anywhere, each cut ending at an unreadable page: the section headers
+  // are at the end, so every cut short of the whole file loses them.
+  for (std::size_t size = 0; size < good.size(); size += 7) {
+    guarded_bytes cut(good.substr(0, size));
+    CHECK_FALSE(tune::undefined_dynamic_symbols(cut.view(), error));
+  }
+  // Bytes changed at random, the copy ending at an unreadable page: refused,
+  // or a list of names.
   std::mt19937_64 rng(7);
   for (int round = 0; round < 2000; ++round) {
     auto scrambled = good;
     for (int k = 0; k < 8; ++k) scrambled[rng() % scrambled.size()] = static_cast<char>(rng());
-    auto symbols = tune::undefined_dynamic_symbols(scrambled, error);
+    guarded_bytes guarded(scrambled);
+    auto symbols = tune::undefined_dynamic_symbols(guarded.view(), error);
     if (!symbols) continue;
     for (const auto& s : *symbols) CHECK(s.name.size() < scrambled.size());
   }
