@@ -7,8 +7,8 @@
 // shared object's undefined symbols (elf_symbols.hpp) and takes the build
 // when the C library defines every one; the workers that load it run with
 // the C library. Reading libstdc++ and the start files was a third of a
-// MatMul build, and reading the C library for -z defs another tenth
-// (docs/kernels.md, "Builds"). A source that needs more is built again: with
+// MatMul build, and reading the C library for -z defs made a link 10 ms
+// longer (docs/kernels.md, "Builds", "Linked against nothing"). A source that needs more is built again: with
 // the C library and libgcc's static helpers, every symbol resolved there
 // (-z defs), and when that link fails too (libstdc++ for a user kernel's
 // std::vector, libm for a GEVO-ML workload's expf, libgomp for threads),

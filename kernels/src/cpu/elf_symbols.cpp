@@ -6,8 +6,9 @@
 
 #include <bit>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <stdexcept>
+
+#include "tune/engine/readers.hpp"
 
 namespace tune {
 
@@ -91,12 +92,13 @@ bool c_library_defines(const std::string& name) {
 }
 
 std::optional<std::vector<std::string>> needed_beyond_c_library(const std::string& path, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read " + path;
+  std::string bytes;
+  try {
+    bytes = read_file_text(path);
+  } catch (const std::invalid_argument& e) {
+    error = std::string("cannot read: ") + e.what();
     return std::nullopt;
   }
-  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   auto symbols = undefined_dynamic_symbols(bytes, error);
   if (!symbols) {
     error = path + ": " + error;

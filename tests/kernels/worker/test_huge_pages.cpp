@@ -12,7 +12,6 @@
 using tune::worker::argument_storage;
 using tune::worker::huge_page_bytes;
 using tune::worker::huge_page_storage;
-using tune::worker::prefer_huge_pages;
 using tune::worker::whole_huge_pages;
 
 namespace {
