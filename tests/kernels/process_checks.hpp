@@ -3,22 +3,42 @@
 // the one that started it, and which processes a process has started.
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace tune::test {
 
+/// A process's /proc/<pid>/stat, empty when it cannot be read: the process
+/// may end between the open and the read, which then fails with ESRCH (an
+/// std::ifstream throws std::ios_failure there, from whatever thread reads).
+inline std::string proc_stat(long pid) {
+  std::string text;
+  int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char chunk[4096];
+  for (ssize_t got; (got = ::read(fd, chunk, sizeof chunk)) != 0;) {
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      text.clear();
+      break;
+    }
+    text.append(chunk, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  return text;
+}
+
 /// True once the process is gone or a zombie waiting for init to reap it.
 inline bool has_ended(long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return true;
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::string text = proc_stat(pid);
+  if (text.empty()) return true;
   auto close = text.rfind(')');
   return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
 }
@@ -42,8 +62,7 @@ inline std::vector<long> children_of(long parent, const std::string& name = {}) 
   while (auto* entry = ::readdir(proc)) {
     long pid = std::atol(entry->d_name);
     if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::string text = proc_stat(pid);
     auto open = text.find('('), close = text.rfind(')');
     if (open == std::string::npos || close == std::string::npos || close + 4 >= text.size()) continue;
     std::string comm = text.substr(open + 1, close - open - 1);
