@@ -13,11 +13,13 @@
 #include <cstdio>
 #include <deque>
 #include <exception>
+#include <map>
 #include <optional>
 
 #include "stage_clock.hpp"
 #include "tune/actors/interfaces.hpp"
 #include "tune/engine/median.hpp"
+#include "tune/engine/multi_task.hpp"
 
 namespace tune::actors {
 namespace {
@@ -72,31 +74,17 @@ struct waiting_run {
   std::optional<measured_trial> duel_for;
 };
 
-/// The device's best so far, which a would-be new best meets in a duel
-/// (duel_policy) before it becomes the best.
+/// The device's best so far (of one task), which a would-be new best meets
+/// in a duel (duel_policy) before it becomes the best.
 struct device_best {
   std::optional<compiled_candidate> config;
-  double judged_ms = 0.0;    ///< trial::best_judged_ms of it
-  double measuring_s = 0.0;  ///< the device's trials' run_s so far
-  double duels_s = 0.0;      ///< the wall seconds of its duels so far (duel_policy::max_share)
-  /// The measurements the duels made (two per round), whose seconds tell
-  /// what one of the end-of-run confirmation's will cost: both measure in
-  /// turn (backend::run_interleaved), on this device.
-  double duel_measurements = 0.0;
+  double judged_ms = 0.0;  ///< trial::best_judged_ms of it
 
   /// True when `trial` would become the new best by a margin small enough
   /// to be luck: it must win a duel against this best first.
   bool duel_wanted(const duel_policy& policy, const measured_trial& trial) const {
     return policy.rounds > 0 && config && trial.ok() && !trial.stopped_early && trial.time_ms < judged_ms &&
            trial.time_ms >= judged_ms * (1.0 - policy.margin);
-  }
-  /// True while the duels, with the confirmation's measurements to come
-  /// (priced at what a duel's measurement has cost; the first duel, before
-  /// any price is known, is not held back by them), have taken no more than
-  /// their share of the device's measuring time.
-  bool duel_affordable(const duel_policy& policy) const {
-    const double reserved_s = duel_measurements > 0 ? policy.reserved_runs * duels_s / duel_measurements : 0.0;
-    return duels_s + reserved_s <= policy.max_share * measuring_s;
   }
   /// Takes a trial measured in full that no duel stopped, when it is faster.
   void offer(const compiled_candidate& compiled, const measured_trial& trial) {
@@ -105,6 +93,25 @@ struct device_best {
     config = compiled;
     config->cand.reference_ms = std::nan("");
     judged_ms = trial.best_judged_ms();
+  }
+};
+
+/// What the device's duels have cost, all tasks together.
+struct device_duels {
+  double measuring_s = 0.0;  ///< the device's trials' run_s so far
+  double duels_s = 0.0;      ///< the wall seconds of its duels so far (duel_policy::max_share)
+  /// The measurements the duels made (two per round), whose seconds tell
+  /// what one of the end-of-run confirmation's will cost: both measure in
+  /// turn (backend::run_interleaved), on this device.
+  double duel_measurements = 0.0;
+
+  /// True while the duels, with the confirmation's measurements to come
+  /// (priced at what a duel's measurement has cost; the first duel, before
+  /// any price is known, is not held back by them), have taken no more than
+  /// their share of the device's measuring time.
+  bool affordable(const duel_policy& policy) const {
+    const double reserved_s = duel_measurements > 0 ? policy.reserved_runs * duels_s / duel_measurements : 0.0;
+    return duels_s + reserved_s <= policy.max_share * measuring_s;
   }
 };
 
@@ -191,10 +198,21 @@ struct measurer_state {
   detail::busy_tracker tracker{1};
   double cpu_s = 0.0;
   drift_probe drift;
-  device_best best;
-  /// The limit of a run while no best is known (early_stop_policy::
-  /// first_limit_ms), doubled after each run it stopped.
-  double first_limit_ms = 0.0;
+  device_duels duels;
+  /// The device's best of each task (one, numbered 0, unless
+  /// measurer_options::multi_task).
+  std::map<std::uint32_t, device_best> bests;
+  /// The limit of a run of each task while it has no best (early_stop_
+  /// policy::first_limit_ms), doubled after each run it stopped.
+  std::map<std::uint32_t, double> first_limits;
+
+  std::uint32_t task_of(const compiled_candidate& c) const {
+    return options.multi_task && !c.cand.config.empty() ? tune::task_of(c.cand.config) : 0;
+  }
+  device_best& best_of(const compiled_candidate& c) { return bests[task_of(c)]; }
+  double& first_limit_ms(const compiled_candidate& c) {
+    return first_limits.try_emplace(task_of(c), options.early_stop.first_limit_ms).first->second;
+  }
   static inline const char* name = "measurer";
 };
 
@@ -252,8 +270,10 @@ void finish_run(measurer_pointer self, const run_result& run) {
   // the next run may take twice as long, so that a task whose kernels all
   // take longer reaches its first best after a few stops (the run timeout
   // stays the ceiling).
-  if (run.state == status::too_slow && !(job.compiled.cand.reference_ms > 0))
-    st.first_limit_ms = std::min(2.0 * st.first_limit_ms, 1000.0 * st.options.timing.timeouts.run_s);
+  if (run.state == status::too_slow && !(job.compiled.cand.reference_ms > 0)) {
+    auto& limit = st.first_limit_ms(job.compiled);
+    limit = std::min(2.0 * limit, 1000.0 * st.options.timing.timeouts.run_s);
+  }
   if (drift.policy.every_trials > 0 && drift.choosing() && trial.ok() && !trial.stopped_early &&
       (!drift.config || trial.time_ms < drift.config_ms)) {
     if (!drift.config) drift.last_at = detail::steady_seconds();
@@ -273,9 +293,10 @@ void finish_run(measurer_pointer self, const run_result& run) {
   trial.probe_s = drift.pending_s;
   drift.pending_s = 0.0;
   trial.drift = drift.state;
-  st.best.measuring_s += std::max(0.0, trial.run_s);
-  if (st.best.duel_wanted(st.options.duel, trial)) {
-    if (st.best.duel_affordable(st.options.duel)) {
+  st.duels.measuring_s += std::max(0.0, trial.run_s);
+  auto& best = st.best_of(job.compiled);
+  if (best.duel_wanted(st.options.duel, trial)) {
+    if (st.duels.affordable(st.options.duel)) {
       // It runs next, before anything queued: the trial waits for it.
       job.duel_for = std::move(trial);
       st.current = std::move(job);
@@ -284,7 +305,7 @@ void finish_run(measurer_pointer self, const run_result& run) {
     }
     trial.duel_skipped = true;
   }
-  st.best.offer(job.compiled, trial);
+  best.offer(job.compiled, trial);
   deliver(self, job, std::move(trial));
 }
 
@@ -298,12 +319,12 @@ void finish_duel(measurer_pointer self, const interleaved_times& times, double d
   st.current.reset();
   auto trial = std::move(*job.duel_for);
   trial.duel_s = duel_s;
-  st.best.duels_s += duel_s;
-  st.best.duel_measurements += 2.0 * st.options.duel.rounds;
+  st.duels.duels_s += duel_s;
+  st.duels.duel_measurements += 2.0 * st.options.duel.rounds;
   if (times.ok() && times.time_ms.size() == 2 && !times.time_ms[0].empty() && !times.time_ms[1].empty()) {
     trial.duel_ms = tune::statistic_of(times.time_ms[0], st.options.duel.statistic);
     trial.duel_best_ms = tune::statistic_of(times.time_ms[1], st.options.duel.statistic);
-    st.best.offer(job.compiled, trial);
+    st.best_of(job.compiled).offer(job.compiled, trial);
   } else {
     trial.message += (trial.message.empty() ? "" : "\n") + std::string("duel against the best failed: ") +
                      (times.message.empty() ? std::string(to_string(times.state)) : times.message);
@@ -354,8 +375,8 @@ void start_current(measurer_pointer self) {
     runner_failed(self, status::unknown, "device runner gave no answer: " + self->system().render(err));
   };
   if (st.current->duel_for) {
-    self->request(st.runner, caf::infinite, duel_atom::value, st.current->compiled, *st.best.config,
-                  st.options.duel.rounds)
+    self->request(st.runner, caf::infinite, duel_atom::value, st.current->compiled,
+                  *st.best_of(st.current->compiled).config, st.options.duel.rounds)
         .then(
             [self, number](interleaved_times& times) {
               detail::cpu_scope cpu(self->state.cpu_s);
@@ -371,8 +392,9 @@ void start_current(measurer_pointer self) {
   // best existed, and would run unwatched up to the run timeout). A probe is
   // measured in full, against nothing.
   auto& reference = st.current->compiled.cand.reference_ms;
-  if (!st.current->probe && st.best.config && !(reference <= st.best.judged_ms)) reference = st.best.judged_ms;
-  double first_limit_ms = st.current->probe ? 0.0 : st.first_limit_ms;
+  const auto& best = st.best_of(st.current->compiled);
+  if (!st.current->probe && best.config && !(reference <= best.judged_ms)) reference = best.judged_ms;
+  double first_limit_ms = st.current->probe ? 0.0 : st.first_limit_ms(st.current->compiled);
   self->request(st.runner, caf::infinite, run_atom::value, st.current->compiled, first_limit_ms)
       .then(
           [self, number](run_result& run) {
@@ -404,7 +426,6 @@ measurer_actor::behavior_type measurer(measurer_pointer self, backend_ptr backen
   st.backend = std::move(backend);
   st.options = options;
   st.drift.policy = options.drift;
-  st.first_limit_ms = options.early_stop.first_limit_ms;
   st.runner =
       self->spawn<caf::detached + caf::linked>(device_runner, st.backend, st.options.device, runner_limits(st.options));
   return {

@@ -46,6 +46,8 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   if (options.devices.empty() && options.nodes.empty())
     throw std::invalid_argument("pipeline: no device; at least one measurer is needed");
   if (!(options.timing.time_scale > 0)) throw std::invalid_argument("pipeline: time scale must be > 0");
+  if (options.multi_task && !options.nodes.empty())
+    throw std::invalid_argument("pipeline: a run of many tasks measures on local devices only; leave the nodes out");
 
   caf::actor_system_config config;
   register_message_types(config);
@@ -92,6 +94,7 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
     m.early_stop = options.early_stop;
     m.drift = options.drift;
     m.duel = options.duel;
+    m.multi_task = options.multi_task;
     // The end-of-run confirmation measures on the first device only.
     if (&slot != &options.devices.front()) m.duel.reserved_runs = 0;
     pool_options.measurers.push_back(spawn_measurer(system, backend, m));
@@ -143,6 +146,7 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   pop.cache = options.cache;
   pop.measurers = pool_options.measurers;
   pop.demand_notice_s = options.demand_notice_s;
+  pop.multi_task = options.multi_task;
   // A candidate may wait behind every other one in flight, each taking up to
   // both timeouts: the bound is finite and never hit by a working backend.
   pop.evaluate_timeout_s = (options.timing.timeouts.compile_s + options.timing.timeouts.run_s) *

@@ -13,10 +13,12 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <unordered_map>
 
 #include "stage_clock.hpp"
 #include "tune/actors/interfaces.hpp"
+#include "tune/engine/multi_task.hpp"
 
 namespace tune::actors {
 namespace {
@@ -55,8 +57,25 @@ struct population_state {
   /// Set when hand-out closes; a run always closes it before it finishes.
   std::optional<end_reason> reason;
 
-  measured_trial best;
-  bool has_best = false;
+  /// The best trial of each task (one, numbered 0, unless
+  /// population_options::multi_task): what its candidates are measured
+  /// against.
+  std::map<std::uint32_t, measured_trial> bests;
+  /// The task a configuration belongs to.
+  std::uint32_t task_of(const configuration& config) const {
+    return options.multi_task && !config.empty() ? tune::task_of(config) : 0;
+  }
+  const measured_trial* best_of(std::uint32_t task) const {
+    auto it = bests.find(task);
+    return it == bests.end() ? nullptr : &it->second;
+  }
+  /// Whether `trial`, measured in full, becomes its task's best.
+  bool improves(const measured_trial& trial) const {
+    if (!trial.ok() || trial.stopped_early || trial.duel_lost()) return false;
+    const auto* best = best_of(task_of(trial.config));
+    return !best || (std::isfinite(trial.duel_ms) && trial.device_id == best->device_id) ||
+           trial.best_judged_ms() < best->best_judged_ms();
+  }
   std::vector<std::pair<std::int32_t, device_time>> device_times;
   std::vector<std::pair<std::int32_t, device_drift>> device_drifts;
   double build_s = 0.0;
@@ -124,7 +143,8 @@ void print_progress(const population_state& st, bool final_line) {
   std::uint64_t trials = st.options.prior.size() + st.completed;
   double at = backend_seconds(st, detail::steady_seconds());
   char best[64] = "-";
-  if (st.has_best) std::snprintf(best, sizeof best, "%.4g ms", st.best.best_judged_ms());
+  if (const auto* b = st.best_of(0); b && !st.options.multi_task)
+    std::snprintf(best, sizeof best, "%.4g ms", b->best_judged_ms());
   std::fprintf(stderr,
                "\rtrials %llu/%llu  best %s  %.2f trials/s  compile %3.0f%%  devices %3.0f%%  in flight %llu   %s",
                static_cast<unsigned long long>(trials), static_cast<unsigned long long>(st.options.budget.trials), best,
@@ -137,7 +157,12 @@ void send_summary(population_pointer self) {
   auto& st = self->state;
   auto& sum = st.summary;
   double now = detail::steady_seconds();
-  sum.best = st.best;
+  if (const auto* b = st.best_of(0)) sum.best = *b;
+  if (st.options.multi_task)
+    for (const auto& [task, best] : st.bests) {
+      if (sum.task_bests.size() <= task) sum.task_bests.resize(task + 1);
+      sum.task_bests[task] = best;
+    }
   sum.trials = st.completed;
   sum.prior_trials = st.options.prior.size();
   sum.wall_s = now - st.start;
@@ -233,7 +258,7 @@ void hand_out(population_pointer self, std::vector<candidate>& batch) {
     }
     auto id = cand.id;
     // Measured against the best known now (a later best is only faster).
-    if (st.has_best) cand.reference_ms = st.best.best_judged_ms();
+    if (const auto* best = st.best_of(st.task_of(cand.config))) cand.reference_ms = best->best_judged_ms();
     st.awaiting[id] = {detail::steady_seconds() + st.options.evaluate_timeout_s, cand.config};
     // An answer for a candidate no longer awaited (its timeout was reported
     // on the tick) is dropped: the trial was recorded once, as unknown.
@@ -352,9 +377,7 @@ void on_trial(population_pointer self, measured_trial trial) {
   // the best) is never the best, nor one that lost its duel against the best
   // before it; one that won it against this best is (its duel median may be
   // above the best's figure from an earlier, quieter moment).
-  bool new_best = trial.ok() && !trial.stopped_early && !trial.duel_lost() &&
-                  (!st.has_best || (std::isfinite(trial.duel_ms) && trial.device_id == st.best.device_id) ||
-                   trial.best_judged_ms() < st.best.best_judged_ms());
+  bool new_best = st.improves(trial);
   if (trial.device_id >= 0) {
     auto it = std::find_if(st.device_times.begin(), st.device_times.end(),
                            [&](const auto& entry) { return entry.first == trial.device_id; });
@@ -377,9 +400,11 @@ void on_trial(population_pointer self, measured_trial trial) {
       drift->second = trial.drift;
   }
   if (new_best) {
-    st.best = trial;
-    st.has_best = true;
-    st.trace.push_back({trial.finished_s, st.options.prior.size() + st.completed, trial.best_judged_ms()});
+    st.bests[st.task_of(trial.config)] = trial;
+    // The trace follows one task's best; a multi-task run's tasks have theirs
+    // in their own runs.
+    if (!st.options.multi_task)
+      st.trace.push_back({trial.finished_s, st.options.prior.size() + st.completed, trial.best_judged_ms()});
   }
   self->send(st.generator, observe_atom::value, trial);
   if (st.options.listener) {
@@ -428,17 +453,17 @@ population_actor::behavior_type population(population_pointer self, generator_ac
       if (st.options.measurers[d].address() == down.source) st.measurer_down[d] = true;
   });
   for (const auto& trial : st.options.prior) {
+    const auto* best = st.best_of(st.task_of(trial.config));
     if (trial.ok() && !trial.stopped_early && !trial.duel_lost() &&
-        (!st.has_best || trial.best_judged_ms() < st.best.best_judged_ms())) {
-      st.best = trial;
-      st.has_best = true;
-    }
+        (!best || trial.best_judged_ms() < best->best_judged_ms()))
+      st.bests[st.task_of(trial.config)] = trial;
   }
   return {
       [self](start_atom) {
         auto& st = self->state;
         st.start = detail::steady_seconds();
-        if (st.has_best) st.trace.push_back({0.0, st.options.prior.size(), st.best.best_judged_ms()});
+        if (const auto* b = st.best_of(0); b && !st.options.multi_task)
+          st.trace.push_back({0.0, st.options.prior.size(), b->best_judged_ms()});
         self->delayed_send(self, detail::stage_tick_interval, tick_atom::value);
         maybe_demand(self);
         maybe_finish(self);
@@ -468,7 +493,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
           report.rate = at > 0 ? static_cast<double>(st.completed) / at : 0.0;
           report.compile_busy = st.compile_busy;
           report.device_busy = st.device_busy;
-          if (st.has_best) report.best_time_ms = st.best.best_judged_ms();
+          if (const auto* b = st.best_of(0); b && !st.options.multi_task) report.best_time_ms = b->best_judged_ms();
           report.in_flight = st.in_flight;
           st.options.listener->on_progress(report);
         }

@@ -116,24 +116,28 @@ double task_scheduler::gradient(std::size_t task) const {
   return std::min(slope, 0.0);
 }
 
-std::optional<std::size_t> task_scheduler::fewest_rounds() const {
+std::optional<std::size_t> task_scheduler::fewest_rounds(const std::vector<std::size_t>& live) const {
   std::optional<std::size_t> pick;
-  for (std::size_t i = 0; i < state_.size(); ++i)
-    if (!done(i) && (!pick || state_[i].rounds() < state_[*pick].rounds())) pick = i;
+  for (std::size_t i : live)
+    if (!pick || state_[i].rounds() < state_[*pick].rounds()) pick = i;
   return pick;
 }
 
-std::optional<std::size_t> task_scheduler::next() {
+std::optional<std::size_t> task_scheduler::next(const std::vector<bool>& busy) {
+  auto is_busy = [&](std::size_t i) { return i < busy.size() && busy[i]; };
   std::vector<std::size_t> live;
   for (std::size_t i = 0; i < state_.size(); ++i)
-    if (!done(i)) live.push_back(i);
+    if (!done(i) && !is_busy(i)) live.push_back(i);
+  if (live.empty())  // every live task busy: choose among them all
+    for (std::size_t i = 0; i < state_.size(); ++i)
+      if (!done(i)) live.push_back(i);
   if (live.empty()) return std::nullopt;
 
   if (options_.kind == scheduler_kind::round_robin) {
     // The next live task at or after the cursor, in model order.
     for (std::size_t step = 0; step < state_.size(); ++step) {
       const std::size_t i = (next_robin_ + step) % state_.size();
-      if (!done(i)) {
+      if (std::find(live.begin(), live.end(), i) != live.end()) {
         next_robin_ = (i + 1) % state_.size();
         return i;
       }
@@ -160,7 +164,7 @@ std::optional<std::size_t> task_scheduler::next() {
       pick_slope = slope;
     }
   }
-  if (pick_slope >= 0.0) return fewest_rounds();
+  if (pick_slope >= 0.0) return fewest_rounds(live);
   return pick;
 }
 

@@ -7,6 +7,8 @@
 
 #include "actors/pipeline_fixtures.hpp"
 #include "tune/actors/pipeline.hpp"
+#include "tune/engine/multi_task.hpp"
+#include "tune/kernels/multi_task_backend.hpp"
 
 using namespace tune;
 using namespace tune::actors;
@@ -461,4 +463,74 @@ TEST_CASE("candidates carry the best time as their reference, and a time from ti
   CHECK(time.measured_s == Approx(0.75));
   CHECK(time.stopped_early_s == Approx(0.25));
   CHECK(time.overhead_s == Approx(1.0));
+}
+
+namespace {
+/// The grid's times × `scale`: another task, far slower than the grid.
+class scaled_grid_backend final : public tune::testing::grid_backend {
+ public:
+  scaled_grid_backend(search_space_ptr space, int devices, double scale)
+      : grid_backend(std::move(space), devices), scale_(scale) {}
+  run_result run(const configuration& config, const build_result& build, int device,
+                 const run_limits& limits) override {
+    auto out = grid_backend::run(config, build, device, limits);
+    out.time_ms *= scale_;
+    return out;
+  }
+
+ private:
+  double scale_;
+};
+}  // namespace
+
+TEST_CASE("a multi-task run measures each task against its own best and reports each task's best", "[actors]") {
+  auto space = tune::testing::grid_space(6, 4);
+  auto fast = std::make_shared<tune::testing::grid_backend>(space, 2);
+  auto slow = std::make_shared<scaled_grid_backend>(space, 2, 100.0);
+  auto backend = std::make_shared<multi_task_backend>(std::vector<backend_ptr>{fast, slow});
+  std::vector<std::unique_ptr<strategy>> searches;
+  auto log = std::make_shared<tune::testing::sweep_log>();
+  searches.push_back(std::make_unique<tune::testing::sweep_strategy>(space, log));
+  searches.push_back(std::make_unique<tune::testing::sweep_strategy>(space, log));
+  task_scheduler_options so;
+  so.kind = scheduler_kind::round_robin;
+  task_scheduler scheduler({{"fast", 1.0, 0.0, ""}, {"slow", 1.0, 0.0, ""}}, so);
+  auto search = std::make_unique<multi_task_strategy>(std::move(searches), std::move(scheduler), 4);
+  auto listener = std::make_shared<recording_listener>();
+  pipeline_options options;
+  options.compile_workers = 2;
+  options.devices = {{0, 1}, {1, 1}};
+  options.listener = listener;
+  options.drift.every_trials = 0;
+  options.duel.rounds = 0;
+  options.budget.trials = 48;  // every configuration of both tasks
+  options.multi_task = true;
+  auto summary = run_pipeline(backend, std::move(search), options);
+  REQUIRE(listener->trials.size() == 48);
+  // Each task's best is its own fastest, and each task had new bests of its own.
+  REQUIRE(summary.task_bests.size() == 2);
+  CHECK(summary.task_bests[0].time_ms == 1.0);
+  CHECK(summary.task_bests[1].time_ms == 100.0);
+  CHECK(task_of(summary.task_bests[1].config) == 1);
+  int slow_bests = 0;
+  for (std::size_t i = 0; i < listener->trials.size(); ++i)
+    if (listener->bests[i] && task_of(listener->trials[i].config) == 1) ++slow_bests;
+  CHECK(slow_bests >= 1);
+  // The slow task's runs were measured against its own best, never the fast one's.
+  for (int device : {0, 1})
+    for (double reference : slow->references(device)) CHECK((std::isnan(reference) || reference >= 100.0));
+  CHECK(fast->run_order(0).size() + fast->run_order(1).size() == 24);
+  CHECK(slow->run_order(0).size() + slow->run_order(1).size() == 24);
+}
+
+TEST_CASE("a multi-task run refuses nodes", "[actors]") {
+  auto space = tune::testing::grid_space(2, 2);
+  auto backend = std::make_shared<tune::testing::grid_backend>(space, 1);
+  pipeline_options options;
+  options.multi_task = true;
+  options.nodes.push_back({"127.0.0.1", 1});
+  CHECK_THROWS_WITH(run_pipeline(backend, std::make_unique<tune::testing::sweep_strategy>(
+                                              space, std::make_shared<tune::testing::sweep_log>()),
+                                 options),
+                    Catch::Matchers::Contains("local devices only"));
 }

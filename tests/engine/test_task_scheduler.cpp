@@ -336,3 +336,28 @@ TEST_CASE("best_split_latency: bad input is refused", "[engine][task_scheduler]"
   CHECK_THROWS_WITH(best_split_latency({1}, {{1.0}, {2.0}}, 2), Contains("1 weights for 2 curves"));
   CHECK_THROWS_WITH(best_split_latency({0, 1}, {{1.0}, {2.0}}, 2), Contains("not > 0"));
 }
+
+TEST_CASE("task_scheduler passes over busy tasks while another is live and chooses among all when every one is") {
+  // Warm-up: task 0 busy, so task 1 is the first without a round.
+  task_scheduler s(three_tasks(), greedy());
+  CHECK(s.next({true}) == 1u);
+  s.record_round(1, 5.0);
+  CHECK(s.next({true, false, true}) == 1u);  // the only one not busy, though it has had its round
+  CHECK(s.next({true, true, true}) == 0u);   // all busy: the warm-up goes on among them
+  s.record_round(0, 4.0);
+  s.record_round(2, 3.0);
+  // The rule: the steepest task unless it is busy.
+  const std::size_t steepest = *s.next();
+  std::vector<bool> busy(3, false);
+  busy[steepest] = true;
+  const auto other = s.next(busy);
+  REQUIRE(other);
+  CHECK(*other != steepest);
+  // Round robin skips a busy task and keeps its turn order.
+  task_scheduler r(three_tasks(), greedy(scheduler_kind::round_robin));
+  CHECK(r.next({true, false, false}) == 1u);
+  CHECK(r.next({false, false, true}) == 0u);
+  CHECK(r.next({true, true, true}) == 1u);
+  r.mark_done(2);
+  CHECK(r.next({true, true, false}) == 0u);  // the done task does not count as a free one
+}

@@ -164,7 +164,12 @@ struct best_point {
 
 /// What a finished run reports.
 struct run_summary {
-  measured_trial best;             ///< state unknown when nothing succeeded
+  /// State unknown when nothing succeeded; of a multi-task run (pipeline_
+  /// options::multi_task), task 0's best.
+  measured_trial best;
+  /// A multi-task run's best trial of each task, by task index (state unknown
+  /// for a task with none); empty otherwise.
+  std::vector<measured_trial> task_bests;
   std::uint64_t trials = 0;        ///< trials of this run
   std::uint64_t prior_trials = 0;  ///< trials recorded before a resume
   double wall_s = 0.0;
@@ -233,8 +238,9 @@ typename Inspector::result_type inspect(Inspector& f, best_point& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_summary& x) {
-  return f(caf::meta::type_name("run_summary"), x.best, x.trials, x.prior_trials, x.wall_s, x.sim_s, x.reason,
-           x.compile, x.devices, x.steady_rate, x.engine_cpu_s, x.trace, x.device_times, x.build_s, x.device_drifts);
+  return f(caf::meta::type_name("run_summary"), x.best, x.task_bests, x.trials, x.prior_trials, x.wall_s, x.sim_s,
+           x.reason, x.compile, x.devices, x.steady_rate, x.engine_cpu_s, x.trace, x.device_times, x.build_s,
+           x.device_drifts);
 }
 
 }  // namespace tune::actors
@@ -377,6 +383,10 @@ struct measurer_options {
   drift_policy drift;
   /// When a would-be new best is measured against the best before it.
   duel_policy duel;
+  /// The run's configurations are tagged with their task (tune/engine/
+  /// multi_task.hpp): the device's best, its duels and its limit of the first
+  /// runs are each task's own.
+  bool multi_task = false;
 };
 
 measurer_actor spawn_measurer(caf::actor_system& system, backend_ptr backend, const measurer_options& options);
@@ -518,6 +528,11 @@ struct population_options {
   /// Looked up before a candidate is built; a hit is a trial at once.
   trial_cache cache;
   std::vector<measurer_actor> measurers;  ///< asked for their busy time
+  /// The run's configurations are tagged with their task (tune/engine/
+  /// multi_task.hpp): each task has its own best, which its candidates are
+  /// measured against and which a trial must beat to be a new best
+  /// (trial_listener::on_trial); run_summary::task_bests has them.
+  bool multi_task = false;
 };
 
 population_actor spawn_population(caf::actor_system& system, generator_actor generator, compile_pool_actor pool,

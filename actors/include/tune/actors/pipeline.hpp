@@ -93,6 +93,12 @@ struct pipeline_options {
   bool nodes_build = false;
   /// Called once the nodes answered, before the first candidate.
   std::function<void(const std::vector<remote_device>&)> on_remote_devices;
+  /// Many tasks through this pipeline (tune/engine/multi_task.hpp): the
+  /// backend a multi_task_backend, the strategy a multi_task_strategy, every
+  /// configuration tagged with its task; each task has its own best
+  /// (population_options::multi_task, measurer_options::multi_task). Local
+  /// devices only: std::invalid_argument with nodes.
+  bool multi_task = false;
 };
 
 /// Candidates kept in flight in steady mode: every compile worker busy and

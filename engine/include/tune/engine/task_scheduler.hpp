@@ -94,7 +94,13 @@ class task_scheduler {
   task_scheduler(std::vector<scheduled_task> tasks, task_scheduler_options options);
 
   /// The task of the next round; nullopt when every task is done.
-  std::optional<std::size_t> next();
+  std::optional<std::size_t> next() { return next({}); }
+
+  /// The same, passing over the tasks marked `busy` (a round of theirs still
+  /// in flight) while a live task is not: the warm-up, the rule and round
+  /// robin choose among those; when every live task is busy, among all of
+  /// them. Missing entries are not busy.
+  std::optional<std::size_t> next(const std::vector<bool>& busy);
 
   /// A round of `task` has finished; `best_ms` is the task's best time after
   /// it (NaN: none yet).
@@ -128,7 +134,7 @@ class task_scheduler {
     std::uint32_t rounds() const { return static_cast<std::uint32_t>(history.size()); }
   };
 
-  std::optional<std::size_t> fewest_rounds() const;
+  std::optional<std::size_t> fewest_rounds(const std::vector<std::size_t>& live) const;
 
   std::vector<scheduled_task> tasks_;
   task_scheduler_options options_;

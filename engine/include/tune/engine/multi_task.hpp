@@ -1,0 +1,100 @@
+#pragma once
+// Many tasks in one search: a model's tasks tuned through one pipeline, each
+// by its own strategy, the next trials of the run going where the task
+// scheduler (task_scheduler.hpp) sends them.
+//
+// A configuration of such a run is *tagged*: its task's index first, then the
+// task's own configuration ({2, 0, 3, 1} is task 2's {0, 3, 1}). Everything
+// that carries a configuration through the pipeline carries its task with it;
+// what measures or records one (the tasks' backends, their results) takes it
+// untagged.
+//
+//   propose(n) ──> the open round's task proposes (its strategy, untagged),
+//                  tagged; a round of `round_trials` hand-outs of one task,
+//                  then the scheduler picks the next round's task, passing
+//                  over tasks with a round still in flight while another has
+//                  none (so each search stays close to sequential while the
+//                  devices stay busy).
+//   observe(r) <── to the task's strategy, untagged; once every result of a
+//                  round is in, the scheduler records the round (the task's
+//                  best time after it).
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/engine/space.hpp"
+#include "tune/engine/strategy.hpp"
+#include "tune/engine/task_scheduler.hpp"
+
+namespace tune {
+
+/// `config` of task `task`, tagged.
+configuration tagged(std::uint32_t task, const configuration& config);
+
+/// The task of a tagged configuration. Throws std::invalid_argument for an
+/// empty one.
+std::uint32_t task_of(const configuration& config);
+
+/// The task's own configuration of a tagged one (its first element dropped).
+/// Throws std::invalid_argument for an empty one.
+configuration untagged(const configuration& config);
+
+/// The space of tagged configurations over the tasks' spaces: valid when the
+/// task exists and its space holds the rest; written as
+/// {"task": 2, "configuration": {...the task's...}}. Throws
+/// std::invalid_argument for no space or a null one.
+search_space_ptr multi_task_space(std::vector<search_space_ptr> spaces);
+
+class multi_task_strategy final : public strategy {
+ public:
+  /// One strategy per task, in the scheduler's task order. Throws
+  /// std::invalid_argument when their count differs from the scheduler's
+  /// tasks, one is null, or round_trials is 0.
+  multi_task_strategy(std::vector<std::unique_ptr<strategy>> searches, task_scheduler scheduler,
+                      std::uint32_t round_trials);
+
+  /// The tasks' strategy's name (the first task's).
+  std::string name() const override;
+  /// Tagged configurations; fewer (even none) when no task has anything to
+  /// offer now. Empty for good once the scheduler has every task done.
+  std::vector<configuration> propose(std::size_t n) override;
+  /// A tagged result: to its task's strategy. A result this strategy did not
+  /// hand out (a recorded one, on resume) counts towards the task's best but
+  /// no round. Throws std::invalid_argument for a task that does not exist.
+  void observe(const trial_result& result) override;
+
+  const task_scheduler& scheduler() const { return scheduler_; }
+  /// Rounds of the task whose every result is in.
+  std::uint32_t rounds(std::size_t task) const { return scheduler_.rounds(task); }
+  /// The task's fastest ok time observed (NaN: none yet).
+  double best_ms(std::size_t task) const { return tasks_.at(task).best_ms; }
+
+ private:
+  struct task_state {
+    /// Per round handed out and not yet recorded, oldest first: its results
+    /// still to come.
+    std::deque<std::uint32_t> pending;
+    std::uint64_t in_flight = 0;
+    double best_ms;
+  };
+
+  void close_open_round();
+  void record_finished_rounds(std::size_t task);
+
+  std::vector<std::unique_ptr<strategy>> searches_;
+  task_scheduler scheduler_;
+  std::uint32_t round_trials_;
+  std::vector<task_state> tasks_;
+  /// The task whose round is being handed out, and what it has left.
+  std::optional<std::size_t> open_;
+  std::uint32_t open_left_ = 0;
+  std::uint32_t open_handed_ = 0;
+  configuration_set handed_out_;  ///< tagged, results not yet observed
+  bool started_ = false;
+};
+
+}  // namespace tune
