@@ -36,6 +36,7 @@ struct tune_args {
   std::string model_file;
   std::string scheduler = "gradient";
   std::uint32_t round_trials = model_options{}.round_trials;
+  bool one_pipeline = false;
   std::map<std::string, std::string> names;
 };
 
@@ -47,14 +48,17 @@ int run_model(tune_args& a, session_options o, std::ofstream& summary_out) {
   o.budget.trials = 0;
   o.progress_line = false;
   mo.round_trials = a.round_trials;
+  mo.one_pipeline = a.one_pipeline;
   mo.scheduler.kind = *scheduler_kind_from_string(a.scheduler);
   const bool quiet = a.quiet;
-  mo.on_round = [quiet, &m](const model_progress& p) {
+  const bool one = a.one_pipeline;
+  mo.on_round = [quiet, one, &m](const model_progress& p) {
     if (quiet) return;
     const auto latency = std::isfinite(p.latency_ms) ? fmt::format("{:.4f} ms", p.latency_ms)
                                                      : std::string("not known until every task has a best");
-    std::fprintf(stderr, "%6llu trials  %7.1f s  round of %s: model latency %s\n",
-                 static_cast<unsigned long long>(p.trials), p.wall_s, m.tasks[p.task].label().c_str(), latency.c_str());
+    const auto what = one ? std::string("one pipeline") : "round of " + m.tasks[p.task].label();
+    std::fprintf(stderr, "%6llu trials  %7.1f s  %s: model latency %s\n", static_cast<unsigned long long>(p.trials),
+                 p.wall_s, what.c_str(), latency.c_str());
   };
   if (!a.quiet) {
     std::fprintf(stderr, "model %s: %zu tasks (%zu entries, identical workloads merged)\n", m.name.c_str(),
@@ -138,6 +142,10 @@ void add_tune_command(CLI::App& app, command_list& commands) {
          "--round-trials", args->round_trials,
          "--model: trials of one task per round (default " + std::to_string(model_options{}.round_trials) + ")")
       ->check(at_least_one("trial"));
+  sub->add_flag("--one-pipeline", args->one_pipeline,
+                "--model: every task through one pipeline (the compile pool and the devices shared, in steady "
+                "state; rounds handed out as the scheduler picks them) instead of one round at a time; local "
+                "devices of one backend; docs/models.md");
   f.option("space_file", "--space", o.space_file, "search-space file: only with an objective, through the API");
   f.option("dataset", "--dataset", o.dataset, "replay a measured dataset (Kernel Tuner cache, T4, KTT)")
       ->check(CLI::ExistingFile);

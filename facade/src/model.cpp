@@ -13,6 +13,7 @@
 #include "dashboard_detail.hpp"
 #include "model_detail.hpp"
 #include "report_detail.hpp"
+#include "sessions_together.hpp"
 #include "tune/storage/event_stream.hpp"
 
 namespace tune {
@@ -309,7 +310,69 @@ model_report tune_model(const model& m, model_options options) {
   };
   report.reason = end_reason::budget;
   publish_progress(std::nan(""), std::nullopt, std::nullopt);  // the model's start: no round yet
-  while (report.trials < budget) {
+  if (options.one_pipeline) {
+    // Every task's session at once, through one pipeline: each records its
+    // run as a round does, and ends stopped for the end below.
+    std::vector<std::unique_ptr<session>> sessions;
+    std::vector<session*> raw;
+    for (std::size_t t = 0; t < m.tasks.size(); ++t) {
+      session_options o = task_options(t);
+      o.resume = base.resume;
+      o.budget.trials = budget + 100000;  // a cap no task reaches: the model's budget ends the pipeline
+      o.confirm.top = 0;
+      o.compare_vendor = false;
+      o.stop_after_trials = 0;
+      sessions.push_back(std::make_unique<session>(std::move(o)));
+      raw.push_back(sessions.back().get());
+    }
+    detail::together_options together;
+    together.tasks = scheduled;
+    together.scheduler = options.scheduler;
+    together.round_trials = options.round_trials;
+    together.budget_trials = budget;
+    double last_latency = std::nan("");
+    together.on_progress = [&](const std::vector<std::uint64_t>& trials, const std::vector<double>& best_ms) {
+      std::uint64_t sum = 0;
+      double latency = 0.0;
+      for (std::size_t t = 0; t < trials.size(); ++t) {
+        report.tasks[t].trials = trials[t];
+        sum += trials[t];
+        latency += m.tasks[t].count * best_ms[t];
+        if (std::isfinite(best_ms[t])) {
+          if (!report.tasks[t].best) report.tasks[t].best = trial_info{};
+          report.tasks[t].best->time_ms = best_ms[t];
+        }
+      }
+      if (sum == report.trials && (latency == last_latency || (std::isnan(latency) && std::isnan(last_latency))))
+        return;  // nothing new since the last tick
+      report.trials = sum;
+      last_latency = latency;
+      model_progress p;
+      p.trials = sum;
+      p.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      p.latency_ms = latency;
+      report.trace.push_back(p);
+      publish_progress(latency, std::nullopt, std::nullopt);
+      if (options.on_round) options.on_round(p);
+    };
+    auto result = detail::run_together(raw, together);
+    report.trials = 0;
+    for (std::size_t t = 0; t < m.tasks.size(); ++t) {
+      const auto& r = result.reports[t];
+      auto& task_report = report.tasks[t];
+      task_report.trials = r.trials;
+      task_report.run_id = r.run_id;
+      task_report.best = r.best;
+      task_report.rounds = result.rounds[t];
+      task_keys[t] = r.task_key;
+      started[t] = true;
+      report.trials += r.trials;
+      if (result.done[t]) scheduler.mark_done(t);
+    }
+    report.reason = result.reason;
+    if (base.stop.stop_requested() && report.reason != end_reason::failed) report.reason = end_reason::stopped;
+  }
+  while (!options.one_pipeline && report.trials < budget) {
     if (base.stop.stop_requested()) {
       report.reason = end_reason::stopped;
       break;

@@ -17,13 +17,16 @@
 
 #include "dashboard_detail.hpp"
 #include "report_detail.hpp"
+#include "sessions_together.hpp"
 #include "targets/target.hpp"
 #include "tune/actors/pipeline.hpp"
+#include "tune/engine/multi_task.hpp"
 #include "tune/engine/nearest_configuration.hpp"
 #include "tune/engine/readers.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/device_lease.hpp"
 #include "tune/kernels/machine.hpp"
+#include "tune/kernels/multi_task_backend.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/storage/results_db.hpp"
 #include "tune/storage/run_recorder.hpp"
@@ -719,225 +722,422 @@ void add_nodes(const detail::target& what, const session_options& o, storage::to
 
 }  // namespace
 
+namespace {
+
+/// A run of a session up to its pipeline: the devices leased, the run
+/// recorded (created or resumed), the listener and the pipeline's options.
+struct prepared_run {
+  device_lease lease;
+  std::shared_ptr<storage::run_recorder> recorder;
+  std::shared_ptr<session_listener> listener;
+  actors::pipeline_options po;
+  duel_policy duel;
+  bool confirms = false;
+  std::string machine_note;
+};
+
+}  // namespace
+
+struct detail::session_access {
+  static session::impl* impl_of(session& s) { return s.impl_.get(); }
+  /// What run() does before its pipeline; `lease_devices` false when another
+  /// session of the same pipeline holds them.
+  static prepared_run prepare(session::impl& s, bool lease_devices) {
+    if (s.ran) throw std::logic_error("session::run: a session runs once; make a new session for another run");
+    s.ran = true;
+    const auto& o = s.options;
+    prepared_run p;
+    // Held until run() returns: the confirmation and the vendor comparison at
+    // the end measure on the devices too.
+    if (lease_devices) p.lease = lease_local_devices(o, *s.be, s.topo);
+
+    storage::recorder_options ro;
+    ro.db_path = o.db_path.empty() ? ":memory:" : o.db_path;
+    ro.spec.task_key = s.be->task_key();
+    ro.spec.strategy = s.strategy_name;
+    ro.spec.seed = *o.seed;
+    ro.spec.device_kind = s.be->device_kind();
+    nlohmann::json options_json = {
+        {"budget", o.budget.trials},
+        {"time_budget_s", o.budget.seconds},
+        {"mode", o.mode == run_mode::generational ? "generational" : "steady"},
+        {"batch", o.batch},
+        {"hyper", o.hyper},
+        {"topology", s.topo.summary()},
+        {"device_lease", o.lease_devices ? device_wait_name(o.device_wait) : "off"},
+        {"time_scale", o.time_scale},
+        {"seed_drawn", s.seed_drawn},
+        {"early_stop",
+         {{"slow_factor", o.early_stop.slow_factor},
+          {"min_slow_ms", o.early_stop.min_slow_ms},
+          {"margin", o.early_stop.margin},
+          {"first_limit_ms", o.early_stop.first_limit_ms}}},
+        {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
+    if (!o.start.empty()) options_json["start"] = o.start;
+    s.what->record(options_json, s.be);
+    // What this run measures again: drift probes during it and the fastest
+    // trials against each other at its end (the first device), where the
+    // target's times vary and there is a device.
+    auto drift = o.drift;
+    if (!s.what->remeasures()) drift.every_trials = 0;
+    std::uint32_t confirm_top =
+        o.confirm.rounds > 0 && s.what->remeasures() && !s.topo.devices.empty() ? o.confirm.top : 0;
+    auto& duel = p.duel;
+    duel.rounds = s.what->remeasures() ? o.confirm.duel_rounds : 0;
+    duel.reserved_runs = static_cast<double>(confirm_top) * o.confirm.rounds;
+    auto& machine_note = p.machine_note;
+    if (auto protocol = s.what->protocol(o, s.topo)) {
+      // How each configuration is timed, and the machine's frequency settings,
+      // recorded with the run; a change since the task's last run is noted.
+      int core = !s.topo.devices.empty() && s.topo.devices.front().backend == "cpu"
+                     ? s.topo.devices.front().id * std::max(1, o.threads)
+                     : 0;
+      auto frequency = read_cpu_frequency(core);
+      duel.statistic = protocol->statistic;
+      options_json["measurement"] = {{"statistic", to_string(protocol->statistic)},
+                                     {"warmup", "one run, checked against the reference, not timed"},
+                                     {"min_time_s", protocol->min_time_s},
+                                     {"min_repeats", protocol->min_repeats},
+                                     {"max_repeats", protocol->max_repeats},
+                                     {"flush_cache", protocol->flush_cache},
+                                     {"drift",
+                                      {{"every_trials", drift.every_trials},
+                                       {"every_s", drift.every_s},
+                                       {"baseline", drift.baseline},
+                                       {"min_band", drift.min_band}}},
+                                     {"confirm",
+                                      {{"top", confirm_top},
+                                       {"rounds", o.confirm.rounds},
+                                       {"duel_rounds", duel.rounds},
+                                       {"duel_margin", duel.margin},
+                                       {"duel_max_share", duel.max_share}}},
+                                     {"machine", detail::frequency_json(frequency)}};
+      machine_note = detail::machine_change_note(o.db_path, ro.spec.task_key, ro.spec.device_kind, frequency);
+      if (!machine_note.empty() && o.progress_line) std::fprintf(stderr, "note: %s\n", machine_note.c_str());
+    }
+    ro.spec.options_json = options_json.dump();
+    ro.resume = o.resume;
+    ro.use_cache = o.use_cache && !o.db_path.empty();
+    ro.publish_endpoint = o.publish_endpoint;
+    ro.publish_key = o.publish_key;
+    ro.publisher = o.publisher;
+    ro.wait_for_subscribers = o.publish_wait;
+    ro.option_names = o.option_names;
+    if (s.board) {
+      // The dashboard reads the run's own event stream; its subscriber is
+      // waited for so that it sees run_started.
+      if (ro.publish_endpoint.empty()) ro.publish_endpoint = "tcp://127.0.0.1:*";
+      ro.wait_for_subscribers = o.publish_wait + 1;
+    }
+    ro.space = s.space;
+    ro.budget_trials = static_cast<std::int64_t>(o.budget.trials);
+    if (o.budget.seconds > 0) ro.budget_seconds = o.budget.seconds;
+    ro.topology = s.topo.summary();
+    try {
+      p.recorder = std::make_shared<storage::run_recorder>(ro);
+    } catch (const std::invalid_argument& e) {
+      throw input_error(e.what());
+    }
+    if (s.board) detail::start_session_dashboard(*s.board, p.recorder->endpoint(), o);
+    p.confirms = confirm_top > 0;
+    p.listener =
+        std::make_shared<session_listener>(p.recorder, o, s.space, s.topo, s.what->keeps_variants(), confirm_top);
+
+    auto& po = p.po;
+    po.compile_workers = static_cast<std::uint32_t>(s.topo.compile_workers);
+    po.background_builds = s.topo.background_builds;
+    po.devices.clear();
+    for (const auto& d : s.topo.devices) po.devices.push_back({d.id, static_cast<std::uint32_t>(d.prefetch)});
+    po.timing.timeouts = s.topo.timeouts;
+    po.timing.time_scale = s.what->time_scale(o);
+    po.budget = o.budget;
+    po.early_stop = o.early_stop;
+    po.drift = drift;
+    po.duel = duel;
+    po.mode = o.mode == run_mode::generational ? actors::pipeline_mode::generational : actors::pipeline_mode::steady;
+    po.batch = o.batch;
+    for (const auto& row : p.recorder->prior())
+      po.prior.push_back(detail::to_measured(row, *s.space, s.topo, o.db_path, p.recorder->run_id(), o));
+    po.progress_line = o.progress_line;
+    po.listener = p.listener;
+    if (p.recorder->has_cache())
+      po.cache = [recorder = p.recorder,
+                  space = s.space](const configuration& config) -> std::optional<actors::measured_trial> {
+        const auto* hit = recorder->cached(space->to_json(config));
+        if (!hit) return std::nullopt;
+        actors::measured_trial trial;
+        static_cast<tune::trial&>(trial) = *hit;
+        trial.reused_from_run = hit->run_id;
+        trial.message = "reused from run " + std::to_string(hit->run_id);
+        trial.compile_s = trial.run_s = 0.0;  // nothing was built or run for it
+        return trial;
+      };
+    p.listener->first_seq(po.prior.size());
+    if (p.confirms) p.listener->offer_recorded(po.prior);
+    po.stop_requested = [stop = o.stop] { return stop.stop_requested(); };
+    po.hand_out_limit = o.stop_after_trials;
+
+    if (!s.topo.nodes.empty()) add_nodes(*s.what, o, s.topo, po, s.backend_kind);
+
+    if (o.progress_line && p.recorder->resumed())
+      std::fprintf(stderr, "resuming run %lld: %zu trials recorded\n", static_cast<long long>(p.recorder->run_id()),
+                   po.prior.size());
+    p.recorder->started();
+    return p;
+  }
+
+  /// What run() does after its pipeline: the trials committed, the fastest
+  /// confirmed, the run finished in the database, the report.
+  static run_report finish(session::impl& s, prepared_run& p, actors::run_summary summary) {
+    const auto& o = s.options;
+    auto& listener = p.listener;
+    auto& recorder = p.recorder;
+    const auto& duel = p.duel;
+    listener->drain();
+    auto record_error = listener->record_error();
+    // A run that could not record a trial stays resumable, as a stopped one.
+    auto reason = record_error.empty() ? summary.reason : end_reason::stopped;
+    // The run's fastest trials against each other, on the first device, unless
+    // the run was stopped or broke down.
+    std::vector<run_report::confirmation_entry> confirmation;
+    std::string confirmation_note;
+    double confirmation_s = 0.0;
+    if (p.confirms && record_error.empty() &&
+        (reason == end_reason::budget || reason == end_reason::time || reason == end_reason::exhausted)) {
+      if (o.progress_line) std::fprintf(stderr, "confirming the fastest trials against each other…\n");
+      auto confirm_start = std::chrono::steady_clock::now();
+      confirmation = detail::confirm_fastest(*s.be, listener->fastest(), s.topo.devices.front().id, o.confirm.rounds,
+                                             s.topo.timeouts, duel.statistic, confirmation_note);
+      confirmation_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - confirm_start).count();
+    }
+    try {
+      std::optional<storage::trial_record> best;
+      if (summary.best.ok()) best = detail::to_record(summary.best, *s.space, s.topo);
+      if (!confirmation.empty()) {
+        std::vector<storage::confirmation_row> rows;
+        for (const auto& entry : confirmation)
+          for (std::size_t r = 0; r < entry.rounds_ms.size(); ++r)
+            rows.push_back({static_cast<std::int64_t>(entry.seq), static_cast<std::uint32_t>(r), entry.rounds_ms[r]});
+        recorder->confirmed(rows, static_cast<std::int64_t>(confirmation.front().seq));
+        for (const auto& t : listener->fastest())
+          if (t.seq == confirmation.front().seq) {
+            best = storage::trial_record{};
+            static_cast<tune::trial&>(*best) = t;
+            best->config_json = t.config_json;
+            best->time_ms = confirmation.front().time_ms;
+          }
+      }
+      recorder->finished(reason, static_cast<std::int64_t>(summary.prior_trials + summary.trials),
+                         best ? &*best : nullptr, summary.wall_s);
+    } catch (const std::exception&) {
+      if (record_error.empty()) throw;  // else the first error says it all
+    }
+    if (s.board) detail::finish_session_dashboard(*s.board);
+    if (!record_error.empty()) throw storage::db_error(record_error);
+
+    auto report = detail::make_report(summary, *s.space, s.topo);
+    if (report.best) report.best->seq = listener->best_seq();
+    if (!confirmation.empty()) {
+      for (const auto& t : listener->fastest())
+        if (t.seq == confirmation.front().seq) report.best = t;
+      report.best->time_ms = confirmation.front().time_ms;
+      report.best->new_best = true;
+    }
+    report.confirmation = std::move(confirmation);
+    report.statistic = duel.statistic;
+    report.drift_flagged = listener->drift_flagged();
+    report.duels = listener->duels();
+    report.confirmation_note = std::move(confirmation_note);
+    report.confirmation_s = confirmation_s;
+    report.machine_note = std::move(p.machine_note);
+    report.run_id = recorder->run_id();
+    report.resumed = recorder->resumed();
+    report.task_key = s.be->task_key();
+    report.strategy = s.strategy_name;
+    report.seed = *o.seed;
+    report.seed_drawn = s.seed_drawn;
+    report.prior_sources = s.prior_sources;
+    report.prior_configurations = s.prior_configurations;
+    report.prior_tasks_used = s.prior_tasks_used;
+    report.db_migrated_from = s.db_migrated_from;
+    s.what->report(report, o, s.be, listener->variants());
+    if (auto error = listener->error()) std::rethrow_exception(error);
+    return report;
+  }
+};
+
 run_report session::run() {
   auto& s = *impl_;
-  if (s.ran) throw std::logic_error("session::run: a session runs once; make a new session for another run");
-  s.ran = true;
-  const auto& o = s.options;
-  // Held until run() returns: the confirmation and the vendor comparison at
-  // the end measure on the devices too.
-  auto lease = lease_local_devices(o, *s.be, s.topo);
-
-  storage::recorder_options ro;
-  ro.db_path = o.db_path.empty() ? ":memory:" : o.db_path;
-  ro.spec.task_key = s.be->task_key();
-  ro.spec.strategy = s.strategy_name;
-  ro.spec.seed = *o.seed;
-  ro.spec.device_kind = s.be->device_kind();
-  nlohmann::json options_json = {{"budget", o.budget.trials},
-                                 {"time_budget_s", o.budget.seconds},
-                                 {"mode", o.mode == run_mode::generational ? "generational" : "steady"},
-                                 {"batch", o.batch},
-                                 {"hyper", o.hyper},
-                                 {"topology", s.topo.summary()},
-                                 {"device_lease", o.lease_devices ? device_wait_name(o.device_wait) : "off"},
-                                 {"time_scale", o.time_scale},
-                                 {"seed_drawn", s.seed_drawn},
-                                 {"early_stop",
-                                  {{"slow_factor", o.early_stop.slow_factor},
-                                   {"min_slow_ms", o.early_stop.min_slow_ms},
-                                   {"margin", o.early_stop.margin},
-                                   {"first_limit_ms", o.early_stop.first_limit_ms}}},
-                                 {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
-  if (!o.start.empty()) options_json["start"] = o.start;
-  s.what->record(options_json, s.be);
-  // What this run measures again: drift probes during it and the fastest
-  // trials against each other at its end (the first device), where the
-  // target's times vary and there is a device.
-  auto drift = o.drift;
-  if (!s.what->remeasures()) drift.every_trials = 0;
-  std::uint32_t confirm_top =
-      o.confirm.rounds > 0 && s.what->remeasures() && !s.topo.devices.empty() ? o.confirm.top : 0;
-  duel_policy duel;
-  duel.rounds = s.what->remeasures() ? o.confirm.duel_rounds : 0;
-  duel.reserved_runs = static_cast<double>(confirm_top) * o.confirm.rounds;
-  std::string machine_note;
-  if (auto protocol = s.what->protocol(o, s.topo)) {
-    // How each configuration is timed, and the machine's frequency settings,
-    // recorded with the run; a change since the task's last run is noted.
-    int core = !s.topo.devices.empty() && s.topo.devices.front().backend == "cpu"
-                   ? s.topo.devices.front().id * std::max(1, o.threads)
-                   : 0;
-    auto frequency = read_cpu_frequency(core);
-    duel.statistic = protocol->statistic;
-    options_json["measurement"] = {{"statistic", to_string(protocol->statistic)},
-                                   {"warmup", "one run, checked against the reference, not timed"},
-                                   {"min_time_s", protocol->min_time_s},
-                                   {"min_repeats", protocol->min_repeats},
-                                   {"max_repeats", protocol->max_repeats},
-                                   {"flush_cache", protocol->flush_cache},
-                                   {"drift",
-                                    {{"every_trials", drift.every_trials},
-                                     {"every_s", drift.every_s},
-                                     {"baseline", drift.baseline},
-                                     {"min_band", drift.min_band}}},
-                                   {"confirm",
-                                    {{"top", confirm_top},
-                                     {"rounds", o.confirm.rounds},
-                                     {"duel_rounds", duel.rounds},
-                                     {"duel_margin", duel.margin},
-                                     {"duel_max_share", duel.max_share}}},
-                                   {"machine", detail::frequency_json(frequency)}};
-    machine_note = detail::machine_change_note(o.db_path, ro.spec.task_key, ro.spec.device_kind, frequency);
-    if (!machine_note.empty() && o.progress_line) std::fprintf(stderr, "note: %s\n", machine_note.c_str());
-  }
-  ro.spec.options_json = options_json.dump();
-  ro.resume = o.resume;
-  ro.use_cache = o.use_cache && !o.db_path.empty();
-  ro.publish_endpoint = o.publish_endpoint;
-  ro.publish_key = o.publish_key;
-  ro.publisher = o.publisher;
-  ro.wait_for_subscribers = o.publish_wait;
-  ro.option_names = o.option_names;
-  if (s.board) {
-    // The dashboard reads the run's own event stream; its subscriber is
-    // waited for so that it sees run_started.
-    if (ro.publish_endpoint.empty()) ro.publish_endpoint = "tcp://127.0.0.1:*";
-    ro.wait_for_subscribers = o.publish_wait + 1;
-  }
-  ro.space = s.space;
-  ro.budget_trials = static_cast<std::int64_t>(o.budget.trials);
-  if (o.budget.seconds > 0) ro.budget_seconds = o.budget.seconds;
-  ro.topology = s.topo.summary();
-  std::shared_ptr<storage::run_recorder> recorder;
-  try {
-    recorder = std::make_shared<storage::run_recorder>(ro);
-  } catch (const std::invalid_argument& e) {
-    throw input_error(e.what());
-  }
-  if (s.board) detail::start_session_dashboard(*s.board, recorder->endpoint(), o);
-  bool confirms = confirm_top > 0;
-  auto listener =
-      std::make_shared<session_listener>(recorder, o, s.space, s.topo, s.what->keeps_variants(), confirm_top);
-
-  actors::pipeline_options po;
-  po.compile_workers = static_cast<std::uint32_t>(s.topo.compile_workers);
-  po.background_builds = s.topo.background_builds;
-  po.devices.clear();
-  for (const auto& d : s.topo.devices) po.devices.push_back({d.id, static_cast<std::uint32_t>(d.prefetch)});
-  po.timing.timeouts = s.topo.timeouts;
-  po.timing.time_scale = s.what->time_scale(o);
-  po.budget = o.budget;
-  po.early_stop = o.early_stop;
-  po.drift = drift;
-  po.duel = duel;
-  po.mode = o.mode == run_mode::generational ? actors::pipeline_mode::generational : actors::pipeline_mode::steady;
-  po.batch = o.batch;
-  for (const auto& row : recorder->prior())
-    po.prior.push_back(detail::to_measured(row, *s.space, s.topo, o.db_path, recorder->run_id(), o));
-  po.progress_line = o.progress_line;
-  po.listener = listener;
-  if (recorder->has_cache())
-    po.cache = [recorder, space = s.space](const configuration& config) -> std::optional<actors::measured_trial> {
-      const auto* hit = recorder->cached(space->to_json(config));
-      if (!hit) return std::nullopt;
-      actors::measured_trial trial;
-      static_cast<tune::trial&>(trial) = *hit;
-      trial.reused_from_run = hit->run_id;
-      trial.message = "reused from run " + std::to_string(hit->run_id);
-      trial.compile_s = trial.run_s = 0.0;  // nothing was built or run for it
-      return trial;
-    };
-  listener->first_seq(po.prior.size());
-  if (confirms) listener->offer_recorded(po.prior);
-  po.stop_requested = [stop = o.stop] { return stop.stop_requested(); };
-  po.hand_out_limit = o.stop_after_trials;
-
-  if (!s.topo.nodes.empty()) add_nodes(*s.what, o, s.topo, po, s.backend_kind);
-
-  if (o.progress_line && recorder->resumed())
-    std::fprintf(stderr, "resuming run %lld: %zu trials recorded\n", static_cast<long long>(recorder->run_id()),
-                 po.prior.size());
-  recorder->started();
+  auto p = detail::session_access::prepare(s, true);
   actors::run_summary summary;
   try {
-    summary = actors::run_pipeline(s.be, std::move(s.search), po);
+    summary = actors::run_pipeline(s.be, std::move(s.search), p.po);
   } catch (...) {
-    listener->drain();  // what was measured stays recorded
+    p.listener->drain();  // what was measured stays recorded
     throw;
   }
-  listener->drain();
-  auto record_error = listener->record_error();
-  // A run that could not record a trial stays resumable, as a stopped one.
-  auto reason = record_error.empty() ? summary.reason : end_reason::stopped;
-  // The run's fastest trials against each other, on the first device, unless
-  // the run was stopped or broke down.
-  std::vector<run_report::confirmation_entry> confirmation;
-  std::string confirmation_note;
-  double confirmation_s = 0.0;
-  if (confirms && record_error.empty() &&
-      (reason == end_reason::budget || reason == end_reason::time || reason == end_reason::exhausted)) {
-    if (o.progress_line) std::fprintf(stderr, "confirming the fastest trials against each other…\n");
-    auto confirm_start = std::chrono::steady_clock::now();
-    confirmation = detail::confirm_fastest(*s.be, listener->fastest(), s.topo.devices.front().id, o.confirm.rounds,
-                                           s.topo.timeouts, duel.statistic, confirmation_note);
-    confirmation_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - confirm_start).count();
-  }
-  try {
-    std::optional<storage::trial_record> best;
-    if (summary.best.ok()) best = detail::to_record(summary.best, *s.space, s.topo);
-    if (!confirmation.empty()) {
-      std::vector<storage::confirmation_row> rows;
-      for (const auto& entry : confirmation)
-        for (std::size_t r = 0; r < entry.rounds_ms.size(); ++r)
-          rows.push_back({static_cast<std::int64_t>(entry.seq), static_cast<std::uint32_t>(r), entry.rounds_ms[r]});
-      recorder->confirmed(rows, static_cast<std::int64_t>(confirmation.front().seq));
-      for (const auto& t : listener->fastest())
-        if (t.seq == confirmation.front().seq) {
-          best = storage::trial_record{};
-          static_cast<tune::trial&>(*best) = t;
-          best->config_json = t.config_json;
-          best->time_ms = confirmation.front().time_ms;
-        }
-    }
-    recorder->finished(reason, static_cast<std::int64_t>(summary.prior_trials + summary.trials),
-                       best ? &*best : nullptr, summary.wall_s);
-  } catch (const std::exception&) {
-    if (record_error.empty()) throw;  // else the first error says it all
-  }
-  if (s.board) detail::finish_session_dashboard(*s.board);
-  if (!record_error.empty()) throw storage::db_error(record_error);
-
-  auto report = detail::make_report(summary, *s.space, s.topo);
-  if (report.best) report.best->seq = listener->best_seq();
-  if (!confirmation.empty()) {
-    for (const auto& t : listener->fastest())
-      if (t.seq == confirmation.front().seq) report.best = t;
-    report.best->time_ms = confirmation.front().time_ms;
-    report.best->new_best = true;
-  }
-  report.confirmation = std::move(confirmation);
-  report.statistic = duel.statistic;
-  report.drift_flagged = listener->drift_flagged();
-  report.duels = listener->duels();
-  report.confirmation_note = std::move(confirmation_note);
-  report.confirmation_s = confirmation_s;
-  report.machine_note = std::move(machine_note);
-  report.run_id = recorder->run_id();
-  report.resumed = recorder->resumed();
-  report.task_key = s.be->task_key();
-  report.strategy = s.strategy_name;
-  report.seed = *o.seed;
-  report.seed_drawn = s.seed_drawn;
-  report.prior_sources = s.prior_sources;
-  report.prior_configurations = s.prior_configurations;
-  report.prior_tasks_used = s.prior_tasks_used;
-  report.db_migrated_from = s.db_migrated_from;
-  s.what->report(report, o, s.be, listener->variants());
-  if (auto error = listener->error()) std::rethrow_exception(error);
-  return report;
+  return detail::session_access::finish(s, p, std::move(summary));
 }
 
 run_report tune_once(session_options options) { return session(std::move(options)).run(); }
+
+namespace {
+
+/// Behind the pipeline of many sessions: each trial, untagged, to its task's
+/// session_listener (which numbers and records it in the task's run); counts
+/// and bests per task for the progress callback and the tasks' summaries.
+class routing_listener final : public actors::trial_listener {
+ public:
+  routing_listener(std::vector<std::shared_ptr<session_listener>> tasks, std::vector<std::uint64_t> recorded,
+                   std::function<void(const std::vector<std::uint64_t>&, const std::vector<double>&)> progress)
+      : tasks_(std::move(tasks)),
+        recorded_(recorded),
+        trials_(std::move(recorded)),
+        best_ms_(tasks_.size(), std::nan("")),
+        device_times_(tasks_.size()),
+        progress_(std::move(progress)) {}
+
+  void on_trial(const actors::measured_trial& trial, bool new_best) override {
+    const std::uint32_t t = task_of(trial.config);
+    auto own = trial;
+    own.config = untagged(trial.config);
+    tasks_.at(t)->on_trial(own, new_best);
+    ++trials_[t];
+    if (new_best) best_ms_[t] = trial.best_judged_ms();
+    if (trial.device_id >= 0) {
+      auto& times = device_times_[t];
+      auto it = std::find_if(times.begin(), times.end(), [&](const auto& e) { return e.first == trial.device_id; });
+      if (it == times.end()) it = times.insert(it, {trial.device_id, device_time{}});
+      it->second.add(trial);
+    }
+  }
+
+  void on_progress(const actors::progress_report&) override { tell(); }
+
+  /// Commits what waits and tells the progress callback.
+  void tell() {
+    for (auto& t : tasks_) t->drain();
+    if (progress_) progress_(trials_, best_ms_);
+  }
+
+  std::uint64_t trials(std::size_t task) const { return trials_[task] - recorded_[task]; }
+  const std::vector<std::pair<std::int32_t, device_time>>& device_times(std::size_t task) const {
+    return device_times_[task];
+  }
+
+ private:
+  std::vector<std::shared_ptr<session_listener>> tasks_;
+  std::vector<std::uint64_t> recorded_, trials_;
+  std::vector<double> best_ms_;
+  std::vector<std::vector<std::pair<std::int32_t, device_time>>> device_times_;
+  std::function<void(const std::vector<std::uint64_t>&, const std::vector<double>&)> progress_;
+};
+
+/// The pipeline owns its strategy; this one lends it a multi_task_strategy
+/// whose rounds are read after the run.
+class lent_strategy final : public strategy {
+ public:
+  explicit lent_strategy(std::shared_ptr<multi_task_strategy> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  std::vector<configuration> propose(std::size_t n) override { return inner_->propose(n); }
+  void observe(const trial_result& result) override { inner_->observe(result); }
+
+ private:
+  std::shared_ptr<multi_task_strategy> inner_;
+};
+
+}  // namespace
+
+detail::together_result detail::run_together(const std::vector<session*>& sessions, const together_options& options) {
+  if (sessions.empty() || sessions.size() != options.tasks.size())
+    throw std::invalid_argument("run_together: one scheduled task per session");
+  auto impl = [&](std::size_t i) -> auto& { return *session_access::impl_of(*sessions[i]); };
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    if (impl(i).be->name() != impl(0).be->name())
+      throw input_error("model: " + options.tasks[i].name + " is a " + impl(i).be->name() + " task and " +
+                        options.tasks[0].name + " a " + impl(0).be->name() +
+                        " one; one pipeline measures one backend's tasks (run the model in rounds instead)");
+    for (std::size_t j = 0; j < i; ++j)
+      if (impl(i).be->task_key() == impl(j).be->task_key())
+        throw input_error("model: " + options.tasks[j].name + " and " + options.tasks[i].name +
+                          " are one task to the results database (" + impl(i).be->task_key() +
+                          "), whose runs could not be told apart; keep one of them, with their counts added");
+  }
+  if (!impl(0).topo.nodes.empty())
+    throw input_error(
+        "model: the tasks of a model in one pipeline measure on local devices only; leave the "
+        "topology's nodes out or run the model in rounds");
+
+  std::vector<prepared_run> runs;
+  runs.reserve(sessions.size());
+  for (std::size_t i = 0; i < sessions.size(); ++i) runs.push_back(session_access::prepare(impl(i), i == 0));
+
+  // The first session's pipeline, for every task: its topology and policies.
+  actors::pipeline_options po = runs.front().po;
+  po.multi_task = true;
+  po.hand_out_limit = 0;
+  po.budget.trials = options.budget_trials;
+  po.budget.seconds = 0;
+  po.prior.clear();
+  std::vector<std::uint64_t> recorded;
+  std::vector<std::shared_ptr<session_listener>> listeners;
+  std::vector<backend_ptr> backends;
+  std::vector<std::unique_ptr<strategy>> searches;
+  std::vector<actors::trial_cache> caches;
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    for (auto trial : runs[i].po.prior) {
+      trial.config = tagged(static_cast<std::uint32_t>(i), trial.config);
+      po.prior.push_back(std::move(trial));
+    }
+    recorded.push_back(runs[i].po.prior.size());
+    listeners.push_back(runs[i].listener);
+    backends.push_back(impl(i).be);
+    searches.push_back(std::move(impl(i).search));
+    caches.push_back(runs[i].po.cache);
+  }
+  po.cache = [caches](const configuration& config) -> std::optional<actors::measured_trial> {
+    const auto& cache = caches.at(task_of(config));
+    if (!cache) return std::nullopt;
+    auto hit = cache(untagged(config));
+    if (hit) hit->config = config;
+    return hit;
+  };
+  auto routing = std::make_shared<routing_listener>(listeners, recorded, options.on_progress);
+  po.listener = routing;
+  auto scheduler_options = options.scheduler;
+  auto search = std::make_shared<multi_task_strategy>(
+      std::move(searches), task_scheduler(options.tasks, scheduler_options), options.round_trials);
+  auto backend = std::make_shared<multi_task_backend>(backends);
+
+  actors::run_summary summary;
+  try {
+    summary = actors::run_pipeline(backend, std::make_unique<lent_strategy>(search), po);
+  } catch (...) {
+    for (auto& l : listeners) l->drain();  // what was measured stays recorded
+    throw;
+  }
+  routing->tell();
+
+  together_result out;
+  out.reason = summary.reason;
+  if (out.reason == end_reason::budget && search->scheduler().all_done()) out.reason = end_reason::exhausted;
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    // The task's share of the run: its trials and best; it stays resumable
+    // (stopped) unless the pipeline failed.
+    actors::run_summary own = summary;
+    own.best = i < summary.task_bests.size() ? summary.task_bests[i] : actors::measured_trial{};
+    if (!own.best.config.empty()) own.best.config = untagged(own.best.config);
+    own.task_bests.clear();
+    own.trials = routing->trials(i);
+    own.prior_trials = recorded[i];
+    own.trace.clear();
+    own.device_times = routing->device_times(i);
+    own.reason = summary.reason == end_reason::failed ? end_reason::failed : end_reason::stopped;
+    out.reports.push_back(session_access::finish(impl(i), runs[i], std::move(own)));
+    out.rounds.push_back(search->rounds(i));
+    out.done.push_back(search->scheduler().done(i));
+  }
+  return out;
+}
 
 }  // namespace tune

@@ -528,7 +528,10 @@ TEST_CASE("a multi-task run refuses nodes", "[actors]") {
   auto backend = std::make_shared<tune::testing::grid_backend>(space, 1);
   pipeline_options options;
   options.multi_task = true;
-  options.nodes.push_back({"127.0.0.1", 1});
+  remote_node node;
+  node.host = "127.0.0.1";
+  node.port = 1;
+  options.nodes.push_back(node);
   CHECK_THROWS_WITH(run_pipeline(backend, std::make_unique<tune::testing::sweep_strategy>(
                                               space, std::make_shared<tune::testing::sweep_log>()),
                                  options),

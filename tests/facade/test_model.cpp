@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -477,6 +478,105 @@ TEST_CASE("model: a task's search starts from the runs of its family's tasks tha
   auto cold_run = cold_db.find_run(cold.tasks[1].run_id);
   REQUIRE(cold_run);
   CHECK_THAT(cold_run->options_json, !Catch::Contains("of task bmm:2x32x32x32"));
+}
+
+TEST_CASE("model: one pipeline for every task records each task's run and ends each as rounds do", "[facade][model]") {
+  scratch_dir dir("tune-model-one-pipeline");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto o = replayed_model_options(dir / "r.db", 96);
+  o.one_pipeline = true;
+  o.session.topology_file =
+      write(dir, "topo.yaml", "compile_workers: 2\ndevices:\n  - {backend: replay, id: 0, prefetch: 1, count: 3}\n")
+          .string();
+  std::vector<model_progress> progress;
+  o.on_round = [&](const model_progress& p) { progress.push_back(p); };
+  auto r = tune_model(m, o);
+  CHECK(r.reason == end_reason::budget);
+  CHECK(r.trials == 96);
+  REQUIRE(r.tasks.size() == 2);
+  CHECK(r.tasks[0].trials + r.tasks[1].trials == 96);
+  CHECK(r.tasks[0].trials > 0);
+  CHECK(r.tasks[1].trials > 0);
+  CHECK(r.tasks[0].rounds + r.tasks[1].rounds >= 96 / 8 - 3);  // the rounds still in flight at the end not counted
+  REQUIRE(!progress.empty());
+  CHECK(progress.back().trials == 96);
+  for (std::size_t i = 1; i < progress.size(); ++i) CHECK(progress[i].trials >= progress[i - 1].trials);
+  // Each task's run holds its own trials (its own space's configurations),
+  // its best is the fastest of them, and the model's end finished it.
+  storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+  auto runs = db.runs();
+  REQUIRE(runs.size() == 2);
+  for (std::size_t t = 0; t < 2; ++t) {
+    const auto& task = r.tasks[t];
+    REQUIRE(task.best);
+    auto it = std::find_if(runs.begin(), runs.end(), [&](const auto& run) { return run.id == task.run_id; });
+    REQUIRE(it != runs.end());
+    CHECK(it->reason == end_reason::budget);
+    auto trials = db.trials(task.run_id);
+    CHECK(trials.size() == task.trials);
+    double fastest = std::numeric_limits<double>::infinity();
+    std::set<std::string> configs;
+    for (const auto& trial : trials) {
+      configs.insert(trial.config_json);
+      if (trial.ok()) fastest = std::min(fastest, trial.time_ms);
+      CHECK(trial.config_json.find("\"task\"") == std::string::npos);  // untagged: the task's own space
+    }
+    CHECK(configs.size() == trials.size());  // nothing measured twice
+    CHECK(task.best->time_ms == fastest);
+  }
+  CHECK_THAT(r.latency_ms, Catch::WithinRel(10 * r.tasks[0].best->time_ms + 1 * r.tasks[1].best->time_ms, 1e-12));
+}
+
+TEST_CASE("model: one pipeline stopped leaves its runs resumable and a resume continues them", "[facade][model]") {
+  scratch_dir dir("tune-model-one-pipeline-stop");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto o = replayed_model_options(dir / "r.db", 400);
+  o.one_pipeline = true;
+  o.session.time_scale = 0.01;  // slow enough that the stop comes before the budget
+  stop_source stop = o.session.stop;
+  o.on_round = [&](const model_progress& p) {
+    if (p.trials >= 40) stop.request_stop();
+  };
+  auto r = tune_model(m, o);
+  CHECK(r.reason == end_reason::stopped);
+  CHECK(r.trials < 400);
+  {
+    storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+    for (const auto& run : db.runs()) CHECK(run.reason == end_reason::stopped);
+  }
+  auto more = replayed_model_options(dir / "r.db", r.trials + 32);
+  more.one_pipeline = true;
+  more.session.resume = true;
+  auto again = tune_model(m, more);
+  CHECK(again.reason == end_reason::budget);
+  CHECK(again.tasks[0].run_id == r.tasks[0].run_id);
+  CHECK(again.tasks[1].run_id == r.tasks[1].run_id);
+  CHECK(again.trials == r.trials + 32);
+  storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+  CHECK(db.runs().size() == 2);
+  for (const auto& t : again.tasks) {
+    std::set<std::string> configs;
+    for (const auto& trial : db.trials(t.run_id)) CHECK(configs.insert(trial.config_json).second);
+  }
+}
+
+TEST_CASE("model: one pipeline refuses tasks of two backends and two of one task key", "[facade][model]") {
+  scratch_dir dir("tune-model-one-pipeline-bad");
+  auto mixed = read_model(
+      write(dir, "mixed.yaml",
+            "tasks:\n  - dataset: " + data_dir + "/datasets/gemm_clblast/RTX_3090.json.gz\n  - task: matmul:16x16x16\n")
+          .string());
+  auto o = replayed_model_options(dir / "r.db", 40);
+  o.one_pipeline = true;
+  o.session.time_scale = 1.0;  // the CPU task's sessions refuse another; nothing runs before the refusal
+  CHECK_THAT(input_error_of([&] { tune_model(mixed, o); }, "accepted"), Catch::Contains("one backend's tasks"));
+  o.session.time_scale = 0.001;
+  auto same = read_model(write(dir, "same.yaml",
+                               "tasks:\n  - dataset: " + data_dir + "/datasets/dedispersion/A4000.json.gz\n" +
+                                   "  - dataset: " + data_dir + "/datasets/dedispersion/A6000.json.gz\n")
+                             .string());
+  CHECK_THAT(input_error_of([&] { tune_model(same, o); }, "accepted"),
+             Catch::Contains("are one task to the results database"));
 }
 
 TEST_CASE("model: two entries that are one workload to the database are refused", "[facade][model]") {

@@ -116,7 +116,16 @@ struct model_options {
   std::uint32_t round_trials = 16;
   /// Trials of every task in all, recorded ones included on resume; 0: 64 per task.
   std::uint64_t budget_trials = 0;
-  /// Called after each round.
+  /// Every task through one pipeline (its compile pool and measurers shared,
+  /// in steady state): the scheduler gives out rounds of round_trials
+  /// hand-outs as the pipeline asks for candidates, passing over tasks with a
+  /// round still in flight while another has none, so the devices stay busy
+  /// while any task has work. Local devices of one backend only. false: one
+  /// round at a time, each a session of its own (its pipeline started and
+  /// drained with it).
+  bool one_pipeline = false;
+  /// Called after each round; with one_pipeline, about four times a second
+  /// while the model's latency or trials moved (model_progress::task is then 0).
   std::function<void(const model_progress&)> on_round;
 };
 

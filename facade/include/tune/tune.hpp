@@ -441,6 +441,10 @@ struct run_report {
   std::string to_text() const;
 };
 
+namespace detail {
+struct session_access;
+}
+
 class session {
  public:
   /// Validates the options (files read, strategy and hyperparameters
@@ -463,6 +467,7 @@ class session {
   void request_stop() noexcept;
 
  private:
+  friend struct detail::session_access;  // runs sessions together (a model's tasks in one pipeline)
   struct impl;
   std::unique_ptr<impl> impl_;
 };
