@@ -8,7 +8,9 @@
 namespace tune::detail {
 namespace {
 
-nlohmann::json text_or_null(const std::string& text) { return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text); }
+nlohmann::json text_or_null(const std::string& text) {
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
 
 std::string text_of(const nlohmann::json& machine, const char* field) {
   auto found = machine.find(field);

@@ -370,6 +370,8 @@ model_report tune_model(const model& m, model_options options) {
       if (result.done[t]) scheduler.mark_done(t);
     }
     report.reason = result.reason;
+    report.device_busy = result.device_busy;
+    report.compile_busy = result.compile_busy;
     if (base.stop.stop_requested() && report.reason != end_reason::failed) report.reason = end_reason::stopped;
   }
   while (!options.one_pipeline && report.trials < budget) {
@@ -439,6 +441,8 @@ model_report tune_model(const model& m, model_options options) {
     publish_progress(p.latency_ms, t, std::nullopt);
     if (options.on_round) options.on_round(p);
   }
+  report.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.one_pipeline = options.one_pipeline;
   for (std::size_t i = 0; i < m.tasks.size(); ++i) report.tasks[i].done = scheduler.done(i);
   // The end of each task's search: its run continued once more with nothing
   // left to hand out, so that it ends as a session does (its fastest trials
@@ -495,6 +499,12 @@ nlohmann::json model_report::to_json() const {
   j["scheduler"] = std::string(to_string(scheduler));
   j["trials"] = trials;
   j["wall_s"] = wall_s;
+  j["search_s"] = search_s;
+  j["one_pipeline"] = one_pipeline;
+  if (one_pipeline) {
+    j["device_busy"] = device_busy;
+    j["compile_busy"] = compile_busy;
+  }
   j["latency_ms"] = number(latency_ms);
   j["vendor_latency_ms"] = vendor_latency_ms ? nlohmann::json(*vendor_latency_ms) : nlohmann::json(nullptr);
   j["tuned_latency_interleaved_ms"] =
@@ -520,8 +530,10 @@ nlohmann::json model_report::to_json() const {
 }
 
 std::string model_report::to_text() const {
-  std::string out = fmt::format("model {}: {} trials in {:.2f} s wall; ended by {}; seed {}; scheduler {}\n", name,
-                                trials, wall_s, to_string(reason), seed, to_string(scheduler));
+  std::string out = fmt::format(
+      "model {}: {} trials in {:.2f} s wall ({:.2f} s searching{}); ended by {}; seed {}; scheduler {}\n", name, trials,
+      wall_s, search_s, one_pipeline ? ", every task through one pipeline" : ", one round at a time", to_string(reason),
+      seed, to_string(scheduler));
   out += fmt::format("  {:>8}  {:>6}  {:>6}  {:>12}  {:>12}  {}\n", "count", "trials", "rounds", "best ms",
                      "count x best", "task");
   for (const auto& t : tasks) {

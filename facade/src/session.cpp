@@ -1120,6 +1120,8 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
 
   together_result out;
   out.reason = summary.reason;
+  for (const auto& d : summary.devices) out.device_busy.push_back(d.busy_fraction());
+  out.compile_busy = summary.compile.busy_fraction();
   if (out.reason == end_reason::budget && search->scheduler().all_done()) out.reason = end_reason::exhausted;
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     // The task's share of the run: its trials and best; it stays resumable

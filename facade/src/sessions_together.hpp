@@ -34,6 +34,10 @@ struct together_result {
   std::vector<bool> done;             ///< the scheduler ended the task
   /// budget, exhausted (every task done), stopped or failed.
   end_reason reason = end_reason::budget;
+  /// Each device's busy share and the compile workers', from the end of the
+  /// warm-up (the first trial) to the last hand-out (stage_stats).
+  std::vector<double> device_busy;
+  double compile_busy = 0.0;
 };
 
 /// Runs the sessions (not run before; their options' confirm.top 0 and their

@@ -359,6 +359,7 @@ static void test_model_session(void) {
   CHECK(tune_options_set(options, "scheduler", "fifo") == TUNE_ERROR_INVALID_ARGUMENT);
   CHECK(strstr(tune_last_error(), "scheduler") != NULL);
   CHECK(tune_options_set(options, "round_trials", "0") == TUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(tune_options_set(options, "one_pipeline", "maybe") == TUNE_ERROR_INVALID_ARGUMENT);
   tune_session* session = NULL;
   CHECK_OK(tune_session_create(options, &session));
   uint64_t seed = 0;
@@ -380,7 +381,19 @@ static void test_model_session(void) {
   const char* best = NULL;
   CHECK(tune_session_best(session, &best, NULL) == TUNE_ERROR_STATE);
   CHECK(strstr(tune_last_error(), "per task") != NULL);
+  CHECK(strstr(json, "\"one_pipeline\":false") != NULL);
   tune_session_free(session);
+  /* The same through one pipeline: the budget spent, the report says how. */
+  CHECK_OK(tune_options_set(options, "one_pipeline", "1"));
+  CHECK_OK(tune_session_create(options, &session));
+  CHECK_OK(tune_session_run(session));
+  CHECK_OK(tune_session_trial_count(session, &trials));
+  CHECK(trials == 40);
+  CHECK_OK(tune_session_report_json(session, &json));
+  CHECK(strstr(json, "\"one_pipeline\":true") != NULL);
+  CHECK(strstr(json, "\"device_busy\":[") != NULL);
+  tune_session_free(session);
+  CHECK_OK(tune_options_set(options, "one_pipeline", "0"));
   /* A model and a target of its own: refused when run, naming the option. */
   CHECK_OK(tune_options_set(options, "task", "matmul:8x8x8"));
   CHECK_OK(tune_session_create(options, &session));

@@ -10,8 +10,8 @@
 
 #include "tune/engine/space.hpp"
 #include "tune/engine/strategy.hpp"
-#include "tune/tune.h"
 #include "tune/model.hpp"
+#include "tune/tune.h"
 #include "tune/tune.hpp"
 
 struct tune_space {
@@ -37,6 +37,7 @@ struct tune_options {
   std::string model_file;  ///< "model": a model's tasks instead of one target
   tune::scheduler_kind scheduler = tune::scheduler_kind::gradient;
   std::uint32_t round_trials = tune::model_options{}.round_trials;
+  bool one_pipeline = false;
 };
 
 struct tune_session {

@@ -15,7 +15,8 @@ namespace {
 
 const char* const option_keys =
     "strategy, hyper, budget, time_budget_s, seed, db, resume, topology, space_file, task, dataset, kinds, "
-    "time_scale, task_name, mode, batch, lease, auto_prior, device_wait, model, scheduler, round_trials, publish, "
+    "time_scale, task_name, mode, batch, lease, auto_prior, device_wait, model, scheduler, round_trials, one_pipeline, "
+    "publish, "
     "publish_key, publish_wait";
 
 std::uint64_t parse_unsigned(const std::string& key, const std::string& text) {
@@ -122,6 +123,8 @@ void set_option(tune_options& o, const std::string& key, const std::string& valu
     if (trials == 0 || trials > 1'000'000)
       throw std::invalid_argument("round_trials: '" + value + "' must lie in 1 .. 1000000");
     o.round_trials = static_cast<std::uint32_t>(trials);
+  } else if (key == "one_pipeline") {
+    o.one_pipeline = parse_flag(key, value);
   } else {
     throw std::invalid_argument("unknown key '" + key + "' (accepted: " + option_keys + ")");
   }
@@ -229,6 +232,7 @@ tune_status tune_session_create(const tune_options* options, tune_session** out)
       mo.budget_trials = o.budget.trials;
       mo.scheduler.kind = options->scheduler;
       mo.round_trials = options->round_trials;
+      mo.one_pipeline = options->one_pipeline;
       // Drawn here (all 64 bits, as a session draws its own), so that
       // tune_session_seed tells it before the run.
       if (!o.seed) {

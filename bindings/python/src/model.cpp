@@ -38,7 +38,7 @@ py::object run_model(py::handle model_file, py::handle budget, py::handle seed, 
                      double time_scale, bool resume, const std::string& scheduler, py::handle round_trials,
                      py::handle confirm, bool compare_vendor, bool lease, bool auto_prior,
                      std::optional<std::string> publish, std::optional<std::string> publish_key,
-                     std::size_t publish_wait) {
+                     std::size_t publish_wait, bool one_pipeline) {
   const auto path = path_from_python(model_file, "tune_model: model (the path of a model file)");
   if (path.empty()) throw py::value_error("tune_model: model is None; give the path of a model file (YAML)");
   auto kind = scheduler_kind_from_string(scheduler);
@@ -53,6 +53,7 @@ py::object run_model(py::handle model_file, py::handle budget, py::handle seed, 
   if (round == 0 || round > 1'000'000)
     throw py::value_error("tune_model: round_trials is " + std::to_string(round) + "; it must lie in 1 .. 1000000");
   o.round_trials = static_cast<std::uint32_t>(round);
+  o.one_pipeline = one_pipeline;
   auto& s = o.session;
   apply_shared_arguments(s, "tune_model",
                          {seed, hyper, topology, db, confirm, strategy, backend, time_scale, resume, lease, auto_prior,
@@ -85,7 +86,8 @@ kept). A bad file raises ValueError naming the file, the field and the fix.
         py::arg("time_scale") = 1.0, py::arg("resume") = false, py::arg("scheduler") = "gradient",
         py::arg("round_trials") = model_options{}.round_trials, py::arg("confirm") = py::none(),
         py::arg("compare_vendor") = false, py::arg("lease") = true, py::arg("auto_prior") = true,
-        py::arg("publish") = py::none(), py::arg("publish_key") = py::none(), py::arg("publish_wait") = 0, R"doc(
+        py::arg("publish") = py::none(), py::arg("publish_key") = py::none(), py::arg("publish_wait") = 0,
+        py::arg("one_pipeline") = false, R"doc(
 Tunes the tasks of a model file under one trial budget (trials in all; None:
 64 per task), in rounds of round_trials trials of the task the scheduler
 ("gradient", Ansor's rule, or "round_robin") picks, and returns the report as
@@ -101,7 +103,9 @@ round starts from the runs of its family's tasks that ran before it (its
 endpoint, e.g. "tcp://127.0.0.1:5557") streams the rounds' runs and the
 model's model_progress events on one stream, as `tune --model --publish`
 does (off loopback it needs publish_key, the CURVE secret key); publish_wait
-waits up to 10 s for that many subscribers first.
+waits up to 10 s for that many subscribers first. one_pipeline=True runs
+every task through one pipeline (the devices shared in steady state; local
+devices of one backend), its "trace" about four times a second.
 )doc");
 }
 

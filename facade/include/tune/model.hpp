@@ -161,6 +161,15 @@ struct model_report {
   std::vector<model_progress> trace;     ///< after every round
   std::uint64_t trials = 0;
   double wall_s = 0.0;
+  /// Wall seconds of the search, before each task's end (its confirmation
+  /// and vendor comparison).
+  double search_s = 0.0;
+  bool one_pipeline = false;  ///< model_options::one_pipeline
+  /// With one_pipeline: each device's busy share and the compile workers'
+  /// from the end of the warm-up (the first trial) to the last hand-out, as a
+  /// single run reports them; empty and 0 in rounds.
+  std::vector<double> device_busy;
+  double compile_busy = 0.0;
   double latency_ms = 0.0;  ///< sum of count x best time; NaN when a task has no best
   /// With compare_vendor, when every task is a built-in one with a vendor
   /// kernel: sum of count x the best vendor kernel's time, and of count x the

@@ -45,6 +45,19 @@ def test_tune_model_spends_one_budget_over_the_tasks(models, tmp_path):
         assert c.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 5
 
 
+def test_tune_model_through_one_pipeline(models, tmp_path):
+    db = tmp_path / "one.db"
+    report = tune_engine.tune_model(str(models / "replayed_gpu.yaml"), budget=48, seed=9, time_scale=0.001,
+                                    round_trials=6, db=str(db), one_pipeline=True)
+    assert report["one_pipeline"] is True
+    assert report["trials"] == 48
+    assert sum(t["trials"] for t in report["tasks"]) == 48
+    assert len(report["device_busy"]) == 1
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 5
+        assert c.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 48
+
+
 def test_auto_prior_false_starts_every_task_cold(tmp_path, monkeypatch):
     # Two shapes of one operator (CPU tasks): the second starts from the first's runs.
     monkeypatch.setenv("TUNE_CACHE_DIR", str(tmp_path / "kernel-cache"))

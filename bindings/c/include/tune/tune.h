@@ -212,6 +212,9 @@ TUNE_API void tune_options_free(tune_options* options);
  *                   and tune_session_best refuses (a best per task)
  *   scheduler       with model: "gradient" (default) or "round_robin"
  *   round_trials    with model: trials of one task per round (default 16)
+ *   one_pipeline    with model: "1" runs every task through one pipeline
+ *                   (the devices shared in steady state; local devices of one
+ *                   backend), "0" (default) one round at a time
  *   publish         a ZeroMQ endpoint to publish the run's events on (JSON,
  *                   one per message: docs/events.md), e.g.
  *                   "tcp://127.0.0.1:5557" or "ipc:///tmp/run.ipc"; a model

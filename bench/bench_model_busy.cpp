@@ -1,0 +1,219 @@
+// A model's tasks on many simulated devices: through one pipeline
+// (model_options::one_pipeline) against one round at a time (each round a
+// session of its own), alternated seed by seed, in this process: D replay
+// devices and W compile workers, the model's tasks replayed datasets
+// (examples/models/replayed_gpu.yaml by default), `bo` unless told.
+//
+//   bench_model_busy [--model FILE] [--devices D] [--workers W] [--prefetch P] [--budget B]
+//                    [--time-scale X] [--seeds N] [--round R] [--strategy S]
+//                    [--alone] [--no-rounds] [--out FILE.md]
+//
+// Per run: the search's wall seconds (model_report::search_s), trials per
+// second, the devices' busy share over the search — the trials' recorded run
+// seconds × the time scale, summed over every task's run in the results
+// database, over D × the search's seconds (start-up and drain included) — and
+// the model's weighted latency over its optimum (every task at its dataset's
+// fastest). With --alone, each task of the one-pipeline run is also tuned
+// alone on all D devices with as many trials as the model gave it (same seed),
+// and its best is compared with the model's: optimum / best for each, the
+// question being whether a task loses anything by sharing the devices.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "bench_replay.hpp"
+#include "tune/engine/median.hpp"
+#include "tune/kernels/replay.hpp"
+#include "tune/model.hpp"
+#include "tune/storage/results_db.hpp"
+#include "tune/tune.hpp"
+
+namespace {
+
+using namespace tune;
+namespace fs = std::filesystem;
+
+struct options {
+  std::string model = std::string(TUNE_DATA_DIR) + "/../examples/models/replayed_gpu.yaml";
+  std::uint32_t devices = 64;
+  std::uint32_t workers = 1024;
+  std::uint32_t prefetch = 2;
+  std::uint64_t budget = 6400;
+  double time_scale = 0.5;
+  std::size_t seeds = 3;
+  std::uint32_t round = 16;
+  std::string strategy;
+  bool alone = false;
+  bool rounds = true;  ///< --no-rounds: the one pipeline only
+  std::string out;
+};
+
+struct run_figures {
+  double search_s = 0, trials_per_s = 0, busy = 0, latency = 0;
+  double steady_min = std::nan(""), steady_median = std::nan("");  // one pipeline: after warm-up
+  model_report report;
+};
+
+fs::path scratch() {
+  auto dir = fs::temp_directory_path() / fmt::format("bench_model_busy_{}", ::getpid());
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string topology(const options& o) {
+  auto path = scratch() / "topology.yaml";
+  std::ofstream(path) << fmt::format(
+      "compile_workers: {}\ncompile_timeout_s: 600\nrun_timeout_s: 600\ndevices:\n"
+      "  - {{backend: replay, id: 0, name: sim, prefetch: {}, count: {}}}\nhosts: []\n",
+      o.workers, o.prefetch, o.devices);
+  return path.string();
+}
+
+session_options base_session(const options& o, std::uint64_t seed, const std::string& db) {
+  session_options s;
+  s.db_path = db;
+  s.seed = seed;
+  s.strategy = o.strategy;
+  s.time_scale = o.time_scale;
+  s.topology_file = topology(o);
+  s.use_cache = false;
+  s.lease_devices = false;
+  return s;
+}
+
+run_figures run_model(const options& o, const model& m, double optimum, std::uint64_t seed, bool one) {
+  const auto db = (scratch() / fmt::format("m{}_{}.db", seed, one ? "one" : "rounds")).string();
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
+  model_options mo;
+  mo.session = base_session(o, seed, db);
+  mo.budget_trials = o.budget;
+  mo.round_trials = o.round;
+  mo.one_pipeline = one;
+  run_figures f;
+  f.report = tune_model(m, mo);
+  f.search_s = f.report.search_s;
+  f.trials_per_s = static_cast<double>(f.report.trials) / f.search_s;
+  storage::results_db results(db, storage::results_db::open_mode::read_only);
+  double run_s = 0;
+  for (const auto& run : results.runs())
+    for (const auto& t : results.trials(run.id)) run_s += t.run_s;
+  f.busy = run_s * o.time_scale / (o.devices * f.search_s);
+  f.latency = f.report.latency_ms / optimum;
+  if (!f.report.device_busy.empty()) {
+    f.steady_min = *std::min_element(f.report.device_busy.begin(), f.report.device_busy.end());
+    f.steady_median = median(f.report.device_busy);
+  }
+  return f;
+}
+
+/// The task's best alone on all devices with `trials` trials.
+double run_alone(const options& o, const model_task& task, std::uint64_t seed, std::uint64_t trials) {
+  const auto db = (scratch() / fmt::format("alone{}.db", seed)).string();
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
+  auto s = base_session(o, seed, db);
+  s.dataset = task.dataset;
+  s.budget.trials = trials;
+  auto r = tune_once(s);
+  return r.best ? r.best->time_ms : std::nan("");
+}
+
+int run(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--model")
+      o.model = bench::next_value(argc, argv, i);
+    else if (a == "--devices")
+      o.devices = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
+    else if (a == "--prefetch")
+      o.prefetch = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
+    else if (a == "--workers")
+      o.workers = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
+    else if (a == "--budget")
+      o.budget = std::stoull(bench::next_value(argc, argv, i));
+    else if (a == "--time-scale")
+      o.time_scale = std::stod(bench::next_value(argc, argv, i));
+    else if (a == "--seeds")
+      o.seeds = std::stoul(bench::next_value(argc, argv, i));
+    else if (a == "--round")
+      o.round = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
+    else if (a == "--strategy")
+      o.strategy = bench::next_value(argc, argv, i);
+    else if (a == "--alone")
+      o.alone = true;
+    else if (a == "--no-rounds")
+      o.rounds = false;
+    else if (a == "--out")
+      o.out = bench::next_value(argc, argv, i);
+    else
+      throw std::invalid_argument("unknown option " + a + "; see the comment at the top of bench/bench_model_busy.cpp");
+  }
+  if (o.strategy.empty()) o.strategy = default_strategy_name();
+  const model m = read_model(o.model);
+  std::vector<double> optima;
+  double optimum = 0;
+  for (const auto& t : m.tasks) {
+    if (t.dataset.empty()) throw std::invalid_argument(o.model + ": task " + t.label() + " is not a dataset");
+    optima.push_back(read_replay_dataset(t.dataset).best_time_ms());
+    optimum += t.count * optima.back();
+  }
+  std::string md = fmt::format(
+      "Model {} ({} tasks), `{}`, {} trials in rounds of {}, {} replay devices (prefetch {}) and {} compile "
+      "workers in one process, time scale {}; seeds 1–{}, the two ways alternated per seed.\n\n"
+      "| seed | way | search s | trials/s | devices busy over the search | after warm-up: least, median | "
+      "latency / optimum |\n|---:|---|---:|---:|---:|---:|---:|\n",
+      m.name, m.tasks.size(), o.strategy, o.budget, o.round, o.devices, o.prefetch, o.workers, o.time_scale, o.seeds);
+  std::vector<double> busy[2], rate[2], latency[2];
+  std::vector<std::vector<double>> f_model(m.tasks.size()), f_alone(m.tasks.size());
+  for (std::size_t seed = 1; seed <= o.seeds; ++seed) {
+    for (int k = 0; k < 2; ++k) {
+      const bool one = k == 0;
+      if (!one && !o.rounds) continue;
+      auto f = run_model(o, m, optimum, seed, one);
+      busy[k].push_back(f.busy);
+      rate[k].push_back(f.trials_per_s);
+      latency[k].push_back(f.latency);
+      const auto steady = std::isfinite(f.steady_min)
+                              ? fmt::format("{:.1f}%, {:.1f}%", 100 * f.steady_min, 100 * f.steady_median)
+                              : std::string("—");
+      md += fmt::format("| {} | {} | {:.2f} | {:.1f} | {:.1f}% | {} | {:.4f} |\n", seed,
+                        one ? "one pipeline" : "rounds", f.search_s, f.trials_per_s, 100 * f.busy, steady, f.latency);
+      std::fprintf(stderr, "seed %zu %s: %.2f s, busy %.1f%%\n", seed, one ? "one pipeline" : "rounds", f.search_s,
+                   100 * f.busy);
+      if (one && o.alone)
+        for (std::size_t t = 0; t < m.tasks.size(); ++t) {
+          const auto& task = f.report.tasks[t];
+          if (!task.best || task.trials == 0) continue;
+          f_model[t].push_back(optima[t] / task.best->time_ms);
+          f_alone[t].push_back(optima[t] / run_alone(o, m.tasks[t], seed, task.trials));
+        }
+    }
+  }
+  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
+  if (o.rounds)
+    md += fmt::format(
+        "\nMedians: one pipeline {:.1f}% busy, {:.1f} trials/s, latency {:.4f} × the optimum; rounds {:.1f}% busy, "
+        "{:.1f} trials/s, latency {:.4f}.\n",
+        100 * median(busy[0]), median(rate[0]), median(latency[0]), 100 * median(busy[1]), median(rate[1]),
+        median(latency[1]));
+  if (o.alone) {
+    md += "\n| task | f in the model (one pipeline) | f alone on every device, as many trials |\n|---|---:|---:|\n";
+    for (std::size_t t = 0; t < m.tasks.size(); ++t)
+      if (!f_model[t].empty())
+        md += fmt::format("| {} | {:.4f} | {:.4f} |\n", m.tasks[t].label(), mean(f_model[t]), mean(f_alone[t]));
+    md += "\nf = the dataset's fastest time / the best found (1: the optimum), mean over seeds.\n";
+  }
+  std::fputs(md.c_str(), stdout);
+  if (!o.out.empty()) std::ofstream(o.out) << md;
+  std::error_code ec;
+  fs::remove_all(scratch(), ec);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return tune::bench::guarded_main("bench_model_busy", run, argc, argv); }
