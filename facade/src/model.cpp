@@ -365,7 +365,9 @@ model_report tune_model(const model& m, model_options options) {
       task_report.best = r.best;
       task_report.rounds = result.rounds[t];
       task_keys[t] = r.task_key;
-      started[t] = true;
+      // A task the budget never reached keeps its empty run, stopped: no end
+      // to give it (a budget of 0 would be the default one).
+      started[t] = r.trials > 0;
       report.trials += r.trials;
       if (result.done[t]) scheduler.mark_done(t);
     }

@@ -560,6 +560,23 @@ TEST_CASE("model: one pipeline stopped leaves its runs resumable and a resume co
   }
 }
 
+TEST_CASE("model: one pipeline leaves a task the budget never reached with an empty run", "[facade][model]") {
+  scratch_dir dir("tune-model-one-pipeline-short");
+  auto m = read_model(write(dir, "m.yaml", two_dataset_model()).string());
+  auto o = replayed_model_options(dir / "r.db", 5);
+  o.one_pipeline = true;
+  o.round_trials = 8;  // the first task's round takes the whole budget
+  auto r = tune_model(m, o);
+  CHECK(r.trials == 5);
+  REQUIRE(r.tasks.size() == 2);
+  CHECK(r.tasks[0].trials == 5);
+  CHECK(r.tasks[1].trials == 0);  // not ended with a search of a default budget
+  CHECK_FALSE(r.tasks[1].best);
+  CHECK(std::isnan(r.latency_ms));
+  storage::results_db db((dir / "r.db").string(), storage::results_db::open_mode::read_only);
+  CHECK(db.trials(r.tasks[1].run_id).empty());
+}
+
 TEST_CASE("model: one pipeline refuses tasks of two backends and two of one task key", "[facade][model]") {
   scratch_dir dir("tune-model-one-pipeline-bad");
   auto mixed = read_model(
