@@ -6,7 +6,7 @@
 //
 //   bench_model_busy [--model FILE] [--devices D] [--workers W] [--prefetch P] [--budget B]
 //                    [--time-scale X] [--seeds N] [--round R] [--strategy S]
-//                    [--alone] [--no-rounds] [--out FILE.md]
+//                    [--alone] [--no-rounds] [--one-budget N] [--out FILE.md]
 //
 // Per run: the search's wall seconds (model_report::search_s), trials per
 // second, the devices' busy share over the search — the trials' recorded run
@@ -16,7 +16,10 @@
 // fastest). With --alone, each task of the one-pipeline run is also tuned
 // alone on all D devices with as many trials as the model gave it (same seed),
 // and its best is compared with the model's: optimum / best for each, the
-// question being whether a task loses anything by sharing the devices.
+// question being whether a task loses anything by sharing the devices. With
+// --one-budget N the one pipeline gets N trials, and the bench prints when its
+// latency first reached the one rounds ended with (its progress, about four
+// times a second), against the rounds' wall seconds.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -49,6 +52,9 @@ struct options {
   std::string strategy;
   bool alone = false;
   bool rounds = true;  ///< --no-rounds: the one pipeline only
+  /// --one-budget: the one pipeline's budget (0: --budget), for the wall time
+  /// it takes to reach the latency rounds end with.
+  std::uint64_t one_budget = 0;
   std::string out;
 };
 
@@ -90,7 +96,7 @@ run_figures run_model(const options& o, const model& m, double optimum, std::uin
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
   model_options mo;
   mo.session = base_session(o, seed, db);
-  mo.budget_trials = o.budget;
+  mo.budget_trials = one && o.one_budget ? o.one_budget : o.budget;
   mo.round_trials = o.round;
   mo.one_pipeline = one;
   run_figures f;
@@ -145,6 +151,8 @@ int run(int argc, char** argv) {
       o.strategy = bench::next_value(argc, argv, i);
     else if (a == "--alone")
       o.alone = true;
+    else if (a == "--one-budget")
+      o.one_budget = std::stoull(bench::next_value(argc, argv, i));
     else if (a == "--no-rounds")
       o.rounds = false;
     else if (a == "--out")
@@ -169,11 +177,14 @@ int run(int argc, char** argv) {
       m.name, m.tasks.size(), o.strategy, o.budget, o.round, o.devices, o.prefetch, o.workers, o.time_scale, o.seeds);
   std::vector<double> busy[2], rate[2], latency[2];
   std::vector<std::vector<double>> f_model(m.tasks.size()), f_alone(m.tasks.size());
+  std::vector<std::string> reach;  // per seed: when the one pipeline reached rounds' final latency
   for (std::size_t seed = 1; seed <= o.seeds; ++seed) {
+    model_report reports[2];
     for (int k = 0; k < 2; ++k) {
       const bool one = k == 0;
       if (!one && !o.rounds) continue;
       auto f = run_model(o, m, optimum, seed, one);
+      reports[k] = f.report;
       busy[k].push_back(f.busy);
       rate[k].push_back(f.trials_per_s);
       latency[k].push_back(f.latency);
@@ -192,6 +203,17 @@ int run(int argc, char** argv) {
           f_alone[t].push_back(optima[t] / run_alone(o, m.tasks[t], seed, task.trials));
         }
     }
+    if (!o.rounds) continue;
+    // The one pipeline's progress (about four times a second) against the
+    // latency rounds ended with: the first moment it was as low.
+    const double target = reports[1].latency_ms;
+    std::string when = "not reached";
+    for (const auto& p : reports[0].trace)
+      if (std::isfinite(p.latency_ms) && p.latency_ms <= target * (1 + 1e-12)) {
+        when = fmt::format("{:.2f} s ({} trials) against rounds' {:.2f} s", p.wall_s, p.trials, reports[1].search_s);
+        break;
+      }
+    reach.push_back(fmt::format("seed {}: {}", seed, when));
   }
   auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
   if (o.rounds)
@@ -200,6 +222,10 @@ int run(int argc, char** argv) {
         "{:.1f} trials/s, latency {:.4f}.\n",
         100 * median(busy[0]), median(rate[0]), median(latency[0]), 100 * median(busy[1]), median(rate[1]),
         median(latency[1]));
+  if (!reach.empty()) {
+    md += "\nThe one pipeline at rounds' final latency:\n\n";
+    for (const auto& r : reach) md += "- " + r + "\n";
+  }
   if (o.alone) {
     md += "\n| task | f in the model (one pipeline) | f alone on every device, as many trials |\n|---|---:|---:|\n";
     for (std::size_t t = 0; t < m.tasks.size(); ++t)
