@@ -126,10 +126,16 @@ class terminal_view {
                                t["label"].get<std::string>()));
       return;
     }
-    if (event["task"].is_null()) {
+    if (event["task"].is_null() && !model_started_) {
+      model_started_ = true;
       print_line(fmt::format("model {}: {} tasks, {} trials in all, scheduler {}, seed {}",
                              event["model"].get<std::string>(), tasks.size(), event["budget_trials"].dump(),
                              event["scheduler"].get<std::string>(), event["seed"].dump()));
+      if (event["trials"].get<std::int64_t>() == 0) return;
+    }
+    if (event["task"].is_null()) {  // every task through one pipeline: no rounds to name
+      print_line(fmt::format("model {}: {}/{} trials, latency {}", event["model"].get<std::string>(),
+                             event["trials"].dump(), event["budget_trials"].dump(), time_text(event["latency_ms"])));
       return;
     }
     const auto& t = tasks[event["task"].get<std::size_t>()];
@@ -184,6 +190,7 @@ class terminal_view {
   bool tty_;
   stream_end end_;
   bool status_open_ = false;
+  bool model_started_ = false;  ///< the model's first event was shown
   std::int64_t trials_ = 0;
   double rate_ = 0;
   double elapsed_s_ = 0;

@@ -330,8 +330,9 @@ model_report tune_model(const model& m, model_options options) {
     together.scheduler = options.scheduler;
     together.round_trials = options.round_trials;
     together.budget_trials = budget;
-    double last_latency = std::nan("");
-    together.on_progress = [&](const std::vector<std::uint64_t>& trials, const std::vector<double>& best_ms) {
+    double last_latency = std::nan(""), last_at = -1.0;
+    together.on_progress = [&](const std::vector<std::uint64_t>& trials, const std::vector<double>& best_ms,
+                               bool final) {
       std::uint64_t sum = 0;
       double latency = 0.0;
       for (std::size_t t = 0; t < trials.size(); ++t) {
@@ -345,11 +346,16 @@ model_report tune_model(const model& m, model_options options) {
       }
       if (sum == report.trials && (latency == last_latency || (std::isnan(latency) && std::isnan(last_latency))))
         return;  // nothing new since the last tick
+      // A point when the latency fell, else at most one a second, and the last.
+      const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const bool fell = std::isfinite(latency) && !(latency >= last_latency);
+      if (!final && !fell && now - last_at < 1.0) return;
       report.trials = sum;
       last_latency = latency;
+      last_at = now;
       model_progress p;
       p.trials = sum;
-      p.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      p.wall_s = now;
       p.latency_ms = latency;
       report.trace.push_back(p);
       publish_progress(latency, std::nullopt, std::nullopt);

@@ -989,7 +989,7 @@ namespace {
 class routing_listener final : public actors::trial_listener {
  public:
   routing_listener(std::vector<std::shared_ptr<session_listener>> tasks, std::vector<std::uint64_t> recorded,
-                   std::function<void(const std::vector<std::uint64_t>&, const std::vector<double>&)> progress)
+                   std::function<void(const std::vector<std::uint64_t>&, const std::vector<double>&, bool)> progress)
       : tasks_(std::move(tasks)),
         recorded_(recorded),
         trials_(std::move(recorded)),
@@ -1012,12 +1012,12 @@ class routing_listener final : public actors::trial_listener {
     }
   }
 
-  void on_progress(const actors::progress_report&) override { tell(); }
+  void on_progress(const actors::progress_report&) override { tell(false); }
 
   /// Commits what waits and tells the progress callback.
-  void tell() {
+  void tell(bool final) {
     for (auto& t : tasks_) t->drain();
-    if (progress_) progress_(trials_, best_ms_);
+    if (progress_) progress_(trials_, best_ms_, final);
   }
 
   std::uint64_t trials(std::size_t task) const { return trials_[task] - recorded_[task]; }
@@ -1030,7 +1030,7 @@ class routing_listener final : public actors::trial_listener {
   std::vector<std::uint64_t> recorded_, trials_;
   std::vector<double> best_ms_;
   std::vector<std::vector<std::pair<std::int32_t, device_time>>> device_times_;
-  std::function<void(const std::vector<std::uint64_t>&, const std::vector<double>&)> progress_;
+  std::function<void(const std::vector<std::uint64_t>&, const std::vector<double>&, bool)> progress_;
 };
 
 /// The pipeline owns its strategy; this one lends it a multi_task_strategy
@@ -1116,7 +1116,7 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
     for (auto& l : listeners) l->drain();  // what was measured stays recorded
     throw;
   }
-  routing->tell();
+  routing->tell(true);
 
   together_result out;
   out.reason = summary.reason;

@@ -20,10 +20,12 @@ struct together_options {
   std::uint32_t round_trials = 16;
   /// Trials of every task in all, recorded ones included.
   std::uint64_t budget_trials = 0;
-  /// About four times a second while the pipeline runs, and once at its end,
-  /// on the pipeline's thread: each task's trials (recorded ones included)
-  /// and its best time so far (NaN: none), after committing what waits.
-  std::function<void(const std::vector<std::uint64_t>& trials, const std::vector<double>& best_ms)> on_progress;
+  /// About four times a second while the pipeline runs, and once at its end
+  /// (`final`), on the pipeline's thread: each task's trials (recorded ones
+  /// included) and its best time so far (NaN: none), after committing what
+  /// waits.
+  std::function<void(const std::vector<std::uint64_t>& trials, const std::vector<double>& best_ms, bool final)>
+      on_progress;
 };
 
 struct together_result {

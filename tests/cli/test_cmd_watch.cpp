@@ -138,6 +138,41 @@ TEST_CASE("watch follows a model run's rounds on its one stream and ends with th
   CHECK(lines_of(text).back().find("trials  ") != std::string::npos);  // the tasks' table ends it
 }
 
+TEST_CASE("watch follows a model through one pipeline: one header then progress lines and the model's end", "[cli]") {
+  scratch_dir dir("watch-model-one");
+  const auto endpoint = "ipc://" + (dir / "events.ipc").string();
+  const auto model = std::string(TUNE_SOURCE_DIR) + "/examples/models/replayed_gpu.yaml";
+  cli_process view({"watch", endpoint, "--timeout", "60"});
+  cli_process json({"watch", endpoint, "--json", "--timeout", "60"});
+  cli_process tune({"tune", "--model", model, "--time-scale", "0.001", "--budget", "40", "--round-trials", "4",
+                    "--one-pipeline", "--seed", "3", "--db", (dir / "r.db").string(), "--publish", endpoint,
+                    "--publish-wait", "2"});
+  REQUIRE(tune.wait() == 0);
+  REQUIRE(view.wait() == 0);
+  REQUIRE(json.wait() == 0);
+  std::size_t progress = 0, started = 0;
+  nlohmann::json last;
+  for (const auto& line : lines_of(json.out())) {
+    last = nlohmann::json::parse(line);
+    if (last["type"] == "model_progress" && !last["reason"].is_string()) {
+      ++progress;
+      CHECK(last["task"].is_null());  // no rounds to name
+    }
+    started += last["type"] == "run_started";
+  }
+  CHECK(last["type"] == "model_progress");
+  CHECK(last["reason"] == "budget");
+  CHECK(progress >= 2);  // the start and at least the end of the search
+  const auto text = view.out();
+  INFO(text);
+  std::size_t headers = 0;
+  for (const auto& line : lines_of(text)) headers += line.find("5 tasks, 40 trials in all") != std::string::npos;
+  CHECK(headers == 1);
+  CHECK_THAT(text, Contains("model replayed-gpu-model: 40/40 trials, latency "));
+  CHECK_THAT(text, Contains("model replayed-gpu-model finished (budget): "));
+  CHECK(started >= 5);  // every task's run started on the one stream
+}
+
 TEST_CASE("watch joining a model run mid-way does not end at a round's end", "[cli]") {
   event_publisher publisher("tcp://127.0.0.1:*");
   cli_process view({"watch", publisher.endpoint(), "--timeout", "60"});

@@ -124,8 +124,9 @@ struct model_options {
   /// round at a time, each a session of its own (its pipeline started and
   /// drained with it).
   bool one_pipeline = false;
-  /// Called after each round; with one_pipeline, about four times a second
-  /// while the model's latency or trials moved (model_progress::task is then 0).
+  /// Called after each round; with one_pipeline, when the model's latency
+  /// fell, else at most once a second while its trials grow, and at the end
+  /// of the search (model_progress::task is then 0).
   std::function<void(const model_progress&)> on_round;
 };
 
