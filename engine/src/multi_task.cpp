@@ -141,7 +141,7 @@ std::vector<configuration> multi_task_strategy::propose(std::size_t n) {
       offered_nothing[task] = true;
       // A task with nothing in flight and nothing to offer is exhausted;
       // one with results to come may offer more once they are in.
-      if (t.in_flight == 0) scheduler_.mark_done(task);
+      if (t.in_flight() == 0) scheduler_.mark_done(task);
       close_open_round();
       continue;
     }
@@ -150,7 +150,6 @@ std::vector<configuration> multi_task_strategy::propose(std::size_t n) {
       handed_out_.insert(tag);
       out.push_back(std::move(tag));
     }
-    t.in_flight += got.size();
     t.pending.back() += static_cast<std::uint32_t>(got.size());
     open_handed_ += static_cast<std::uint32_t>(got.size());
     open_left_ -= static_cast<std::uint32_t>(std::min<std::size_t>(got.size(), open_left_));
@@ -170,7 +169,6 @@ void multi_task_strategy::observe(const trial_result& result) {
   auto& t = tasks_[task];
   if (result.ok() && !(result.time_ms >= t.best_ms)) t.best_ms = result.time_ms;
   if (handed_out_.erase(result.config) == 0) return;  // recorded earlier, not handed out by this run
-  --t.in_flight;
   for (auto& left : t.pending)
     if (left > 0) {
       --left;

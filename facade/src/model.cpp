@@ -326,6 +326,7 @@ model_report tune_model(const model& m, model_options options) {
       raw.push_back(sessions.back().get());
     }
     detail::together_options together;
+    together.origin = m.origin;
     together.tasks = scheduled;
     together.scheduler = options.scheduler;
     together.round_trials = options.round_trials;
@@ -424,9 +425,7 @@ model_report tune_model(const model& m, model_options options) {
     task_keys[t] = r.task_key;
     for (std::size_t other = 0; other < m.tasks.size(); ++other)
       if (other != t && started[other] && task_keys[other] == r.task_key)
-        throw input_error("model " + m.origin + ": " + report.tasks[other].label + " and " + task_report.label +
-                          " are one task to the results database (" + r.task_key +
-                          "), whose rounds could not be told apart; keep one of them, with their counts added");
+        throw detail::same_task_key(m.origin, report.tasks[other].label, task_report.label, r.task_key);
     const std::uint64_t before = task_report.trials;
     task_report.trials = r.trials;
     task_report.run_id = r.run_id;

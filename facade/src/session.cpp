@@ -1048,25 +1048,29 @@ class lent_strategy final : public strategy {
 
 }  // namespace
 
+input_error detail::same_task_key(const std::string& origin, const std::string& a, const std::string& b,
+                                  const std::string& key) {
+  return input_error("model " + origin + ": " + a + " and " + b + " are one task to the results database (" + key +
+                     "), whose runs could not be told apart; keep one of them, with their counts added");
+}
+
 detail::together_result detail::run_together(const std::vector<session*>& sessions, const together_options& options) {
   if (sessions.empty() || sessions.size() != options.tasks.size())
     throw std::invalid_argument("run_together: one scheduled task per session");
   auto impl = [&](std::size_t i) -> auto& { return *session_access::impl_of(*sessions[i]); };
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     if (impl(i).be->name() != impl(0).be->name())
-      throw input_error("model: " + options.tasks[i].name + " is a " + impl(i).be->name() + " task and " +
-                        options.tasks[0].name + " a " + impl(0).be->name() +
+      throw input_error("model " + options.origin + ": " + options.tasks[i].name + " is a " + impl(i).be->name() +
+                        " task and " + options.tasks[0].name + " a " + impl(0).be->name() +
                         " one; one pipeline measures one backend's tasks (run the model in rounds instead)");
     for (std::size_t j = 0; j < i; ++j)
       if (impl(i).be->task_key() == impl(j).be->task_key())
-        throw input_error("model: " + options.tasks[j].name + " and " + options.tasks[i].name +
-                          " are one task to the results database (" + impl(i).be->task_key() +
-                          "), whose runs could not be told apart; keep one of them, with their counts added");
+        throw same_task_key(options.origin, options.tasks[j].name, options.tasks[i].name, impl(i).be->task_key());
   }
   if (!impl(0).topo.nodes.empty())
-    throw input_error(
-        "model: the tasks of a model in one pipeline measure on local devices only; leave the "
-        "topology's nodes out or run the model in rounds");
+    throw input_error("model " + options.origin +
+                      ": the tasks of a model in one pipeline measure on local devices only; leave the "
+                      "topology's nodes out or run the model in rounds");
 
   std::vector<prepared_run> runs;
   runs.reserve(sessions.size());
@@ -1104,9 +1108,8 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
   };
   auto routing = std::make_shared<routing_listener>(listeners, recorded, options.on_progress);
   po.listener = routing;
-  auto scheduler_options = options.scheduler;
   auto search = std::make_shared<multi_task_strategy>(
-      std::move(searches), task_scheduler(options.tasks, scheduler_options), options.round_trials);
+      std::move(searches), task_scheduler(options.tasks, options.scheduler), options.round_trials);
   auto backend = std::make_shared<multi_task_backend>(backends);
 
   actors::run_summary summary;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "tune/engine/task_scheduler.hpp"
@@ -14,6 +15,8 @@
 namespace tune::detail {
 
 struct together_options {
+  /// The model file, for messages.
+  std::string origin;
   /// One per session, in the same order (the scheduler's tasks).
   std::vector<scheduled_task> tasks;
   task_scheduler_options scheduler;
@@ -48,5 +51,10 @@ struct together_result {
 /// Throws input_error for sessions of different backends, two of one task key
 /// (their runs could not be told apart), or a topology with nodes.
 together_result run_together(const std::vector<session*>& sessions, const together_options& options);
+
+/// The refusal of a model's two tasks `a` and `b` that are one task `key` to
+/// the results database: their runs could not be told apart.
+input_error same_task_key(const std::string& origin, const std::string& a, const std::string& b,
+                          const std::string& key);
 
 }  // namespace tune::detail

@@ -46,12 +46,6 @@ TEST_CASE("a multi-task backend builds and runs each tagged configuration with i
     REQUIRE(r.state == status::ok);
     CHECK(r.time_ms == d.records[i].time_ms);
   }
-  // The same configuration of the other task is the other device's time.
-  const std::size_t i = first_ok_record(*a100);
-  if (const auto* rec = t4->find(a100->configs[i]); rec && rec->state == status::ok) {
-    auto b = both.build(tagged(1, a100->configs[i]), 60.0);
-    CHECK(both.run(tagged(1, a100->configs[i]), b, 0, 60.0).time_ms == rec->time_ms);
-  }
 }
 
 TEST_CASE("a multi-task backend answers a configuration of no task with a failed build and run", "[kernels]") {

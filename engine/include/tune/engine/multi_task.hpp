@@ -78,8 +78,14 @@ class multi_task_strategy final : public strategy {
     /// Per round handed out and not yet recorded, oldest first: its results
     /// still to come.
     std::deque<std::uint32_t> pending;
-    std::uint64_t in_flight = 0;
     double best_ms;
+
+    /// Handed out, results not yet in.
+    std::uint64_t in_flight() const {
+      std::uint64_t sum = 0;
+      for (auto left : pending) sum += left;
+      return sum;
+    }
   };
 
   void close_open_round();
