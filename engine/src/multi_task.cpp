@@ -125,10 +125,11 @@ std::vector<configuration> multi_task_strategy::propose(std::size_t n) {
   while (out.size() < n) {
     if (!open_) {
       std::vector<bool> busy(tasks_.size());
-      for (std::size_t i = 0; i < tasks_.size(); ++i) busy[i] = !tasks_[i].pending.empty() || offered_nothing[i];
-      auto pick = scheduler_.next(busy);
-      // Nothing live, or only tasks that have just offered nothing: wait for results.
-      if (!pick || offered_nothing[*pick]) break;
+      for (std::size_t i = 0; i < tasks_.size(); ++i) busy[i] = !tasks_[i].pending.empty();
+      // A task that has just offered nothing is not asked again in this call
+      // (another may fill the pipeline); none left: wait for results.
+      auto pick = scheduler_.next(busy, offered_nothing);
+      if (!pick) break;
       open_ = *pick;
       open_left_ = round_trials_;
       open_handed_ = 0;

@@ -123,14 +123,15 @@ std::optional<std::size_t> task_scheduler::fewest_rounds(const std::vector<std::
   return pick;
 }
 
-std::optional<std::size_t> task_scheduler::next(const std::vector<bool>& busy) {
-  auto is_busy = [&](std::size_t i) { return i < busy.size() && busy[i]; };
+std::optional<std::size_t> task_scheduler::next(const std::vector<bool>& busy, const std::vector<bool>& excluded) {
+  auto marked = [](const std::vector<bool>& v, std::size_t i) { return i < v.size() && v[i]; };
+  auto open = [&](std::size_t i) { return !done(i) && !marked(excluded, i); };
   std::vector<std::size_t> live;
   for (std::size_t i = 0; i < state_.size(); ++i)
-    if (!done(i) && !is_busy(i)) live.push_back(i);
+    if (open(i) && !marked(busy, i)) live.push_back(i);
   if (live.empty())  // every live task busy: choose among them all
     for (std::size_t i = 0; i < state_.size(); ++i)
-      if (!done(i)) live.push_back(i);
+      if (open(i)) live.push_back(i);
   if (live.empty()) return std::nullopt;
 
   if (options_.kind == scheduler_kind::round_robin) {

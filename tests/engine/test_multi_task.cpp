@@ -143,6 +143,34 @@ TEST_CASE("multi_task_strategy ends a task whose space is exhausted and ends whe
   CHECK(search.propose(4).empty());
 }
 
+TEST_CASE(
+    "multi_task_strategy fills a demand from the other tasks while one has nothing to offer until its results are in") {
+  // Task 0 has two configurations, task 1 a hundred; rounds of two.
+  std::vector<std::unique_ptr<strategy>> searches;
+  std::vector<scheduled_task> scheduled;
+  for (std::size_t t = 0; t < 2; ++t) {
+    strategy_options so;
+    so.seed = 1 + t;
+    searches.push_back(make_strategy("random", line_space(t == 0 ? 2 : 100), so));
+    scheduled.push_back({"t" + std::to_string(t), 1.0, 0.0, ""});
+  }
+  multi_task_strategy search(std::move(searches), task_scheduler(scheduled, options(scheduler_kind::round_robin)), 2);
+  auto first = search.propose(4);
+  REQUIRE(first.size() == 4);
+  // Task 0's space is all in flight: it offers nothing, but it is not done,
+  // and round robin keeps coming back to it. Task 1 fills the whole demand.
+  auto more = search.propose(6);
+  CHECK(more.size() == 6);
+  for (const auto& c : more) CHECK(task_of(c) == 1);
+  CHECK_FALSE(search.scheduler().done(0));
+  for (const auto& c : first) search.observe(result_of(c, 1.0));
+  for (const auto& c : more) search.observe(result_of(c, 1.0));
+  auto last = search.propose(2);
+  REQUIRE(last.size() == 2);
+  CHECK(task_of(last[0]) == 1);
+  CHECK(search.scheduler().done(0));  // asked again with nothing in flight: exhausted
+}
+
 TEST_CASE("multi_task_strategy counts recorded results towards a task's best and first round, not its rounds") {
   auto search = make_search(2, 20, 2);
   search.observe(result_of(tagged(1, {5}), 3.0));  // recorded earlier (a resume)

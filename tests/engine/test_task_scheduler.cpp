@@ -361,3 +361,20 @@ TEST_CASE("task_scheduler passes over busy tasks while another is live and choos
   r.mark_done(2);
   CHECK(r.next({true, true, false}) == 0u);  // the done task does not count as a free one
 }
+
+TEST_CASE("task_scheduler never chooses an excluded task even when every task is busy") {
+  task_scheduler s(three_tasks(), greedy());
+  for (std::size_t t = 0; t < 3; ++t) s.record_round(t, 10.0 - static_cast<double>(t));
+  const std::vector<bool> all_busy(3, true);
+  const std::size_t steepest = *s.next(all_busy);
+  std::vector<bool> excluded(3, false);
+  excluded[steepest] = true;
+  const auto other = s.next(all_busy, excluded);
+  REQUIRE(other);
+  CHECK(*other != steepest);
+  CHECK_FALSE(s.next(all_busy, {true, true, true}));  // nothing to choose: the caller waits
+  CHECK_FALSE(s.all_done());                          // excluded is not done
+  task_scheduler r(three_tasks(), greedy(scheduler_kind::round_robin));
+  CHECK(r.next(all_busy, {true, false, false}) == 1u);
+  CHECK(r.next({}, {false, true, true}) == 0u);
+}

@@ -99,8 +99,10 @@ class task_scheduler {
   /// The same, passing over the tasks marked `busy` (a round of theirs still
   /// in flight) while a live task is not: the warm-up, the rule and round
   /// robin choose among those; when every live task is busy, among all of
-  /// them. Missing entries are not busy.
-  std::optional<std::size_t> next(const std::vector<bool>& busy);
+  /// them. Tasks marked `excluded` (nothing to offer just now, though not
+  /// done) are never chosen; nullopt when every live task is excluded.
+  /// Missing entries are neither.
+  std::optional<std::size_t> next(const std::vector<bool>& busy, const std::vector<bool>& excluded = {});
 
   /// A round of `task` has finished; `best_ms` is the task's best time after
   /// it (NaN: none yet).
