@@ -11,7 +11,10 @@
 // Per run: the search's wall seconds (model_report::search_s), trials per
 // second, the devices' busy share over the search — the trials' recorded run
 // seconds × the time scale, summed over every task's run in the results
-// database, over D × the search's seconds (start-up and drain included) — and
+// database, over D × the search's seconds (start-up and drain included) —,
+// for the one pipeline each device's and the compile workers' busy share in
+// steady state (model_report::device_busy, compile_busy: from the moment every
+// device had delivered a result to the last hand-out), and
 // the model's weighted latency over its optimum (every task at its dataset's
 // fastest). With --alone, each task of the one-pipeline run is also tuned
 // alone on all D devices with as many trials as the model gave it (same seed),
@@ -61,6 +64,7 @@ struct options {
 struct run_figures {
   double search_s = 0, trials_per_s = 0, busy = 0, latency = 0;
   double steady_min = std::nan(""), steady_median = std::nan("");  // one pipeline: after warm-up
+  double compile_busy = std::nan("");                              // one pipeline: after warm-up
   model_report report;
 };
 
@@ -112,6 +116,7 @@ run_figures run_model(const options& o, const model& m, double optimum, std::uin
   if (!f.report.device_busy.empty()) {
     f.steady_min = *std::min_element(f.report.device_busy.begin(), f.report.device_busy.end());
     f.steady_median = median(f.report.device_busy);
+    f.compile_busy = f.report.compile_busy;
   }
   return f;
 }
@@ -173,7 +178,7 @@ int run(int argc, char** argv) {
       "Model {} ({} tasks), `{}`, {} trials in rounds of {}, {} replay devices (prefetch {}) and {} compile "
       "workers in one process, time scale {}; seeds 1–{}, the two ways alternated per seed.\n\n"
       "| seed | way | search s | trials/s | devices busy over the search | after warm-up: least, median | "
-      "latency / optimum |\n|---:|---|---:|---:|---:|---:|---:|\n",
+      "compile workers busy after warm-up | latency / optimum |\n|---:|---|---:|---:|---:|---:|---:|---:|\n",
       m.name, m.tasks.size(), o.strategy, o.budget, o.round, o.devices, o.prefetch, o.workers, o.time_scale, o.seeds);
   std::vector<double> busy[2], rate[2], latency[2];
   std::vector<std::vector<double>> f_model(m.tasks.size()), f_alone(m.tasks.size());
@@ -188,11 +193,13 @@ int run(int argc, char** argv) {
       busy[k].push_back(f.busy);
       rate[k].push_back(f.trials_per_s);
       latency[k].push_back(f.latency);
-      const auto steady = std::isfinite(f.steady_min)
-                              ? fmt::format("{:.1f}%, {:.1f}%", 100 * f.steady_min, 100 * f.steady_median)
-                              : std::string("—");
-      md += fmt::format("| {} | {} | {:.2f} | {:.1f} | {:.1f}% | {} | {:.4f} |\n", seed,
-                        one ? "one pipeline" : "rounds", f.search_s, f.trials_per_s, 100 * f.busy, steady, f.latency);
+      const bool steady_known = std::isfinite(f.steady_min);
+      const auto steady =
+          steady_known ? fmt::format("{:.1f}%, {:.1f}%", 100 * f.steady_min, 100 * f.steady_median) : std::string("—");
+      const auto compile = steady_known ? fmt::format("{:.1f}%", 100 * f.compile_busy) : std::string("—");
+      md += fmt::format("| {} | {} | {:.2f} | {:.1f} | {:.1f}% | {} | {} | {:.4f} |\n", seed,
+                        one ? "one pipeline" : "rounds", f.search_s, f.trials_per_s, 100 * f.busy, steady, compile,
+                        f.latency);
       std::fprintf(stderr, "seed %zu %s: %.2f s, busy %.1f%%\n", seed, one ? "one pipeline" : "rounds", f.search_s,
                    100 * f.busy);
       if (one && o.alone)

@@ -81,11 +81,12 @@ struct population_state {
   double build_s = 0.0;
   std::vector<best_point> trace;
 
-  // Warm-up ends with the first trial (the pipeline is full by then); the
-  // steady window ends when the last candidate is handed out.
-  double first_result_at = -1.0;
+  // Warm-up ends once every local device has delivered a result (the
+  // pipeline is full by then); the steady window ends when the last
+  // candidate is handed out.
+  detail::warm_up_clock warm_up{0};
   double hand_out_end_at = -1.0;
-  std::uint64_t steady_trials = 0;
+  std::uint64_t completed_at_hand_out_end = 0;
 
   // Latest busy fractions after warm-up, for the progress line.
   double compile_busy = 0.0;
@@ -128,6 +129,7 @@ void close_hand_out(population_state& st, end_reason reason) {
   if (!st.handing_out) return;
   st.handing_out = false;
   st.hand_out_end_at = detail::steady_seconds();
+  st.completed_at_hand_out_end = st.completed;
   st.reason = reason;
 }
 
@@ -172,9 +174,11 @@ void send_summary(population_pointer self) {
   sum.device_times = st.device_times;
   sum.build_s = st.build_s;
   sum.device_drifts = st.device_drifts;
-  if (st.first_result_at >= 0 && st.hand_out_end_at > st.first_result_at)
-    sum.steady_rate = static_cast<double>(st.steady_trials) /
-                      ((st.hand_out_end_at - st.first_result_at) / st.options.timing.time_scale);
+  const double from = st.warm_up.window_start(st.hand_out_end_at);
+  if (from >= 0 && st.hand_out_end_at > from)
+    sum.steady_rate =
+        static_cast<double>(st.completed_at_hand_out_end - st.warm_up.results_before(st.hand_out_end_at)) /
+        ((st.hand_out_end_at - from) / st.options.timing.time_scale);
   sum.engine_cpu_s += st.cpu_s;
   print_progress(st, true);
   caf::anon_send(st.done_to, done_atom::value, sum);
@@ -186,7 +190,8 @@ void finish(population_pointer self) {
   auto& st = self->state;
   if (st.finished) return;
   st.finished = true;
-  double from = st.first_result_at >= 0 ? st.first_result_at : st.start;
+  double from = st.warm_up.window_start(st.hand_out_end_at);
+  if (from < 0) from = st.start;
   double to = st.hand_out_end_at > from ? st.hand_out_end_at : detail::steady_seconds();
   st.summary.devices.resize(st.options.measurers.size());
   st.stats_pending = 2 + st.options.measurers.size();
@@ -369,10 +374,7 @@ void on_trial(population_pointer self, measured_trial trial) {
   }
   ++st.completed;
   trial.finished_s = backend_seconds(st, now);
-  if (st.first_result_at < 0)
-    st.first_result_at = now;
-  else if (st.handing_out)
-    ++st.steady_trials;
+  st.warm_up.result(trial.device_id, now);
   // A time from timing stopped early (the candidate was clearly slower than
   // the best) is never the best, nor one that lost its duel against the best
   // before it; one that won it against this best is (its duel median may be
@@ -425,9 +427,9 @@ void on_trial(population_pointer self, measured_trial trial) {
 
 void refresh_busy(population_pointer self) {
   auto& st = self->state;
-  if (st.first_result_at < 0) return;
-  double from = st.first_result_at;
   double to = detail::steady_seconds();
+  double from = st.warm_up.window_start(to);
+  if (from < 0) return;
   self->request(st.pool, stats_timeout, stats_atom::value, from, to)
       .then([self](stage_stats& s) { self->state.compile_busy = s.busy_fraction(); }, [](caf::error&) {});
   st.device_busy.resize(st.options.measurers.size());
@@ -441,6 +443,7 @@ population_actor::behavior_type population(population_pointer self, generator_ac
                                            population_options options, caf::actor done_to) {
   auto& st = self->state;
   st.options = std::move(options);
+  st.warm_up = detail::warm_up_clock(st.options.measurers.size());
   if (st.options.timing.time_scale <= 0) st.options.timing.time_scale = 1.0;
   st.generator = std::move(generator);
   st.pool = std::move(pool);

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <ctime>
+#include <set>
 #include <vector>
 
 namespace tune::detail {
@@ -28,6 +30,53 @@ inline double thread_cpu_seconds() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
+
+/// When a pipeline's warm-up ends and its steady window starts: once each of
+/// its `devices` local devices has delivered a result (every one has had
+/// work), not with the first result. A fast task's first trial can come back
+/// long before a slow build reaches another device: with a model's tasks
+/// through one pipeline, a 0 s build runs in a millisecond while a device
+/// waiting for a second's build sits idle, warming up. Results of no device
+/// (< 0, a cache hit) count as results but not towards a device. Remote
+/// devices are not counted (their ids may repeat local ones): with no local
+/// device the warm-up ends with the first result, as it does when some
+/// device never delivers one.
+class warm_up_clock {
+ public:
+  explicit warm_up_clock(std::size_t devices) : devices_(devices > 0 ? devices : 1) {}
+
+  /// A result of `device` at `now`.
+  void result(std::int32_t device, double now) {
+    if (first_ < 0) first_ = now;
+    ++results_;
+    if (end_ >= 0 || device < 0) return;
+    seen_.insert(device);
+    if (seen_.size() >= devices_) {
+      end_ = now;
+      results_at_end_ = results_;
+      seen_.clear();
+    }
+  }
+
+  /// The first result's time; -1 before it.
+  double first_result_at() const { return first_; }
+  /// When every device had delivered a result; -1 before.
+  double ended_at() const { return end_; }
+
+  /// Where a window that ends at `to` starts: the warm-up's end when it came
+  /// before `to`, else the first result (-1 before any).
+  double window_start(double to) const { return end_ >= 0 && end_ < to ? end_ : first_; }
+  /// Results delivered up to window_start(to), that one included.
+  std::uint64_t results_before(double to) const { return end_ >= 0 && end_ < to ? results_at_end_ : 1; }
+
+ private:
+  std::size_t devices_;
+  std::set<std::int32_t> seen_;
+  double first_ = -1.0;
+  double end_ = -1.0;
+  std::uint64_t results_ = 0;
+  std::uint64_t results_at_end_ = 0;
+};
 
 /// Busy intervals of a fixed number of workers.
 class busy_tracker {

@@ -7,6 +7,7 @@
 using tune::detail::busy_tracker;
 using tune::detail::cpu_scope;
 using tune::detail::thread_cpu_seconds;
+using tune::detail::warm_up_clock;
 
 namespace {
 
@@ -71,4 +72,35 @@ TEST_CASE("cpu_scope counts a short gap from the previous scope", "[actors]") {
     return;
   }
   SKIP_TEST("every one of 50 gaps was preempted past a millisecond: the machine is too loaded to make a short gap");
+}
+
+TEST_CASE("warm_up_clock ends the warm-up once every device has delivered a result") {
+  warm_up_clock warm(3);
+  CHECK(warm.first_result_at() == -1.0);
+  CHECK(warm.window_start(10.0) == -1.0);
+  warm.result(0, 1.0);   // a fast task's first trial
+  warm.result(-1, 1.5);  // a cache hit: a result of no device
+  warm.result(0, 2.0);
+  warm.result(1, 3.0);
+  CHECK(warm.first_result_at() == 1.0);
+  CHECK(warm.ended_at() == -1.0);
+  CHECK(warm.window_start(10.0) == 1.0);  // not ended: from the first result
+  CHECK(warm.results_before(10.0) == 1);
+  warm.result(2, 4.0);  // the last device's first result: the pipeline is full
+  warm.result(1, 5.0);
+  CHECK(warm.ended_at() == 4.0);
+  CHECK(warm.window_start(10.0) == 4.0);
+  CHECK(warm.results_before(10.0) == 5);
+  // A window that ends before the warm-up did starts at the first result.
+  CHECK(warm.window_start(3.5) == 1.0);
+  CHECK(warm.results_before(3.5) == 1);
+}
+
+TEST_CASE("warm_up_clock with no local device ends with the first result") {
+  warm_up_clock warm(0);
+  warm.result(-1, 2.0);  // no device: the first result, not the end
+  CHECK(warm.ended_at() == -1.0);
+  warm.result(7, 3.0);  // a remote device's
+  CHECK(warm.ended_at() == 3.0);
+  CHECK(warm.window_start(9.0) == 3.0);
 }
