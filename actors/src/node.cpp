@@ -30,6 +30,7 @@
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/device_lease.hpp"
+#include "tune/kernels/multi_task_backend.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/storage/loopback.hpp"
@@ -79,6 +80,24 @@ void configure_network(caf::actor_system_config& config, const network_options& 
 }
 
 backend_ptr make_node_backend(const node_task& task, const std::string& payload, const std::string& node_backend) {
+  if (task.kind == node_task::kind_t::multi) {
+    std::uint64_t total = 0;
+    for (auto bytes : task.part_bytes) total += bytes;
+    if (task.parts.empty() || task.part_bytes.size() != task.parts.size() || total != payload.size())
+      throw std::invalid_argument("the parts' byte counts add up to " + std::to_string(total) + ", the payload has " +
+                                  std::to_string(payload.size()));
+    std::vector<backend_ptr> parts;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < task.parts.size(); ++i) {
+      auto part = task.parts[i];
+      if (part.kind == node_task::kind_t::multi) throw std::invalid_argument("a multi task's part is a multi task");
+      part.seed = task.seed;
+      part.time_scale = task.time_scale;
+      parts.push_back(make_node_backend(part, payload.substr(at, task.part_bytes[i]), node_backend));
+      at += task.part_bytes[i];
+    }
+    return std::make_shared<multi_task_backend>(std::move(parts));
+  }
   if (task.kind == node_task::kind_t::task) {
     if (node_backend == "replay")
       throw std::invalid_argument("this node offers replay devices; a built-in task needs cpu, cuda or hip devices");
@@ -356,7 +375,7 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
         }
         if (job.devices.empty())
           for (std::size_t d = 0; d < st.options.devices.size(); ++d) chosen.push_back(d);
-        bool real = job.kind == node_task::kind_t::task;
+        bool real = job.builds_kernels();
         // The devices' cores or GPUs, leased for the session as a local run
         // leases them: another run on this machine holding one is a refusal,
         // which the coordinator retries as it retries a busy node.
@@ -399,6 +418,7 @@ caf::behavior node_actor(node_pointer self, node_server_options options) {
           m.timing.time_scale = job.time_scale > 0 ? job.time_scale : 1.0;
           m.early_stop = job.early_stop;
           m.duel.rounds = 0;  // a node's devices neither probe their drift nor duel
+          m.multi_task = job.kind == node_task::kind_t::multi;
           build_placement builder{plan.worker_cores, false};
           if (builder.cores.empty()) builder = {cores_of[i], true};
           auto measurer = real ? self->system().spawn(node_measurer, backend, m, compile_timeout_s, builder)

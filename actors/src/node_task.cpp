@@ -22,8 +22,14 @@ T get(const nlohmann::json& doc, const std::string& field, bool (nlohmann::json:
 }  // namespace
 
 std::string node_task::to_json() const {
-  nlohmann::json doc = {{"kind", kind == kind_t::task ? "task" : "replay"}, {"seed", seed}};
-  if (kind == kind_t::task) {
+  const char* kind_name = kind == kind_t::task ? "task" : kind == kind_t::replay ? "replay" : "multi";
+  nlohmann::json doc = {{"kind", kind_name}, {"seed", seed}};
+  if (kind == kind_t::multi) {
+    doc["parts"] = nlohmann::json::array();
+    for (const auto& part : parts) doc["parts"].push_back(nlohmann::json::parse(part.to_json()));
+    doc["part_bytes"] = part_bytes;
+    doc["time_scale"] = time_scale;
+  } else if (kind == kind_t::task) {
     doc["task"] = task;
     doc["threads"] = threads;
   } else {
@@ -58,10 +64,35 @@ node_task node_task::from_json(const std::string& text) {
     out.kind = kind_t::task;
   else if (kind == "replay")
     out.kind = kind_t::replay;
+  else if (kind == "multi")
+    out.kind = kind_t::multi;
   else
-    bad("kind", "is '" + kind + "'; a node builds 'task' (a built-in kernel) or 'replay' (a measured dataset)");
+    bad("kind", "is '" + kind +
+                    "'; a node builds 'task' (a built-in kernel), 'replay' (a measured dataset) or 'multi' (several)");
   out.seed = get<std::uint64_t>(doc, "seed", &nlohmann::json::is_number_unsigned, "an unsigned integer", 0);
-  if (out.kind == kind_t::task) {
+  if (out.kind == kind_t::multi) {
+    if (!doc.contains("parts") || !doc["parts"].is_array() || doc["parts"].empty())
+      bad("parts", "must be a non-empty array of tasks");
+    if (!doc.contains("part_bytes") || !doc["part_bytes"].is_array() || doc["part_bytes"].size() != doc["parts"].size())
+      bad("part_bytes", "must be an array with one byte count per part");
+    for (std::size_t i = 0; i < doc["parts"].size(); ++i) {
+      const auto& bytes = doc["part_bytes"][i];
+      if (!bytes.is_number_unsigned()) bad("part_bytes", "holds " + bytes.dump() + ", not a byte count");
+      node_task part;
+      try {
+        part = from_json(doc["parts"][i].dump());
+      } catch (const std::invalid_argument& e) {
+        bad("parts[" + std::to_string(i) + "]", std::string("is wrong: ") + e.what());
+      }
+      if (part.kind == kind_t::multi) bad("parts[" + std::to_string(i) + "]", "is itself a multi task");
+      if (!out.parts.empty() && part.kind != out.parts.front().kind)
+        bad("parts[" + std::to_string(i) + "]", "is of another kind than parts[0] (one backend per run)");
+      out.parts.push_back(std::move(part));
+      out.part_bytes.push_back(bytes.get<std::uint64_t>());
+    }
+    out.time_scale = get<double>(doc, "time_scale", &nlohmann::json::is_number, "a number", 1.0);
+    if (!(out.time_scale >= 0)) bad("time_scale", "must be >= 0");
+  } else if (out.kind == kind_t::task) {
     out.task = get<std::string>(doc, "task", &nlohmann::json::is_string, "a string", "");
     if (out.task.empty()) bad("task", "is missing (e.g. matmul:64x64x64)");
     out.threads = get<int>(doc, "threads", &nlohmann::json::is_number_integer, "an integer", 1);

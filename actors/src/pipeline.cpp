@@ -46,8 +46,8 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   if (options.devices.empty() && options.nodes.empty())
     throw std::invalid_argument("pipeline: no device; at least one measurer is needed");
   if (!(options.timing.time_scale > 0)) throw std::invalid_argument("pipeline: time scale must be > 0");
-  if (options.multi_task && !options.nodes.empty())
-    throw std::invalid_argument("pipeline: a run of many tasks measures on local devices only; leave the nodes out");
+  if (options.multi_task && !options.nodes.empty() && options.node_task.kind != node_task::kind_t::multi)
+    throw std::invalid_argument("pipeline: a run of many tasks sends its nodes a task of kind multi");
 
   caf::actor_system_config config;
   register_message_types(config);

@@ -1067,10 +1067,6 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
       if (impl(i).be->task_key() == impl(j).be->task_key())
         throw same_task_key(options.origin, options.tasks[j].name, options.tasks[i].name, impl(i).be->task_key());
   }
-  if (!impl(0).topo.nodes.empty())
-    throw input_error("model " + options.origin +
-                      ": the tasks of a model in one pipeline measure on local devices only; leave the "
-                      "topology's nodes out or run the model in rounds");
 
   std::vector<prepared_run> runs;
   runs.reserve(sessions.size());
@@ -1098,6 +1094,27 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
     backends.push_back(impl(i).be);
     searches.push_back(std::move(impl(i).search));
     caches.push_back(runs[i].po.cache);
+  }
+  if (!po.nodes.empty()) {
+    // The nodes get every task, their payloads one after the other.
+    actors::node_task job = runs.front().po.node_task;
+    job.kind = actors::node_task::kind_t::multi;
+    job.parts.clear();
+    job.part_bytes.clear();
+    po.node_payload.clear();
+    for (const auto& run : runs) {
+      job.parts.push_back(run.po.node_task);
+      job.part_bytes.push_back(run.po.node_payload.size());
+      po.node_payload += run.po.node_payload;
+    }
+    po.node_task = std::move(job);
+    // Each task's session names the nodes' devices in its trials.
+    std::vector<std::function<void(const std::vector<actors::remote_device>&)>> name_devices;
+    for (const auto& run : runs)
+      if (run.po.on_remote_devices) name_devices.push_back(run.po.on_remote_devices);
+    po.on_remote_devices = [name_devices](const std::vector<actors::remote_device>& remote) {
+      for (const auto& name : name_devices) name(remote);
+    };
   }
   po.cache = [caches](const configuration& config) -> std::optional<actors::measured_trial> {
     const auto& cache = caches.at(task_of(config));

@@ -47,9 +47,10 @@ struct together_result {
 
 /// Runs the sessions (not run before; their options' confirm.top 0 and their
 /// stop_after_trials 0: the model's end confirms each task) through one
-/// pipeline on the first session's topology, which leases the devices.
-/// Throws input_error for sessions of different backends, two of one task key
-/// (their runs could not be told apart), or a topology with nodes.
+/// pipeline on the first session's topology, which leases the devices; its
+/// nodes, if any, are sent every task (a node_task of kind multi). Throws
+/// input_error for sessions of different backends or two of one task key
+/// (their runs could not be told apart).
 together_result run_together(const std::vector<session*>& sessions, const together_options& options);
 
 /// The refusal of a model's two tasks `a` and `b` that are one task `key` to

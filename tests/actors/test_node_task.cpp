@@ -1,8 +1,14 @@
 // A node's task: what crosses the network reads back as it was written, and
-// a task that is missing a field or has a wrong one is refused naming it.
+// a task that is missing a field or has a wrong one is refused naming it; a
+// model's tasks (kind multi) become one backend on the node, each task's
+// dataset its share of the payload.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
 
 #include "tune/actors/nodes.hpp"
+#include "tune/engine/multi_task.hpp"
+#include "tune/kernels/replay.hpp"
 
 using namespace tune::actors;
 using Catch::Matchers::Contains;
@@ -87,4 +93,95 @@ TEST_CASE("node task: bad tasks are refused naming the field", "[actors]") {
   CHECK_THAT(error_of(R"({"kind": "replay", "early_stop": {"margin": -1}})"), Contains("'early_stop'"));
   CHECK_THAT(error_of(R"({"kind": "replay", "early_stop": 3})"), Contains("'early_stop' is not an object"));
   CHECK(error_of(R"({"kind": "replay"})") == "(accepted)");
+}
+
+namespace {
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+node_task replay_part(const std::string& name) {
+  node_task part;
+  part.kind = node_task::kind_t::replay;
+  part.dataset_name = name;
+  return part;
+}
+
+}  // namespace
+
+TEST_CASE("node task: a model's tasks read back as written and refuse parts that do not fit", "[actors]") {
+  node_task multi;
+  multi.kind = node_task::kind_t::multi;
+  multi.seed = 5;
+  multi.time_scale = 0.25;
+  multi.devices = {0};
+  multi.parts = {replay_part("a.json.gz"), replay_part("b.json")};
+  multi.parts[1].kinds = {{"x", "categorical"}};
+  multi.part_bytes = {10, 20};
+  auto back = node_task::from_json(multi.to_json());
+  CHECK(back.kind == node_task::kind_t::multi);
+  CHECK(back.seed == 5);
+  CHECK(back.time_scale == 0.25);
+  CHECK(back.devices == std::vector<std::uint32_t>{0});
+  REQUIRE(back.parts.size() == 2);
+  CHECK(back.parts[0].dataset_name == "a.json.gz");
+  CHECK(back.parts[1].kinds == multi.parts[1].kinds);
+  CHECK(back.part_bytes == std::vector<std::uint64_t>{10, 20});
+  CHECK_FALSE(back.builds_kernels());
+
+  auto error_of = [](const std::string& text) {
+    try {
+      node_task::from_json(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK_THAT(error_of(R"({"kind": "multi"})"), Contains("'parts'"));
+  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "replay"}]})"), Contains("'part_bytes'"));
+  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "replay"}], "part_bytes": [-1]})"),
+             Contains("'part_bytes'") && Contains("not a byte count"));
+  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "replay", "time_scale": -1}], "part_bytes": [1]})"),
+             Contains("'parts[0]'") && Contains("'time_scale'"));
+  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "multi"}], "part_bytes": [1]})"), Contains("'parts[0]'"));
+  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "replay"}, {"kind": "task", "task": "matmul:8x8x8"}],
+                          "part_bytes": [1, 1]})"),
+             Contains("'parts[1]'") && Contains("another kind"));
+}
+
+TEST_CASE("node task: a node builds a model's replayed tasks from their datasets one after the other", "[actors]") {
+  const std::string dir = std::string(TUNE_DATA_DIR) + "/datasets/";
+  const std::string coulomb = dir + "ktt/coulomb3d_RTX_2080_Ti_KTT_profiling.json.gz";
+  const std::string pnpoly = dir + "convolution_v1_rtx/RTX_2080_Ti.json.gz";
+  node_task multi;
+  multi.kind = node_task::kind_t::multi;
+  multi.time_scale = 0.0;
+  multi.parts = {replay_part("coulomb.json.gz"), replay_part("RTX_2080_Ti.json.gz")};
+  const auto a = file_bytes(coulomb), b = file_bytes(pnpoly);
+  REQUIRE((!a.empty() && !b.empty()));
+  multi.part_bytes = {a.size(), b.size()};
+  auto backend = make_node_backend(node_task::from_json(multi.to_json()), a + b, "replay");
+  // Each task's configurations run with that task's recorded times.
+  const auto datasets = {tune::read_replay_dataset(coulomb), tune::read_replay_dataset(pnpoly)};
+  std::uint32_t task = 0;
+  for (const auto& dataset : datasets) {
+    for (std::size_t i = 0; i < dataset.configs.size(); i += dataset.configs.size() / 7) {
+      const auto& record = dataset.records[i];
+      const auto config = tune::tagged(task, dataset.configs[i]);
+      auto built = backend->build(config, 10.0);
+      if (record.state != tune::status::ok) continue;
+      REQUIRE(built.state == tune::status::ok);
+      auto run = backend->run(config, built, 0, {});
+      REQUIRE(run.state == tune::status::ok);
+      CHECK(run.time_ms == Approx(record.time_ms));
+    }
+    ++task;
+  }
+  // Byte counts that do not add up to the payload are refused.
+  CHECK_THROWS_WITH(make_node_backend(multi, a + b + "x", "replay"), Contains("add up to"));
+  CHECK_THROWS_AS(make_node_backend(multi, a + b, "cpu"), std::invalid_argument);
 }

@@ -523,7 +523,7 @@ TEST_CASE("a multi-task run measures each task against its own best and reports 
   CHECK(slow->run_order(0).size() + slow->run_order(1).size() == 24);
 }
 
-TEST_CASE("a multi-task run refuses nodes", "[actors]") {
+TEST_CASE("a multi-task run refuses nodes sent a task of one kernel", "[actors]") {
   auto space = tune::testing::grid_space(2, 2);
   auto backend = std::make_shared<tune::testing::grid_backend>(space, 1);
   pipeline_options options;
@@ -532,8 +532,9 @@ TEST_CASE("a multi-task run refuses nodes", "[actors]") {
   node.host = "127.0.0.1";
   node.port = 1;
   options.nodes.push_back(node);
-  CHECK_THROWS_WITH(run_pipeline(backend, std::make_unique<tune::testing::sweep_strategy>(
-                                              space, std::make_shared<tune::testing::sweep_log>()),
-                                 options),
-                    Catch::Matchers::Contains("local devices only"));
+  CHECK_THROWS_WITH(
+      run_pipeline(backend,
+                   std::make_unique<tune::testing::sweep_strategy>(space, std::make_shared<tune::testing::sweep_log>()),
+                   options),
+      Catch::Matchers::Contains("a task of kind multi"));
 }

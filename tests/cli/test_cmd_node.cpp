@@ -134,6 +134,38 @@ TEST_CASE("node: a coordinator replays a dataset over two nodes with every trial
   CHECK(a.process->wait_for_err("session ended"));
 }
 
+TEST_CASE("node: a model's tasks run through one pipeline over two nodes, each trial recorded once in its task's run",
+          "[cli][node]") {
+  scratch_dir dir("tune-test-node-model");
+  auto a = start_node();
+  auto b = start_node();
+  auto db = (dir / "results.db").string();
+  auto model = (dir / "model.yaml").string();
+  std::ofstream(model) << "name: two-datasets\ntasks:\n  - {name: coulomb, count: 3, dataset: " << dataset
+                       << "}\n  - {name: conv, count: 1, dataset: " << TUNE_DATA_DIR
+                       << "/datasets/convolution_v1_rtx/RTX_2080_Ti.json.gz}\n";
+  cli_process tune({"tune", "--model", model, "--one-pipeline", "--topology",
+                    write_node_topology(dir, {a.port, b.port}), "--budget", "64", "--seed", "3", "--db", db, "--quiet",
+                    "--time-scale", "0.05"});
+  REQUIRE(tune.wait() == 0);
+  INFO(tune.err());
+  // Each task has its run, its trials untagged (a configuration of its own
+  // space) and each measured once; all of them on the nodes' devices.
+  CHECK(query(db, "SELECT COUNT(*) FROM runs") == 2);
+  CHECK(query(db, "SELECT COUNT(*) FROM trials") == 64);
+  CHECK(query(db, "SELECT COUNT(*) FROM (SELECT DISTINCT run_id, config FROM trials)") == 64);
+  CHECK(query(db, "SELECT COUNT(*) FROM trials WHERE config LIKE '%\"task\"%'") == 0);
+  CHECK(query(db, "SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM trials GROUP BY run_id)") > 0);
+  CHECK(query(db, "SELECT COUNT(DISTINCT run_id) FROM trials") == 2);
+  CHECK(trials_on(db, a.port) > 0);
+  CHECK(trials_on(db, b.port) > 0);
+  // What was measured was measured on a node; the rest failed to build (the
+  // convolution dataset records such configurations) and never reached one.
+  CHECK(query(db, "SELECT COUNT(*) FROM trials WHERE status = 'ok' AND device NOT LIKE '127.0.0.1:%'") == 0);
+  CHECK(trials_on(db, a.port) + trials_on(db, b.port) == query(db, "SELECT COUNT(*) FROM trials WHERE device != ''"));
+  CHECK(a.process->wait_for_err("session ended"));
+}
+
 TEST_CASE("node: a killed node's candidates are measured elsewhere and the restarted node rejoins", "[cli][node]") {
   two_node_run run("tune-test-node-kill", 150);
   auto [a, tune, db, budget] = std::tie(run.a, run.tune, run.db, run.budget);

@@ -62,8 +62,17 @@ struct node_task {
   enum class kind_t {
     task,    ///< a built-in kernel, built and measured on the node's own backend
     replay,  ///< a measured dataset (its file is the payload) on replay devices
+    /// A model's tasks through one pipeline (tune/engine/multi_task.hpp):
+    /// `parts` are the tasks, in order, all of one kind (task or replay);
+    /// the payload is their payloads one after the other, `part_bytes` long
+    /// each. The node's measurers keep a best per task. The fields below that
+    /// apply to the whole run (seed, time_scale, timeouts, early_stop,
+    /// measurement, devices) are this task's, not its parts'.
+    multi,
   };
   kind_t kind = kind_t::task;
+  std::vector<node_task> parts;              ///< multi: the tasks
+  std::vector<std::uint64_t> part_bytes;     ///< multi: each part's share of the payload, in order
   std::string task;                          ///< task: e.g. "matmul:64x64x64"
   int threads = 1;                           ///< task: CPU threads of one kernel (1 to 1024)
   std::string dataset_name;                  ///< replay: the dataset file's plain name
@@ -79,6 +88,12 @@ struct node_task {
   std::optional<tune::measurement_protocol> measurement;
   /// Indices into the node's devices (one measurer each); empty: all of them.
   std::vector<std::uint32_t> devices;
+
+  /// Whether the node builds and measures real kernels (a task, or a multi
+  /// of tasks) rather than replaying datasets.
+  bool builds_kernels() const {
+    return kind == kind_t::multi ? parts.front().kind == kind_t::task : kind == kind_t::task;
+  }
 
   std::string to_json() const;
   /// Throws std::invalid_argument naming the field that is missing or wrong.
@@ -130,9 +145,10 @@ struct node_server_options {
 void serve_node(const node_server_options& options);
 
 /// Builds a node's backend from the task a coordinator sent: a replayed
-/// dataset (its bytes are the payload) or a built-in kernel on the node's own
-/// backend (cpu, cuda, hip; its reference data is computed on the node).
-/// Throws std::invalid_argument for a task the node cannot build.
+/// dataset (its bytes are the payload), a built-in kernel on the node's own
+/// backend (cpu, cuda, hip; its reference data is computed on the node), or a
+/// multi_task_backend of several such (kind multi: the payload split by
+/// part_bytes). Throws std::invalid_argument for a task the node cannot build.
 backend_ptr make_node_backend(const node_task& task, const std::string& payload, const std::string& node_backend);
 
 }  // namespace tune::actors

@@ -96,8 +96,8 @@ struct pipeline_options {
   /// Many tasks through this pipeline (tune/engine/multi_task.hpp): the
   /// backend a multi_task_backend, the strategy a multi_task_strategy, every
   /// configuration tagged with its task; each task has its own best
-  /// (population_options::multi_task, measurer_options::multi_task). Local
-  /// devices only: std::invalid_argument with nodes.
+  /// (population_options::multi_task, measurer_options::multi_task). Nodes
+  /// are sent a node_task of kind multi (std::invalid_argument otherwise).
   bool multi_task = false;
 };
 
