@@ -5,8 +5,12 @@
 // (examples/models/replayed_gpu.yaml by default), `bo` unless told.
 //
 //   bench_model_busy [--model FILE] [--devices D] [--workers W] [--prefetch P] [--budget B]
-//                    [--time-scale X] [--seeds N] [--round R] [--strategy S]
+//                    [--time-scale X] [--seeds N] [--round R] [--strategy S] [--nodes K]
 //                    [--alone] [--no-rounds] [--one-budget N] [--out FILE.md]
+//
+// With --nodes K the D devices are spread over K `tune-engine node` processes
+// on loopback (D / K replay devices each), the compile workers stay in this
+// process, and every run is measured on the nodes.
 //
 // Per run: the search's wall seconds (model_report::search_s), trials per
 // second, the devices' busy share over the search — the trials' recorded run
@@ -15,6 +19,11 @@
 // for the one pipeline each device's and the compile workers' busy share in
 // steady state (model_report::device_busy, compile_busy: from the moment every
 // device had delivered a result to the last hand-out), and
+// the same steady state computed from the recorded trials for every device,
+// local or on a node (each trial busy for its run seconds × the time scale up
+// to the moment it was recorded; the window from the moment every device had
+// a trial recorded to the moment the budget less the pipeline's capacity was
+// recorded, when the last candidate was about to be handed out), and
 // the model's weighted latency over its optimum (every task at its dataset's
 // fastest). With --alone, each task of the one-pipeline run is also tuned
 // alone on all D devices with as many trials as the model gave it (same seed),
@@ -31,6 +40,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "bench_node_child.hpp"
 #include "bench_replay.hpp"
 #include "tune/engine/median.hpp"
 #include "tune/kernels/replay.hpp"
@@ -58,6 +68,7 @@ struct options {
   /// --one-budget: the one pipeline's budget (0: --budget), for the wall time
   /// it takes to reach the latency rounds end with.
   std::uint64_t one_budget = 0;
+  std::uint32_t nodes = 0;  ///< --nodes: the devices on this many node processes
   std::string out;
 };
 
@@ -65,6 +76,7 @@ struct run_figures {
   double search_s = 0, trials_per_s = 0, busy = 0, latency = 0;
   double steady_min = std::nan(""), steady_median = std::nan("");  // one pipeline: after warm-up
   double compile_busy = std::nan("");                              // one pipeline: after warm-up
+  double trials_min = std::nan(""), trials_median = std::nan("");  // steady state from the trials
   model_report report;
 };
 
@@ -74,13 +86,67 @@ fs::path scratch() {
   return dir;
 }
 
+/// The node processes of --nodes, started once for every run.
+std::vector<node_child>& node_children() {
+  static std::vector<node_child> children;
+  return children;
+}
+
+void start_nodes(const options& o) {
+  if (o.nodes == 0) return;
+  if (o.devices % o.nodes != 0)
+    throw std::invalid_argument(fmt::format("--devices {} is not a multiple of --nodes {}", o.devices, o.nodes));
+  auto path = scratch() / "node.yaml";
+  std::ofstream(path) << fmt::format(
+      "run_timeout_s: 600\ncompile_timeout_s: 600\ndevices:\n  - {{backend: replay, id: 0, name: sim, count: {}}}\n"
+      "network:\n  heartbeat_s: 0.5\n  connection_timeout_s: 5\n",
+      o.devices / o.nodes);
+  for (std::uint32_t k = 0; k < o.nodes; ++k) node_children().push_back(start_node(path.string()));
+}
+
+void stop_nodes() {
+  for (auto& node : node_children()) stop_node(node);
+  node_children().clear();
+}
+
 std::string topology(const options& o) {
   auto path = scratch() / "topology.yaml";
-  std::ofstream(path) << fmt::format(
-      "compile_workers: {}\ncompile_timeout_s: 600\nrun_timeout_s: 600\ndevices:\n"
-      "  - {{backend: replay, id: 0, name: sim, prefetch: {}, count: {}}}\nhosts: []\n",
-      o.workers, o.prefetch, o.devices);
+  std::ofstream out(path);
+  out << fmt::format("compile_workers: {}\ncompile_timeout_s: 600\nrun_timeout_s: 600\n", o.workers);
+  if (o.nodes == 0) {
+    out << fmt::format("devices:\n  - {{backend: replay, id: 0, name: sim, prefetch: {}, count: {}}}\nhosts: []\n",
+                       o.prefetch, o.devices);
+    return path.string();
+  }
+  out << "network:\n  heartbeat_s: 0.5\n  connection_timeout_s: 5\n  lost_timeout_s: 60\nnodes:\n";
+  for (const auto& node : node_children())
+    out << fmt::format("  - {{host: 127.0.0.1, port: {}, prefetch: {}}}\n", node.port, o.prefetch);
   return path.string();
+}
+
+/// Each device's busy share in steady state from the recorded trials (see
+/// the comment at the top); empty when the window is empty.
+std::vector<double> steady_busy_from_trials(const options& o, std::vector<storage::trial_record> trials) {
+  std::sort(trials.begin(), trials.end(), [](const auto& a, const auto& b) { return a.finished_at < b.finished_at; });
+  const std::uint64_t capacity = o.workers + std::uint64_t{o.devices} * (1 + o.prefetch);
+  if (trials.size() <= capacity) return {};
+  std::map<std::string, double> first;
+  for (const auto& t : trials)
+    if (!t.device.empty() && !first.count(t.device)) first[t.device] = t.finished_at;
+  double from = 0;
+  for (const auto& [device, at] : first) from = std::max(from, at);
+  const double to = trials[trials.size() - capacity - 1].finished_at;
+  if (!(to > from)) return {};
+  std::map<std::string, double> busy;
+  for (const auto& [device, at] : first) busy[device] = 0;
+  for (const auto& t : trials) {
+    if (t.device.empty()) continue;
+    const double begin = std::max(from, t.finished_at - t.run_s * o.time_scale), end = std::min(to, t.finished_at);
+    if (end > begin) busy[t.device] += end - begin;
+  }
+  std::vector<double> out;
+  for (const auto& [device, seconds] : busy) out.push_back(seconds / (to - from));
+  return out;
 }
 
 session_options base_session(const options& o, std::uint64_t seed, const std::string& db) {
@@ -109,8 +175,16 @@ run_figures run_model(const options& o, const model& m, double optimum, std::uin
   f.trials_per_s = static_cast<double>(f.report.trials) / f.search_s;
   storage::results_db results(db, storage::results_db::open_mode::read_only);
   double run_s = 0;
+  std::vector<storage::trial_record> all;
   for (const auto& run : results.runs())
-    for (const auto& t : results.trials(run.id)) run_s += t.run_s;
+    for (auto& t : results.trials(run.id)) {
+      run_s += t.run_s;
+      all.push_back(std::move(t));
+    }
+  if (auto steady = steady_busy_from_trials(o, std::move(all)); !steady.empty()) {
+    f.trials_min = *std::min_element(steady.begin(), steady.end());
+    f.trials_median = median(steady);
+  }
   f.busy = run_s * o.time_scale / (o.devices * f.search_s);
   f.latency = f.report.latency_ms / optimum;
   if (!f.report.device_busy.empty()) {
@@ -158,6 +232,8 @@ int run(int argc, char** argv) {
       o.alone = true;
     else if (a == "--one-budget")
       o.one_budget = std::stoull(bench::next_value(argc, argv, i));
+    else if (a == "--nodes")
+      o.nodes = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
     else if (a == "--no-rounds")
       o.rounds = false;
     else if (a == "--out")
@@ -174,12 +250,19 @@ int run(int argc, char** argv) {
     optima.push_back(read_replay_dataset(t.dataset).best_time_ms());
     optimum += t.count * optima.back();
   }
+  start_nodes(o);
+  const auto where = o.nodes ? fmt::format(
+                                   "on {} `tune-engine node` processes on loopback, {} compile workers in "
+                                   "this process",
+                                   o.nodes, o.workers)
+                             : fmt::format("and {} compile workers in one process", o.workers);
   std::string md = fmt::format(
-      "Model {} ({} tasks), `{}`, {} trials in rounds of {}, {} replay devices (prefetch {}) and {} compile "
-      "workers in one process, time scale {}; seeds 1–{}, the two ways alternated per seed.\n\n"
+      "Model {} ({} tasks), `{}`, {} trials in rounds of {}, {} replay devices (prefetch {}) {}, time scale {}; "
+      "seeds 1–{}, the two ways alternated per seed.\n\n"
       "| seed | way | search s | trials/s | devices busy over the search | after warm-up: least, median | "
-      "compile workers busy after warm-up | latency / optimum |\n|---:|---|---:|---:|---:|---:|---:|---:|\n",
-      m.name, m.tasks.size(), o.strategy, o.budget, o.round, o.devices, o.prefetch, o.workers, o.time_scale, o.seeds);
+      "the same from the trials | compile workers busy after warm-up | latency / optimum |\n"
+      "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
+      m.name, m.tasks.size(), o.strategy, o.budget, o.round, o.devices, o.prefetch, where, o.time_scale, o.seeds);
   std::vector<double> busy[2], rate[2], latency[2];
   std::vector<std::vector<double>> f_model(m.tasks.size()), f_alone(m.tasks.size());
   std::vector<std::string> reach;  // per seed: when the one pipeline reached rounds' final latency
@@ -197,9 +280,12 @@ int run(int argc, char** argv) {
       const auto steady =
           steady_known ? fmt::format("{:.1f}%, {:.1f}%", 100 * f.steady_min, 100 * f.steady_median) : std::string("—");
       const auto compile = steady_known ? fmt::format("{:.1f}%", 100 * f.compile_busy) : std::string("—");
-      md += fmt::format("| {} | {} | {:.2f} | {:.1f} | {:.1f}% | {} | {} | {:.4f} |\n", seed,
-                        one ? "one pipeline" : "rounds", f.search_s, f.trials_per_s, 100 * f.busy, steady, compile,
-                        f.latency);
+      const auto from_trials = std::isfinite(f.trials_min)
+                                   ? fmt::format("{:.1f}%, {:.1f}%", 100 * f.trials_min, 100 * f.trials_median)
+                                   : std::string("—");
+      md += fmt::format("| {} | {} | {:.2f} | {:.1f} | {:.1f}% | {} | {} | {} | {:.4f} |\n", seed,
+                        one ? "one pipeline" : "rounds", f.search_s, f.trials_per_s, 100 * f.busy, steady, from_trials,
+                        compile, f.latency);
       std::fprintf(stderr, "seed %zu %s: %.2f s, busy %.1f%%\n", seed, one ? "one pipeline" : "rounds", f.search_s,
                    100 * f.busy);
       if (one && o.alone)
@@ -242,6 +328,7 @@ int run(int argc, char** argv) {
   }
   std::fputs(md.c_str(), stdout);
   if (!o.out.empty()) std::ofstream(o.out) << md;
+  stop_nodes();
   std::error_code ec;
   fs::remove_all(scratch(), ec);
   return 0;
@@ -249,4 +336,8 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return tune::bench::guarded_main("bench_model_busy", run, argc, argv); }
+int main(int argc, char** argv) {
+  const int rc = tune::bench::guarded_main("bench_model_busy", run, argc, argv);
+  stop_nodes();  // also after a failure
+  return rc;
+}
