@@ -81,7 +81,7 @@ struct population_state {
   double build_s = 0.0;
   std::vector<best_point> trace;
 
-  // Warm-up ends once every local device has delivered a result (the
+  // Warm-up ends once every device (local or remote) has delivered a result (the
   // pipeline is full by then); the steady window ends when the last
   // candidate is handed out.
   detail::warm_up_clock warm_up{0};

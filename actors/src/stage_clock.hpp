@@ -32,15 +32,14 @@ inline double thread_cpu_seconds() {
 }
 
 /// When a pipeline's warm-up ends and its steady window starts: once each of
-/// its `devices` local devices has delivered a result (every one has had
-/// work), not with the first result. A fast task's first trial can come back
-/// long before a slow build reaches another device: with a model's tasks
-/// through one pipeline, a 0 s build runs in a millisecond while a device
-/// waiting for a second's build sits idle, warming up. Results of no device
-/// (< 0, a cache hit) count as results but not towards a device. Remote
-/// devices are not counted (their ids may repeat local ones): with no local
-/// device the warm-up ends with the first result, as it does when some
-/// device never delivers one.
+/// its `devices` measurers (local ones and those of the nodes that answered
+/// at the start; their device ids are distinct) has delivered a result, not
+/// with the first result. A fast task's first trial can come back long
+/// before a slow build reaches another device: with a model's tasks through
+/// one pipeline, a 0 s build runs in a millisecond while a device waiting for
+/// a second's build sits idle, warming up. Results of no device (< 0, a cache
+/// hit) count as results but not towards a device. When some device never
+/// delivers a result the window starts with the first result.
 class warm_up_clock {
  public:
   explicit warm_up_clock(std::size_t devices) : devices_(devices > 0 ? devices : 1) {}

@@ -96,11 +96,11 @@ TEST_CASE("warm_up_clock ends the warm-up once every device has delivered a resu
   CHECK(warm.results_before(3.5) == 1);
 }
 
-TEST_CASE("warm_up_clock with no local device ends with the first result") {
+TEST_CASE("warm_up_clock counting no device ends with the first result of a device") {
   warm_up_clock warm(0);
   warm.result(-1, 2.0);  // no device: the first result, not the end
   CHECK(warm.ended_at() == -1.0);
-  warm.result(7, 3.0);  // a remote device's
+  warm.result(7, 3.0);  // a device's
   CHECK(warm.ended_at() == 3.0);
   CHECK(warm.window_start(9.0) == 3.0);
 }
