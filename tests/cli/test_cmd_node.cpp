@@ -420,6 +420,35 @@ TEST_CASE("node: a CPU task is tuned on two nodes that compile what they measure
   CHECK(files_ending(dir / "cache-coordinator", ".so").first == 0);
 }
 
+TEST_CASE("node: a model's CPU tasks run through one pipeline on two nodes that compile what they measure",
+          "[cli][node]") {
+  scratch_dir dir("tune-test-node-cpu-model");
+  auto a = start_cpu_node((dir / "cache-a").string());
+  auto b = start_cpu_node((dir / "cache-b").string());
+  auto topology = (dir / "topology.yaml").string();
+  std::ofstream(topology) << "compile_workers: 1\nrun_timeout_s: 120\nnodes:\n"
+                          << "  - {host: 127.0.0.1, port: " << a.port << ", devices: [0], prefetch: 1}\n"
+                          << "  - {host: 127.0.0.1, port: " << b.port << ", devices: [core1], prefetch: 1}\n";
+  auto model = (dir / "model.yaml").string();
+  std::ofstream(model) << "name: two-matmuls\ntasks:\n  - {task: \"matmul:32x32x32\", count: 2}\n"
+                       << "  - {task: \"matmul:32x48x32\", count: 1}\n";
+  auto db = (dir / "results.db").string();
+  cache_env env((dir / "cache-coordinator").string());
+  // Rounds of 4: the warm-up gives each task one, so both are measured.
+  cli_process tune({"tune", "--model", model, "--one-pipeline", "--round-trials", "4", "--topology", topology,
+                    "--budget", "12", "--seed", "5", "--strategy", "random", "--db", db, "--quiet"});
+  REQUIRE(tune.wait() == 0);
+  INFO(tune.err());
+  // Each task's run holds real kernels of its own shape, each configuration
+  // once, measured on the nodes (checked against each task's reference there).
+  CHECK(query(db, "SELECT COUNT(DISTINCT run_id) FROM trials") == 2);
+  CHECK(query(db, "SELECT COUNT(*) FROM trials") == 12);
+  CHECK(query(db, "SELECT COUNT(*) FROM (SELECT DISTINCT run_id, config FROM trials)") == 12);
+  CHECK(query(db, "SELECT COUNT(DISTINCT run_id) FROM trials WHERE status = 'ok' AND time_ms > 0") == 2);
+  CHECK(trials_on(db, a.port) + trials_on(db, b.port) == 12);
+  CHECK(files_ending(dir / "cache-coordinator", ".so").first == 0);
+}
+
 TEST_CASE("node: a node's compile workers build for the coordinator's pool and send the artifact's bytes",
           "[cli][node]") {
   scratch_dir dir("tune-test-node-builders");
