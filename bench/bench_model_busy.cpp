@@ -99,7 +99,7 @@ void start_nodes(const options& o) {
   auto path = scratch() / "node.yaml";
   std::ofstream(path) << fmt::format(
       "run_timeout_s: 600\ncompile_timeout_s: 600\ndevices:\n  - {{backend: replay, id: 0, name: sim, count: {}}}\n"
-      "network:\n  heartbeat_s: 0.5\n  connection_timeout_s: 5\n",
+      "network:\n  heartbeat_s: 0.5\n  connection_timeout_s: 30\n",
       o.devices / o.nodes);
   for (std::uint32_t k = 0; k < o.nodes; ++k) node_children().push_back(start_node(path.string()));
 }
@@ -118,7 +118,7 @@ std::string topology(const options& o) {
                        o.prefetch, o.devices);
     return path.string();
   }
-  out << "network:\n  heartbeat_s: 0.5\n  connection_timeout_s: 5\n  lost_timeout_s: 60\nnodes:\n";
+  out << "network:\n  heartbeat_s: 0.5\n  connection_timeout_s: 30\n  lost_timeout_s: 60\nnodes:\n";
   for (const auto& node : node_children())
     out << fmt::format("  - {{host: 127.0.0.1, port: {}, prefetch: {}}}\n", node.port, o.prefetch);
   return path.string();
