@@ -1096,11 +1096,17 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
     caches.push_back(runs[i].po.cache);
   }
   if (!po.nodes.empty()) {
-    // The nodes get every task, their payloads one after the other.
-    actors::node_task job = runs.front().po.node_task;
+    // The nodes get every task, their payloads one after the other; the
+    // run's settings (seed, time scale, timeouts, early stop) are the first
+    // task's, which every task shares.
+    actors::node_task job;
+    const auto& first = runs.front().po.node_task;
     job.kind = actors::node_task::kind_t::multi;
-    job.parts.clear();
-    job.part_bytes.clear();
+    job.seed = first.seed;
+    job.time_scale = first.time_scale;
+    job.timeouts = first.timeouts;
+    job.early_stop = first.early_stop;
+    job.devices = first.devices;
     po.node_payload.clear();
     for (const auto& run : runs) {
       job.parts.push_back(run.po.node_task);
