@@ -144,8 +144,8 @@ void add_tune_command(CLI::App& app, command_list& commands) {
       ->check(at_least_one("trial"));
   sub->add_flag("--one-pipeline", args->one_pipeline,
                 "--model: every task through one pipeline (the compile pool and the devices shared, in steady "
-                "state; rounds handed out as the scheduler picks them) instead of one round at a time; local "
-                "devices of one backend; docs/models.md");
+                "state; rounds handed out as the scheduler picks them) instead of one round at a time; tasks of "
+                "one backend, on local devices or nodes; docs/models.md");
   f.option("space_file", "--space", o.space_file, "search-space file: only with an objective, through the API");
   f.option("dataset", "--dataset", o.dataset, "replay a measured dataset (Kernel Tuner cache, T4, KTT)")
       ->check(CLI::ExistingFile);

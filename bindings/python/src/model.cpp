@@ -104,8 +104,8 @@ endpoint, e.g. "tcp://127.0.0.1:5557") streams the rounds' runs and the
 model's model_progress events on one stream, as `tune --model --publish`
 does (off loopback it needs publish_key, the CURVE secret key); publish_wait
 waits up to 10 s for that many subscribers first. one_pipeline=True runs
-every task through one pipeline (the devices shared in steady state; local
-devices of one backend), its "trace" a point when the latency fell, else at
+every task through one pipeline (the devices shared in steady state, the
+nodes' too; tasks of one backend), its "trace" a point when the latency fell, else at
 most one a second.
 )doc");
 }

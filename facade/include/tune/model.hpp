@@ -120,7 +120,8 @@ struct model_options {
   /// in steady state): the scheduler gives out rounds of round_trials
   /// hand-outs as the pipeline asks for candidates, passing over tasks with a
   /// round still in flight while another has none, so the devices stay busy
-  /// while any task has work. Local devices of one backend only. false: one
+  /// while any task has work. Tasks of one backend; the topology's nodes are
+  /// sent every task (a node task of kind multi). false: one
   /// round at a time, each a session of its own (its pipeline started and
   /// drained with it).
   bool one_pipeline = false;

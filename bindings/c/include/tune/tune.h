@@ -213,7 +213,7 @@ TUNE_API void tune_options_free(tune_options* options);
  *   scheduler       with model: "gradient" (default) or "round_robin"
  *   round_trials    with model: trials of one task per round (default 16)
  *   one_pipeline    with model: "1" runs every task through one pipeline
- *                   (the devices shared in steady state; local devices of one
+ *                   (the devices shared in steady state, nodes' too; tasks of one
  *                   backend), "0" (default) one round at a time
  *   publish         a ZeroMQ endpoint to publish the run's events on (JSON,
  *                   one per message: docs/events.md), e.g.
