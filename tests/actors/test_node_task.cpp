@@ -13,6 +13,20 @@
 using namespace tune::actors;
 using Catch::Matchers::Contains;
 
+namespace {
+
+/// What from_json says of `text`: its message, or "(accepted)".
+std::string node_task_refusal(const std::string& text) {
+  try {
+    node_task::from_json(text);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
 TEST_CASE("node task: a built-in task and a replayed dataset read back as written", "[actors]") {
   node_task task;
   task.kind = node_task::kind_t::task;
@@ -61,38 +75,31 @@ TEST_CASE("node task: a built-in task and a replayed dataset read back as writte
 }
 
 TEST_CASE("node task: bad tasks are refused naming the field", "[actors]") {
-  auto error_of = [](const std::string& text) {
-    try {
-      node_task::from_json(text);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
-  CHECK_THAT(error_of("[1]"), Contains("not a JSON object"));
-  CHECK_THAT(error_of(R"({"kind": "model"})"), Contains("'kind'") && Contains("'task'") && Contains("'replay'"));
-  CHECK_THAT(error_of(R"({"kind": 3})"), Contains("'kind' is not a string"));
-  CHECK_THAT(error_of(R"({"kind": "task"})"), Contains("'task' is missing"));
-  CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": 1})"),
+  CHECK_THAT(node_task_refusal("[1]"), Contains("not a JSON object"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "model"})"),
+             Contains("'kind'") && Contains("'task'") && Contains("'replay'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": 3})"), Contains("'kind' is not a string"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "task"})"), Contains("'task' is missing"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": 1})"),
              Contains("'measurement' is not an object"));
-  CHECK_THAT(
-      error_of(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"min_repeats": 4, "max_repeats": 2}})"),
-      Contains("'measurement'") && Contains("max_repeats must be from min_repeats"));
-  CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"min_time_s": "long"}})"),
+  CHECK_THAT(node_task_refusal(
+                 R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"min_repeats": 4, "max_repeats": 2}})"),
+             Contains("'measurement'") && Contains("max_repeats must be from min_repeats"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"min_time_s": "long"}})"),
              Contains("'min_time_s' is not a number"));
-  CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"statistic": "mean"}})"),
+  CHECK_THAT(node_task_refusal(R"({"kind": "task", "task": "matmul:8x8x8", "measurement": {"statistic": "mean"}})"),
              Contains("'measurement.statistic' is 'mean', not median or min"));
-  CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "threads": 0})"), Contains("'threads'"));
-  CHECK_THAT(error_of(R"({"kind": "task", "task": "matmul:8x8x8", "seed": -1})"), Contains("'seed'"));
-  CHECK_THAT(error_of(R"({"kind": "replay", "dataset_name": "../etc/passwd"})"),
+  CHECK_THAT(node_task_refusal(R"({"kind": "task", "task": "matmul:8x8x8", "threads": 0})"), Contains("'threads'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "task", "task": "matmul:8x8x8", "seed": -1})"), Contains("'seed'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "replay", "dataset_name": "../etc/passwd"})"),
              Contains("'dataset_name'") && Contains("not a plain file name"));
-  CHECK_THAT(error_of(R"({"kind": "replay", "kinds": {"a": 1}})"), Contains("'kinds'"));
-  CHECK_THAT(error_of(R"({"kind": "replay", "time_scale": -1})"), Contains("'time_scale'"));
-  CHECK_THAT(error_of(R"({"kind": "replay", "run_timeout_s": 0})"), Contains("must be > 0"));
-  CHECK_THAT(error_of(R"({"kind": "replay", "devices": [0, "one"]})"), Contains("'devices'"));
-  CHECK_THAT(error_of(R"({"kind": "replay", "early_stop": {"margin": -1}})"), Contains("'early_stop'"));
-  CHECK_THAT(error_of(R"({"kind": "replay", "early_stop": 3})"), Contains("'early_stop' is not an object"));
-  CHECK(error_of(R"({"kind": "replay"})") == "(accepted)");
+  CHECK_THAT(node_task_refusal(R"({"kind": "replay", "kinds": {"a": 1}})"), Contains("'kinds'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "replay", "time_scale": -1})"), Contains("'time_scale'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "replay", "run_timeout_s": 0})"), Contains("must be > 0"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "replay", "devices": [0, "one"]})"), Contains("'devices'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "replay", "early_stop": {"margin": -1}})"), Contains("'early_stop'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "replay", "early_stop": 3})"), Contains("'early_stop' is not an object"));
+  CHECK(node_task_refusal(R"({"kind": "replay"})") == "(accepted)");
 }
 
 namespace {
@@ -133,24 +140,19 @@ TEST_CASE("node task: a model's tasks read back as written and refuse parts that
   CHECK(back.part_bytes == std::vector<std::uint64_t>{10, 20});
   CHECK_FALSE(back.builds_kernels());
 
-  auto error_of = [](const std::string& text) {
-    try {
-      node_task::from_json(text);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
-  CHECK_THAT(error_of(R"({"kind": "multi"})"), Contains("'parts'"));
-  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "replay"}]})"), Contains("'part_bytes'"));
-  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "replay"}], "part_bytes": [-1]})"),
+  CHECK_THAT(node_task_refusal(R"({"kind": "multi"})"), Contains("'parts'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "multi", "parts": [{"kind": "replay"}]})"), Contains("'part_bytes'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "multi", "parts": [{"kind": "replay"}], "part_bytes": [-1]})"),
              Contains("'part_bytes'") && Contains("not a byte count"));
-  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "replay", "time_scale": -1}], "part_bytes": [1]})"),
-             Contains("'parts[0]'") && Contains("'time_scale'"));
-  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "multi"}], "part_bytes": [1]})"), Contains("'parts[0]'"));
-  CHECK_THAT(error_of(R"({"kind": "multi", "parts": [{"kind": "replay"}, {"kind": "task", "task": "matmul:8x8x8"}],
+  CHECK_THAT(
+      node_task_refusal(R"({"kind": "multi", "parts": [{"kind": "replay", "time_scale": -1}], "part_bytes": [1]})"),
+      Contains("'parts[0]'") && Contains("'time_scale'"));
+  CHECK_THAT(node_task_refusal(R"({"kind": "multi", "parts": [{"kind": "multi"}], "part_bytes": [1]})"),
+             Contains("'parts[0]'"));
+  CHECK_THAT(
+      node_task_refusal(R"({"kind": "multi", "parts": [{"kind": "replay"}, {"kind": "task", "task": "matmul:8x8x8"}],
                           "part_bytes": [1, 1]})"),
-             Contains("'parts[1]'") && Contains("another kind"));
+      Contains("'parts[1]'") && Contains("another kind"));
 }
 
 TEST_CASE("node task: a node builds a model's replayed tasks from their datasets one after the other", "[actors]") {
