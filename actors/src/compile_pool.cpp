@@ -14,15 +14,18 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <exception>
 #include <map>
 #include <optional>
 
+#include "running_median.hpp"
 #include "stage_clock.hpp"
 #include "tune/actors/interfaces.hpp"
 #include "tune/actors/nodes.hpp"
+#include "tune/engine/multi_task.hpp"
 
 namespace tune::actors {
 namespace {
@@ -101,6 +104,10 @@ struct pool_state {
   detail::busy_tracker tracker;             ///< the workers but the background ones
   detail::busy_tracker background_tracker;  ///< the background workers
   double background_build_s = 0.0;          ///< compile_s of what the background workers built
+  /// compile_s of each task's builds so far that ended ok on a worker at
+  /// normal priority (a background worker's wait for its core is not the
+  /// build's): the typical build a slow one is held against.
+  std::map<std::uint32_t, detail::running_median> build_times;
   double cpu_s = 0.0;
   double lost_since = -1.0;  ///< steady seconds since no measurer is alive; -1: one is
   double status_at = -1.0;   ///< when the last waiting line was printed
@@ -522,6 +529,41 @@ void build_here(pool_pointer self) {
   }
 }
 
+/// Builds of a task that must be known before one is held against them.
+constexpr std::size_t min_builds_known = 5;
+
+std::uint32_t build_task(const pool_state& st, const candidate& cand) {
+  return st.options.multi_task && !cand.config.empty() ? task_of(cand.config) : 0;
+}
+
+/// The limit of `cand`'s build relative to the run's builds of its task
+/// (early_stop_policy::build_factor); NaN where none applies or it would not
+/// come before the compile timeout.
+double build_limit(const pool_state& st, const candidate& cand) {
+  const auto& policy = st.options.early_stop;
+  if (!(policy.build_factor > 0) || !st.backend->real_builds()) return std::nan("");
+  auto known = st.build_times.find(build_task(st, cand));
+  if (known == st.build_times.end() || known->second.size() < min_builds_known) return std::nan("");
+  double limit = std::max(policy.build_factor * known->second.median(), policy.min_build_s);
+  double timeout = st.options.timing.timeouts.compile_s;
+  return timeout > 0 && limit >= timeout ? std::nan("") : limit;
+}
+
+/// A build of a worker at normal priority ended: an ok one is part of its
+/// task's typical build; one stopped at its relative limit says so.
+void note_build(pool_state& st, const candidate& cand, build_result& build) {
+  if (build.state == status::ok && build.compile_s > 0) st.build_times[build_task(st, cand)].add(build.compile_s);
+  if (build.state != status::build_timeout || !(cand.build_limit_s > 0)) return;
+  char message[320];
+  std::snprintf(message, sizeof message,
+                "build stopped after %.3g s, %g times the median build of the run so far (%.3g s) or the least "
+                "such limit (%g s): far slower to build than its peers (--no-early-stop builds up to the compile "
+                "timeout of %g s)",
+                cand.build_limit_s, st.options.early_stop.build_factor, st.build_times[build_task(st, cand)].median(),
+                st.options.early_stop.min_build_s, st.options.timing.timeouts.compile_s);
+  build.message = message;
+}
+
 void pump_build(pool_pointer self) {
   auto& st = self->state;
   if (st.backend->builds_instantly() && !st.options.remote_builds) {
@@ -540,6 +582,7 @@ void pump_build(pool_pointer self) {
     }
     worker.job = std::move(*next);
     st.to_build.erase(next);
+    worker.job->cand.build_limit_s = build_limit(st, worker.job->cand);
     tracker_of(st, worker).start(worker.track);
     worker.deadline = detail::steady_seconds() + st.options.timing.timeouts.compile_s * st.options.timing.time_scale +
                       st.options.timing.request_grace_s;
@@ -560,7 +603,10 @@ void pump_build(pool_pointer self) {
               if (worker.background && compiled.build.state == status::build_timeout) {
                 retry_after_background(st, std::move(job));
               } else {
-                if (worker.background) st.background_build_s += compiled.build.compile_s;
+                if (worker.background)
+                  st.background_build_s += compiled.build.compile_s;
+                else
+                  note_build(st, job.cand, compiled.build);
                 take_build(st, job, compiled);
               }
               pump(self);
@@ -643,6 +689,8 @@ compile_pool_actor::behavior_type compile_pool(pool_pointer self, backend_ptr ba
 
 compiled_candidate build_candidate(backend& backend, candidate cand, double timeout_s) {
   compiled_candidate out;
+  if (cand.build_limit_s > 0 && (timeout_s <= 0 || cand.build_limit_s < timeout_s))  // false for NaN
+    timeout_s = cand.build_limit_s;
   try {
     out.build = backend.build(cand.config, timeout_s);
   } catch (const std::exception& e) {

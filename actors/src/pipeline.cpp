@@ -87,6 +87,8 @@ run_summary run_pipeline(backend_ptr backend, std::unique_ptr<strategy> search, 
   compile_pool_options pool_options;
   pool_options.workers = options.compile_workers;
   pool_options.timing = options.timing;
+  pool_options.early_stop = options.early_stop;
+  pool_options.multi_task = options.multi_task;
   for (const auto& slot : options.devices) {
     measurer_options m;
     m.device = slot.device;

@@ -771,7 +771,9 @@ struct detail::session_access {
          {{"slow_factor", o.early_stop.slow_factor},
           {"min_slow_ms", o.early_stop.min_slow_ms},
           {"margin", o.early_stop.margin},
-          {"first_limit_ms", o.early_stop.first_limit_ms}}},
+          {"first_limit_ms", o.early_stop.first_limit_ms},
+          {"build_factor", o.early_stop.build_factor},
+          {"min_build_s", o.early_stop.min_build_s}}},
         {"prior", {{"sources", s.prior_sources}, {"configurations", s.prior_configurations}}}};
     if (!o.start.empty()) options_json["start"] = o.start;
     s.what->record(options_json, s.be);

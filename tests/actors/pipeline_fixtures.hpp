@@ -56,6 +56,12 @@ class grid_backend : public backend {
   std::set<configuration> fail_build, hang_build, fail_run, throw_run, hang_run;
   /// Runs that end too_slow (as a run stopped at its limit would).
   std::set<configuration> too_slow_run;
+  /// Builds that take slow_build_time, stopped at the timeout they are given
+  /// as a compiler is (build_timeout); compile_s is the time they took.
+  std::set<configuration> slow_build;
+  std::chrono::milliseconds slow_build_time{300};
+  /// What real_builds() answers (false: builds replayed, as a replay's).
+  bool real = true;
   std::chrono::milliseconds hang_time{600};
   /// Called at the start of every run (on the device's thread), e.g. to hold
   /// runs until a test has seen what it waits for.
@@ -74,29 +80,41 @@ class grid_backend : public backend {
     configuration config;
     bool idle = false;
     std::vector<int> cores;
+    double timeout_s = 0.0;  ///< the timeout the build was given
   };
 
   std::string name() const override { return "grid"; }
   bool builds_instantly() const override { return instant; }
+  bool real_builds() const override { return real; }
   std::string task_key() const override { return "grid-test"; }
   std::string device_kind() const override { return "grid-device"; }
   search_space_ptr space() const override { return space_; }
   std::vector<int> measuring_cores(int) const override { return device_cores; }
 
-  build_result build(const configuration& config, double) override {
+  build_result build(const configuration& config, double timeout_s) override {
     enter(building_, max_building_);
     ++in_pipeline_;
     update_max(max_in_pipeline_, in_pipeline_.load());
-    std::this_thread::sleep_for(hang_build.count(config) ? hang_time : build_time);
+    bool slow = slow_build.count(config) > 0, stopped = false;
+    auto slow_time = std::chrono::duration<double>(slow_build_time);
+    if (slow && timeout_s > 0 && timeout_s < slow_time.count()) {
+      slow_time = std::chrono::duration<double>(timeout_s);
+      stopped = true;
+    }
+    if (slow)
+      std::this_thread::sleep_for(slow_time);
+    else
+      std::this_thread::sleep_for(hang_build.count(config) ? hang_time : build_time);
     --building_;
-    build_seen seen{config, ::sched_getscheduler(0) == SCHED_IDLE, actors::thread_cpu_set()};
+    build_seen seen{config, ::sched_getscheduler(0) == SCHED_IDLE, actors::thread_cpu_set(), timeout_s};
     {
       std::lock_guard<std::mutex> lock(mutex_);
       builds_.push_back(seen);
     }
     build_result out;
-    out.compile_s = 0.001;
-    out.state = fail_build.count(config) ? status::compile_error : status::ok;
+    out.compile_s = slow ? slow_time.count() : 0.001;
+    out.state = fail_build.count(config) ? status::compile_error : stopped ? status::build_timeout : status::ok;
+    if (out.state == status::build_timeout) out.message = "grid: build stopped at its timeout";
     if (out.state == status::ok && seen.idle && idle_builds_time_out) {
       out.state = status::build_timeout;
       out.message = "grid: the background build ran out of time";

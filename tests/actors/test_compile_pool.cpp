@@ -288,6 +288,71 @@ TEST_CASE("a build the background worker runs out of time on is built again by a
   }
 }
 
+namespace {
+
+/// The flat indices of the grid's configurations {a, b} for each b in `bs`.
+std::vector<std::uint64_t> flats_of(const search_space& space, std::uint32_t a, std::vector<std::uint32_t> bs) {
+  std::vector<std::uint64_t> flats;
+  for (auto b : bs) flats.push_back(space.flatten(configuration{a, b}));
+  return flats;
+}
+
+}  // namespace
+
+TEST_CASE("a build far slower than the run's other builds is stopped at a multiple of their median, and says why",
+          "[actors]") {
+  pool_fixture f(1, 1);  // one worker: the builds finish in the order sent
+  f.options.early_stop.build_factor = 10;
+  f.options.early_stop.min_build_s = 0.05;
+  auto flats = flats_of(*f.space, 1, {0, 1, 2, 3});
+  auto more = flats_of(*f.space, 2, {0, 1, 2});
+  flats.insert(flats.end(), more.begin(), more.end());
+  // The first is slow but comes before any build is known; the sixth is as
+  // slow, after five builds of a median of 1 ms.
+  f.backend->slow_build = {f.space->unflatten(flats[0]), f.space->unflatten(flats[5])};
+  f.backend->slow_build_time = std::chrono::milliseconds(300);
+  f.start();
+  auto got = f.evaluate_all(flats);
+  REQUIRE(got.size() == flats.size());
+  CHECK(got[flats[0]].state == status::ok);
+  CHECK(got[flats[0]].compile_s == Approx(0.3));
+  CHECK(got[flats[5]].state == status::build_timeout);
+  CHECK(got[flats[5]].compile_s == Approx(0.05));
+  CHECK_THAT(got[flats[5]].message,
+             Catch::Contains("10 times the median build of the run so far") && Catch::Contains("--no-early-stop"));
+  CHECK(got[flats[6]].state == status::ok);
+  // The limit each build was given: the compile timeout until five builds
+  // were known, then 0.05 s (10 x 1 ms is less than the least limit).
+  const auto builds = f.backend->builds();
+  REQUIRE(builds.size() == flats.size());
+  for (std::size_t i = 0; i < builds.size(); ++i) {
+    INFO("build " << i);
+    CHECK(builds[i].timeout_s == Approx(i < 5 ? 10.0 : 0.05));
+  }
+}
+
+TEST_CASE("a slow build runs to the compile timeout with the rule off, for replayed builds, and in another task",
+          "[actors]") {
+  pool_fixture f(1, 1);
+  f.options.early_stop.build_factor = 10;
+  f.options.early_stop.min_build_s = 0.05;
+  auto flats = flats_of(*f.space, 1, {0, 1, 2, 3});
+  auto more = flats_of(*f.space, 2, {0, 1});
+  flats.insert(flats.end(), more.begin(), more.end());
+  f.backend->slow_build = {f.space->unflatten(flats[5])};
+  f.backend->slow_build_time = std::chrono::milliseconds(200);
+  SECTION("the rule off (--no-early-stop)") { f.options.early_stop = early_stop_policy::off(); }
+  SECTION("a replay's builds") { f.backend->real = false; }
+  SECTION("a multi-task run: the slow build is the first of its task") {
+    f.options.multi_task = true;  // the grid's first parameter stands for the task: 1, then 2
+  }
+  f.start();
+  auto got = f.evaluate_all(flats);
+  REQUIRE(got.size() == flats.size());
+  for (const auto& [id, trial] : got) CHECK(trial.state == status::ok);
+  CHECK(got[flats.back()].compile_s == Approx(0.2));
+}
+
 TEST_CASE("plan_builds: workers off the measuring cores, one background worker on each", "[actors]") {
   auto plan = plan_builds({0}, {0, 1, 2, 3}, true);
   CHECK(plan.worker_cores == std::vector<int>{1, 2, 3});

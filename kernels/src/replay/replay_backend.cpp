@@ -33,6 +33,8 @@ class replay_backend final : public backend {
     return "replay:" + (dataset_->device.empty() ? dataset_->origin : dataset_->device);
   }
   search_space_ptr space() const override { return dataset_->space; }
+  /// The recorded compile times are replayed as they are.
+  bool real_builds() const override { return false; }
 
   build_result build(const configuration& config, double timeout_s) override {
     build_result out;

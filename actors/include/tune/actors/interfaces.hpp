@@ -93,6 +93,11 @@ struct candidate {
   /// Later bests are only faster, so a candidate that waited is held to a
   /// looser standard, never a stricter one.
   double reference_ms = std::nan("");
+  /// The most backend seconds its build may take when that is less than the
+  /// compile timeout (NaN: the timeout alone): set by the compile pool as it
+  /// hands the candidate to a worker, from the run's builds so far
+  /// (early_stop_policy::build_factor).
+  double build_limit_s = std::nan("");
 };
 
 /// A candidate and the outcome of building it.
@@ -196,7 +201,7 @@ struct run_summary {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, candidate& x) {
-  return f(caf::meta::type_name("candidate"), x.id, x.config, x.reference_ms);
+  return f(caf::meta::type_name("candidate"), x.id, x.config, x.reference_ms, x.build_limit_s);
 }
 
 template <class Inspector>
@@ -331,7 +336,8 @@ bool apply_build_placement(const build_placement& placement);
 build_worker_actor spawn_build_worker(caf::actor_system& system, backend_ptr backend, double compile_timeout_s,
                                       build_placement placement = {});
 
-/// What a build worker does with one candidate (blocks): an exception of the
+/// What a build worker does with one candidate (blocks), within `timeout_s`
+/// or the candidate's build_limit_s if that is less: an exception of the
 /// backend becomes status unknown.
 compiled_candidate build_candidate(backend& backend, candidate cand, double timeout_s);
 
@@ -453,6 +459,13 @@ struct compile_pool_options {
   /// was busy measuring) goes back to the queue for the other workers, not
   /// into the results as a build timeout.
   std::vector<std::vector<int>> background_cores;
+  /// Its build_factor and min_build_s: a build far slower than the run's
+  /// other builds of its task is stopped (candidate::build_limit_s), where
+  /// the backend's builds are real (backend::real_builds).
+  early_stop_policy early_stop;
+  /// The run's configurations are tagged with their task (tune/engine/
+  /// multi_task.hpp): each task's builds are compared with its own.
+  bool multi_task = false;
 };
 
 compile_pool_actor spawn_compile_pool(caf::actor_system& system, backend_ptr backend,

@@ -84,8 +84,17 @@ struct early_stop_policy {
   /// longer still finds its first best after a few stops. 0: only the run
   /// timeout until a best is known.
   double first_limit_ms = 1000.0;
+  /// A build still going after build_factor × the median build of the run so
+  /// far (of its task; at least min_build_s, at most the compile timeout) is
+  /// stopped and the trial is build_timeout, its message saying why: a
+  /// configuration that takes minutes to compile where its peers take a
+  /// second (a fully unrolled loop) rarely pays for the wait. Applied once
+  /// min_builds builds of the task are known, and only to a backend whose
+  /// builds are real (backend::real_builds). 0: only the compile timeout.
+  double build_factor = 10.0;
+  double min_build_s = 5.0;
   /// None of the rules.
-  static early_stop_policy off() { return {0.0, 0.0, 0.0, 0.0}; }
+  static early_stop_policy off() { return {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}; }
 };
 
 /// What a run may take and what it is measured against. A plain number is a
@@ -151,6 +160,12 @@ class backend {
   /// in order, instead of handing it to a build worker, which would cost two
   /// thread hand-offs per trial. Its compile timeout is not enforced then.
   virtual bool builds_instantly() const { return false; }
+
+  /// False for a backend whose build() replays recorded compile times (a
+  /// replay): those are what they are, so the pipeline stops its builds at
+  /// the compile timeout alone, never relative to the run's other builds
+  /// (early_stop_policy::build_factor).
+  virtual bool real_builds() const { return true; }
 
   /// Measures one built configuration on `device` within `limits`. The caller
   /// serialises calls per device; calls on different devices may overlap.

@@ -30,6 +30,8 @@ class multi_task_backend final : public backend {
   /// failed build (status unknown, the message says why), not an exception.
   build_result build(const configuration& config, double timeout_s) override;
   bool builds_instantly() const override { return instant_; }
+  /// The tasks are of one backend: its answer.
+  bool real_builds() const override { return tasks_.front()->real_builds(); }
   run_result run(const configuration& config, const build_result& build, int device, const run_limits& limits) override;
   /// Entries of one task go to its backend's run_interleaved; entries of
   /// several tasks are measured in turn by run().
