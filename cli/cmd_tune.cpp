@@ -31,6 +31,7 @@ struct tune_args {
   bool no_auto_prior = false;
   bool quiet = false;
   bool no_early_stop = false;
+  std::vector<std::string> early_stop;
   lease_options lease;
   std::string summary_json;
   std::string model_file;
@@ -84,6 +85,7 @@ int run_tune(tune_args& a, bool seed_given, bool publish_given, bool dashboard_g
   o.auto_prior = !a.no_auto_prior;
   o.progress_line = !a.quiet;
   if (a.no_early_stop) o.early_stop = early_stop_policy::off();
+  o.early_stop = parse_early_stop(a.early_stop, o.early_stop, a.names.at("early_stop"));
   a.lease.apply(o);
   if (publish_given) o.publish_endpoint = a.publish.empty() ? storage::default_event_endpoint : a.publish;
   if (dashboard_given) o.dashboard_listen = a.dashboard.empty() ? "127.0.0.1:8080" : a.dashboard;
@@ -208,7 +210,22 @@ void add_tune_command(CLI::App& app, command_list& commands) {
              " ms (doubled at each such stop), no stopping the timing of one whose fastest run is already " +
              fmt::format("{:g}", 100 * early_stop_policy{}.margin) +
              "% slower than the best, nor of one whose checked first run alone shows that, with an allowance for a "
-             "first run's slowness");
+             "first run's slowness; and every build may take up to the compile timeout, none is stopped past " +
+             fmt::format("{:g}", early_stop_policy{}.build_factor) + "x the run's median build (at least " +
+             fmt::format("{:g}", early_stop_policy{}.min_build_s) + " s)");
+  {
+    // The field's second flag, declared after --no-early-stop: the library's
+    // messages about the field name this one.
+    early_stop_policy d;
+    f.option("early_stop", "--early-stop", args->early_stop,
+             fmt::format("one early-stop setting, name=value (repeatable; after --no-early-stop, switches that rule "
+                         "back on): slow_factor ({:g}: a run past this many times the best is too_slow), min_slow_ms "
+                         "({:g}), margin ({:g}: timing stops once the fastest run is this much slower than the best), "
+                         "first_limit_ms ({:g}: before any best is known), build_factor ({:g}: a build past this many "
+                         "times the run's median build is stopped), min_build_s ({:g}: the least such limit); 0 "
+                         "switches a rule off",
+                         d.slow_factor, d.min_slow_ms, d.margin, d.first_limit_ms, d.build_factor, d.min_build_s));
+  }
   f.option("hyper", "--hyper", args->hyper, "strategy hyperparameter name=value (repeatable)");
   f.option("priors", "--prior", o.priors,
            "transfer from a measured dataset or a results database holding runs of the same task (e.g. on "

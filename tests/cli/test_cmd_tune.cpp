@@ -28,6 +28,7 @@
 #include "cli/cli_process.hpp"
 #include "kernels/process_checks.hpp"
 #include "skip.hpp"
+#include "tune/kernels/backend.hpp"
 #include "tune/kernels/device_lease.hpp"
 #include "tune/kernels/subprocess.hpp"
 #include "tune/storage/event_stream.hpp"
@@ -418,6 +419,14 @@ TEST_CASE("tune: malformed topology or command line exits with 2 and names the p
     CHECK(run_cli(args, log) == 2);
     CHECK(read_text(log).find("name=value") != std::string::npos);
   }
+  SECTION("an early-stop setting that does not exist") {
+    auto args = base;
+    args.push_back("--early-stop");
+    args.push_back("build_limit=3");
+    CHECK(run_cli(args, log) == 2);
+    CHECK(read_text(log).find("--early-stop build_limit=3: 'build_limit' is not an early-stop setting") !=
+          std::string::npos);
+  }
   SECTION("unknown mode") {
     auto args = base;
     args.push_back("--mode");
@@ -514,6 +523,39 @@ TEST_CASE("tune --start: the configuration is measured once and recorded, one no
   bad[bad.begin().key()] = 987654;
   CHECK(tune((dir / "bad.db").string(), 2, {"--start", bad.dump()}) == 2);
   CHECK(read_text(log).find("--start") != std::string::npos);
+}
+
+TEST_CASE("tune --early-stop: the settings given are the run's and recorded with it, also after --no-early-stop",
+          "[cli]") {
+  tune::test::scratch_dir dir("tune-early-stop");
+  auto log = dir / "log.txt";
+  const auto dataset = std::string(TUNE_DATA_DIR) + "/replay/conv_a100_slice.json.gz";
+  auto early_stop_of = [&](const std::string& name, std::vector<std::string> extra) {
+    const auto db_file = (dir / (name + ".db")).string();
+    std::vector<std::string> args = {"tune", "--dataset", dataset, "--time-scale", "0.001", "--budget",
+                                     "4",    "--seed",    "1",     "--db",         db_file, "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    int rc = run_cli(args, log);
+    INFO(read_text(log));
+    REQUIRE(rc == 0);
+    tune::storage::results_db db(db_file, tune::storage::results_db::open_mode::read_only);
+    auto runs = db.runs();
+    REQUIRE(runs.size() == 1);
+    return nlohmann::json::parse(runs[0].options_json)["early_stop"];
+  };
+  const tune::early_stop_policy d;
+  auto plain = early_stop_of("plain", {});
+  CHECK(plain["slow_factor"] == d.slow_factor);
+  CHECK(plain["build_factor"] == d.build_factor);
+  CHECK(plain["min_build_s"] == d.min_build_s);
+  auto set = early_stop_of("set", {"--early-stop", "build_factor=0", "--early-stop", "slow_factor=4"});
+  CHECK(set["build_factor"] == 0);
+  CHECK(set["slow_factor"] == 4);
+  CHECK(set["margin"] == d.margin);
+  auto off = early_stop_of("off", {"--no-early-stop", "--early-stop", "margin=0.5"});
+  CHECK(off["margin"] == 0.5);
+  CHECK(off["slow_factor"] == 0);
+  CHECK(off["build_factor"] == 0);
 }
 
 TEST_CASE("tune: a user kernel through --kernel, without a topology file", "[cli]") {

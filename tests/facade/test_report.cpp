@@ -32,6 +32,38 @@ TEST_CASE("parse_hyper: malformed items name the item and the fix", "[facade]") 
                     Catch::Matchers::StartsWith("hyper of my_tool rho:") && !Catch::Matchers::Contains("--hyper"));
 }
 
+TEST_CASE("parse_early_stop: name=value items set those rules and leave the others", "[facade]") {
+  early_stop_policy d;
+  auto p = parse_early_stop({"slow_factor=4", "build_factor=0", "min_build_s=2.5"}, d);
+  CHECK(p.slow_factor == 4);
+  CHECK(p.build_factor == 0);
+  CHECK(p.min_build_s == 2.5);
+  CHECK(p.min_slow_ms == d.min_slow_ms);
+  CHECK(p.margin == d.margin);
+  CHECK(p.first_limit_ms == d.first_limit_ms);
+  // After every rule was switched off, one item switches its rule back on.
+  p = parse_early_stop({"build_factor=10"}, early_stop_policy::off());
+  CHECK(p.build_factor == 10);
+  CHECK(p.slow_factor == 0);
+  CHECK(p.min_build_s == 0);
+  p = parse_early_stop({}, d);
+  CHECK(p.margin == d.margin);
+}
+
+TEST_CASE("parse_early_stop: an unknown name, a negative value or a malformed item names the item and the fix",
+          "[facade]") {
+  early_stop_policy d;
+  CHECK_THROWS_WITH(parse_early_stop({"slow=4"}, d, "--early-stop"),
+                    Catch::Matchers::StartsWith("--early-stop slow=4: 'slow' is not an early-stop setting") &&
+                        Catch::Matchers::Contains("known: slow_factor, min_slow_ms, margin, first_limit_ms, "
+                                                  "build_factor, min_build_s"));
+  CHECK_THROWS_WITH(parse_early_stop({"margin=-0.1"}, d, "--early-stop"),
+                    Catch::Matchers::StartsWith("--early-stop margin=-0.1: must be 0"));
+  CHECK_THROWS_AS(parse_early_stop({"margin"}, d), input_error);
+  CHECK_THROWS_AS(parse_early_stop({"margin=x"}, d), input_error);
+  CHECK_THROWS_WITH(parse_early_stop({"margin=1", "margin=2"}, d), Catch::Matchers::Contains("twice"));
+}
+
 TEST_CASE("validate_strategy: unknown names and hyperparameters are input errors", "[facade]") {
   std::vector<parameter_ptr> p;
   p.push_back(make_discrete_parameter("x", {1, 2, 3, 4}));

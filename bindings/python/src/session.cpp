@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -167,6 +168,30 @@ run_mode mode_from_python(const std::string& mode) {
 
 // {"min_time_s", "min_repeats", "max_repeats", "statistic"}, each optional;
 // None: the topology's or the defaults.
+/// early_stop: True (the defaults), False (every rule off) or a dict of
+/// early_stop_policy's numbers by name, each given one set on the defaults.
+early_stop_policy early_stop_from_python(py::handle value) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>() ? early_stop_policy{} : early_stop_policy::off();
+  if (!py::isinstance<py::dict>(value))
+    throw py::value_error("Session: early_stop is " + py::repr(value).cast<std::string>() +
+                          "; give True, False or a dict such as {\"build_factor\": 0, \"slow_factor\": 4}");
+  std::vector<std::string> items;
+  for (auto [key, item] : value.cast<py::dict>()) {
+    auto name = py::str(key).cast<std::string>();
+    if (!py::hasattr(item, "__float__") || py::isinstance<py::str>(item) || py::isinstance<py::bool_>(item))
+      throw py::value_error("Session: early_stop[\"" + name + "\"] is " + py::repr(item).cast<std::string>() +
+                            "; give a number (0 switches the rule off)");
+    char number[32];
+    std::snprintf(number, sizeof number, "%.17g", py::float_(py::reinterpret_borrow<py::object>(item)).cast<double>());
+    items.push_back(name + "=" + number);
+  }
+  try {
+    return parse_early_stop(items, early_stop_policy{}, "Session: early_stop");
+  } catch (const input_error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
 std::optional<measurement_protocol> measurement_from_python(py::handle value) {
   if (value.is_none()) return std::nullopt;
   if (!py::isinstance<py::dict>(value))
@@ -225,7 +250,7 @@ class session_handle {
                  py::object on_progress, std::optional<std::string> task, py::object dataset, py::object kinds,
                  double time_scale, py::object hyper, double time_budget_s, std::string task_name, bool resume,
                  std::string mode, py::object batch, std::optional<std::string> backend, bool progress,
-                 py::object kernel, py::object measurement, py::object confirm, bool early_stop, bool lease,
+                 py::object kernel, py::object measurement, py::object confirm, py::object early_stop, bool lease,
                  std::string device_wait, py::object start, bool auto_prior, std::optional<std::string> publish,
                  std::optional<std::string> publish_key, std::size_t publish_wait)
       : callbacks_(std::make_shared<python_callbacks>()) {
@@ -268,7 +293,7 @@ class session_handle {
     o.progress_line = progress;
     o.kernel = path_from_python(kernel, "Session: kernel (a launch description or the folder holding launch.json)");
     o.measurement = measurement_from_python(measurement);
-    if (!early_stop) o.early_stop = early_stop_policy::off();
+    o.early_stop = early_stop_from_python(early_stop);
     if (device_wait == "wait")
       o.device_wait = device_wait_policy::wait;
     else if (device_wait == "free")
@@ -444,7 +469,10 @@ docs/kernels.md) is measured on the topology's devices; `measurement`
 ({"min_time_s", "min_repeats", "max_repeats", "statistic": "median" or "min"})
 says how each configuration is timed, `confirm` how many of the fastest are measured again against each
 other at the end (0: none; default 5), and early_stop=False times every
-candidate in full instead of stopping clearly slower ones early.
+candidate in full instead of stopping clearly slower ones early (and builds
+each up to the compile timeout); a dict sets the rules' numbers instead, e.g.
+{"slow_factor": 4, "build_factor": 0} (the names of the command's
+--early-stop; 0 switches a rule off).
 
 Each local device (its cores, its GPU) is leased for the run, so that no
 other run on this machine measures on it meanwhile; when another process
@@ -479,7 +507,7 @@ in a callback stops the run and is raised again by run().
       .def(py::init<py::object, py::object, std::optional<std::string>, py::object, py::object, py::object, py::object,
                     py::object, py::object, py::object, std::optional<std::string>, py::object, py::object, double,
                     py::object, double, std::string, bool, std::string, py::object, std::optional<std::string>, bool,
-                    py::object, py::object, py::object, bool, bool, std::string, py::object, bool,
+                    py::object, py::object, py::object, py::object, bool, std::string, py::object, bool,
                     std::optional<std::string>, std::optional<std::string>, std::size_t>(),
            py::arg("objective") = py::none(), py::kw_only(), py::arg("space") = py::none(),
            py::arg("strategy") = py::none(), py::arg("budget") = py::none(), py::arg("seed") = py::none(),
@@ -489,7 +517,7 @@ in a callback stops the run and is raised again by run().
            py::arg("hyper") = py::none(), py::arg("time_budget_s") = 0.0, py::arg("task_name") = "objective",
            py::arg("resume") = false, py::arg("mode") = "steady", py::arg("batch") = 8, py::arg("backend") = py::none(),
            py::arg("progress") = false, py::arg("kernel") = py::none(), py::arg("measurement") = py::none(),
-           py::arg("confirm") = py::none(), py::arg("early_stop") = true, py::arg("lease") = true,
+           py::arg("confirm") = py::none(), py::arg("early_stop") = py::bool_(true), py::arg("lease") = true,
            py::arg("device_wait") = "wait", py::arg("start") = py::none(), py::arg("auto_prior") = true,
            py::arg("publish") = py::none(), py::arg("publish_key") = py::none(), py::arg("publish_wait") = 0)
       .def("run", &session_handle::run, "Runs to the end and returns the report as a dict. Once per session.")

@@ -65,6 +65,14 @@ struct input_error : std::invalid_argument {
 /// caller's user knows it) and the item.
 std::map<std::string, double> parse_hyper(const std::vector<std::string>& items, std::string_view field = "hyper");
 
+/// Sets the fields of `policy` named by "name=value" items (the command's
+/// repeated --early-stop): slow_factor, min_slow_ms, margin, first_limit_ms,
+/// build_factor, min_build_s (early_stop_policy; 0 switches a rule off).
+/// Throws input_error naming `field` and the item for an unknown name (listing
+/// the known ones), a value that is not a number, or a negative one.
+early_stop_policy parse_early_stop(const std::vector<std::string>& items, early_stop_policy policy,
+                                   std::string_view field = "early_stop");
+
 /// Checks a strategy name and its hyperparameters by building the strategy
 /// once on `space`; throws input_error listing the known names or saying
 /// which hyperparameter is unknown or out of range.

@@ -6,6 +6,7 @@
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
@@ -259,6 +260,31 @@ def test_the_measurement_protocol_is_checked():
     with pytest.raises(ValueError, match=r"Session: measurement\[\"statistic\"\] is 'mean'; give 'median' or 'min'"):
         tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement={"statistic": "mean"})
     tune_engine.Session(lambda c: 1.0, space={"x": [1, 2]}, measurement={"statistic": "min"})
+
+
+def test_early_stop_takes_true_false_or_the_rules_numbers_and_the_run_records_them(tmp_path):
+    def recorded(name, early_stop):
+        db = tmp_path / (name + ".db")
+        tune_engine.tune(cost, space=SPACE, strategy="random", budget=2, seed=1, db=db, early_stop=early_stop)
+        with sqlite3.connect(db) as c:
+            return json.loads(c.execute("select options from runs").fetchone()[0])["early_stop"]
+
+    on = recorded("on", True)
+    assert on["slow_factor"] == 10 and on["build_factor"] == 10 and on["min_build_s"] == 5
+    off = recorded("off", False)
+    assert off["slow_factor"] == 0 and off["build_factor"] == 0 and off["margin"] == 0
+    numbers = recorded("numbers", {"slow_factor": 4, "build_factor": 0})
+    assert numbers["slow_factor"] == 4 and numbers["build_factor"] == 0 and numbers["margin"] == on["margin"]
+
+    with pytest.raises(ValueError, match=r"Session: early_stop build_limit=3: 'build_limit' is not an early-stop "
+                                         r"setting; known: slow_factor, "):
+        tune_engine.Session(cost, space=SPACE, early_stop={"build_limit": 3})
+    with pytest.raises(ValueError, match=r"Session: early_stop margin=-1: must be 0"):
+        tune_engine.Session(cost, space=SPACE, early_stop={"margin": -1})
+    with pytest.raises(ValueError, match=r"Session: early_stop\[\"margin\"\] is 'x'; give a number"):
+        tune_engine.Session(cost, space=SPACE, early_stop={"margin": "x"})
+    with pytest.raises(ValueError, match=r"Session: early_stop is 'yes'; give True, False or a dict"):
+        tune_engine.Session(cost, space=SPACE, early_stop="yes")
 
 
 def test_export_run_writes_a_recorded_run_as_kernel_tuner_and_t4(tmp_path):
