@@ -60,6 +60,8 @@ struct waiting_build {
   std::uint32_t requeues = 0;
   /// A background worker could not build it in time: only the others may.
   bool background_tried = false;
+  /// The median build of its task when its build_limit_s was set.
+  double limit_median_s = 0.0;
 };
 
 struct built_candidate_waiting {
@@ -538,28 +540,30 @@ std::uint32_t build_task(const pool_state& st, const candidate& cand) {
 
 /// The limit of `cand`'s build relative to the run's builds of its task
 /// (early_stop_policy::build_factor); NaN where none applies or it would not
-/// come before the compile timeout.
-double build_limit(const pool_state& st, const candidate& cand) {
+/// come before the compile timeout; `median` gets the median it was set from.
+double build_limit(const pool_state& st, const candidate& cand, double& median) {
   const auto& policy = st.options.early_stop;
   if (!(policy.build_factor > 0) || !st.backend->real_builds()) return std::nan("");
   auto known = st.build_times.find(build_task(st, cand));
   if (known == st.build_times.end() || known->second.size() < min_builds_known) return std::nan("");
-  double limit = std::max(policy.build_factor * known->second.median(), policy.min_build_s);
+  median = known->second.median();
+  double limit = std::max(policy.build_factor * median, policy.min_build_s);
   double timeout = st.options.timing.timeouts.compile_s;
   return timeout > 0 && limit >= timeout ? std::nan("") : limit;
 }
 
 /// A build of a worker at normal priority ended: an ok one is part of its
 /// task's typical build; one stopped at its relative limit says so.
-void note_build(pool_state& st, const candidate& cand, build_result& build) {
+void note_build(pool_state& st, const waiting_build& job, build_result& build) {
+  const auto& cand = job.cand;
   if (build.state == status::ok && build.compile_s > 0) st.build_times[build_task(st, cand)].add(build.compile_s);
   if (build.state != status::build_timeout || !(cand.build_limit_s > 0)) return;
   char message[320];
   std::snprintf(message, sizeof message,
-                "build stopped after %.3g s, %g times the median build of the run so far (%.3g s) or the least "
-                "such limit (%g s): far slower to build than its peers (--no-early-stop builds up to the compile "
-                "timeout of %g s)",
-                cand.build_limit_s, st.options.early_stop.build_factor, st.build_times[build_task(st, cand)].median(),
+                "build stopped at its limit of %.3g s, the larger of %g times the median build of its task so far "
+                "(%.3g s) and %g s: far slower to build than its peers (with build_factor 0, --early-stop "
+                "build_factor=0, builds run to the compile timeout of %g s)",
+                cand.build_limit_s, st.options.early_stop.build_factor, job.limit_median_s,
                 st.options.early_stop.min_build_s, st.options.timing.timeouts.compile_s);
   build.message = message;
 }
@@ -582,7 +586,7 @@ void pump_build(pool_pointer self) {
     }
     worker.job = std::move(*next);
     st.to_build.erase(next);
-    worker.job->cand.build_limit_s = build_limit(st, worker.job->cand);
+    worker.job->cand.build_limit_s = build_limit(st, worker.job->cand, worker.job->limit_median_s);
     tracker_of(st, worker).start(worker.track);
     worker.deadline = detail::steady_seconds() + st.options.timing.timeouts.compile_s * st.options.timing.time_scale +
                       st.options.timing.request_grace_s;
@@ -606,7 +610,7 @@ void pump_build(pool_pointer self) {
                 if (worker.background)
                   st.background_build_s += compiled.build.compile_s;
                 else
-                  note_build(st, job.cand, compiled.build);
+                  note_build(st, job, compiled.build);
                 take_build(st, job, compiled);
               }
               pump(self);

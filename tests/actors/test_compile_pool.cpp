@@ -319,7 +319,8 @@ TEST_CASE("a build far slower than the run's other builds is stopped at a multip
   CHECK(got[flats[5]].state == status::build_timeout);
   CHECK(got[flats[5]].compile_s == Approx(0.05));
   CHECK_THAT(got[flats[5]].message,
-             Catch::Contains("10 times the median build of the run so far") && Catch::Contains("--no-early-stop"));
+             Catch::Contains("the larger of 10 times the median build of its task so far (0.001 s) and 0.05 s") &&
+                 Catch::Contains("--early-stop build_factor=0"));
   CHECK(got[flats[6]].state == status::ok);
   // The limit each build was given: the compile timeout until five builds
   // were known, then 0.05 s (10 x 1 ms is less than the least limit).
