@@ -166,8 +166,6 @@ run_mode mode_from_python(const std::string& mode) {
   throw py::value_error("Session: mode '" + mode + "' is neither 'steady' nor 'generational'");
 }
 
-// {"min_time_s", "min_repeats", "max_repeats", "statistic"}, each optional;
-// None: the topology's or the defaults.
 /// early_stop: True (the defaults), False (every rule off) or a dict of
 /// early_stop_policy's numbers by name, each given one set on the defaults.
 early_stop_policy early_stop_from_python(py::handle value) {
@@ -192,6 +190,8 @@ early_stop_policy early_stop_from_python(py::handle value) {
   }
 }
 
+// {"min_time_s", "min_repeats", "max_repeats", "statistic"}, each optional;
+// None: the topology's or the defaults.
 std::optional<measurement_protocol> measurement_from_python(py::handle value) {
   if (value.is_none()) return std::nullopt;
   if (!py::isinstance<py::dict>(value))

@@ -89,7 +89,7 @@ struct early_stop_policy {
   /// stopped and the trial is build_timeout, its message saying why: a
   /// configuration that takes minutes to compile where its peers take a
   /// second (a fully unrolled loop) rarely pays for the wait. Applied once
-  /// min_builds builds of the task are known, and only to a backend whose
+  /// five builds of the task have ended ok, and only to a backend whose
   /// builds are real (backend::real_builds). 0: only the compile timeout.
   double build_factor = 10.0;
   double min_build_s = 5.0;
