@@ -54,20 +54,25 @@ std::map<std::string, double> parse_hyper(const std::vector<std::string>& items,
 
 early_stop_policy parse_early_stop(const std::vector<std::string>& items, early_stop_policy policy,
                                    std::string_view field) {
-  const std::pair<const char*, double early_stop_policy::*> settings[] = {
+  return set_early_stop(parse_hyper(items, field), policy, field);
+}
+
+early_stop_policy set_early_stop(const std::map<std::string, double>& settings, early_stop_policy policy,
+                                 std::string_view field) {
+  const std::pair<const char*, double early_stop_policy::*> fields[] = {
       {"slow_factor", &early_stop_policy::slow_factor},
       {"min_slow_ms", &early_stop_policy::min_slow_ms},
       {"margin", &early_stop_policy::margin},
       {"first_limit_ms", &early_stop_policy::first_limit_ms},
       {"build_factor", &early_stop_policy::build_factor},
       {"min_build_s", &early_stop_policy::min_build_s}};
-  for (const auto& [name, value] : parse_hyper(items, field)) {
+  for (const auto& [name, value] : settings) {
     const std::string where = std::string(field) + " " + name + "=" + fmt::format("{:g}", value);
-    auto known = std::find_if(std::begin(settings), std::end(settings),
+    auto known = std::find_if(std::begin(fields), std::end(fields),
                               [&name = name](const auto& setting) { return name == setting.first; });
-    if (known == std::end(settings)) {
+    if (known == std::end(fields)) {
       std::string names;
-      for (const auto& setting : settings) names += std::string(names.empty() ? "" : ", ") + setting.first;
+      for (const auto& setting : fields) names += std::string(names.empty() ? "" : ", ") + setting.first;
       throw input_error(where + ": '" + name + "' is not an early-stop setting; known: " + names);
     }
     if (value < 0) throw input_error(where + ": must be 0 (the rule off) or more");

@@ -1099,8 +1099,8 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
   }
   if (!po.nodes.empty()) {
     // The nodes get every task, their payloads one after the other; the
-    // run's settings (seed, time scale, timeouts, early stop) are the first
-    // task's, which every task shares.
+    // run's settings (seed, time scale, timeouts, early stop, devices) are
+    // the first task's, which every task shares.
     actors::node_task job;
     const auto& first = runs.front().po.node_task;
     job.kind = actors::node_task::kind_t::multi;

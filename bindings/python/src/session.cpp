@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -173,18 +174,16 @@ early_stop_policy early_stop_from_python(py::handle value) {
   if (!py::isinstance<py::dict>(value))
     throw py::value_error("Session: early_stop is " + py::repr(value).cast<std::string>() +
                           "; give True, False or a dict such as {\"build_factor\": 0, \"slow_factor\": 4}");
-  std::vector<std::string> items;
+  std::map<std::string, double> settings;
   for (auto [key, item] : value.cast<py::dict>()) {
     auto name = py::str(key).cast<std::string>();
     if (!py::hasattr(item, "__float__") || py::isinstance<py::str>(item) || py::isinstance<py::bool_>(item))
       throw py::value_error("Session: early_stop[\"" + name + "\"] is " + py::repr(item).cast<std::string>() +
                             "; give a number (0 switches the rule off)");
-    char number[32];
-    std::snprintf(number, sizeof number, "%.17g", py::float_(py::reinterpret_borrow<py::object>(item)).cast<double>());
-    items.push_back(name + "=" + number);
+    settings[name] = py::float_(py::reinterpret_borrow<py::object>(item)).cast<double>();
   }
   try {
-    return parse_early_stop(items, early_stop_policy{}, "Session: early_stop");
+    return set_early_stop(settings, early_stop_policy{}, "Session: early_stop");
   } catch (const input_error& e) {
     throw py::value_error(e.what());
   }

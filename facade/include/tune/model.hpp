@@ -121,9 +121,9 @@ struct model_options {
   /// hand-outs as the pipeline asks for candidates, passing over tasks with a
   /// round still in flight while another has none, so the devices stay busy
   /// while any task has work. Tasks of one backend; the topology's nodes are
-  /// sent every task (a node task of kind multi). false: one
-  /// round at a time, each a session of its own (its pipeline started and
-  /// drained with it).
+  /// sent every task (a node task of kind multi). false: one round at a
+  /// time, each a session of its own (its pipeline started and drained with
+  /// it).
   bool one_pipeline = false;
   /// Called after each round; with one_pipeline, when the model's latency
   /// fell, else at most once a second while its trials grow, and at the end

@@ -72,6 +72,11 @@ std::map<std::string, double> parse_hyper(const std::vector<std::string>& items,
 /// the known ones), a value that is not a number, or a negative one.
 early_stop_policy parse_early_stop(const std::vector<std::string>& items, early_stop_policy policy,
                                    std::string_view field = "early_stop");
+/// The same for settings already numbers (name -> value), e.g. an embedder's
+/// own option: the names and values are checked as parse_early_stop checks
+/// them.
+early_stop_policy set_early_stop(const std::map<std::string, double>& settings, early_stop_policy policy,
+                                 std::string_view field = "early_stop");
 
 /// Checks a strategy name and its hyperparameters by building the strategy
 /// once on `space`; throws input_error listing the known names or saying
