@@ -69,6 +69,8 @@ struct built_candidate_waiting {
   trial_promise promise;
   std::uint32_t requeues = 0;
   double deadline = 0.0;  ///< steady seconds by which its measurer must answer
+  /// Unbuilt: the median build of its task when its build_limit_s was set.
+  double limit_median_s = 0.0;
 };
 
 /// One measurer as the pool sees it: what it holds, by candidate id.
@@ -257,6 +259,59 @@ void measure_failed(pool_pointer self, std::size_t best, std::uint64_t id, const
   pump(self);
 }
 
+/// Builds of a task that must be known before one is held against them.
+constexpr std::size_t min_builds_known = 5;
+
+std::uint32_t build_task(const pool_state& st, const candidate& cand) {
+  return st.options.multi_task && !cand.config.empty() ? task_of(cand.config) : 0;
+}
+
+/// The limit of `cand`'s build relative to the run's builds of its task
+/// (early_stop_policy::build_factor); NaN where none applies or it would not
+/// come before the compile timeout; `median` gets the median it was set from.
+double build_limit(const pool_state& st, const candidate& cand, double& median) {
+  const auto& policy = st.options.early_stop;
+  if (!(policy.build_factor > 0) || !st.backend->real_builds()) return std::nan("");
+  auto known = st.build_times.find(build_task(st, cand));
+  if (known == st.build_times.end() || known->second.size() < min_builds_known) return std::nan("");
+  median = known->second.median();
+  double limit = std::max(policy.build_factor * median, policy.min_build_s);
+  double timeout = st.options.timing.timeouts.compile_s;
+  return timeout > 0 && limit >= timeout ? std::nan("") : limit;
+}
+
+/// A build at normal priority ended (a worker's, or a node's of a candidate
+/// it measures): an ok one is part of its task's typical build; one stopped
+/// at its relative limit (set from `limit_median_s`) says so in `message`.
+void note_build(pool_state& st, const candidate& cand, double limit_median_s, status state, double compile_s,
+                std::string& message) {
+  if (state == status::ok && compile_s > 0) st.build_times[build_task(st, cand)].add(compile_s);
+  if (state != status::build_timeout || !(cand.build_limit_s > 0)) return;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "build stopped at its limit of %.3g s, the larger of %g times the median build of its task so far "
+                "(%.3g s) and %g s: far slower to build than its peers (with build_factor 0, --early-stop "
+                "build_factor=0, builds run to the compile timeout of %g s)",
+                cand.build_limit_s, st.options.early_stop.build_factor, limit_median_s,
+                st.options.early_stop.min_build_s, st.options.timing.timeouts.compile_s);
+  message = text;
+}
+
+/// What a trial of a measurer that built it says of its build: ok once the
+/// build ended ok (whatever the run did), else the build's own status.
+status build_state_of(const measured_trial& trial) {
+  switch (trial.state) {
+    case status::instantiation_error:
+    case status::compile_error:
+    case status::compile_error_device:
+    case status::build_timeout:
+    case status::unknown:
+      return trial.state;
+    default:
+      return status::ok;
+  }
+}
+
 void send_to_measurer(pool_pointer self, std::size_t best, built_candidate_waiting job) {
   auto& st = self->state;
   auto& slot = st.slots[best];
@@ -289,6 +344,11 @@ void send_to_measurer(pool_pointer self, std::size_t best, built_candidate_waiti
             // Gone: the measurer was lost or overdue and the candidate went elsewhere.
             if (slot.handle != handle || it == slot.held.end()) return;
             auto promise = it->second.promise;
+            // The measurer built it: a build of the run like a worker's,
+            // unless it built at idle priority (its time includes waits).
+            if (it->second.compiled.unbuilt && !trial.built_idle)
+              note_build(self->state, it->second.compiled.cand, it->second.limit_median_s, build_state_of(trial),
+                         trial.compile_s, trial.message);
             slot.held.erase(it);
             if (slot.device >= 0) trial.device_id = slot.device;
             promise.deliver(std::move(trial));
@@ -322,7 +382,9 @@ void pump_measure(pool_pointer self) {
     if (best == none) break;
     auto job = std::move(st.to_build.front());
     st.to_build.pop_front();
-    send_to_measurer(self, best, {compiled_candidate{std::move(job.cand), {}, true, {}}, job.promise, job.requeues});
+    built_candidate_waiting waiting{compiled_candidate{std::move(job.cand), {}, true, {}}, job.promise, job.requeues};
+    waiting.compiled.cand.build_limit_s = build_limit(st, waiting.compiled.cand, waiting.limit_median_s);
+    send_to_measurer(self, best, std::move(waiting));
   }
   watch_lost(self);
 }
@@ -531,43 +593,6 @@ void build_here(pool_pointer self) {
   }
 }
 
-/// Builds of a task that must be known before one is held against them.
-constexpr std::size_t min_builds_known = 5;
-
-std::uint32_t build_task(const pool_state& st, const candidate& cand) {
-  return st.options.multi_task && !cand.config.empty() ? task_of(cand.config) : 0;
-}
-
-/// The limit of `cand`'s build relative to the run's builds of its task
-/// (early_stop_policy::build_factor); NaN where none applies or it would not
-/// come before the compile timeout; `median` gets the median it was set from.
-double build_limit(const pool_state& st, const candidate& cand, double& median) {
-  const auto& policy = st.options.early_stop;
-  if (!(policy.build_factor > 0) || !st.backend->real_builds()) return std::nan("");
-  auto known = st.build_times.find(build_task(st, cand));
-  if (known == st.build_times.end() || known->second.size() < min_builds_known) return std::nan("");
-  median = known->second.median();
-  double limit = std::max(policy.build_factor * median, policy.min_build_s);
-  double timeout = st.options.timing.timeouts.compile_s;
-  return timeout > 0 && limit >= timeout ? std::nan("") : limit;
-}
-
-/// A build of a worker at normal priority ended: an ok one is part of its
-/// task's typical build; one stopped at its relative limit says so.
-void note_build(pool_state& st, const waiting_build& job, build_result& build) {
-  const auto& cand = job.cand;
-  if (build.state == status::ok && build.compile_s > 0) st.build_times[build_task(st, cand)].add(build.compile_s);
-  if (build.state != status::build_timeout || !(cand.build_limit_s > 0)) return;
-  char message[320];
-  std::snprintf(message, sizeof message,
-                "build stopped at its limit of %.3g s, the larger of %g times the median build of its task so far "
-                "(%.3g s) and %g s: far slower to build than its peers (with build_factor 0, --early-stop "
-                "build_factor=0, builds run to the compile timeout of %g s)",
-                cand.build_limit_s, st.options.early_stop.build_factor, job.limit_median_s,
-                st.options.early_stop.min_build_s, st.options.timing.timeouts.compile_s);
-  build.message = message;
-}
-
 void pump_build(pool_pointer self) {
   auto& st = self->state;
   if (st.backend->builds_instantly() && !st.options.remote_builds) {
@@ -610,7 +635,8 @@ void pump_build(pool_pointer self) {
                 if (worker.background)
                   st.background_build_s += compiled.build.compile_s;
                 else
-                  note_build(st, job, compiled.build);
+                  note_build(st, job.cand, job.limit_median_s, compiled.build.state, compiled.build.compile_s,
+                             compiled.build.message);
                 take_build(st, job, compiled);
               }
               pump(self);

@@ -49,16 +49,15 @@ std::string engine_version() {
 
 std::string message_set_signature() {
   // Bump the leading number when a type below changes its fields.
-  return "nodes-5 caf-" + std::to_string(CAF_VERSION) +
-         " candidate(id,config,reference_ms) compiled_candidate(cand,build,unbuilt,artifact_bytes) "
+  return "nodes-6 caf-" + std::to_string(CAF_VERSION) +
+         " candidate(id,config,reference_ms,build_limit_s) compiled_candidate(cand,build,unbuilt,artifact_bytes) "
          "build_result(state,artifact,compile_s,message)"
          " run_result(state,time_ms,run_s,message,objectives,repeats,times_ms,stopped_early,kernel_s) "
          "measured_trial(candidate_id,config,state,time_ms,objectives,compile_s,run_s,device_id,message,finished_s,"
          "reused_from_run,abandoned,repeats,times_ms,stopped_early,kernel_s,drift_flagged,drift_suspects,probe_s,drift,"
-         "duel_ms,"
-         "duel_best_ms,duel_s) "
-         "stage_stats(workers,busy_s,window_s,"
-         "cpu_s) measurer(measure,stats) build_worker(build) open(json,measurers,builders)";
+         "duel_ms,duel_best_ms,duel_s,duel_skipped,built_idle) "
+         "stage_stats(workers,busy_s,window_s,cpu_s,background_workers,background_busy_s,background_build_s) "
+         "measurer(measure,stats) build_worker(build) open(json,measurers,builders)";
 }
 
 namespace {
@@ -212,20 +211,28 @@ struct node_measurer_state {
   measurer_actor inner;
   build_worker_actor builder;
   std::int32_t device = 0;
+  /// The builder runs at idle priority on the device's own cores: its builds
+  /// wait for the measuring, so none is held to the pool's build limit.
+  bool idle_builds = false;
   static inline const char* name = "node_measurer";
 };
 
 using node_measurer_pointer = measurer_actor::stateful_pointer<node_measurer_state>;
 
-void measure_built(node_measurer_pointer self, compiled_candidate compiled, trial_promise promise) {
+void measure_built(node_measurer_pointer self, compiled_candidate compiled, trial_promise promise,
+                   bool built_idle = false) {
   // The local measurer answers every request (its own timeouts make failed
   // runs trials); the coordinator's request bounds the wait.
   self->request(self->state.inner, caf::infinite, measure_atom::value, compiled)
-      .then([promise](measured_trial& trial) mutable { promise.deliver(std::move(trial)); },
-            [self, promise, compiled](caf::error& err) mutable {
-              promise.deliver(failed(compiled, status::unknown,
-                                     "measurer gave no answer: " + self->system().render(err), self->state.device));
-            });
+      .then(
+          [promise, built_idle](measured_trial& trial) mutable {
+            trial.built_idle = built_idle;
+            promise.deliver(std::move(trial));
+          },
+          [self, promise, compiled](caf::error& err) mutable {
+            promise.deliver(failed(compiled, status::unknown, "measurer gave no answer: " + self->system().render(err),
+                                   self->state.device));
+          });
 }
 
 /// A node's measurer for real kernels: builds what arrives unbuilt on a build
@@ -237,6 +244,7 @@ measurer_actor::behavior_type node_measurer(node_measurer_pointer self, backend_
   auto& st = self->state;
   st.device = options.device;
   st.inner = spawn_measurer(self->system(), backend, options);
+  st.idle_builds = builder_placement.idle_priority;
   st.builder = spawn_build_worker(self->system(), backend, compile_timeout_s, std::move(builder_placement));
   self->link_to(st.inner);
   self->link_to(st.builder);
@@ -253,16 +261,21 @@ measurer_actor::behavior_type node_measurer(node_measurer_pointer self, backend_
           measure_built(self, std::move(compiled), promise);
           return promise;
         }
-        self->request(self->state.builder, caf::infinite, build_atom::value, compiled.cand)
+        auto cand = compiled.cand;
+        if (self->state.idle_builds) cand.build_limit_s = std::nan("");
+        self->request(self->state.builder, caf::infinite, build_atom::value, std::move(cand))
             .then(
                 [self, promise](compiled_candidate& built) mutable {
+                  const bool idle = self->state.idle_builds;
                   if (built.build.state != status::ok) {
                     auto state = built.build.state;
                     auto message = built.build.message;
-                    promise.deliver(failed(built, state, std::move(message), self->state.device));
+                    auto trial = failed(built, state, std::move(message), self->state.device);
+                    trial.built_idle = idle;
+                    promise.deliver(std::move(trial));
                     return;
                   }
-                  measure_built(self, std::move(built), promise);
+                  measure_built(self, std::move(built), promise, idle);
                 },
                 [self, promise, compiled](caf::error& err) mutable {
                   promise.deliver(failed(compiled, status::unknown,

@@ -62,6 +62,20 @@ std::vector<std::uint64_t> first_flats(std::uint64_t n) {
   return flats;
 }
 
+/// Stops the pool and the test's measurers however a test ends: the actor
+/// system waits for its actors.
+struct stop_all {
+  tune::testing::actor_test_system& t;
+  std::vector<caf::actor> actors;
+  ~stop_all() {
+    for (auto& a : actors) t.self->send_exit(a, caf::exit_reason::user_shutdown);
+  }
+};
+
+/// What a test's own measurer answers to the pool's stats and its tick.
+constexpr auto idle_stats = [](stats_atom, double from, double to) { return stage_stats{1, 0.0, to - from, 0.0}; };
+constexpr auto no_tick = [](tick_atom) {};
+
 /// A measurer that takes every candidate and never answers (a node that
 /// hangs without its connection dropping).
 struct silent_state {
@@ -75,10 +89,8 @@ measurer_actor::behavior_type silent_measurer(measurer_actor::stateful_pointer<s
         self->state.held.push_back(promise);
         return promise;
       },
-      [](stats_atom, double from, double to) {
-        return stage_stats{1, 0.0, to - from, 0.0};
-      },
-      [](tick_atom) {},
+      idle_stats,
+      no_tick,
   };
 }
 
@@ -162,14 +174,7 @@ TEST_CASE("a measurer that never answers makes its candidates run_timeout after 
   options.measurers.push_back(t.system.spawn(silent_measurer));
   options.prefetch.push_back(1);
   auto pool = spawn_compile_pool(t.system, backend, options);
-  // Ended however the test ends: the actor system waits for its actors.
-  struct stop_all {
-    tune::testing::actor_test_system& t;
-    std::vector<caf::actor> actors;
-    ~stop_all() {
-      for (auto& a : actors) t.self->send_exit(a, caf::exit_reason::user_shutdown);
-    }
-  } stop{t, {caf::actor_cast<caf::actor>(pool), caf::actor_cast<caf::actor>(options.measurers[0])}};
+  stop_all stop{t, {caf::actor_cast<caf::actor>(pool), caf::actor_cast<caf::actor>(options.measurers[0])}};
   auto started = std::chrono::steady_clock::now();
   for (std::uint64_t flat : {1u, 2u}) t.self->send(pool, evaluate_atom::value, candidate{flat, space->unflatten(flat)});
   std::map<std::uint64_t, measured_trial> got;
@@ -352,6 +357,88 @@ TEST_CASE("a slow build runs to the compile timeout with the rule off, for repla
   REQUIRE(got.size() == flats.size());
   for (const auto& [id, trial] : got) CHECK(trial.state == status::ok);
   CHECK(got[flats.back()].compile_s == Approx(0.2));
+}
+
+namespace {
+
+/// A node's measurer as the pool sees it: it builds what arrives unbuilt
+/// with build_candidate (as a node does, honouring the candidate's limit)
+/// and answers with the build's status, or ok and the grid's time. `idle`:
+/// its trials say they were built at idle priority (built_idle), as a node's
+/// whose builder shares the measuring core (the node also ignores a limit;
+/// here any limit is kept, so that one the pool set would show).
+measurer_actor::behavior_type self_building_measurer(measurer_actor::pointer,
+                                                     std::shared_ptr<tune::testing::grid_backend> backend,
+                                                     double compile_timeout_s, bool idle) {
+  return {
+      [backend, compile_timeout_s, idle](measure_atom, compiled_candidate& compiled) {
+        auto built = build_candidate(*backend, compiled.cand, compile_timeout_s);
+        measured_trial trial;
+        trial.built_idle = idle;
+        trial.candidate_id = compiled.cand.id;
+        trial.config = compiled.cand.config;
+        trial.state = built.build.state;
+        trial.compile_s = built.build.compile_s;
+        trial.message = built.build.message;
+        if (trial.state == status::ok) trial.time_ms = tune::testing::grid_time_ms(trial.config);
+        return trial;
+      },
+      idle_stats,
+      no_tick,
+  };
+}
+
+}  // namespace
+
+TEST_CASE("a node's build of a candidate it measures is held to its limit, learnt from the node's builds", "[actors]") {
+  // At idle priority a node's builds wait for its measuring: they are
+  // neither limited nor counted, and every build runs in full.
+  const bool idle = GENERATE(false, true);
+  INFO("node builds at idle priority: " << idle);
+  tune::testing::actor_test_system t;
+  auto space = tune::testing::grid_space();
+  auto backend = std::make_shared<tune::testing::grid_backend>(space, 1);
+  compile_pool_options options;
+  options.workers = 0;  // no worker here: the node builds everything
+  options.remote_builds = true;
+  options.timing.timeouts.compile_s = 10.0;
+  options.timing.request_grace_s = 0.05;
+  options.early_stop.build_factor = 10;
+  options.early_stop.min_build_s = 0.05;
+  options.measurers.push_back(t.system.spawn(self_building_measurer, backend, 10.0, idle));
+  options.prefetch.push_back(0);  // one at a time: each is sent once the one before has answered
+  options.remote.push_back(true);
+  auto flats = flats_of(*space, 1, {0, 1, 2, 3});
+  auto more = flats_of(*space, 2, {0, 1, 2});
+  flats.insert(flats.end(), more.begin(), more.end());
+  backend->slow_build = {space->unflatten(flats[0]), space->unflatten(flats[5])};
+  backend->slow_build_time = std::chrono::milliseconds(200);
+  auto pool = spawn_compile_pool(t.system, backend, options);
+  stop_all stop{t, {caf::actor_cast<caf::actor>(pool), caf::actor_cast<caf::actor>(options.measurers[0])}};
+  for (auto flat : flats) t.self->send(pool, evaluate_atom::value, candidate{flat, space->unflatten(flat)});
+  std::map<std::uint64_t, measured_trial> got;
+  for (std::size_t i = 0; i < flats.size(); ++i)
+    t.self->receive([&](measured_trial& trial) { got[trial.candidate_id] = std::move(trial); },
+                    caf::after(reply_timeout) >> [&] { FAIL("no trial from the pool"); });
+  REQUIRE(got.size() == flats.size());
+  CHECK(got[flats[0]].state == status::ok);  // before five builds were known: in full
+  CHECK(got[flats[0]].compile_s == Approx(0.2));
+  if (idle) {
+    CHECK(got[flats[5]].state == status::ok);
+    CHECK(got[flats[5]].compile_s == Approx(0.2));
+  } else {
+    CHECK(got[flats[5]].state == status::build_timeout);
+    CHECK(got[flats[5]].compile_s == Approx(0.05));
+    CHECK_THAT(got[flats[5]].message,
+               Catch::Contains("the larger of 10 times the median build of its task so far (0.001 s) and 0.05 s"));
+  }
+  CHECK(got[flats[6]].state == status::ok);
+  const auto builds = backend->builds();
+  REQUIRE(builds.size() == flats.size());
+  for (std::size_t i = 0; i < builds.size(); ++i) {
+    INFO("build " << i);
+    CHECK(builds[i].timeout_s == Approx(i < 5 || idle ? 10.0 : 0.05));
+  }
 }
 
 TEST_CASE("plan_builds: workers off the measuring cores, one background worker on each", "[actors]") {

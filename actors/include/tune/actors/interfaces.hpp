@@ -139,6 +139,10 @@ struct measured_trial : trial {
   /// A would-be new best taken as measured, without a duel: the device's
   /// duels had had their share of its measuring time (duel_policy::max_share).
   bool duel_skipped = false;
+  /// Built by the node that measured it at idle priority on a measuring core
+  /// (every core of the node measures): compile_s includes the build's waits
+  /// for the core, so it is not a typical build of the run.
+  bool built_idle = false;
 };
 
 /// How busy one stage was inside a window of wall-clock time.
@@ -227,7 +231,7 @@ typename Inspector::result_type inspect(Inspector& f, measured_trial& x) {
   return f(caf::meta::type_name("measured_trial"), x.candidate_id, x.config, x.state, x.time_ms, x.objectives,
            x.compile_s, x.run_s, x.device_id, x.message, x.finished_s, reused, x.abandoned, x.repeats, x.times_ms,
            x.stopped_early, x.kernel_s, x.drift_flagged, x.drift_suspects, x.probe_s, x.drift, duel, duel_best,
-           x.duel_s, x.duel_skipped, caf::meta::load_callback(load));
+           x.duel_s, x.duel_skipped, x.built_idle, caf::meta::load_callback(load));
 }
 
 template <class Inspector>
