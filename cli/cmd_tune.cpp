@@ -219,7 +219,8 @@ void add_tune_command(CLI::App& app, command_list& commands) {
     early_stop_policy d;
     f.option("early_stop", "--early-stop", args->early_stop,
              fmt::format("one early-stop setting, name=value (repeatable; after --no-early-stop, switches that rule "
-                         "back on): slow_factor ({:g}: a run past this many times the best is too_slow), min_slow_ms "
+                         "back on, with min_slow_ms or min_build_s at its default unless given): slow_factor ({:g}: a "
+                         "run past this many times the best is too_slow), min_slow_ms "
                          "({:g}), margin ({:g}: timing stops once the fastest run is this much slower than the best), "
                          "first_limit_ms ({:g}: before any best is known), build_factor ({:g}: a build past this many "
                          "times the run's median build is stopped), min_build_s ({:g}: the least such limit); 0 "

@@ -66,6 +66,7 @@ early_stop_policy set_early_stop(const std::map<std::string, double>& settings, 
       {"first_limit_ms", &early_stop_policy::first_limit_ms},
       {"build_factor", &early_stop_policy::build_factor},
       {"min_build_s", &early_stop_policy::min_build_s}};
+  const early_stop_policy before = policy;
   for (const auto& [name, value] : settings) {
     const std::string where = std::string(field) + " " + name + "=" + fmt::format("{:g}", value);
     auto known = std::find_if(std::begin(fields), std::end(fields),
@@ -77,6 +78,20 @@ early_stop_policy set_early_stop(const std::map<std::string, double>& settings, 
     }
     if (value < 0) throw input_error(where + ": must be 0 (the rule off) or more");
     policy.*(known->second) = value;
+  }
+  // A rule switched back on (after off(), which zeroes every number) gets its
+  // floor's default, unless the floor is set too: build_factor=10 alone after
+  // --no-early-stop is the default rule, not 10 x the median with no least limit.
+  const std::pair<const char*, const char*> floors[] = {{"slow_factor", "min_slow_ms"},
+                                                        {"build_factor", "min_build_s"}};
+  auto member = [&fields](const std::string& name) {
+    return std::find_if(std::begin(fields), std::end(fields), [&](const auto& f) { return name == f.first; })->second;
+  };
+  for (const auto& [rule, least] : floors) {
+    auto rule_of = member(rule), least_of = member(least);
+    if (settings.count(rule) && !(before.*rule_of > 0) && policy.*rule_of > 0 && !settings.count(least) &&
+        !(policy.*least_of > 0))
+      policy.*least_of = early_stop_policy{}.*least_of;
   }
   return policy;
 }

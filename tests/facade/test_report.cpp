@@ -41,11 +41,24 @@ TEST_CASE("parse_early_stop: name=value items set those rules and leave the othe
   CHECK(p.min_slow_ms == d.min_slow_ms);
   CHECK(p.margin == d.margin);
   CHECK(p.first_limit_ms == d.first_limit_ms);
-  // After every rule was switched off, one item switches its rule back on.
+  // After every rule was switched off, one item switches its rule back on,
+  // with its floor's default unless that is given too; the others stay off.
   p = parse_early_stop({"build_factor=10"}, early_stop_policy::off());
   CHECK(p.build_factor == 10);
+  CHECK(p.min_build_s == d.min_build_s);
   CHECK(p.slow_factor == 0);
+  CHECK(p.min_slow_ms == 0);
+  p = parse_early_stop({"slow_factor=4"}, early_stop_policy::off());
+  CHECK(p.slow_factor == 4);
+  CHECK(p.min_slow_ms == d.min_slow_ms);
+  CHECK(p.build_factor == 0);
   CHECK(p.min_build_s == 0);
+  p = parse_early_stop({"build_factor=10", "min_build_s=0"}, early_stop_policy::off());
+  CHECK(p.min_build_s == 0);
+  // A floor the caller set stays; a rule already on keeps its floor.
+  auto low = d;
+  low.min_build_s = 1;
+  CHECK(parse_early_stop({"build_factor=20"}, low).min_build_s == 1);
   p = parse_early_stop({}, d);
   CHECK(p.margin == d.margin);
 }

@@ -68,6 +68,8 @@ std::map<std::string, double> parse_hyper(const std::vector<std::string>& items,
 /// Sets the fields of `policy` named by "name=value" items (the command's
 /// repeated --early-stop): slow_factor, min_slow_ms, margin, first_limit_ms,
 /// build_factor, min_build_s (early_stop_policy; 0 switches a rule off).
+/// A rule switched back on from 0 (slow_factor, build_factor) gets its
+/// floor's default (min_slow_ms, min_build_s) if that is 0 and not given.
 /// Throws input_error naming `field` and the item for an unknown name (listing
 /// the known ones), a value that is not a number, or a negative one.
 early_stop_policy parse_early_stop(const std::vector<std::string>& items, early_stop_policy policy,
