@@ -548,9 +548,9 @@ TEST_CASE("tune --early-stop: the settings given are the run's and recorded with
   CHECK(plain["slow_factor"] == d.slow_factor);
   CHECK(plain["build_factor"] == d.build_factor);
   CHECK(plain["min_build_s"] == d.min_build_s);
-  auto set = early_stop_of("set", {"--early-stop", "build_factor=0", "--early-stop", "slow_factor=4"});
+  auto set = early_stop_of("set", {"--early-stop", "build_factor=0", "--early-stop", "slow_factor=6"});
   CHECK(set["build_factor"] == 0);
-  CHECK(set["slow_factor"] == 4);
+  CHECK(set["slow_factor"] == 6);
   CHECK(set["margin"] == d.margin);
   auto off = early_stop_of("off", {"--no-early-stop", "--early-stop", "margin=0.5"});
   CHECK(off["margin"] == 0.5);

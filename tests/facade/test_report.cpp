@@ -34,8 +34,8 @@ TEST_CASE("parse_hyper: malformed items name the item and the fix", "[facade]") 
 
 TEST_CASE("parse_early_stop: name=value items set those rules and leave the others", "[facade]") {
   early_stop_policy d;
-  auto p = parse_early_stop({"slow_factor=4", "build_factor=0", "min_build_s=2.5"}, d);
-  CHECK(p.slow_factor == 4);
+  auto p = parse_early_stop({"slow_factor=6", "build_factor=0", "min_build_s=2.5"}, d);
+  CHECK(p.slow_factor == 6);
   CHECK(p.build_factor == 0);
   CHECK(p.min_build_s == 2.5);
   CHECK(p.min_slow_ms == d.min_slow_ms);

@@ -31,7 +31,7 @@ inline double slow_limit_ms(double reference_ms, double slow_factor, double min_
   return std::max(slow_factor * reference_ms, min_slow_ms);
 }
 
-/// "stopped after 104 ms: more than 10x the best time so far, 10.1 ms" (and
+/// "stopped after 40.5 ms: more than 4x the best time so far, 10.1 ms" (and
 /// the floor when min_slow_ms set the limit; before any best, the limit of
 /// the first runs).
 inline std::string too_slow_message(double ran_ms, double reference_ms, double slow_factor, double min_slow_ms,

@@ -270,11 +270,11 @@ def test_early_stop_takes_true_false_or_the_rules_numbers_and_the_run_records_th
             return json.loads(c.execute("select options from runs").fetchone()[0])["early_stop"]
 
     on = recorded("on", True)
-    assert on["slow_factor"] == 10 and on["build_factor"] == 10 and on["min_build_s"] == 5
+    assert on["slow_factor"] == 4 and on["build_factor"] == 10 and on["min_build_s"] == 5
     off = recorded("off", False)
     assert off["slow_factor"] == 0 and off["build_factor"] == 0 and off["margin"] == 0
-    numbers = recorded("numbers", {"slow_factor": 4, "build_factor": 0})
-    assert numbers["slow_factor"] == 4 and numbers["build_factor"] == 0 and numbers["margin"] == on["margin"]
+    numbers = recorded("numbers", {"slow_factor": 6, "build_factor": 0})
+    assert numbers["slow_factor"] == 6 and numbers["build_factor"] == 0 and numbers["margin"] == on["margin"]
 
     with pytest.raises(ValueError, match=r"Session: early_stop build_limit=3: 'build_limit' is not an early-stop "
                                          r"setting; known: slow_factor, "):

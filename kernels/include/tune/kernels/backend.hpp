@@ -72,7 +72,9 @@ struct run_result {
 struct early_stop_policy {
   /// A kernel run still going after slow_factor × the best time (and at
   /// least min_slow_ms) is stopped and the trial is too_slow; 0: never.
-  double slow_factor = 10.0;
+  /// 4: measured against 10 on MM1, BMM1 and C2 (docs/pipeline.md), the
+  /// same bests in 1.0-1.17x the trials per second.
+  double slow_factor = 4.0;
   double min_slow_ms = 1.0;
   /// Timing stops early once the fastest timed run so far exceeds the best
   /// time × (1 + margin): even its luckiest run is that much slower. 0: never.
