@@ -64,6 +64,27 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+/// What two watchers (a person's view and --json) printed of a model run
+/// tuned with `tune_args` and published on an endpoint in `dir`.
+struct watched {
+  std::string view, json;
+};
+
+watched watch_model_run(const scratch_dir& dir, std::vector<std::string> tune_args) {
+  const auto endpoint = "ipc://" + (dir / "events.ipc").string();
+  cli_process view({"watch", endpoint, "--timeout", "60"});
+  cli_process json({"watch", endpoint, "--json", "--timeout", "60"});
+  tune_args.insert(tune_args.begin(),
+                   {"tune", "--model", std::string(TUNE_SOURCE_DIR) + "/examples/models/replayed_gpu.yaml",
+                    "--time-scale", "0.001"});
+  tune_args.insert(tune_args.end(), {"--db", (dir / "r.db").string(), "--publish", endpoint, "--publish-wait", "2"});
+  cli_process tune(tune_args);
+  REQUIRE(tune.wait() == 0);
+  REQUIRE(view.wait() == 0);
+  REQUIRE(json.wait() == 0);
+  return {view.out(), json.out()};
+}
+
 }  // namespace
 
 TEST_CASE("watch --json prints every valid event and ends on run_finished", "[cli]") {
@@ -102,19 +123,11 @@ TEST_CASE("watch shows a live view for a person", "[cli]") {
 
 TEST_CASE("watch follows a model run's rounds on its one stream and ends with the model", "[cli]") {
   scratch_dir dir("watch-model");
-  const auto endpoint = "ipc://" + (dir / "events.ipc").string();
-  const auto model = std::string(TUNE_SOURCE_DIR) + "/examples/models/replayed_gpu.yaml";
-  cli_process view({"watch", endpoint, "--timeout", "60"});
-  cli_process json({"watch", endpoint, "--json", "--timeout", "60"});
-  cli_process tune({"tune", "--model", model, "--time-scale", "0.001", "--budget", "30", "--round-trials", "6",
-                    "--seed", "3", "--db", (dir / "r.db").string(), "--publish", endpoint, "--publish-wait", "2"});
-  REQUIRE(tune.wait() == 0);
-  REQUIRE(view.wait() == 0);
-  REQUIRE(json.wait() == 0);
+  const auto out = watch_model_run(dir, {"--budget", "30", "--round-trials", "6", "--seed", "3"});
 
   std::size_t model_events = 0, rounds = 0, finished_runs = 0;
   nlohmann::json last;
-  for (const auto& line : lines_of(json.out())) {
+  for (const auto& line : lines_of(out.json)) {
     last = nlohmann::json::parse(line);
     model_events += last["type"] == "model_progress";
     rounds += last["type"] == "model_progress" && last["task"].is_number();
@@ -129,7 +142,7 @@ TEST_CASE("watch follows a model run's rounds on its one stream and ends with th
   CHECK(model_events == rounds + 2);           // its start, each round, its end
   CHECK(finished_runs == rounds + tasks_run);  // every round's run, then the end of each task that ran
 
-  const auto text = view.out();
+  const auto& text = out.view;
   INFO(text);
   CHECK_THAT(text, Contains("model replayed-gpu-model: 5 tasks, 30 trials in all, scheduler gradient, seed 3"));
   CHECK_THAT(text, Contains("round finished (stopped)"));
@@ -140,19 +153,10 @@ TEST_CASE("watch follows a model run's rounds on its one stream and ends with th
 
 TEST_CASE("watch follows a model through one pipeline: one header then progress lines and the model's end", "[cli]") {
   scratch_dir dir("watch-model-one");
-  const auto endpoint = "ipc://" + (dir / "events.ipc").string();
-  const auto model = std::string(TUNE_SOURCE_DIR) + "/examples/models/replayed_gpu.yaml";
-  cli_process view({"watch", endpoint, "--timeout", "60"});
-  cli_process json({"watch", endpoint, "--json", "--timeout", "60"});
-  cli_process tune({"tune", "--model", model, "--time-scale", "0.001", "--budget", "40", "--round-trials", "4",
-                    "--one-pipeline", "--seed", "3", "--db", (dir / "r.db").string(), "--publish", endpoint,
-                    "--publish-wait", "2"});
-  REQUIRE(tune.wait() == 0);
-  REQUIRE(view.wait() == 0);
-  REQUIRE(json.wait() == 0);
+  const auto out = watch_model_run(dir, {"--budget", "40", "--round-trials", "4", "--one-pipeline", "--seed", "3"});
   std::size_t progress = 0, started = 0;
   nlohmann::json last;
-  for (const auto& line : lines_of(json.out())) {
+  for (const auto& line : lines_of(out.json)) {
     last = nlohmann::json::parse(line);
     if (last["type"] == "model_progress" && !last["reason"].is_string()) {
       ++progress;
@@ -163,7 +167,7 @@ TEST_CASE("watch follows a model through one pipeline: one header then progress 
   CHECK(last["type"] == "model_progress");
   CHECK(last["reason"] == "budget");
   CHECK(progress >= 2);  // the start and at least the end of the search
-  const auto text = view.out();
+  const auto& text = out.view;
   INFO(text);
   std::size_t headers = 0;
   for (const auto& line : lines_of(text)) headers += line.find("5 tasks, 40 trials in all") != std::string::npos;
