@@ -108,9 +108,10 @@ struct pool_state {
   detail::busy_tracker tracker;             ///< the workers but the background ones
   detail::busy_tracker background_tracker;  ///< the background workers
   double background_build_s = 0.0;          ///< compile_s of what the background workers built
-  /// compile_s of each task's builds so far that ended ok on a worker at
-  /// normal priority (a background worker's wait for its core is not the
-  /// build's): the typical build a slow one is held against.
+  /// compile_s of each task's builds so far that ended ok at normal priority,
+  /// on a worker or on a node that measured what it built (a background
+  /// build's wait for its core is not the build's): the typical build a slow
+  /// one is held against.
   std::map<std::uint32_t, detail::running_median> build_times;
   double cpu_s = 0.0;
   double lost_since = -1.0;  ///< steady seconds since no measurer is alive; -1: one is

@@ -295,10 +295,13 @@ TEST_CASE("a build the background worker runs out of time on is built again by a
 
 namespace {
 
-/// The flat indices of the grid's configurations {a, b} for each b in `bs`.
-std::vector<std::uint64_t> flats_of(const search_space& space, std::uint32_t a, std::vector<std::uint32_t> bs) {
+/// The flat indices of the grid's configurations {1, b} for b < first, then
+/// {2, b} for b < second (in a multi-task run the first parameter stands for
+/// the task).
+std::vector<std::uint64_t> two_tasks(const search_space& space, std::uint32_t first, std::uint32_t second) {
   std::vector<std::uint64_t> flats;
-  for (auto b : bs) flats.push_back(space.flatten(configuration{a, b}));
+  for (std::uint32_t b = 0; b < first; ++b) flats.push_back(space.flatten(configuration{1, b}));
+  for (std::uint32_t b = 0; b < second; ++b) flats.push_back(space.flatten(configuration{2, b}));
   return flats;
 }
 
@@ -309,9 +312,7 @@ TEST_CASE("a build far slower than the run's other builds is stopped at a multip
   pool_fixture f(1, 1);  // one worker: the builds finish in the order sent
   f.options.early_stop.build_factor = 10;
   f.options.early_stop.min_build_s = 0.05;
-  auto flats = flats_of(*f.space, 1, {0, 1, 2, 3});
-  auto more = flats_of(*f.space, 2, {0, 1, 2});
-  flats.insert(flats.end(), more.begin(), more.end());
+  const auto flats = two_tasks(*f.space, 4, 3);
   // The first is slow but comes before any build is known; the sixth is as
   // slow, after five builds of a median of 1 ms.
   f.backend->slow_build = {f.space->unflatten(flats[0]), f.space->unflatten(flats[5])};
@@ -342,9 +343,7 @@ TEST_CASE("a slow build runs to the compile timeout with the rule off, for repla
   pool_fixture f(1, 1);
   f.options.early_stop.build_factor = 10;
   f.options.early_stop.min_build_s = 0.05;
-  auto flats = flats_of(*f.space, 1, {0, 1, 2, 3});
-  auto more = flats_of(*f.space, 2, {0, 1});
-  flats.insert(flats.end(), more.begin(), more.end());
+  const auto flats = two_tasks(*f.space, 4, 2);
   f.backend->slow_build = {f.space->unflatten(flats[5])};
   f.backend->slow_build_time = std::chrono::milliseconds(200);
   SECTION("the rule off (--no-early-stop)") { f.options.early_stop = early_stop_policy::off(); }
@@ -395,31 +394,18 @@ TEST_CASE("a node's build of a candidate it measures is held to its limit, learn
   // neither limited nor counted, and every build runs in full.
   const bool idle = GENERATE(false, true);
   INFO("node builds at idle priority: " << idle);
-  tune::testing::actor_test_system t;
-  auto space = tune::testing::grid_space();
-  auto backend = std::make_shared<tune::testing::grid_backend>(space, 1);
-  compile_pool_options options;
-  options.workers = 0;  // no worker here: the node builds everything
-  options.remote_builds = true;
-  options.timing.timeouts.compile_s = 10.0;
-  options.timing.request_grace_s = 0.05;
-  options.early_stop.build_factor = 10;
-  options.early_stop.min_build_s = 0.05;
-  options.measurers.push_back(t.system.spawn(self_building_measurer, backend, 10.0, idle));
-  options.prefetch.push_back(0);  // one at a time: each is sent once the one before has answered
-  options.remote.push_back(true);
-  auto flats = flats_of(*space, 1, {0, 1, 2, 3});
-  auto more = flats_of(*space, 2, {0, 1, 2});
-  flats.insert(flats.end(), more.begin(), more.end());
-  backend->slow_build = {space->unflatten(flats[0]), space->unflatten(flats[5])};
-  backend->slow_build_time = std::chrono::milliseconds(200);
-  auto pool = spawn_compile_pool(t.system, backend, options);
-  stop_all stop{t, {caf::actor_cast<caf::actor>(pool), caf::actor_cast<caf::actor>(options.measurers[0])}};
-  for (auto flat : flats) t.self->send(pool, evaluate_atom::value, candidate{flat, space->unflatten(flat)});
-  std::map<std::uint64_t, measured_trial> got;
-  for (std::size_t i = 0; i < flats.size(); ++i)
-    t.self->receive([&](measured_trial& trial) { got[trial.candidate_id] = std::move(trial); },
-                    caf::after(reply_timeout) >> [&] { FAIL("no trial from the pool"); });
+  pool_fixture f(0, 0);  // no worker and no local device: the node builds and measures everything
+  f.options.remote_builds = true;
+  f.options.early_stop.build_factor = 10;
+  f.options.early_stop.min_build_s = 0.05;
+  f.options.measurers.push_back(f.t.system.spawn(self_building_measurer, f.backend, 10.0, idle));
+  f.options.prefetch.push_back(0);  // one at a time: each is sent once the one before has answered
+  f.options.remote.push_back(true);
+  const auto flats = two_tasks(*f.space, 4, 3);
+  f.backend->slow_build = {f.space->unflatten(flats[0]), f.space->unflatten(flats[5])};
+  f.backend->slow_build_time = std::chrono::milliseconds(200);
+  f.start();
+  auto got = f.evaluate_all(flats);
   REQUIRE(got.size() == flats.size());
   CHECK(got[flats[0]].state == status::ok);  // before five builds were known: in full
   CHECK(got[flats[0]].compile_s == Approx(0.2));
@@ -433,7 +419,7 @@ TEST_CASE("a node's build of a candidate it measures is held to its limit, learn
                Catch::Contains("the larger of 10 times the median build of its task so far (0.001 s) and 0.05 s"));
   }
   CHECK(got[flats[6]].state == status::ok);
-  const auto builds = backend->builds();
+  const auto builds = f.backend->builds();
   REQUIRE(builds.size() == flats.size());
   for (std::size_t i = 0; i < builds.size(); ++i) {
     INFO("build " << i);

@@ -55,10 +55,11 @@ TEST_CASE("parse_early_stop: name=value items set those rules and leave the othe
   CHECK(p.min_build_s == 0);
   p = parse_early_stop({"build_factor=10", "min_build_s=0"}, early_stop_policy::off());
   CHECK(p.min_build_s == 0);
-  // A floor the caller set stays; a rule already on keeps its floor.
+  // A floor the caller set stays; a rule already on keeps its floor, even
+  // one of 0 (only a rule switched back on from 0 gets the default).
   auto low = d;
-  low.min_build_s = 1;
-  CHECK(parse_early_stop({"build_factor=20"}, low).min_build_s == 1);
+  low.min_build_s = 0;
+  CHECK(parse_early_stop({"build_factor=20"}, low).min_build_s == 0);
   p = parse_early_stop({}, d);
   CHECK(p.margin == d.margin);
 }

@@ -95,8 +95,8 @@ struct candidate {
   double reference_ms = std::nan("");
   /// The most backend seconds its build may take when that is less than the
   /// compile timeout (NaN: the timeout alone): set by the compile pool as it
-  /// hands the candidate to a worker, from the run's builds so far
-  /// (early_stop_policy::build_factor).
+  /// hands the candidate to a worker or, unbuilt, to a node's measurer, from
+  /// the run's builds so far (early_stop_policy::build_factor).
   double build_limit_s = std::nan("");
 };
 
