@@ -5,6 +5,8 @@
 //   tune-kernel-worker '<request JSON>'    one request, the reply on stdout
 //   tune-kernel-worker --resident          request after request on descriptor 3
 //                                          (see resident.hpp)
+//   tune-kernel-worker --nvrtc LIBRARY ARCH SOURCE CUBIN
+//                                          one CUDA compile (see nvrtc_mode.hpp)
 //
 // Request ("program" mode: see program_mode.hpp): {"mode": "measure" | "reference" | "run", "library": ".so",
 //           "entry": name,
@@ -32,6 +34,7 @@
 #include <string>
 
 #include "measure.hpp"
+#include "nvrtc_mode.hpp"
 #include "program_mode.hpp"
 #include "resident.hpp"
 
@@ -83,8 +86,10 @@ int measure(const nlohmann::json& request) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--resident") == 0) return run_resident();
+  if (argc == 6 && std::strcmp(argv[1], "--nvrtc") == 0) return run_nvrtc_mode(argv[2], argv[3], argv[4], argv[5]);
   if (argc != 2) {
-    std::fprintf(stderr, "usage: tune-kernel-worker '<request JSON>' | --resident\n");
+    std::fprintf(stderr,
+                 "usage: tune-kernel-worker '<request JSON>' | --resident | --nvrtc LIBRARY ARCH SOURCE CUBIN\n");
     return 2;
   }
   nlohmann::json request;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -45,6 +46,9 @@ std::string no_cuda_device() {
   if (devices == 0) return "the CUDA driver found no device";
   return "";
 }
+
+/// The measuring worker, which also runs NVRTC (--nvrtc).
+std::string worker() { return tune::kernel_worker_path(tune::task_backend_options{}); }
 
 /// The small tasks the GPU test measures: odd sizes, batched layouts, a
 /// strided padded convolution.
@@ -177,9 +181,52 @@ TEST_CASE("a CUDA configuration over the block limits is an instantiation error"
 }
 
 TEST_CASE("NVRTC reports device compile errors with its log", "[kernels][cuda]") {
-  auto out = tune::nvrtc_compile("extern \"C\" __global__ void k() { not_declared(); }", 80, 60.0);
+  auto out = tune::nvrtc_compile("extern \"C\" __global__ void k() { not_declared(); }", 80, 60.0, worker());
   CHECK(out.state == status::compile_error_device);
   CHECK(out.log.find("not_declared") != std::string::npos);
+}
+
+/// Threads of this process now.
+std::size_t own_threads() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+TEST_CASE("a CUDA compile past its limit is stopped, not left running in the engine", "[kernels][cuda]") {
+  // A kernel whose full unrolling takes NVRTC tens of seconds (about 3 s at
+  // a tenth of the trip count on the 2-core machine).
+  const std::string slow = R"(
+extern "C" __global__ void k(float* out) {
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < 40000; ++i)
+#pragma unroll
+    for (int j = 0; j < 100; ++j) s = s * 1.0001f + out[(i * 7 + j) & 1023];
+  out[0] = s;
+})";
+  const auto threads = own_threads();
+  const auto start = std::chrono::steady_clock::now();
+  auto out = tune::nvrtc_compile(slow, 80, 0.5, worker());
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(out.state == status::build_timeout);
+  CHECK(out.log == "NVRTC killed after 0.5 s");
+  CHECK(out.cubin.empty());
+  CHECK(took < 10.0);
+  // No compile goes on in this process once the call has returned: it ran
+  // in a process of its own, now killed.
+  CHECK(own_threads() == threads);
+}
+
+TEST_CASE("a CUDA compile that cannot start or load NVRTC is a compile error that says why", "[kernels][cuda]") {
+  const std::string source = "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }";
+  auto missing = tune::nvrtc_compile(source, 80, 30.0, "/nonexistent/tune-kernel-worker");
+  CHECK(missing.state == status::compile_error);
+  CHECK(missing.log.find("cannot start /nonexistent/tune-kernel-worker for the CUDA compile") == 0);
+  auto compiled = tune::nvrtc_compile(source, 80, 30.0, worker());
+  CHECK(compiled.state == status::ok);
+  CHECK(compiled.cubin.size() > 100);
+  CHECK(tune::nvrtc_library_path().find("libnvrtc") != std::string::npos);
 }
 
 TEST_CASE("running a CUDA kernel without a driver is a runtime error that says so", "[kernels][cuda]") {
@@ -199,7 +246,7 @@ TEST_CASE("the output comparison module compiles with NVRTC once, with its three
   tune::test::kernel_scratch scratch("cuda-check");
   for (int arch : {80, 90}) {
     std::string why;
-    auto module = tune::cuda_check_module(arch, scratch.path().string(), &why);
+    auto module = tune::cuda_check_module(arch, scratch.path().string(), worker(), &why);
     INFO("sm_" << arch << ": " << why);
     REQUIRE(!module.empty());
     std::ifstream file(module, std::ios::binary);
@@ -207,7 +254,7 @@ TEST_CASE("the output comparison module compiles with NVRTC once, with its three
     for (const char* entry : tune::cuda_check_entries) CHECK(cubin.find(entry) != std::string::npos);
     // Kept in the compile cache: the second call finds the same file.
     auto written = std::filesystem::last_write_time(module);
-    CHECK(tune::cuda_check_module(arch, scratch.path().string()) == module);
+    CHECK(tune::cuda_check_module(arch, scratch.path().string(), worker()) == module);
     CHECK(std::filesystem::last_write_time(module) == written);
   }
 }
@@ -231,7 +278,7 @@ extern "C" __global__ void outputs(const float* a, float* x, double* y, int* z, 
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) { x[i] = 2.0f * a[i]; y[i] = 3.0 * (double)a[i]; z[i] = (int)(a[i] * 100.0f); }
 })",
-                                    arch, 120.0);
+                                    arch, 120.0, worker());
   INFO(kernel.log);
   REQUIRE(kernel.state == status::ok);
   auto library = scratch.write("outputs.cubin", kernel.cubin);
@@ -256,7 +303,7 @@ extern "C" __global__ void outputs(const float* a, float* x, double* y, int* z, 
   z[9] += 5;
   auto wrong = expected_file("wrong.bin");
 
-  auto check_module = tune::cuda_check_module(arch, scratch.path().string());
+  auto check_module = tune::cuda_check_module(arch, scratch.path().string(), worker());
   REQUIRE(!check_module.empty());
   auto resident = tune::start_with_channel({tune::kernel_worker_path(scratch.options()), "--resident"});
   REQUIRE(resident.pid > 0);

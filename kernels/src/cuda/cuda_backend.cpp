@@ -1,15 +1,18 @@
 #include "tune/kernels/cuda_backend.hpp"
 
+#include <dlfcn.h>
 #include <nvrtc.h>
+#include <stdlib.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <condition_variable>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
+#include <sstream>
 
 #include "../cpu/measurement.hpp"
 #include "../cpu/resident_measurer.hpp"
@@ -17,6 +20,7 @@
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/cpu_backend.hpp"
 #include "tune/kernels/cuda_driver.hpp"
+#include "tune/kernels/subprocess.hpp"
 
 namespace tune {
 
@@ -28,70 +32,70 @@ std::string nvrtc_version() {
   return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
 }
 
-namespace {
-
-nvrtc_output compile_now(const std::string& source, int arch) {
-  nvrtc_output out;
-  auto start = std::chrono::steady_clock::now();
-  nvrtcProgram program = nullptr;
-  if (auto rc = nvrtcCreateProgram(&program, source.c_str(), "tune_kernel.cu", 0, nullptr, nullptr);
-      rc != NVRTC_SUCCESS) {
-    out.state = status::compile_error_device;
-    out.log = nvrtcGetErrorString(rc);
-    return out;
-  }
-  std::string arch_option = "--gpu-architecture=sm_" + std::to_string(arch);
-  const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device"};
-  auto rc = nvrtcCompileProgram(program, 3, options);
-  std::size_t log_size = 0;
-  nvrtcGetProgramLogSize(program, &log_size);
-  if (log_size > 1) {
-    out.log.resize(log_size);
-    nvrtcGetProgramLog(program, out.log.data());
-    out.log.resize(log_size - 1);
-  }
-  if (rc != NVRTC_SUCCESS) {
-    out.state = status::compile_error_device;
-    if (out.log.empty()) out.log = nvrtcGetErrorString(rc);
-  } else {
-    std::size_t size = 0;
-    nvrtcGetCUBINSize(program, &size);
-    out.cubin.resize(size);
-    nvrtcGetCUBIN(program, out.cubin.data());
-  }
-  nvrtcDestroyProgram(&program);
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
+std::string nvrtc_library_path() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) != 0 && info.dli_fname && *info.dli_fname)
+    return info.dli_fname;
+  return "libnvrtc.so";
 }
 
-}  // namespace
-
-nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s) {
-  // NVRTC runs in this process and cannot be interrupted: a compile that
-  // overruns is left to finish on its own thread and reported as a timeout.
-  struct shared_state {
-    std::mutex mutex;
-    std::condition_variable done_signal;
-    bool done = false;
-    nvrtc_output result;
-  };
-  auto state = std::make_shared<shared_state>();
-  std::thread([state, source, arch] {
-    auto result = compile_now(source, arch);
-    std::lock_guard lock(state->mutex);
-    state->result = std::move(result);
-    state->done = true;
-    state->done_signal.notify_all();
-  }).detach();
-  std::unique_lock lock(state->mutex);
-  if (!state->done_signal.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return state->done; })) {
-    nvrtc_output out;
-    out.state = status::build_timeout;
-    out.log = "NVRTC did not finish within " + std::to_string(timeout_s) + " s";
-    out.seconds = timeout_s;
+nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s, const std::string& worker) {
+  // In the worker's process (--nvrtc), not on an engine thread: NVRTC cannot
+  // be interrupted, and a compile past its limit is stopped by killing it.
+  nvrtc_output out;
+  std::error_code ec;
+  auto pattern = (fs::temp_directory_path(ec) / "tune-nvrtc-XXXXXX").string();
+  if (ec || !::mkdtemp(pattern.data())) {
+    out.state = status::compile_error;
+    out.log = "cannot make a folder for the CUDA compile in " + fs::temp_directory_path(ec).string() + ": " +
+              std::strerror(errno);
     return out;
   }
-  return state->result;
+  const fs::path dir(pattern);
+  const auto source_file = dir / "tune_kernel.cu";
+  const auto cubin_file = dir / "tune_kernel.cubin";
+  {
+    std::ofstream file(source_file, std::ios::binary);
+    file << source;
+    if (!file.flush()) {
+      fs::remove_all(dir, ec);
+      out.state = status::compile_error;
+      out.log = "cannot write " + source_file.string();
+      return out;
+    }
+  }
+  auto ran = run_process(
+      {worker, "--nvrtc", nvrtc_library_path(), std::to_string(arch), source_file.string(), cubin_file.string()},
+      timeout_s);
+  out.seconds = ran.seconds;
+  out.log = ran.output;
+  while (!out.log.empty() && out.log.back() == '\n') out.log.pop_back();
+  if (!ran.started) {
+    out.state = status::compile_error;
+    out.log = "cannot start " + worker + " for the CUDA compile: " + ran.error;
+  } else if (ran.timed_out) {
+    out.state = status::build_timeout;
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
+    out.log = std::string("NVRTC killed after ") + seconds + " s";
+  } else if (ran.signal != 0 || ran.exit_code == 3 || ran.exit_code == 2) {
+    out.state = status::compile_error;
+    if (ran.signal != 0)
+      out.log = "the CUDA compile was killed by signal " + std::to_string(ran.signal) + ": " + out.log;
+  } else if (ran.exit_code != 0) {
+    out.state = status::compile_error_device;
+  } else {
+    std::ifstream file(cubin_file, std::ios::binary);
+    std::stringstream binary;
+    binary << file.rdbuf();
+    out.cubin = binary.str();
+    if (!file || out.cubin.empty()) {
+      out.state = status::compile_error;
+      out.log = "NVRTC wrote no cubin to " + cubin_file.string();
+    }
+  }
+  fs::remove_all(dir, ec);
+  return out;
 }
 
 namespace {
@@ -143,11 +147,11 @@ extern "C" __global__ void tune_check_i32(const int* got, const int* want, unsig
 
 }  // namespace
 
-std::string cuda_check_module(int arch, const std::string& cache_dir, std::string* why) {
+std::string cuda_check_module(int arch, const std::string& cache_dir, const std::string& worker, std::string* why) {
   compile_cache cache(fs::path(cache_dir) / "cuda", ".cubin");
   auto built =
       cache.fetch({"check-module", check_source, std::to_string(arch), nvrtc_version()}, [&](const fs::path& cubin) {
-        auto compiled = nvrtc_compile(check_source, arch, 120.0);
+        auto compiled = nvrtc_compile(check_source, arch, 120.0, worker);
         build_result out{compiled.state, {}, compiled.seconds, compiled.log};
         if (compiled.state == status::ok)
           if (auto problem = compile_cache::write_file(cubin, compiled.cubin); !problem.empty())
@@ -190,7 +194,7 @@ class cuda_backend final : public backend {
     auto source = program_->source(config);
     compile_cache cache(fs::path(kernel_cache_dir(options_)) / "cuda", ".cubin");
     return cache.fetch({source, std::to_string(arch_), nvrtc_version()}, [&](const fs::path& cubin) {
-      auto compiled = nvrtc_compile(source, arch_, timeout_s);
+      auto compiled = nvrtc_compile(source, arch_, timeout_s, kernel_worker_path(options_));
       build_result out{compiled.state, {}, compiled.seconds, compiled.log};
       if (compiled.state != status::ok) return out;
       std::ofstream file(cubin, std::ios::binary);
@@ -234,7 +238,7 @@ class cuda_backend final : public backend {
   std::string check_module() {
     std::call_once(check_module_built_, [&] {
       std::string why;
-      check_module_ = cuda_check_module(arch_, kernel_cache_dir(options_), &why);
+      check_module_ = cuda_check_module(arch_, kernel_cache_dir(options_), kernel_worker_path(options_), &why);
     });
     return check_module_;
   }

@@ -1,7 +1,8 @@
 #pragma once
 // The CUDA backend (built when the toolkit provides NVRTC): NVRTC compiles the
-// configuration's source to a cubin for one compute capability, kept in the
-// compile cache; the device's resident tune-kernel-worker process (its
+// configuration's source to a cubin for one compute capability, in a
+// tune-kernel-worker process of its own (killed at the build's limit), kept
+// in the compile cache; the device's resident tune-kernel-worker process (its
 // context, buffers and events kept between trials) loads it through the
 // driver API (dlopen'ed libcuda.so.1), checks the launch against the device's
 // limits, times it with CUDA events and compares the output with the
@@ -27,8 +28,17 @@ struct nvrtc_output {
   double seconds = 0.0;
 };
 
-/// Compiles CUDA source to a cubin for sm_<arch> (e.g. 80, 90).
-nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s);
+/// Compiles CUDA source to a cubin for sm_<arch> (e.g. 80, 90) with the NVRTC
+/// library this one links (nvrtc_library_path), in a process of its own:
+/// `worker` (tune-kernel-worker, as kernel_worker_path finds it) run with
+/// --nvrtc, killed with what it started once `timeout_s` has passed
+/// (build_timeout). NVRTC cannot be interrupted within a process, so a
+/// compile on a thread of this one would run on past its limit, holding a
+/// core, and could still be running when the process ends.
+nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s, const std::string& worker);
+
+/// The file of the NVRTC library loaded in this process.
+std::string nvrtc_library_path();
 
 /// "NVRTC major.minor".
 std::string nvrtc_version();
@@ -41,11 +51,12 @@ std::string nvrtc_version();
 /// of the elements within it (a double), both reduced with atomics.
 inline constexpr const char* cuda_check_entries[] = {"tune_check_f32", "tune_check_f64", "tune_check_i32"};
 
-/// The comparison module for sm_<arch>, compiled with NVRTC once and kept in
-/// the compile cache under `cache_dir` (the CUDA backend's folder): its path;
-/// empty with `why` when it cannot be built (the comparison then happens on
-/// the host, as before).
-std::string cuda_check_module(int arch, const std::string& cache_dir, std::string* why = nullptr);
+/// The comparison module for sm_<arch>, compiled with NVRTC (through
+/// `worker`, as nvrtc_compile) once and kept in the compile cache under
+/// `cache_dir` (the CUDA backend's folder): its path; empty with `why` when
+/// it cannot be built (the comparison then happens on the host, as before).
+std::string cuda_check_module(int arch, const std::string& cache_dir, const std::string& worker,
+                              std::string* why = nullptr);
 
 /// A CUDA backend for a program with launch geometry. options.cuda_arch 0
 /// asks the driver for device 0's compute capability (80 when there is no
