@@ -82,6 +82,11 @@ resident_measurer& resident_measurers::device(int device, const task_backend_opt
 resident_measurer::resident_measurer(std::string worker, kind what, int max_processes)
     : worker_(std::move(worker)), kind_(what), max_processes_(max_processes) {}
 
+double resident_measurer::restart_ms() const {
+  std::lock_guard lock(mutex_);
+  return restart_ms_;
+}
+
 resident_measurer::~resident_measurer() {
   std::lock_guard lock(mutex_);
   if (pid_ <= 0) return;
@@ -111,6 +116,8 @@ bool resident_measurer::start(std::string& why) {
   pid_ = started.pid;
   channel_ = started.channel;
   pending_.clear();
+  started_at_ = clock_type::now();
+  setting_up_ = true;
   return true;
 }
 
@@ -209,6 +216,10 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
         child = record["started"].get<long>();
       } else if (record.contains("run")) {
         run_began = clock_type::now();
+        if (setting_up_) {
+          restart_ms_ = std::chrono::duration<double, std::milli>(*run_began - started_at_).count();
+          setting_up_ = false;
+        }
       } else if (record.contains("idle")) {
         run_began.reset();
       }
@@ -217,7 +228,7 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
     auto now = clock_type::now();
     auto wake = deadline;
     if (run_began && std::isfinite(slow_ms)) {
-      auto run_deadline = *run_began + from_seconds(slow_ms * 1e-3);
+      auto run_deadline = *run_began + from_seconds(std::max(slow_ms, restart_ms_) * 1e-3);
       if (now >= run_deadline) {
         ran_ms = std::chrono::duration<double, std::milli>(now - *run_began).count();
         end = ending::too_slow;
@@ -273,8 +284,11 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
       kill_and_reap(child);
       out.state = status::too_slow;
       out.message = measure_rules::too_slow_message(ran_ms, limits.reference_ms, policy.slow_factor, policy.min_slow_ms,
-                                                    policy.first_limit_ms) +
-                    " (stopped with " + process + ", " + fresh + ")";
+                                                    policy.first_limit_ms);
+      if (restart_ms_ > slow_ms)
+        out.message += ", and longer than the measuring process's set-up, " + format_g(restart_ms_) +
+                       " ms, that stopping it costs";
+      out.message += " (stopped with " + process + ", " + fresh + ")";
       break;
   }
   // A fork bomb cut at the limit ends however the kernel takes its failed
