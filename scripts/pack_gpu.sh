@@ -224,7 +224,13 @@ else
     say "tuning run $label ($task, at most $budget trials or $run_s s, default strategy, 15 compile workers):" \
       "exit $rc in $(($(date +%s) - start)) s"
     sed 's/^/  /' "$results/tune/$label.txt" | tee -a "$summary"
-    if grep -q '^best: none' "$results/tune/$label.txt" || [[ ! -s "$results/tune/$label.txt" ]]; then
+    if [[ $rc -ne 0 ]]; then
+      # A crash after the run (its summary JSON written, its text lost with stdout's buffer) is told apart
+      # from a run in which nothing succeeded.
+      if ((rc > 128)); then why="killed by signal $((rc - 128))"; else why="exit $rc"; fi
+      say "  FAILED: tune-engine ended with $why; the end of $label.log:"
+      tr '\r' '\n' <"$results/tune/$label.log" | grep -v '^ *trials [0-9]' | tail -5 | sed 's/^/  /' | tee -a "$summary"
+    elif grep -q '^best: none' "$results/tune/$label.txt" || [[ ! -s "$results/tune/$label.txt" ]]; then
       say "  FAILED: no trial of $label succeeded on the GPU (the errors are in $label.log and runs.db)"
       tr '\r' '\n' <"$results/tune/$label.log" | grep -v '^ *trials [0-9]' | tail -5 | sed 's/^/  /' | tee -a "$summary"
       failed=1
