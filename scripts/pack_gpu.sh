@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs a build of tune-engine into one folder that runs on a GPU machine
 # (Ubuntu 24.04 with a CUDA 13 driver, no Debian libraries), and that folder
-# into one archive (OUT_DIR.tar.xz, about 6 MB) to carry there: the programs,
+# into one archive (OUT_DIR.tar.xz, about 12 MB) to carry there: the programs,
 # the measuring worker, the kernel tests, bench/gpu_vendor.py, and every shared
 # library they link (found with ldd) except the C library itself, the CUDA
 # driver and NVRTC, which the GPU machine's CUDA 13 provides
