@@ -4,10 +4,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "kernel_fixtures.hpp"
+#include "skip.hpp"
 #include "tune/kernels/cpu_backend.hpp"
+#include "tune/kernels/subprocess.hpp"
 #include "tune/kernels/task.hpp"
 
 using Catch::Matchers::Contains;
@@ -567,4 +571,31 @@ TEST_CASE("the worker is found relative to the library, installed or built", "[k
   INFO(found);
   CHECK(std::filesystem::path(found).filename() == "tune-kernel-worker");
   CHECK(std::filesystem::is_regular_file(found));
+}
+
+TEST_CASE("the naive reference gives the same outputs on every thread as on one", "[kernels]") {
+  if (!tune::process_limits_enforced())
+    SKIP_TEST(
+        "no pids cgroup can be made here (needs a writable cgroup file system) to keep the reference on one thread");
+  auto read_all = [](const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(file), {});
+  };
+  for (const char* task : {"conv2d:3x5x13x11:7x3x3:s2:p1", "bmm:3x17x9x13:tn", "matmul:33x20x12"}) {
+    INFO(task);
+    auto program = tune::make_cpu_task_program(tune::parse_task(task), 1);
+    tune::test::kernel_scratch all_threads(std::string("reference-threads-") + std::to_string(task[0]));
+    auto parallel = tune::prepare_reference(*program, all_threads.options());
+    REQUIRE(parallel.message.empty());
+    // One process and no thread more: every thread the reference asks for
+    // fails to start, and the calling thread computes its part.
+    tune::test::kernel_scratch one_thread(std::string("reference-one-") + std::to_string(task[0]));
+    auto options = one_thread.options();
+    options.max_processes = 2;
+    auto serial = tune::prepare_reference(*program, options);
+    INFO(serial.message);
+    REQUIRE(serial.message.empty());
+    CHECK(read_all(parallel.path) == read_all(serial.path));
+    CHECK(read_all(parallel.path).size() > 100);
+  }
 }

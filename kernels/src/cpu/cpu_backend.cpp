@@ -205,7 +205,7 @@ reference_outputs prepare_reference(const kernel_program& program, const task_ba
   std::lock_guard lock(mutex);
   reference_outputs ref;
   auto args = arguments_json(program).dump();
-  std::vector<std::string> flags{"-std=c++20", "-O2", "-fPIC", "-shared"};
+  std::vector<std::string> flags{"-std=c++20", "-O2", "-fPIC", "-shared", "-pthread"};
   auto compiled = compile_shared_object(options, options.compiler, program.reference_source, ".cpp", flags, timeout_s);
   if (compiled.state != status::ok) {
     ref.message = "reference does not compile: " + compiled.message;

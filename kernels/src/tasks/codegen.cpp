@@ -228,8 +228,37 @@ std::vector<kernel_argument> task_arguments(const task_spec& t) {
           float_array_argument("B", t.batch * t.k * t.m)};
 }
 
+// Splits [0, n) of the reference's independent outputs over the machine's
+// threads: each output is computed by one thread, in the same order as by one,
+// so the result does not depend on the thread count. A thread that cannot be
+// started (a process limit) leaves its part to the calling thread.
+constexpr const char* reference_parallel = R"(#include <algorithm>
+#include <thread>
+#include <utility>
+#include <vector>
+template <typename Part>
+static void in_parallel(long n, Part part) {
+  long threads = std::min<long>(std::max(1u, std::thread::hardware_concurrency()), 64);
+  threads = std::max(1L, std::min(threads, n));
+  std::vector<std::thread> pool;
+  std::vector<std::pair<long, long>> left;
+  for (long t = 1; t < threads; ++t) {
+    long begin = n * t / threads, end = n * (t + 1) / threads;
+    try {
+      pool.emplace_back(part, begin, end);
+    } catch (...) {
+      left.emplace_back(begin, end);
+    }
+  }
+  part(0L, n / threads);
+  for (auto [begin, end] : left) part(begin, end);
+  for (auto& thread : pool) thread.join();
+}
+)";
+
 std::string reference_source(const task_spec& t) {
-  std::string s = "// Naive reference of " + t.to_string() + "\n";
+  std::string s = "// Naive reference of " + t.to_string() + ", on every thread of the machine\n";
+  s += reference_parallel;
   if (t.op == operator_kind::conv2d) {
     s += constant("B", t.batch) + constant("C", t.in_channels) + constant("H", t.height) + constant("W", t.width) +
          constant("F", t.out_channels) + constant("KH", t.kernel_h) + constant("KW", t.kernel_w) +
@@ -240,8 +269,9 @@ extern "C" void tune_reference(void* const* args) {
   float* out = static_cast<float*>(args[0]);
   const float* in = static_cast<const float*>(args[1]);
   const float* w = static_cast<const float*>(args[2]);
-  for (long b = 0; b < B; ++b)
-    for (long f = 0; f < F; ++f)
+  in_parallel(B * F, [=](long begin, long end) {
+    for (long bf = begin; bf < end; ++bf) {
+      const long b = bf / F, f = bf % F;
       for (long y = 0; y < HO; ++y)
         for (long x = 0; x < WO; ++x) {
           double sum = 0;
@@ -257,6 +287,8 @@ extern "C" void tune_reference(void* const* args) {
             }
           out[((b * F + f) * HO + y) * WO + x] = float(sum);
         }
+    }
+  });
 }
 )";
     return s;
@@ -269,11 +301,12 @@ extern "C" void tune_reference(void* const* args) {
   float* c = static_cast<float*>(args[0]);
   const float* a = static_cast<const float*>(args[1]);
   const float* b = static_cast<const float*>(args[2]);
-  static double row[M];
-  for (long p = 0; p < BATCH; ++p) {
-    const float* ap = a + p * N * K;
-    const float* bp = b + p * K * M;
-    for (long i = 0; i < N; ++i) {
+  in_parallel(BATCH * N, [=](long begin, long end) {
+    std::vector<double> row(M);
+    for (long pi = begin; pi < end; ++pi) {
+      const long p = pi / N, i = pi % N;
+      const float* ap = a + p * N * K;
+      const float* bp = b + p * K * M;
       for (long j = 0; j < M; ++j) row[j] = 0;
       for (long k = 0; k < K; ++k) {
         double x = TA ? ap[k * N + i] : ap[i * K + k];
@@ -281,7 +314,7 @@ extern "C" void tune_reference(void* const* args) {
       }
       for (long j = 0; j < M; ++j) c[(p * N + i) * M + j] = float(row[j]);
     }
-  }
+  });
 }
 )";
   return s;
