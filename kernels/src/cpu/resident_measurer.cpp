@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <optional>
 #include <thread>
 
 #include "measure_rules.hpp"
@@ -198,7 +197,10 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
   const double slow_ms = kind_ == kind::gpu ? measure_rules::slow_limit_ms(limits.reference_ms, policy.slow_factor,
                                                                            policy.min_slow_ms, policy.first_limit_ms)
                                             : std::nan("");
-  std::optional<clock_type::time_point> run_began;
+  // The start of the run going on, when one is (a plain value and a flag:
+  // GCC 12 warns of an optional time_point as maybe uninitialized).
+  clock_type::time_point run_began{};
+  bool running = false;
   long child = 0;
   nlohmann::json reply;
   enum class ending { replied, died, timed_out, too_slow } end = ending::replied;
@@ -216,21 +218,22 @@ run_result resident_measurer::measure(nlohmann::json request, const run_limits& 
         child = record["started"].get<long>();
       } else if (record.contains("run")) {
         run_began = clock_type::now();
+        running = true;
         if (setting_up_) {
-          restart_ms_ = std::chrono::duration<double, std::milli>(*run_began - started_at_).count();
+          restart_ms_ = std::chrono::duration<double, std::milli>(run_began - started_at_).count();
           setting_up_ = false;
         }
       } else if (record.contains("idle")) {
-        run_began.reset();
+        running = false;
       }
     }
     if (replied) break;
     auto now = clock_type::now();
     auto wake = deadline;
-    if (run_began && std::isfinite(slow_ms)) {
-      auto run_deadline = *run_began + from_seconds(std::max(slow_ms, restart_ms_) * 1e-3);
+    if (running && std::isfinite(slow_ms)) {
+      auto run_deadline = run_began + from_seconds(std::max(slow_ms, restart_ms_) * 1e-3);
       if (now >= run_deadline) {
-        ran_ms = std::chrono::duration<double, std::milli>(now - *run_began).count();
+        ran_ms = std::chrono::duration<double, std::milli>(now - run_began).count();
         end = ending::too_slow;
         break;
       }
