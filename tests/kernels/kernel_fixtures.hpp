@@ -8,9 +8,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include "tune/kernels/backend.hpp"
+#include "tune/kernels/kernel_program.hpp"
 #include "tune/kernels/task.hpp"
 
 namespace tune::test {
@@ -61,6 +63,29 @@ inline std::pair<configuration, build_result> build_some(backend& b, rng_type& r
     if (last.state != status::instantiation_error) return {*config, last};
   }
   return {{}, last};
+}
+
+/// Of `draws` configurations drawn uniformly from the Cartesian product of a
+/// program's space: how many its check accepts (inside) and refuses
+/// (outside), and the first on which the space and the check disagree, in
+/// words (empty when they agree on all).
+struct space_check_agreement {
+  int inside = 0, outside = 0;
+  std::string disagreement;
+};
+inline space_check_agreement compare_space_and_check(const kernel_program& program, int draws, unsigned seed) {
+  space_check_agreement out;
+  const auto size = *program.space->cartesian_size();
+  rng_type rng(seed);
+  for (int i = 0; i < draws; ++i) {
+    auto config = program.space->unflatten(std::uniform_int_distribution<std::uint64_t>(0, size - 1)(rng));
+    const auto problem = program.check(config);
+    if (program.space->is_valid(config) != problem.empty() && out.disagreement.empty())
+      out.disagreement = program.space->to_json(config) + ": the space " +
+                         (problem.empty() ? "refuses it, the check does not" : "holds it, the check says " + problem);
+    ++(problem.empty() ? out.inside : out.outside);
+  }
+  return out;
 }
 
 }  // namespace tune::test

@@ -418,19 +418,12 @@ TEST_CASE("the MatMul space and its check agree on register tiles of every vecto
   // the check refuses is outside the space, and nothing else is.
   for (const char* task : {"matmul:32x1024x48", "bmm:4x32x1024x48:nt"}) {
     auto program = tune::make_cpu_task_program(tune::parse_task(task));
-    const auto size = *program->space->cartesian_size();
-    tune::rng_type rng(7);
-    int inside = 0, outside = 0;
-    for (int i = 0; i < 20000; ++i) {
-      auto config = program->space->unflatten(std::uniform_int_distribution<std::uint64_t>(0, size - 1)(rng));
-      const auto problem = program->check(config);
-      INFO(task << " " << program->space->to_json(config) << ": " << problem);
-      CHECK(program->space->is_valid(config) == problem.empty());
-      ++(problem.empty() ? inside : outside);
-    }
+    auto agreement = tune::test::compare_space_and_check(*program, 20000, 7);
+    INFO(task << ": " << agreement.inside << " inside, " << agreement.outside << " outside");
+    CHECK(agreement.disagreement == "");
     // Both sides are well represented.
-    CHECK(inside > 1000);
-    CHECK(outside > 1000);
+    CHECK(agreement.inside > 1000);
+    CHECK(agreement.outside > 1000);
   }
 }
 

@@ -15,7 +15,6 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -476,18 +475,10 @@ TEST_CASE("the GPU spaces and their resource check agree: what the check refuses
     for (const char* task : {"matmul:512x1024x4096", "bmm:960x128x128x64:tn", "conv2d:512x3x227x227:64x11x11:s4:p0",
                              "conv2d:512x64x27x27:192x5x5:s1:p2"}) {
       auto program = tune::make_gpu_task_program(tune::parse_task(task), backend);
-      const auto size = *program->space->cartesian_size();
-      tune::rng_type rng(11);
-      int inside = 0, outside = 0;
-      for (int i = 0; i < 20000; ++i) {
-        auto config = program->space->unflatten(std::uniform_int_distribution<std::uint64_t>(0, size - 1)(rng));
-        const auto problem = program->check(config);
-        INFO(backend << " " << task << " " << program->space->to_json(config) << ": " << problem);
-        REQUIRE(program->space->is_valid(config) == problem.empty());
-        ++(problem.empty() ? inside : outside);
-      }
-      INFO(backend << " " << task << ": " << inside << " inside, " << outside << " outside");
-      CHECK(inside > 500);
-      CHECK(outside > 500);
+      auto agreement = tune::test::compare_space_and_check(*program, 20000, 11);
+      INFO(backend << " " << task << ": " << agreement.inside << " inside, " << agreement.outside << " outside");
+      CHECK(agreement.disagreement == "");
+      CHECK(agreement.inside > 500);
+      CHECK(agreement.outside > 500);
     }
 }
