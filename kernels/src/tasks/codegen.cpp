@@ -228,96 +228,111 @@ std::vector<kernel_argument> task_arguments(const task_spec& t) {
           float_array_argument("B", t.batch * t.k * t.m)};
 }
 
-// Splits [0, n) of the reference's independent outputs over the machine's
-// threads: each output is computed by one thread, in the same order as by one,
-// so the result does not depend on the thread count. A thread that cannot be
-// started (a process limit) leaves its part to the calling thread.
-constexpr const char* reference_parallel = R"(#include <algorithm>
-#include <thread>
-#include <utility>
-#include <vector>
-template <typename Part>
-static void in_parallel(long n, Part part) {
-  long threads = std::min<long>(std::max(1u, std::thread::hardware_concurrency()), 64);
-  threads = std::max(1L, std::min(threads, n));
-  std::vector<std::thread> pool;
-  std::vector<std::pair<long, long>> left;
+// Each task's reference is reference_part(args, begin, end), computing
+// outputs [begin, end) of OUTPUTS independent ones (Conv2D's batch x filter
+// planes, MatMul's rows); tune_reference splits them over the machine's
+// threads. Each output is computed by one thread, in the same order as by
+// one, so the result does not depend on the thread count; a thread that
+// cannot be started (a process limit) leaves its part to the calling thread.
+// POSIX threads and C headers only: std::thread's C++ headers would add half
+// a second of compiling to the first trial of every task, more than the
+// threads save on small ones.
+constexpr const char* reference_threads = R"(
+#include <pthread.h>
+#include <unistd.h>
+)";
+constexpr const char* reference_entry = R"(
+struct reference_range {
+  void* const* args;
+  long begin, end;
+};
+static void* reference_thread(void* range) {
+  auto* r = static_cast<reference_range*>(range);
+  reference_part(r->args, r->begin, r->end);
+  return nullptr;
+}
+extern "C" void tune_reference(void* const* args) {
+  constexpr long max_threads = 64;
+  long threads = sysconf(_SC_NPROCESSORS_ONLN);
+  if (threads < 1) threads = 1;
+  if (threads > max_threads) threads = max_threads;
+  if (threads > OUTPUTS) threads = OUTPUTS;
+  pthread_t ids[max_threads];
+  reference_range ranges[max_threads];
+  bool started[max_threads] = {};
   for (long t = 1; t < threads; ++t) {
-    long begin = n * t / threads, end = n * (t + 1) / threads;
-    try {
-      pool.emplace_back(part, begin, end);
-    } catch (...) {
-      left.emplace_back(begin, end);
-    }
+    ranges[t] = {args, OUTPUTS * t / threads, OUTPUTS * (t + 1) / threads};
+    started[t] = pthread_create(&ids[t], nullptr, reference_thread, &ranges[t]) == 0;
   }
-  part(0L, n / threads);
-  for (auto [begin, end] : left) part(begin, end);
-  for (auto& thread : pool) thread.join();
+  reference_part(args, 0, OUTPUTS / threads);
+  for (long t = 1; t < threads; ++t)
+    if (!started[t]) reference_part(args, ranges[t].begin, ranges[t].end);
+  for (long t = 1; t < threads; ++t)
+    if (started[t]) pthread_join(ids[t], nullptr);
 }
 )";
 
 std::string reference_source(const task_spec& t) {
-  std::string s = "// Naive reference of " + t.to_string() + ", on every thread of the machine\n";
-  s += reference_parallel;
+  std::string s = "// Naive reference of " + t.to_string() + ", on every thread of the machine";
+  s += reference_threads;
   if (t.op == operator_kind::conv2d) {
     s += constant("B", t.batch) + constant("C", t.in_channels) + constant("H", t.height) + constant("W", t.width) +
          constant("F", t.out_channels) + constant("KH", t.kernel_h) + constant("KW", t.kernel_w) +
          constant("S", t.stride) + constant("P", t.pad) + constant("HO", t.out_height()) +
          constant("WO", t.out_width());
     s += R"(
-extern "C" void tune_reference(void* const* args) {
+constexpr long OUTPUTS = B * F;  // planes of the output
+static void reference_part(void* const* args, long begin, long end) {
   float* out = static_cast<float*>(args[0]);
   const float* in = static_cast<const float*>(args[1]);
   const float* w = static_cast<const float*>(args[2]);
-  in_parallel(B * F, [=](long begin, long end) {
-    for (long bf = begin; bf < end; ++bf) {
-      const long b = bf / F, f = bf % F;
-      for (long y = 0; y < HO; ++y)
-        for (long x = 0; x < WO; ++x) {
-          double sum = 0;
-          for (long c = 0; c < C; ++c)
-            for (long ry = 0; ry < KH; ++ry) {
-              long h = y * S + ry - P;
-              if (h < 0 || h >= H) continue;
-              for (long rx = 0; rx < KW; ++rx) {
-                long v = x * S + rx - P;
-                if (v < 0 || v >= W) continue;
-                sum += double(in[((b * C + c) * H + h) * W + v]) * w[((f * C + c) * KH + ry) * KW + rx];
-              }
+  for (long bf = begin; bf < end; ++bf) {
+    const long b = bf / F, f = bf % F;
+    for (long y = 0; y < HO; ++y)
+      for (long x = 0; x < WO; ++x) {
+        double sum = 0;
+        for (long c = 0; c < C; ++c)
+          for (long ry = 0; ry < KH; ++ry) {
+            long h = y * S + ry - P;
+            if (h < 0 || h >= H) continue;
+            for (long rx = 0; rx < KW; ++rx) {
+              long v = x * S + rx - P;
+              if (v < 0 || v >= W) continue;
+              sum += double(in[((b * C + c) * H + h) * W + v]) * w[((f * C + c) * KH + ry) * KW + rx];
             }
-          out[((b * F + f) * HO + y) * WO + x] = float(sum);
-        }
-    }
-  });
+          }
+        out[((b * F + f) * HO + y) * WO + x] = float(sum);
+      }
+  }
 }
 )";
-    return s;
+    return s + reference_entry;
   }
   s += constant("BATCH", t.batch) + constant("N", t.n) + constant("K", t.k) + constant("M", t.m) +
        "constexpr bool TA = " + (t.transpose_a ? "true" : "false") + ", TB = " + (t.transpose_b ? "true" : "false") +
        ";\n";
   s += R"(
-extern "C" void tune_reference(void* const* args) {
+constexpr long OUTPUTS = BATCH * N;  // rows of the output
+static void reference_part(void* const* args, long begin, long end) {
   float* c = static_cast<float*>(args[0]);
   const float* a = static_cast<const float*>(args[1]);
   const float* b = static_cast<const float*>(args[2]);
-  in_parallel(BATCH * N, [=](long begin, long end) {
-    std::vector<double> row(M);
-    for (long pi = begin; pi < end; ++pi) {
-      const long p = pi / N, i = pi % N;
-      const float* ap = a + p * N * K;
-      const float* bp = b + p * K * M;
-      for (long j = 0; j < M; ++j) row[j] = 0;
-      for (long k = 0; k < K; ++k) {
-        double x = TA ? ap[k * N + i] : ap[i * K + k];
-        for (long j = 0; j < M; ++j) row[j] += x * (TB ? bp[j * K + k] : bp[k * M + j]);
-      }
-      for (long j = 0; j < M; ++j) c[(p * N + i) * M + j] = float(row[j]);
+  double* row = new double[M];
+  for (long pi = begin; pi < end; ++pi) {
+    const long p = pi / N, i = pi % N;
+    const float* ap = a + p * N * K;
+    const float* bp = b + p * K * M;
+    for (long j = 0; j < M; ++j) row[j] = 0;
+    for (long k = 0; k < K; ++k) {
+      double x = TA ? ap[k * N + i] : ap[i * K + k];
+      for (long j = 0; j < M; ++j) row[j] += x * (TB ? bp[j * K + k] : bp[k * M + j]);
     }
-  });
+    for (long j = 0; j < M; ++j) c[(p * N + i) * M + j] = float(row[j]);
+  }
+  delete[] row;
 }
 )";
-  return s;
+  return s + reference_entry;
 }
 
 }  // namespace tune::codegen
