@@ -18,10 +18,13 @@ double number_value(const search_space& space, const configuration& config, cons
 }
 
 std::shared_ptr<kernel_program> new_task_program(const task_spec& task, std::vector<parameter_ptr> parameters,
-                                                 const std::string& backend) {
+                                                 const std::string& backend,
+                                                 const std::vector<std::string>& constraints) {
   auto program = std::make_shared<kernel_program>();
   program->key = task.to_string() + ":" + backend;
-  program->space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (" + backend + ")");
+  auto space = std::make_shared<search_space>(std::move(parameters), task.to_string() + " (" + backend + ")");
+  if (!constraints.empty()) space->add_constraints(constraints);
+  program->space = space;
   program->arguments = task_arguments(task);
   program->reference_source = reference_source(task);
   program->flops = task.flops();

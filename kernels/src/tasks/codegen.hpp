@@ -47,10 +47,13 @@ std::vector<kernel_argument> task_arguments(const task_spec& task);
 /// `tune_reference`.
 std::string reference_source(const task_spec& task);
 
-/// A program of `task` on `backend` ("cpu", "cuda", "hip") over these parameters,
-/// with the task's key, arguments, reference and flops filled in.
+/// A program of `task` on `backend` ("cpu", "cuda", "hip") over these parameters
+/// and the space's constraints (what the program's check refuses, so that the
+/// strategies never propose it), with the task's key, arguments, reference and
+/// flops filled in.
 std::shared_ptr<kernel_program> new_task_program(const task_spec& task, std::vector<parameter_ptr> parameters,
-                                                 const std::string& backend);
+                                                 const std::string& backend,
+                                                 const std::vector<std::string>& constraints = {});
 
 /// The conv2d parameters of the OpEvo paper (the CUDA and HIP templates).
 std::vector<parameter_ptr> conv2d_parameters(const task_spec& task);

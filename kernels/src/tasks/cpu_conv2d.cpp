@@ -428,23 +428,21 @@ std::vector<parameter_ptr> cpu_conv2d_parameters(const task_spec& task) {
 }
 
 kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
-  auto program = new_task_program(task, cpu_conv2d_parameters(task), "cpu");
   // Register tiles beyond the register file are outside the space (the
   // strategies never propose them): accumulators + weight vectors + the
   // broadcast input, in lanes. So are unrolled bodies over the check's bound
   // (accumulators x the unrolled loop's extent; block_f / lanes vectors, the
   // lanes being those of every block): a trial refused before building still
   // took one of the budget's trials.
-  auto constrained = std::make_shared<search_space>(cpu_conv2d_parameters(task), task.to_string() + " (cpu)");
   const std::string lanes = std::to_string(vector_lanes(task.out_channels));
   auto body_within = [&](const std::string& reduction, std::int64_t extent) {
     return "unroll_inner == 0 or reduction != '" + reduction + "' or tile_x * block_f * " + std::to_string(extent) +
            " <= " + std::to_string(unrolled_body_limit(task, reduction == "c_inner")) + " * " + lanes;
   };
-  constrained->add_constraints(
+  auto program = new_task_program(
+      task, cpu_conv2d_parameters(task), "cpu",
       {"tile_x * block_f + block_f + " + lanes + " <= " + std::to_string(vector_registers()) + " * " + lanes,
        body_within("c_inner", task.in_channels), body_within("c_outer", task.kernel_w)});
-  program->space = constrained;
   auto space = program->space;
   program->source = [task, threads, space](const configuration& config) {
     return conv_source(task, threads, knobs_of(*space, config));

@@ -261,14 +261,11 @@ kernel_program_ptr make_cpu_matmul_program(const task_spec& task, int threads) {
   if (!task.transpose_b) parameters.push_back(make_categorical_parameter("b_panel", packed_or_direct()));
   parameters.push_back(make_categorical_parameter("prefetch", {parameter_value(0.0), parameter_value(1.0)}));
 
-  auto program = new_task_program(task, parameters, "cpu");
   // What the check below refuses is outside the space too (the strategies
   // never propose it; a refused trial still took one of the budget's):
   // accumulators + one row of B + a broadcast within the register file, and
   // an unrolled body (accumulators x tile_k_2) within max_matmul_body.
-  auto constrained = std::make_shared<search_space>(parameters, task.to_string() + " (cpu)");
-  constrained->add_constraints(matmul_tile_constraints());
-  program->space = constrained;
+  auto program = new_task_program(task, parameters, "cpu", matmul_tile_constraints());
   auto space = program->space;
   program->source = [task, threads, space, batched](const configuration& config) {
     return matmul_source(task, threads, tiles_of(*space, config, batched));

@@ -184,19 +184,17 @@ std::string limits_problem(std::int64_t threads, std::int64_t shared_bytes, std:
   return {};
 }
 
-// What limits_problem refuses is outside the space too, as constraints over
-// the same products (the strategies never propose it; on an H200 a refused
-// trial took one of the budget's, 183-266 of 300 in the MatMuls' runs).
-void constrain_to_limits(kernel_program& program, std::vector<parameter_ptr> parameters, const std::string& threads,
-                         const std::string& shared_bytes, const std::string& accumulators,
-                         const std::vector<std::string>& grid_yz, std::vector<std::string> limits = {}) {
-  auto constrained = std::make_shared<search_space>(std::move(parameters), program.space->origin());
+// What limits_problem refuses, as constraints of the space over the same
+// products (the strategies never propose it; on an H200 a refused trial took
+// one of the budget's, 183-266 of 300 in the MatMuls' runs).
+std::vector<std::string> limit_constraints(const std::string& threads, const std::string& shared_bytes,
+                                           const std::string& accumulators, const std::vector<std::string>& grid_yz,
+                                           std::vector<std::string> limits = {}) {
   limits.push_back(threads + " <= " + std::to_string(max_threads));
   limits.push_back(shared_bytes + " <= " + std::to_string(max_static_shared));
   limits.push_back(accumulators + " <= " + std::to_string(max_accumulators));
   for (const auto& extent : grid_yz) limits.push_back(extent + " <= " + std::to_string(max_grid_yz));
-  constrained->add_constraints(limits);
-  program.space = constrained;
+  return limits;
 }
 
 std::shared_ptr<kernel_program> gpu_matmul_program(const task_spec& task, const gpu_dialect& dialect) {
@@ -206,11 +204,11 @@ std::shared_ptr<kernel_program> gpu_matmul_program(const task_spec& task, const 
   parameters.push_back(make_factorization_parameter("K", task.k, 3));
   parameters.push_back(make_factorization_parameter("X", task.n, 4));
   parameters.push_back(make_factorization_parameter("Y", task.m, 4));
-  auto program = new_task_program(task, parameters, dialect.backend);
   std::vector<std::string> grid_yz{"X_0"};
   if (batched) grid_yz.push_back("B_0");
-  constrain_to_limits(*program, std::move(parameters), "X_2 * Y_2",
-                      "(X_1 * X_2 * X_3 + Y_1 * Y_2 * Y_3) * K_1 * K_2 * 4", "X_1 * X_3 * Y_1 * Y_3", grid_yz);
+  auto program = new_task_program(task, std::move(parameters), dialect.backend,
+                                  limit_constraints("X_2 * Y_2", "(X_1 * X_2 * X_3 + Y_1 * Y_2 * Y_3) * K_1 * K_2 * 4",
+                                                    "X_1 * X_3 * Y_1 * Y_3", grid_yz));
   program->gpu_language = dialect.backend;
   auto space = program->space;
   program->source = [task, space, batched, dialect](const configuration& config) {
@@ -253,12 +251,12 @@ std::string unroll_pragma(bool unrolled, bool explicit_unroll) {
 }
 
 std::shared_ptr<kernel_program> gpu_conv2d_program(const task_spec& task, const gpu_dialect& dialect) {
-  auto parameters = conv2d_parameters(task);
-  auto program = new_task_program(task, parameters, dialect.backend);
-  constrain_to_limits(*program, std::move(parameters), "tile_f_2 * tile_y_2 * tile_x_2",
-                      "tile_f_1 * tile_f_2 * tile_f_3 * tile_rc_1 * tile_ry_1 * tile_rx_1 * 4",
-                      "tile_f_1 * tile_f_3 * tile_y_1 * tile_y_3 * tile_x_1 * tile_x_3",
-                      {"tile_y_0", std::to_string(task.batch) + " * tile_f_0"}, {"tile_f_2 <= 64"});
+  auto program =
+      new_task_program(task, conv2d_parameters(task), dialect.backend,
+                       limit_constraints("tile_f_2 * tile_y_2 * tile_x_2",
+                                         "tile_f_1 * tile_f_2 * tile_f_3 * tile_rc_1 * tile_ry_1 * tile_rx_1 * 4",
+                                         "tile_f_1 * tile_f_3 * tile_y_1 * tile_y_3 * tile_x_1 * tile_x_3",
+                                         {"tile_y_0", std::to_string(task.batch) + " * tile_f_0"}, {"tile_f_2 <= 64"}));
   program->gpu_language = dialect.backend;
   auto space = program->space;
   program->source = [task, space, dialect](const configuration& config) {

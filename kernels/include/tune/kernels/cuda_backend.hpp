@@ -9,7 +9,8 @@
 // reference — on the device, with a comparison module compiled once per
 // compute capability (cuda_check_module), so that a trial's cost does not
 // grow with its output. A device error ends that process, a hang or a run far slower
-// than the best time is ended by killing it; the next trial starts another.
+// than the best time (and longer than a fresh process's set-up, which the kill
+// costs the next trial) is ended by killing it; the next trial starts another.
 // Without a driver, runs end as runtime_error with "no CUDA driver found
 // (libcuda.so.1)".
 
