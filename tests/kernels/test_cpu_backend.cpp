@@ -1,6 +1,10 @@
 // The CPU templates compile and compute the right answer for random
 // configurations (small shapes), the cache avoids rebuilding, and resource
 // limits are found before compiling.
+#include <dlfcn.h>
+#include <sched.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -591,4 +595,36 @@ TEST_CASE("the naive reference gives the same outputs on every thread as on one"
     CHECK(read_all(parallel.path) == read_all(serial.path));
     CHECK(read_all(parallel.path).size() > 100);
   }
+}
+
+TEST_CASE("the naive reference runs as many threads as the cores it may run on", "[kernels]") {
+  cpu_set_t all;
+  REQUIRE(::sched_getaffinity(0, sizeof all, &all) == 0);
+  if (CPU_COUNT(&all) < 2) SKIP_TEST("this process may run on one core only: a mask of one would change nothing");
+  // Enough rows (MatMul's outputs) for every thread of a 64-core mask.
+  auto program = tune::make_cpu_task_program(tune::parse_task("matmul:80x4x4"), 1);
+  tune::test::kernel_scratch scratch("reference-affinity");
+  auto options = scratch.options();
+  auto built = tune::compile_shared_object(options, options.compiler, program->reference_source, ".cpp",
+                                           {"-std=c++20", "-O2", "-fPIC", "-shared", "-pthread"}, 120.0);
+  INFO(built.message);
+  REQUIRE(built.state == status::ok);
+  void* library = ::dlopen(built.artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(library != nullptr);
+  auto threads = reinterpret_cast<long (*)()>(::dlsym(library, "tune_reference_threads"));
+  REQUIRE(threads != nullptr);
+  CHECK(threads() == std::min(CPU_COUNT(&all), 64));
+  // This thread pinned to one of its cores, as a measuring process is.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
+  const long pinned = threads();
+  ::sched_setaffinity(0, sizeof all, &all);
+  CHECK(pinned == 1);
+  ::dlclose(library);
 }

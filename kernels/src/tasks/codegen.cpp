@@ -233,18 +233,30 @@ std::vector<kernel_argument> task_arguments(const task_spec& t) {
 
 // Each task's reference is reference_part(args, begin, end), computing
 // outputs [begin, end) of OUTPUTS independent ones (Conv2D's batch x filter
-// planes, MatMul's rows); tune_reference splits them over the machine's
-// threads. Each output is computed by one thread, in the same order as by
-// one, so the result does not depend on the thread count; a thread that
-// cannot be started (a process limit) leaves its part to the calling thread.
-// POSIX threads and C headers only: std::thread's C++ headers would add half
-// a second of compiling to the first trial of every task, more than the
-// threads save on small ones.
+// planes, MatMul's rows); tune_reference splits them over the cores the
+// calling thread may run on (tune_reference_threads: its affinity mask, so a
+// process pinned to one core starts no thread it could not run). Each output
+// is computed by one thread, in the same order as by one, so the result does
+// not depend on the thread count; a thread that cannot be started (a process
+// limit) leaves its part to the calling thread. POSIX threads and C headers
+// only: std::thread's C++ headers would add half a second of compiling to the
+// first trial of every task, more than the threads save on small ones.
 constexpr const char* reference_threads = R"(
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 )";
 constexpr const char* reference_entry = R"(
+constexpr long max_threads = 64;
+extern "C" long tune_reference_threads() {
+  cpu_set_t allowed;
+  long threads = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed)
+                                                                      : sysconf(_SC_NPROCESSORS_ONLN);
+  if (threads < 1) threads = 1;
+  if (threads > max_threads) threads = max_threads;
+  if (threads > OUTPUTS) threads = OUTPUTS;
+  return threads;
+}
 struct reference_range {
   void* const* args;
   long begin, end;
@@ -255,11 +267,7 @@ static void* reference_thread(void* range) {
   return nullptr;
 }
 extern "C" void tune_reference(void* const* args) {
-  constexpr long max_threads = 64;
-  long threads = sysconf(_SC_NPROCESSORS_ONLN);
-  if (threads < 1) threads = 1;
-  if (threads > max_threads) threads = max_threads;
-  if (threads > OUTPUTS) threads = OUTPUTS;
+  const long threads = tune_reference_threads();
   pthread_t ids[max_threads];
   reference_range ranges[max_threads];
   bool started[max_threads] = {};
@@ -276,7 +284,7 @@ extern "C" void tune_reference(void* const* args) {
 )";
 
 std::string reference_source(const task_spec& t) {
-  std::string s = "// Naive reference of " + t.to_string() + ", on every thread of the machine";
+  std::string s = "// Naive reference of " + t.to_string() + ", on every core it may run on";
   s += reference_threads;
   if (t.op == operator_kind::conv2d) {
     s += constant("B", t.batch) + constant("C", t.in_channels) + constant("H", t.height) + constant("W", t.width) +
