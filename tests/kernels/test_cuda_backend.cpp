@@ -185,9 +185,13 @@ TEST_CASE("a CUDA configuration over the block limits is an instantiation error"
 }
 
 TEST_CASE("NVRTC reports device compile errors with its log", "[kernels][cuda]") {
-  auto out = tune::nvrtc_compile("extern \"C\" __global__ void k() { not_declared(); }", 80, 60.0, worker());
+  tune::test::kernel_scratch scratch("nvrtc-error");
+  const auto cubin = scratch.path() / "k.cubin";
+  auto out = tune::nvrtc_compile("extern \"C\" __global__ void k() { not_declared(); }", 80, 60.0, worker(), cubin);
   CHECK(out.state == status::compile_error_device);
   CHECK(out.log.find("not_declared") != std::string::npos);
+  // Neither the cubin nor the worker's source file is left.
+  CHECK(std::filesystem::is_empty(scratch.path()));
 }
 
 /// Threads of this process now.
@@ -209,13 +213,14 @@ extern "C" __global__ void k(float* out) {
     for (int j = 0; j < 100; ++j) s = s * 1.0001f + out[(i * 7 + j) & 1023];
   out[0] = s;
 })";
+  tune::test::kernel_scratch scratch("nvrtc-slow");
   const auto threads = own_threads();
   const auto start = std::chrono::steady_clock::now();
-  auto out = tune::nvrtc_compile(slow, 80, 0.5, worker());
+  auto out = tune::nvrtc_compile(slow, 80, 0.5, worker(), scratch.path() / "k.cubin");
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(out.state == status::build_timeout);
   CHECK(out.log == "NVRTC killed after 0.5 s");
-  CHECK(out.cubin.empty());
+  CHECK(std::filesystem::is_empty(scratch.path()));
   CHECK(took < 10.0);
   // No compile goes on in this process once the call has returned: it ran
   // in a process of its own, now killed.
@@ -224,12 +229,21 @@ extern "C" __global__ void k(float* out) {
 
 TEST_CASE("a CUDA compile that cannot start or load NVRTC is a compile error that says why", "[kernels][cuda]") {
   const std::string source = "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }";
-  auto missing = tune::nvrtc_compile(source, 80, 30.0, "/nonexistent/tune-kernel-worker");
+  tune::test::kernel_scratch scratch("nvrtc-start");
+  const auto cubin = scratch.path() / "k.cubin";
+  auto missing = tune::nvrtc_compile(source, 80, 30.0, "/nonexistent/tune-kernel-worker", cubin);
   CHECK(missing.state == status::compile_error);
   CHECK(missing.log.find("cannot start /nonexistent/tune-kernel-worker for the CUDA compile") == 0);
-  auto compiled = tune::nvrtc_compile(source, 80, 30.0, worker());
+  CHECK(std::filesystem::is_empty(scratch.path()));
+  auto unwritable = tune::nvrtc_compile(source, 80, 30.0, worker(), scratch.path() / "no-such-folder" / "k.cubin");
+  CHECK(unwritable.state == status::compile_error);
+  CHECK(unwritable.log.find("cannot write ") == 0);
+  auto compiled = tune::nvrtc_compile(source, 80, 30.0, worker(), cubin);
+  INFO(compiled.log);
   CHECK(compiled.state == status::ok);
-  CHECK(compiled.cubin.size() > 100);
+  // The cubin where it was asked for, and nothing else.
+  CHECK(std::filesystem::file_size(cubin) > 100);
+  CHECK(std::distance(std::filesystem::directory_iterator(scratch.path()), std::filesystem::directory_iterator()) == 1);
   CHECK(tune::nvrtc_library_path().find("libnvrtc") != std::string::npos);
 }
 
@@ -282,10 +296,10 @@ extern "C" __global__ void outputs(const float* a, float* x, double* y, int* z, 
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) { x[i] = 2.0f * a[i]; y[i] = 3.0 * (double)a[i]; z[i] = (int)(a[i] * 100.0f); }
 })",
-                                    arch, 120.0, worker());
+                                    arch, 120.0, worker(), scratch.path() / "outputs.cubin");
   INFO(kernel.log);
   REQUIRE(kernel.state == status::ok);
-  auto library = scratch.write("outputs.cubin", kernel.cubin);
+  const auto library = (scratch.path() / "outputs.cubin").string();
   std::vector<float> a(n), x(n);
   std::vector<double> y(n);
   std::vector<std::int32_t> z(n);
@@ -363,8 +377,18 @@ TEST_CASE("the small CUDA tasks of the GPU test compile with NVRTC", "[kernels][
       auto [config, built] = tune::test::build_some(*backend, rng, 2000);
       INFO(task << " " << backend->space()->to_json(config) << ": " << built.message);
       CHECK(built.state == status::ok);
+      // The build's artifact is the cubin in the compile cache itself.
+      CHECK(std::filesystem::path(built.artifact).extension() == ".cubin");
+      CHECK(std::filesystem::file_size(built.artifact) > 100);
     }
   }
+  // Every file the builds left in the cache is a cubin under its final name:
+  // no temporary, no source given to the worker.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(scratch.path()))
+    if (entry.is_regular_file()) {
+      INFO(entry.path());
+      CHECK(entry.path().extension() == ".cubin");
+    }
 }
 
 TEST_CASE("CUDA kernels are correct on a GPU when there is one", "[kernels][cuda][gpu]") {

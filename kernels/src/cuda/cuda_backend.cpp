@@ -2,17 +2,11 @@
 
 #include <dlfcn.h>
 #include <nvrtc.h>
-#include <stdlib.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "../cpu/measurement.hpp"
 #include "../cpu/resident_measurer.hpp"
@@ -39,34 +33,28 @@ std::string nvrtc_library_path() {
   return "libnvrtc.so";
 }
 
-nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s, const std::string& worker) {
+nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s, const std::string& worker,
+                           const fs::path& cubin) {
   // In the worker's process (--nvrtc), not on an engine thread: NVRTC cannot
   // be interrupted, and a compile past its limit is stopped by killing it.
+  // The worker reads the source from a file beside the cubin and writes the
+  // cubin where the caller wants it (the compile cache's temporary name).
   nvrtc_output out;
   std::error_code ec;
-  auto pattern = (fs::temp_directory_path(ec) / "tune-nvrtc-XXXXXX").string();
-  if (ec || !::mkdtemp(pattern.data())) {
-    out.state = status::compile_error;
-    out.log = "cannot make a folder for the CUDA compile in " + fs::temp_directory_path(ec).string() + ": " +
-              std::strerror(errno);
-    return out;
-  }
-  const fs::path dir(pattern);
-  const auto source_file = dir / "tune_kernel.cu";
-  const auto cubin_file = dir / "tune_kernel.cubin";
+  const fs::path source_file = cubin.string() + ".cu";
   {
-    std::ofstream file(source_file, std::ios::binary);
+    std::ofstream file(source_file, std::ios::binary | std::ios::trunc);
     file << source;
     if (!file.flush()) {
-      fs::remove_all(dir, ec);
+      fs::remove(source_file, ec);
       out.state = status::compile_error;
       out.log = "cannot write " + source_file.string();
       return out;
     }
   }
   auto ran = run_process(
-      {worker, "--nvrtc", nvrtc_library_path(), std::to_string(arch), source_file.string(), cubin_file.string()},
-      timeout_s);
+      {worker, "--nvrtc", nvrtc_library_path(), std::to_string(arch), source_file.string(), cubin.string()}, timeout_s);
+  fs::remove(source_file, ec);
   out.seconds = ran.seconds;
   out.log = ran.output;
   while (!out.log.empty() && out.log.back() == '\n') out.log.pop_back();
@@ -84,17 +72,12 @@ nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s
       out.log = "the CUDA compile was killed by signal " + std::to_string(ran.signal) + ": " + out.log;
   } else if (ran.exit_code != 0) {
     out.state = status::compile_error_device;
-  } else {
-    std::ifstream file(cubin_file, std::ios::binary);
-    std::stringstream binary;
-    binary << file.rdbuf();
-    out.cubin = binary.str();
-    if (!file || out.cubin.empty()) {
-      out.state = status::compile_error;
-      out.log = "NVRTC wrote no cubin to " + cubin_file.string();
-    }
+  } else if (const auto size = fs::file_size(cubin, ec); ec || size == 0) {
+    out.state = status::compile_error;
+    out.log = "NVRTC wrote no cubin to " + cubin.string();
   }
-  fs::remove_all(dir, ec);
+  // A compile stopped while the worker wrote leaves no part of a cubin.
+  if (out.state != status::ok) fs::remove(cubin, ec);
   return out;
 }
 
@@ -151,12 +134,8 @@ std::string cuda_check_module(int arch, const std::string& cache_dir, const std:
   compile_cache cache(fs::path(cache_dir) / "cuda", ".cubin");
   auto built =
       cache.fetch({"check-module", check_source, std::to_string(arch), nvrtc_version()}, [&](const fs::path& cubin) {
-        auto compiled = nvrtc_compile(check_source, arch, 120.0, worker);
-        build_result out{compiled.state, {}, compiled.seconds, compiled.log};
-        if (compiled.state == status::ok)
-          if (auto problem = compile_cache::write_file(cubin, compiled.cubin); !problem.empty())
-            out = {status::compile_error, {}, compiled.seconds, problem};
-        return out;
+        auto compiled = nvrtc_compile(check_source, arch, 120.0, worker, cubin);
+        return build_result{compiled.state, {}, compiled.seconds, compiled.log};
       });
   if (built.state == status::ok) return built.artifact;
   if (why) *why = "the comparison module did not build: " + built.message;
@@ -194,16 +173,8 @@ class cuda_backend final : public backend {
     auto source = program_->source(config);
     compile_cache cache(fs::path(kernel_cache_dir(options_)) / "cuda", ".cubin");
     return cache.fetch({source, std::to_string(arch_), nvrtc_version()}, [&](const fs::path& cubin) {
-      auto compiled = nvrtc_compile(source, arch_, timeout_s, kernel_worker_path(options_));
-      build_result out{compiled.state, {}, compiled.seconds, compiled.log};
-      if (compiled.state != status::ok) return out;
-      std::ofstream file(cubin, std::ios::binary);
-      file.write(compiled.cubin.data(), static_cast<std::streamsize>(compiled.cubin.size()));
-      if (!file) {
-        out.state = status::compile_error;
-        out.message = "cannot write " + cubin.string();
-      }
-      return out;
+      auto compiled = nvrtc_compile(source, arch_, timeout_s, kernel_worker_path(options_), cubin);
+      return build_result{compiled.state, {}, compiled.seconds, compiled.log};
     });
   }
 

@@ -14,6 +14,7 @@
 // Without a driver, runs end as runtime_error with "no CUDA driver found
 // (libcuda.so.1)".
 
+#include <filesystem>
 #include <string>
 
 #include "tune/kernels/backend.hpp"
@@ -23,8 +24,7 @@
 namespace tune {
 
 struct nvrtc_output {
-  status state = status::ok;  ///< ok, compile_error_device or build_timeout
-  std::string cubin;          ///< the binary when ok
+  status state = status::ok;  ///< ok, compile_error (cannot start or write), compile_error_device or build_timeout
   std::string log;
   double seconds = 0.0;
 };
@@ -35,8 +35,12 @@ struct nvrtc_output {
 /// --nvrtc, killed with what it started once `timeout_s` has passed
 /// (build_timeout). NVRTC cannot be interrupted within a process, so a
 /// compile on a thread of this one would run on past its limit, holding a
-/// core, and could still be running when the process ends.
-nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s, const std::string& worker);
+/// core, and could still be running when the process ends. The cubin is
+/// written to `cubin` (the compile cache's temporary name: no copy through
+/// memory), the source for the worker to `cubin` + ".cu", removed after; on
+/// anything but ok no file is left at `cubin`.
+nvrtc_output nvrtc_compile(const std::string& source, int arch, double timeout_s, const std::string& worker,
+                           const std::filesystem::path& cubin);
 
 /// The file of the NVRTC library loaded in this process.
 std::string nvrtc_library_path();
