@@ -208,39 +208,30 @@ double run_alone(const options& o, const model_task& task, std::uint64_t seed, s
 
 int run(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--model")
-      o.model = bench::next_value(argc, argv, i);
-    else if (a == "--devices")
-      o.devices = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
-    else if (a == "--prefetch")
-      o.prefetch = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
-    else if (a == "--workers")
-      o.workers = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
-    else if (a == "--budget")
-      o.budget = std::stoull(bench::next_value(argc, argv, i));
-    else if (a == "--time-scale")
-      o.time_scale = std::stod(bench::next_value(argc, argv, i));
-    else if (a == "--seeds")
-      o.seeds = std::stoul(bench::next_value(argc, argv, i));
-    else if (a == "--round")
-      o.round = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
-    else if (a == "--strategy")
-      o.strategy = bench::next_value(argc, argv, i);
-    else if (a == "--alone")
-      o.alone = true;
-    else if (a == "--one-budget")
-      o.one_budget = std::stoull(bench::next_value(argc, argv, i));
-    else if (a == "--nodes")
-      o.nodes = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
-    else if (a == "--no-rounds")
-      o.rounds = false;
-    else if (a == "--out")
-      o.out = bench::next_value(argc, argv, i);
-    else
-      throw std::invalid_argument("unknown option " + a + "; see the comment at the top of bench/bench_model_busy.cpp");
-  }
+  CLI::App app{
+      "A model's tasks on many simulated devices: through one pipeline against one round at a time, "
+      "alternated seed by seed (the comment at the top of bench/bench_model_busy.cpp says what is printed)"};
+  bench::last_value_wins(app);
+  app.add_option("--model", o.model, "The model file (its tasks replayed datasets)")->capture_default_str();
+  app.add_option("--devices", o.devices, "Replay devices")->capture_default_str()->check(bench::more_than_zero());
+  app.add_option("--workers", o.workers, "Compile workers")->capture_default_str()->check(bench::more_than_zero());
+  app.add_option("--prefetch", o.prefetch, "Candidates each device holds ahead")->capture_default_str();
+  app.add_option("--budget", o.budget, "Trials of each run")->capture_default_str()->check(bench::more_than_zero());
+  app.add_option("--time-scale", o.time_scale, "Wall seconds per simulated second")
+      ->capture_default_str()
+      ->check(bench::more_than_zero());
+  app.add_option("--seeds", o.seeds, "Seeds 1..N")->capture_default_str()->check(bench::more_than_zero());
+  app.add_option("--round", o.round, "Trials of a round")->capture_default_str()->check(bench::more_than_zero());
+  app.add_option("--strategy", o.strategy, "Strategy (default: the default strategy)");
+  app.add_option("--nodes", o.nodes, "Spread the devices over this many tune-engine node processes on loopback")
+      ->capture_default_str();
+  app.add_flag("--alone", o.alone, "Also tune each task alone on all the devices with the trials the model gave it");
+  app.add_flag("!--no-rounds", o.rounds, "The one pipeline only");
+  app.add_option("--one-budget", o.one_budget,
+                 "The one pipeline's budget (0: --budget); prints when it reached the latency rounds ended with")
+      ->capture_default_str();
+  app.add_option("--out", o.out, "Also write the table to this Markdown file");
+  CLI11_PARSE(app, argc, argv);
   if (o.strategy.empty()) o.strategy = default_strategy_name();
   const model m = read_model(o.model);
   std::vector<double> optima;

@@ -148,28 +148,23 @@ std::vector<std::vector<double>> task_curves(const model& m, const std::vector<s
 
 int run(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--model")
-      o.model = bench::next_value(argc, argv, i);
-    else if (a == "--seeds")
-      o.seeds = std::stoul(bench::next_value(argc, argv, i));
-    else if (a == "--budget")
-      o.budget = std::stoul(bench::next_value(argc, argv, i));
-    else if (a == "--round")
-      o.round = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
-    else if (a == "--strategy")
-      o.strategy = bench::next_value(argc, argv, i);
-    else if (a == "--half-life")
-      o.half_life = std::stod(bench::next_value(argc, argv, i));
-    else if (a == "--patience")
-      o.patience = static_cast<std::uint32_t>(std::stoul(bench::next_value(argc, argv, i)));
-    else if (a == "--out")
-      o.out = bench::next_value(argc, argv, i);
-    else
-      throw std::invalid_argument("unknown option " + a +
-                                  "; see the comment at the top of bench/bench_model_scheduler.cpp");
-  }
+  CLI::App app{
+      "The task scheduler on a replayed model: weighted latency against trials for the gradient rule, "
+      "Ansor's rule and round robin, against the oracle (the comment at the top of "
+      "bench/bench_model_scheduler.cpp says more)"};
+  bench::last_value_wins(app);
+  app.add_option("--model", o.model, "The model file (its tasks replayed datasets)")->capture_default_str();
+  app.add_option("--seeds", o.seeds, "Seeds 1..N")->capture_default_str()->check(bench::more_than_zero());
+  app.add_option("--budget", o.budget, "Trials of the model (0: 100 per task)")->capture_default_str();
+  app.add_option("--round", o.round, "Trials of a round")->capture_default_str()->check(bench::more_than_zero());
+  app.add_option("--strategy", o.strategy, "Strategy (default: the default strategy)");
+  app.add_option("--half-life", o.half_life, "The gradient rule's stall half-life in rounds (0: Ansor's rule)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--patience", o.patience, "Rounds without a gain after which a task is done (0: never)")
+      ->capture_default_str();
+  app.add_option("--out", o.out, "Also write the table to this Markdown file");
+  CLI11_PARSE(app, argc, argv);
   if (o.strategy.empty()) o.strategy = default_strategy_name();
   const model m = read_model(o.model);
   if (o.budget == 0) o.budget = 100 * m.tasks.size();

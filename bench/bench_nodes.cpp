@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,7 @@
 
 #include "bench_latency.hpp"
 #include "bench_node_child.hpp"
+#include "bench_text.hpp"
 #include "tune/actors/pipeline.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/kernels/replay.hpp"
@@ -217,11 +219,19 @@ int main(int argc, char** argv) {
   setup s;
   std::uint64_t trials = 600;
   std::string data_dir = TUNE_DATA_DIR;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--time-scale")) s.scale = std::stod(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--trials")) trials = std::stoull(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--data")) data_dir = argv[i + 1];
-  }
+  CLI::App app{
+      "Runs over 4 tune-engine node processes on loopback (GEMM on an RTX 3090 replayed): busy shares, "
+      "throughput against its bound, CPU per trial, a node killed at half time, a hand-out's round trip"};
+  bench::last_value_wins(app);
+  app.add_option("--time-scale", s.scale, "Wall seconds per simulated second")
+      ->capture_default_str()
+      ->check(bench::more_than_zero());
+  app.add_option("--trials", trials, "Trials of each throughput run")
+      ->capture_default_str()
+      ->check(bench::more_than_zero());
+  app.add_option("--data", data_dir, "The data folder (datasets/gemm_clblast/RTX_3090.json.gz inside)")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   s.dataset_path = data_dir + "/datasets/gemm_clblast/RTX_3090.json.gz";
   std::ifstream in(s.dataset_path, std::ios::binary);
   std::ostringstream bytes;

@@ -7,6 +7,7 @@
 // microseconds per trial, of the engine's CPU microseconds per trial, and of
 // the objective's own time as the measurer sees it (run_s of each trial:
 // the call and what wraps it).
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_text.hpp"
 #include "tune/engine/median.hpp"
 #include "tune/tune.hpp"
 
@@ -21,19 +23,16 @@ int main(int argc, char** argv) {
   std::uint64_t trials = 3000;
   int repeats = 5;
   std::uint64_t seed = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--trials")
-      trials = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (flag == "--repeats")
-      repeats = std::atoi(argv[i + 1]);
-    else if (flag == "--seed")
-      seed = std::strtoull(argv[i + 1], nullptr, 10);
-    else {
-      std::cerr << "unknown option " << flag << "; accepted: --trials N --repeats R --seed S\n";
-      return 2;
-    }
-  }
+  CLI::App app{
+      "Per-trial cost of a C++ objective tuned through the actor pipeline (one JSON object: medians over "
+      "the repeats); the baseline of bench_python_overhead.py"};
+  tune::bench::last_value_wins(app);
+  app.add_option("--trials", trials, "Trials of each run")->capture_default_str()->check(tune::bench::more_than_zero());
+  app.add_option("--repeats", repeats, "Runs, of which the medians are printed")
+      ->capture_default_str()
+      ->check(tune::bench::more_than_zero());
+  app.add_option("--seed", seed, "Seed of the search")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   // The same space and objective as bench_python_overhead.py: 10^6
   // configurations, cost x / 1000 + y.
   std::vector<double> values(1000);

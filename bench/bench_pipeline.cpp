@@ -12,6 +12,7 @@
 //   bench_pipeline [--time-scale X] [--trials N] [--seeds K] [--strategy NAME] [--data DIR]
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "bench_latency.hpp"
+#include "bench_text.hpp"
 #include "tune/actors/pipeline.hpp"
 #include "tune/engine/parameter.hpp"
 #include "tune/kernels/replay.hpp"
@@ -239,13 +241,22 @@ int main(int argc, char** argv) {
   int seeds = 10;
   std::string strategy = "opevo";
   std::string data_dir = TUNE_DATA_DIR;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--data")) data_dir = argv[i + 1];
-    if (!std::strcmp(argv[i], "--time-scale")) scale = std::stod(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--trials")) trials = std::stoull(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--seeds")) seeds = std::stoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--strategy")) strategy = argv[i + 1];
-  }
+  CLI::App app{
+      "The actor pipeline against its bounds, on a latency model of two regimes and on replayed datasets: "
+      "busy shares, trials per simulated second, engine CPU per trial, steady state against generations"};
+  bench::last_value_wins(app);
+  app.add_option("--time-scale", scale, "Wall seconds per simulated second")
+      ->capture_default_str()
+      ->check(bench::more_than_zero());
+  app.add_option("--trials", trials, "Trials of each throughput run")
+      ->capture_default_str()
+      ->check(bench::more_than_zero());
+  app.add_option("--seeds", seeds, "Seeds of the steady-state against generations comparison")
+      ->capture_default_str()
+      ->check(bench::more_than_zero());
+  app.add_option("--strategy", strategy, "Strategy of that comparison")->capture_default_str();
+  app.add_option("--data", data_dir, "The data folder (the vendored datasets inside)")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   std::printf("bench_pipeline: time scale %g (wall seconds per simulated second)\n\n", scale);
   for (auto [label, compile_s, measure_s] : {std::tuple{"measurement-bound (GEMM RTX 3090 latencies)", 0.08, 0.9},
                                              std::tuple{"compile-bound (convolution A100 latencies)", 2.7, 0.07}}) {

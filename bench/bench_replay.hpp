@@ -3,6 +3,7 @@
 // on the vendored datasets, as published with them (datasets/README.md), the
 // datasets' short labels, and the common command-line arguments.
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "bench_text.hpp"
 
 namespace tune::bench {
 
@@ -52,20 +55,6 @@ inline const peer_row* find_peer(const std::string& label) {
   return nullptr;
 }
 
-/// The value after option argv[i] (i moves onto it).
-inline std::string next_value(int argc, char** argv, int& i) {
-  if (i + 1 >= argc) throw std::invalid_argument(std::string(argv[i]) + " needs a value");
-  return argv[++i];
-}
-
-/// "strategy:name=value" (--hyper) added to hyper[strategy][name].
-inline void add_hyper(const std::string& h, std::map<std::string, std::map<std::string, double>>& hyper) {
-  auto colon = h.find(':'), eq = h.find('=');
-  if (colon == std::string::npos || eq == std::string::npos || eq < colon)
-    throw std::invalid_argument("--hyper " + h + ": expected strategy:name=value, e.g. opevo:lambda=8");
-  hyper[h.substr(0, colon)][h.substr(colon + 1, eq - colon - 1)] = std::stod(h.substr(eq + 1));
-}
-
 /// --runs R, --budget N, --seed S, --out DIR and the dataset files, each
 /// after an optional --kinds FILE (parameter kind overrides) that applies to it.
 struct replay_bench_args {
@@ -75,36 +64,39 @@ struct replay_bench_args {
   std::string out_dir = "bench/results";
   std::vector<std::pair<std::string, std::string>> datasets;  ///< path, kind-override file ("" for none)
 
-  /// Takes argv[i] (and its value) when it is one of these; false for another option.
-  bool take(int argc, char** argv, int& i) {
-    std::string arg = argv[i];
-    if (arg == "--runs")
-      runs = std::stoul(next_value(argc, argv, i));
-    else if (arg == "--budget")
-      budget = std::stoul(next_value(argc, argv, i));
-    else if (arg == "--seed")
-      seed = std::stoull(next_value(argc, argv, i));
-    else if (arg == "--out")
-      out_dir = next_value(argc, argv, i);
-    else if (arg == "--kinds")
-      kinds_ = next_value(argc, argv, i);
-    else if (!arg.empty() && arg[0] == '-')
-      return false;
-    else
-      datasets.emplace_back(arg, std::exchange(kinds_, {}));
-    return true;
+  /// Adds these options and the dataset files (positional) to `app`.
+  void add_to(CLI::App& app) {
+    app.add_option("--runs", runs, "Runs (seeds) per dataset")->capture_default_str()->check(more_than_zero());
+    app.add_option("--budget", budget, "Evaluations per run")->capture_default_str()->check(more_than_zero());
+    app.add_option("--seed", seed, "The first run's seed")->capture_default_str();
+    app.add_option("--out", out_dir, "Folder of the result tables")->capture_default_str();
+    kinds_option_ =
+        app.add_option("--kinds", kinds_, "Parameter kind overrides (JSON) for the dataset that follows (repeatable)")
+            ->allow_extra_args(false);
+    paths_option_ = app.add_option("datasets", paths_, "Measured datasets (JSON, .json.gz or a Kernel Tuner cache)")
+                        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   }
 
-  /// Throws when no dataset was given or a --kinds came after the last one.
-  void check() const {
+  /// After the parse: pairs each dataset with the --kinds before it. Throws
+  /// when no dataset was given or a --kinds came after the last one.
+  void finish(const CLI::App& app) {
+    std::size_t kinds = 0, paths = 0;
+    std::string pending;
+    for (const CLI::Option* o : app.parse_order()) {
+      if (o == kinds_option_)
+        pending = kinds_.at(kinds++);
+      else if (o == paths_option_)
+        datasets.emplace_back(paths_.at(paths++), std::exchange(pending, {}));
+    }
     if (datasets.empty()) throw std::invalid_argument("give at least one dataset file");
-    if (!kinds_.empty())
-      throw std::invalid_argument("--kinds " + kinds_ + " must come before the dataset it applies to");
-    if (runs == 0) throw std::invalid_argument("--runs must be at least 1");
+    if (!pending.empty())
+      throw std::invalid_argument("--kinds " + pending + " must come before the dataset it applies to");
   }
 
  private:
-  std::string kinds_;
+  std::vector<std::string> kinds_, paths_;
+  const CLI::Option* kinds_option_ = nullptr;
+  const CLI::Option* paths_option_ = nullptr;
 };
 
 /// The main() of a replay benchmark: run(argc, argv), an exception printed

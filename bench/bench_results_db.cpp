@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <vector>
 
+#include "bench_text.hpp"
 #include "tune/storage/event_stream.hpp"
 #include "tune/storage/results_db.hpp"
 
@@ -165,17 +167,14 @@ int main(int argc, char** argv) {
   auto file = std::filesystem::temp_directory_path() / fmt::format("tune-bench-{}.db", getpid());
   std::string uri;
   bool only_commits = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--postgres" && i + 1 < argc) {
-      uri = argv[++i];
-    } else if (arg == "--only-commits") {
-      only_commits = true;
-    } else {
-      fmt::print(stderr, "usage: bench_results_db [--postgres URI [--only-commits]]\n");
-      return 2;
-    }
-  }
+  CLI::App app{
+      "The results database and the event stream at the rates a run needs: committed trials per second, "
+      "cache lookups, best(), events per second through a loopback subscriber"};
+  tune::bench::last_value_wins(app);
+  auto* postgres = app.add_option("--postgres", uri,
+                                  "Also a PostgreSQL store (postgresql://user@host/dbname), against SQLite, in turns");
+  app.add_flag("--only-commits", only_commits, "With --postgres: the commits alone, no events")->needs(postgres);
+  CLI11_PARSE(app, argc, argv);
   if (!uri.empty()) return compare_postgres(uri, file, only_commits);
   bench_db(file, false, 5000);
   bench_db(file, true, 1000);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -150,27 +151,23 @@ int main(int argc, char** argv) try {
   std::size_t window = 500;
   std::uint64_t seed = 1;
   fs::path dir = fs::temp_directory_path() / "tune-soak";
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-    std::string value = argv[++i];
-    if (arg == "--trials")
-      trials = std::stoull(value);
-    else if (arg == "--strategies")
-      strategies = bench::split(value, ',');
-    else if (arg == "--legs")
-      legs = bench::split(value, ',');
-    else if (arg == "--time-scale")
-      time_scale = std::stod(value);
-    else if (arg == "--window")
-      window = std::stoul(value);
-    else if (arg == "--seed")
-      seed = std::stoull(value);
-    else if (arg == "--dir")
-      dir = value;
-    else
-      throw std::invalid_argument("unknown option " + arg);
-  }
+  CLI::App app{
+      "Soak: long runs through the whole pipeline, results database included: CPU per trial at 1k, 10k "
+      "and the end, resident memory and live heap and their growth, database bytes per trial"};
+  bench::last_value_wins(app);
+  app.add_option("--trials", trials, "Trials of each run")->capture_default_str()->check(bench::more_than_zero());
+  bench::add_list(app, "--strategies", strategies, "Strategies ('default': the default strategy)");
+  bench::add_list(app, "--legs", legs, "Legs: replay (the GEMM RTX 3090 dataset), objective (synthetic)")
+      ->check(CLI::IsMember({"replay", "objective"}));
+  app.add_option("--time-scale", time_scale, "The replay leg's wall seconds per simulated second")
+      ->capture_default_str()
+      ->check(bench::more_than_zero());
+  app.add_option("--window", window, "Trials of each CPU window")->capture_default_str();
+  app.add_option("--seed", seed, "Seed of every run")->capture_default_str();
+  std::string dir_text = dir.string();
+  app.add_option("--dir", dir_text, "Folder of the runs' databases")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  dir = dir_text;
   if (window < cpu_stride || window % cpu_stride != 0)
     throw std::invalid_argument("--window must be a positive multiple of " + std::to_string(cpu_stride));
   fs::create_directories(dir);

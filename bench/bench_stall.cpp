@@ -173,23 +173,20 @@ int run(int argc, char** argv) {
   std::map<std::string, std::map<std::string, double>> hyper;
   std::size_t worst = 5, window = 50;
   bool trace = false;  // DIR/<dataset>_trace.csv: every step of every run
-  for (int i = 1; i < argc; ++i) {
-    if (args.take(argc, argv, i)) continue;
-    std::string arg = argv[i];
-    if (arg == "--strategy")
-      strategy = bench::next_value(argc, argv, i);
-    else if (arg == "--hyper")
-      bench::add_hyper(bench::next_value(argc, argv, i), hyper);
-    else if (arg == "--worst")
-      worst = std::stoul(bench::next_value(argc, argv, i));
-    else if (arg == "--trace")
-      trace = true;
-    else if (arg == "--window")
-      window = std::stoul(bench::next_value(argc, argv, i));
-    else
-      throw std::invalid_argument("unknown option " + arg);
-  }
-  args.check();
+  std::vector<std::string> hypers;
+  CLI::App app{
+      "Where a strategy stalls on replayed datasets: f after n evaluations, the plateau, and what it "
+      "proposes after it (the comment at the top of bench/bench_stall.cpp says more)"};
+  bench::last_value_wins(app);
+  args.add_to(app);
+  app.add_option("--strategy", strategy, "Strategy")->capture_default_str();
+  bench::add_repeatable(app, "--hyper", hypers, "A strategy's hyperparameter, strategy:name=value");
+  app.add_option("--worst", worst, "Runs that end lowest, looked at apart")->capture_default_str();
+  app.add_option("--window", window, "Evaluations without a faster time that make a stall")->capture_default_str();
+  app.add_flag("--trace", trace, "Write every step of every run to DIR/<dataset>_trace.csv");
+  CLI11_PARSE(app, argc, argv);
+  args.finish(app);
+  for (const auto& h : hypers) bench::add_hyper(h, hyper);
   const std::size_t runs = args.runs, budget = args.budget;
   worst = std::min(worst, runs);
   std::ostringstream md, targets;

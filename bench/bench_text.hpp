@@ -1,7 +1,10 @@
 #pragma once
 // Command-line text helpers shared by the benchmark programs.
 
+#include <CLI/CLI.hpp>
+#include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,51 @@ inline std::string paper_task(const std::string& name, long conv_batch, bool own
   if (name == "C1") return "conv2d:" + b + "x3x227x227:64x11x11:s4:p0" + own;
   if (name == "C2") return "conv2d:" + b + "x64x27x27:192x5x5:s1:p2" + own;
   return name;
+}
+
+/// "strategy:name=value" (--hyper) added to hyper[strategy][name].
+inline void add_hyper(const std::string& h, std::map<std::string, std::map<std::string, double>>& hyper) {
+  auto colon = h.find(':'), eq = h.find('=');
+  if (colon == std::string::npos || eq == std::string::npos || eq < colon)
+    throw std::invalid_argument("--hyper " + h + ": expected strategy:name=value, e.g. opevo:lambda=8");
+  hyper[h.substr(0, colon)][h.substr(colon + 1, eq - colon - 1)] = std::stod(h.substr(eq + 1));
+}
+
+/// An option's check that its number is more than 0, with a plain message
+/// (CLI::PositiveNumber's names the range up to the largest double).
+inline CLI::Validator more_than_zero() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !(value > 0)) return "must be a number more than 0, not " + text;
+        return {};
+      },
+      "> 0");
+}
+
+/// The benchmarks' option parsing: an option given again replaces the
+/// earlier value, as the scripts that pass their defaults first and the
+/// user's options after rely on.
+inline void last_value_wins(CLI::App& app) {
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+/// A comma-separated list option (--strategies a,b), its default shown.
+template <class T>
+CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<T>& values, const std::string& description) {
+  return app.add_option(name, values, description + ", comma-separated")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->capture_default_str();
+}
+
+/// An option that may be given several times, one value each (--hyper).
+inline CLI::Option* add_repeatable(CLI::App& app, const std::string& name, std::vector<std::string>& values,
+                                   const std::string& description) {
+  return app.add_option(name, values, description + " (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 }  // namespace tune::bench

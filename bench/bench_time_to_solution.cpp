@@ -185,23 +185,26 @@ int run(int argc, char** argv) {
   unsigned threads = 2;
   std::string strategy_name = default_strategy_name();
   std::string topology_file = "data/topologies/replay_8x4.yaml";
-  for (int i = 1; i < argc; ++i) {
-    if (args.take(argc, argv, i)) continue;
-    std::string arg = argv[i];
-    if (arg == "--batch")
-      batch = std::stoul(bench::next_value(argc, argv, i));
-    else if (arg == "--prefetch")
-      prefetch = std::stoul(bench::next_value(argc, argv, i));
-    else if (arg == "--threads")
-      threads = static_cast<unsigned>(std::stoul(bench::next_value(argc, argv, i)));
-    else if (arg == "--strategy")
-      strategy_name = bench::next_value(argc, argv, i);
-    else if (arg == "--topology")
-      topology_file = bench::next_value(argc, argv, i);
-    else
-      throw std::invalid_argument("unknown option " + arg);
-  }
-  args.check();
+  std::size_t prefetch_value = 0;
+  CLI::App app{
+      "Time to solution on replayed datasets: evaluations and simulated time to reach targets, steady "
+      "state against generations against one at a time, on a topology's devices"};
+  bench::last_value_wins(app);
+  args.add_to(app);
+  app.add_option("--strategy", strategy_name, "Strategy")->capture_default_str();
+  app.add_option("--topology", topology_file, "The topology of replay devices and compile workers")
+      ->capture_default_str();
+  auto* prefetch_option =
+      app.add_option("--prefetch", prefetch_value, "Candidates each device holds ahead (default: the topology's)");
+  app.add_option("--batch", batch, "The generational schedule's batch")
+      ->capture_default_str()
+      ->check(bench::more_than_zero());
+  app.add_option("--threads", threads, "Threads running the replays")
+      ->capture_default_str()
+      ->check(bench::more_than_zero());
+  CLI11_PARSE(app, argc, argv);
+  args.finish(app);
+  if (prefetch_option->count() > 0) prefetch = prefetch_value;
   const std::size_t runs = args.runs, budget = args.budget;
   const std::uint64_t seed = args.seed;
   const std::string& out_dir = args.out_dir;

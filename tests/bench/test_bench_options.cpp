@@ -1,0 +1,73 @@
+// Every benchmark program (bench/*.cpp) explains its options with --help and
+// refuses an option it does not know or a malformed value, before it
+// measures anything: a typo must not run a long benchmark with a default in
+// place of what was asked, and --help must not start one.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "skip.hpp"
+#include "tune/kernels/subprocess.hpp"
+
+namespace {
+
+/// The benchmark programs built here, by their sources' names.
+std::vector<std::filesystem::path> built_benchmarks() {
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TUNE_SOURCE_DIR) / "bench"))
+    if (entry.path().extension() == ".cpp") {
+      auto program = std::filesystem::path(TUNE_BENCH_DIR) / entry.path().stem();
+      if (std::filesystem::is_regular_file(program)) out.push_back(program);
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every benchmark explains its options and refuses one it does not know, without measuring", "[bench]") {
+  const auto programs = built_benchmarks();
+  if (programs.empty()) SKIP_TEST("no benchmark program is built in " TUNE_BENCH_DIR);
+  // bench_pipeline, bench_nodes and bench_soak are among them (each runs for
+  // minutes when it starts measuring), so the timeouts below catch a program
+  // that takes --help or a typo for a run.
+  CHECK(programs.size() >= 15);
+  for (const auto& program : programs) {
+    const std::string name = program.filename().string();
+    INFO(name);
+    auto help = tune::run_process({program.string(), "--help"}, 20.0);
+    INFO(help.output);
+    CHECK(help.ok());
+    CHECK(help.output.find("Options:") != std::string::npos);
+    CHECK(help.output.find("--help") != std::string::npos);
+    auto typo = tune::run_process({program.string(), "--no-such-option", "1"}, 20.0);
+    INFO(typo.output);
+    CHECK(!typo.timed_out);
+    CHECK(typo.started);
+    CHECK(typo.exit_code != 0);
+    // Named, or a required option's absence said first (bench_retime's --db).
+    CHECK((typo.output.find("--no-such-option") != std::string::npos ||
+           typo.output.find("is required") != std::string::npos));
+  }
+}
+
+TEST_CASE("a benchmark's count must be a number more than 0, and the message says so", "[bench]") {
+  const auto program = std::filesystem::path(TUNE_BENCH_DIR) / "bench_strategies";
+  if (!std::filesystem::is_regular_file(program)) SKIP_TEST("bench_strategies is not built in " TUNE_BENCH_DIR);
+  const auto dataset = std::string(TUNE_DATA_DIR) + "/datasets/pnpoly/RTX_3090.json.gz";
+  for (const char* runs : {"0", "-3", "many"}) {
+    INFO(runs);
+    auto out = tune::run_process({program.string(), "--runs", runs, dataset}, 20.0);
+    INFO(out.output);
+    CHECK(out.started);
+    CHECK(out.exit_code != 0);
+    CHECK(out.output.find(std::string("--runs: must be a number more than 0, not ") + runs) != std::string::npos);
+  }
+  // A --kinds after the last dataset applies to none: refused, not ignored.
+  auto late = tune::run_process(
+      {program.string(), "--runs", "1", dataset, "--kinds", std::string(TUNE_DATA_DIR) + "/datasets/pnpoly/kinds.json"},
+      20.0);
+  INFO(late.output);
+  CHECK(late.exit_code == 2);
+  CHECK(late.output.find("must come before the dataset it applies to") != std::string::npos);
+}
