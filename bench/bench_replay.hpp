@@ -71,8 +71,7 @@ struct replay_bench_args {
     app.add_option("--seed", seed, "The first run's seed")->capture_default_str();
     app.add_option("--out", out_dir, "Folder of the result tables")->capture_default_str();
     kinds_option_ =
-        app.add_option("--kinds", kinds_, "Parameter kind overrides (JSON) for the dataset that follows (repeatable)")
-            ->allow_extra_args(false);
+        add_repeatable(app, "--kinds", kinds_, "Parameter kind overrides (JSON) for the dataset that follows");
     paths_option_ = app.add_option("datasets", paths_, "Measured datasets (JSON, .json.gz or a Kernel Tuner cache)")
                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   }

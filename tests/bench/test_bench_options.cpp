@@ -2,8 +2,12 @@
 // refuses an option it does not know or a malformed value, before it
 // measures anything: a typo must not run a long benchmark with a default in
 // place of what was asked, and --help must not start one.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -51,7 +55,7 @@ TEST_CASE("every benchmark explains its options and refuses one it does not know
   }
 }
 
-TEST_CASE("a benchmark's count must be a number more than 0, and the message says so", "[bench]") {
+TEST_CASE("a replay benchmark refuses a count of 0 and gives each --kinds to the dataset after it", "[bench]") {
   const auto program = std::filesystem::path(TUNE_BENCH_DIR) / "bench_strategies";
   if (!std::filesystem::is_regular_file(program)) SKIP_TEST("bench_strategies is not built in " TUNE_BENCH_DIR);
   const auto dataset = std::string(TUNE_DATA_DIR) + "/datasets/pnpoly/RTX_3090.json.gz";
@@ -70,4 +74,21 @@ TEST_CASE("a benchmark's count must be a number more than 0, and the message say
   INFO(late.output);
   CHECK(late.exit_code == 2);
   CHECK(late.output.find("must come before the dataset it applies to") != std::string::npos);
+  // Each --kinds applies to the one dataset after it, however many there are.
+  const auto out_dir = std::filesystem::temp_directory_path() / ("tune-bench-kinds-" + std::to_string(::getpid()));
+  const auto kinds = std::string(TUNE_DATA_DIR) + "/datasets/pnpoly/kinds.json";
+  auto two = tune::run_process(
+      {program.string(), "--runs", "1", "--budget", "5", "--strategies", "random", "--out", out_dir.string(), "--kinds",
+       kinds, dataset, std::string(TUNE_DATA_DIR) + "/datasets/dedispersion/A4000.json.gz", "--kinds", kinds, dataset},
+      120.0);
+  INFO(two.output);
+  CHECK(two.ok());
+  std::ifstream table(out_dir / "strategies.md");
+  const std::string text{std::istreambuf_iterator<char>(table), std::istreambuf_iterator<char>()};
+  std::size_t overridden = 0;
+  for (auto at = text.find("overridden by"); at != std::string::npos; at = text.find("overridden by", at + 1))
+    ++overridden;
+  CHECK(overridden == 2);
+  CHECK(text.find("Parameter kinds of dedispersion") == std::string::npos);
+  std::filesystem::remove_all(out_dir);
 }

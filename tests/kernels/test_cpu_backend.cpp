@@ -614,7 +614,8 @@ TEST_CASE("the naive reference runs as many threads as the cores it may run on",
   auto threads = reinterpret_cast<long (*)()>(::dlsym(library, "tune_reference_threads"));
   REQUIRE(threads != nullptr);
   CHECK(threads() == std::min(CPU_COUNT(&all), 64));
-  // This thread pinned to one of its cores, as a measuring process is.
+  // This thread pinned to one of its cores, as taskset or a cpuset would pin
+  // the engine (the reference's process inherits the mask of its caller).
   cpu_set_t one;
   CPU_ZERO(&one);
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
