@@ -309,18 +309,19 @@ void print_spread(const char* label, const costs& c) {
 int main(int argc, char** argv) {
   bench_options o;
   CLI::App app{"Where a CPU kernel's build spends its time; builds the old way and the new way, and their kernels"};
+  tune::bench::last_value_wins(app);
   app.add_option("--task", o.task, "MM1-MM3, BMM1-BMM3, C1, C2 or a task string");
   app.add_option("--conv-batch", o.conv_batch, "Batch of C1 and C2");
-  app.add_option("--configs", o.configs, "Configurations drawn");
+  app.add_option("--configs", o.configs, "Configurations drawn")->check(tune::bench::more_than_zero());
   app.add_option("--seed", o.seed, "Seed of the draw");
-  app.add_option("--rounds", o.rounds, "Builds of each configuration each way");
+  app.add_option("--rounds", o.rounds, "Builds of each configuration each way")->check(tune::bench::more_than_zero());
   app.add_option("--stage-rounds", o.stage_rounds, "Rounds of the stage table (0: none)");
   app.add_option("--measure-rounds", o.measure_rounds, "Timings of each kernel each way (0: none)");
-  app.add_option("--min-time", o.min_time, "Kernel time of one timing, seconds");
+  app.add_option("--min-time", o.min_time, "Kernel time of one timing, seconds")->check(tune::bench::more_than_zero());
   app.add_option("--core", o.core, "Core the kernels run on");
   app.add_option("--compiler", o.compiler, "Host compiler");
-  app.add_option("--only", o.only, "Keep only these of the drawn configurations (their indices, e.g. 1,17)")
-      ->delimiter(',');
+  tune::bench::add_list(app, "--only", o.only,
+                        "Keep only these of the drawn configurations (their indices, e.g. 1,17)");
   auto* vary_flags =
       app.add_option("--vary-flags", o.vary_flags,
                      "Compare compiler flags: the old way is the backend's build without these, the new way with them");
@@ -328,7 +329,7 @@ int main(int argc, char** argv) {
                "Compare links: the old way links with the C library and libgcc (-z defs), the new way is the "
                "backend's build (linked against nothing, its undefined symbols checked)")
       ->excludes(vary_flags);
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   const auto varied = split_words(o.vary_flags);
 
   auto task = tune::parse_task(tune::bench::paper_task(o.task, o.conv_batch, false));

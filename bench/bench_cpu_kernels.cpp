@@ -295,27 +295,30 @@ int run(const bench_options& o);
 int main(int argc, char** argv) {
   bench_options o;
   CLI::App app{"Tunes OpEvo's CPU problems and compares with the FMA peak, oneDNN and OpenBLAS"};
+  tune::bench::last_value_wins(app);
   app.add_option("--tasks", o.tasks, "Comma-separated: MM1-MM3, BMM1-BMM3, C1, C2 or task strings");
   app.add_option("--rounds", o.rounds,
                  "Rounds of timing the best configuration and each vendor kernel alternately after a search")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--conv-batch", o.conv_batch, "Batch of C1 and C2 (the paper's: 512)")->check(CLI::PositiveNumber);
+      ->check(tune::bench::more_than_zero());
+  app.add_option("--conv-batch", o.conv_batch, "Batch of C1 and C2 (the paper's: 512)")
+      ->check(tune::bench::more_than_zero());
   app.add_flag("--own-layouts", o.own_layouts,
                "C1 and C2 in the kernel's own layouts: the conversions from and to NCHW run outside the timed "
                "kernel, as in oneDNN's own-layout figure");
-  app.add_option("--trials", o.trials, "Trials per task");
-  app.add_option("--threads", o.threads, "Threads (cores) per kernel");
+  app.add_option("--trials", o.trials, "Trials per task")->check(tune::bench::more_than_zero());
+  app.add_option("--threads", o.threads, "Threads (cores) per kernel")->check(tune::bench::more_than_zero());
   app.add_option("--first-core", o.first_core,
                  "The kernels, vendors and FMA loop run on cores first-core .. +threads-1")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", o.seed, "Seed of the search");
   app.add_option("--strategy", o.strategy, "A strategy name (opevo, random, bo, ...)");
-  app.add_option("--min-time", o.min_time, "Seconds of repeats per measurement");
-  app.add_option("--run-timeout", o.run_timeout, "Seconds after which a measurement is a run_timeout");
+  app.add_option("--min-time", o.min_time, "Seconds of repeats per measurement")->check(tune::bench::more_than_zero());
+  app.add_option("--run-timeout", o.run_timeout, "Seconds after which a measurement is a run_timeout")
+      ->check(tune::bench::more_than_zero());
   app.add_option("--user", o.user, "Tune a user kernel's launch description instead");
   app.add_option("--config", o.config,
                  "A configuration (JSON) of the one task to time beside the vendors instead of searching");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   try {
     return run(o);
   } catch (const std::exception& e) {

@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_text.hpp"
 #include "dashboard/dashboard_client.hpp"
 #include "tune/dashboard/server.hpp"
 #include "tune/engine/median.hpp"
@@ -190,6 +191,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "The dashboard's forwarding rate to 10 WebSocket clients, and a replay run's CPU per trial with no "
       "reader, with the dashboard alone and with 10 clients"};
+  tune::bench::last_value_wins(app);
   app.add_option("--events", events, "Events published as fast as possible to 10 clients (0: skip)")
       ->check(CLI::Range(0, 100000000))
       ->capture_default_str();
@@ -197,7 +199,7 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", repeats, "Rounds of the three set-ups, in alternating order")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   if (events > 0) forwarding_rate(events);
   const char* names[] = {"A no reader", "B dashboard, no client", "C dashboard, 10 clients"};
   std::vector<double> cpu[3], process[3];

@@ -142,7 +142,8 @@ int main(int argc, char** argv) {
   std::string db;
   std::uint64_t population = 0;
   CLI::App app{"GEVO-ML through the pipeline: its operators against all five, no retry and random edit lists"};
-  app.add_option("--budget", budget, "Variants measured per run")->check(CLI::PositiveNumber);
+  tune::bench::last_value_wins(app);
+  app.add_option("--budget", budget, "Variants measured per run")->check(tune::bench::more_than_zero());
   app.add_option("--seeds", seeds_text, "Comma-separated seeds (each runs every search)");
   app.add_option("--workloads", workloads_text, "Comma-separated: " + tune::join(tune::evolution_workloads()));
   app.add_option("--searches", searches_text, "Comma-separated: gevo, gevo5, noretry, random");
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
                  "Population of gevo, gevo5 and noretry (default: evolve's, 32; random is unaffected)")
       ->check(CLI::Range(2, 100000));
   app.add_option("--db", db, "Results database; matmul starts from its task's best configuration there");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   const auto seeds = tune::bench::split(seeds_text, ',');
   const auto workloads = tune::bench::split(workloads_text, ',');
   const auto searches = tune::bench::split(searches_text, ',');

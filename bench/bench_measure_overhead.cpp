@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_text.hpp"
 #include "tune/engine/median.hpp"
 #include "tune/kernels/task.hpp"
 
@@ -124,12 +125,13 @@ int main(int argc, char** argv) {
   CLI::App app(
       "What a CPU trial costs beyond its kernel's runs: a worker process per trial against the device's "
       "resident measuring process, alternated; then the resident process against the best time.");
+  tune::bench::last_value_wins(app);
   app.add_option("--task", task, "task to measure")->capture_default_str();
   app.add_option("--configs", configs, "fixed configurations, drawn and built once")
-      ->check(CLI::PositiveNumber)
+      ->check(tune::bench::more_than_zero())
       ->capture_default_str();
   app.add_option("--runs", runs, "measurements of each configuration each way")
-      ->check(CLI::PositiveNumber)
+      ->check(tune::bench::more_than_zero())
       ->capture_default_str();
   app.add_option("--seed", seed, "seed of the configurations drawn")->capture_default_str();
   app.add_option("--max-processes", max_processes, "pids cgroup limit (0: none)")
@@ -140,7 +142,7 @@ int main(int argc, char** argv) {
                  "another build's tune-kernel-worker: time the configurations in full with it and with this build's, "
                  "in turn, and compare")
       ->check(CLI::ExistingFile);
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   tune::task_backend_options options;
   options.max_processes = max_processes;
   auto resident = tune::make_task_backend(task, "cpu", options);

@@ -42,6 +42,7 @@
 
 #include "bench_node_child.hpp"
 #include "bench_replay.hpp"
+#include "bench_text.hpp"
 #include "tune/engine/median.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/model.hpp"
@@ -231,7 +232,7 @@ int run(int argc, char** argv) {
                  "The one pipeline's budget (0: --budget); prints when it reached the latency rounds ended with")
       ->capture_default_str();
   app.add_option("--out", o.out, "Also write the table to this Markdown file");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   if (o.strategy.empty()) o.strategy = default_strategy_name();
   const model m = read_model(o.model);
   std::vector<double> optima;

@@ -29,6 +29,7 @@
 #include <numeric>
 
 #include "bench_replay.hpp"
+#include "bench_text.hpp"
 #include "tune/engine/median.hpp"
 #include "tune/engine/strategy.hpp"
 #include "tune/engine/task_scheduler.hpp"
@@ -164,7 +165,7 @@ int run(int argc, char** argv) {
   app.add_option("--patience", o.patience, "Rounds without a gain after which a task is done (0: never)")
       ->capture_default_str();
   app.add_option("--out", o.out, "Also write the table to this Markdown file");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   if (o.strategy.empty()) o.strategy = default_strategy_name();
   const model m = read_model(o.model);
   if (o.budget == 0) o.budget = 100 * m.tasks.size();

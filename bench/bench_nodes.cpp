@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
       ->check(bench::more_than_zero());
   app.add_option("--data", data_dir, "The data folder (datasets/gemm_clblast/RTX_3090.json.gz inside)")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   s.dataset_path = data_dir + "/datasets/gemm_clblast/RTX_3090.json.gz";
   std::ifstream in(s.dataset_path, std::ios::binary);
   std::ostringstream bytes;

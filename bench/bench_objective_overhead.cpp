@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(tune::bench::more_than_zero());
   app.add_option("--seed", seed, "Seed of the search")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   // The same space and objective as bench_python_overhead.py: 10^6
   // configurations, cost x / 1000 + y.
   std::vector<double> values(1000);

@@ -256,7 +256,7 @@ int main(int argc, char** argv) {
       ->check(bench::more_than_zero());
   app.add_option("--strategy", strategy, "Strategy of that comparison")->capture_default_str();
   app.add_option("--data", data_dir, "The data folder (the vendored datasets inside)")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   std::printf("bench_pipeline: time scale %g (wall seconds per simulated second)\n\n", scale);
   for (auto [label, compile_s, measure_s] : {std::tuple{"measurement-bound (GEMM RTX 3090 latencies)", 0.08, 0.9},
                                              std::tuple{"compile-bound (convolution A100 latencies)", 2.7, 0.07}}) {

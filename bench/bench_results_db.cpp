@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
   auto* postgres = app.add_option("--postgres", uri,
                                   "Also a PostgreSQL store (postgresql://user@host/dbname), against SQLite, in turns");
   app.add_flag("--only-commits", only_commits, "With --postgres: the commits alone, no events")->needs(postgres);
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   if (!uri.empty()) return compare_postgres(uri, file, only_commits);
   bench_db(file, false, 5000);
   bench_db(file, true, 1000);

@@ -30,12 +30,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_text.hpp"
 #include "tune/engine/limits.hpp"
 #include "tune/kernels/task.hpp"
 #include "tune/storage/results_db.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"re-time a results database's best configuration of a task"};
+  tune::bench::last_value_wins(app);
   std::string db_path, task;
   int rounds = 5, core = 0;
   app.add_option("--db", db_path, "results database")->required();
@@ -48,7 +50,7 @@ int main(int argc, char** argv) {
   app.add_option("--statistic", statistic_name, "median (default) or min: of each measurement's runs and of the rounds")
       ->check(CLI::IsMember({"median", "min"}));
   app.add_flag("--interleaved", interleaved, "also time it as the confirmation does (rounds of a burst)");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   try {
     tune::storage::results_db db(db_path, tune::storage::results_db::open_mode::read_only);
     tune::task_backend_options options;

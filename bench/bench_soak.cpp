@@ -166,7 +166,7 @@ int main(int argc, char** argv) try {
   app.add_option("--seed", seed, "Seed of every run")->capture_default_str();
   std::string dir_text = dir.string();
   app.add_option("--dir", dir_text, "Folder of the runs' databases")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   dir = dir_text;
   if (window < cpu_stride || window % cpu_stride != 0)
     throw std::invalid_argument("--window must be a positive multiple of " + std::to_string(cpu_stride));

@@ -184,7 +184,7 @@ int run(int argc, char** argv) {
   app.add_option("--worst", worst, "Runs that end lowest, looked at apart")->capture_default_str();
   app.add_option("--window", window, "Evaluations without a faster time that make a stall")->capture_default_str();
   app.add_flag("--trace", trace, "Write every step of every run to DIR/<dataset>_trace.csv");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   args.finish(app);
   for (const auto& h : hypers) bench::add_hyper(h, hyper);
   const std::size_t runs = args.runs, budget = args.budget;

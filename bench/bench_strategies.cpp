@@ -129,7 +129,7 @@ int run(int argc, char** argv) {
   args.add_to(app);
   bench::add_list(app, "--strategies", strategies, "Strategies");
   bench::add_repeatable(app, "--hyper", hypers, "A strategy's hyperparameter, strategy:name=value");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   args.finish(app);
   for (const auto& h : hypers) bench::add_hyper(h, hyper);
   const std::size_t runs = args.runs, budget = args.budget;

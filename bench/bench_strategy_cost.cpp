@@ -59,7 +59,7 @@ int main(int argc, char** argv) try {
       ->check(bench::more_than_zero());
   app.add_option("--seed", seed, "Seed of the strategies and the objective")->capture_default_str();
   bench::add_repeatable(app, "--hyper", hypers, "A strategy's hyperparameter, strategy:name=value");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   std::sort(sizes.begin(), sizes.end());
   for (const auto& h : hypers) bench::add_hyper(h, hyper);
   auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{make_factorization_parameter("m", 512, 4),

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   app.add_option("queries", queries, "Queries timed at each size (fewer for the slower searches)")
       ->capture_default_str()
       ->check(bench::more_than_zero());
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   auto space = std::make_shared<search_space>(std::vector<parameter_ptr>{make_factorization_parameter("m", 512, 4),
                                                                          make_factorization_parameter("k", 1024, 4),
                                                                          make_factorization_parameter("n", 1024, 3)});

@@ -2,7 +2,9 @@
 // Command-line text helpers shared by the benchmark programs.
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -40,7 +42,11 @@ inline void add_hyper(const std::string& h, std::map<std::string, std::map<std::
   auto colon = h.find(':'), eq = h.find('=');
   if (colon == std::string::npos || eq == std::string::npos || eq < colon)
     throw std::invalid_argument("--hyper " + h + ": expected strategy:name=value, e.g. opevo:lambda=8");
-  hyper[h.substr(0, colon)][h.substr(colon + 1, eq - colon - 1)] = std::stod(h.substr(eq + 1));
+  const std::string text = h.substr(eq + 1);
+  double value = 0;
+  if (!CLI::detail::lexical_cast(text, value))
+    throw std::invalid_argument("--hyper " + h + ": the value '" + text + "' is not a number");
+  hyper[h.substr(0, colon)][h.substr(colon + 1, eq - colon - 1)] = value;
 }
 
 /// An option's check that its number is more than 0, with a plain message
@@ -60,6 +66,19 @@ inline CLI::Validator more_than_zero() {
 /// user's options after rely on.
 inline void last_value_wins(CLI::App& app) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+/// Parses the options as the tune-engine command does: --help prints them
+/// and gives 0 to return from main, a bad option prints one message and
+/// gives 2 (CLI11's own codes are 100 and up); nothing when the options are
+/// good and the benchmark should run.
+inline std::optional<int> parse_options(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return std::nullopt;
 }
 
 /// A comma-separated list option (--strategies a,b), its default shown.

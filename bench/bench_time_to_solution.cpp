@@ -34,6 +34,7 @@
 #include <utility>
 
 #include "bench_replay.hpp"
+#include "bench_text.hpp"
 #include "tune/kernels/replay.hpp"
 #include "tune/kernels/replay_schedule.hpp"
 #include "tune/kernels/replay_stats.hpp"
@@ -202,7 +203,7 @@ int run(int argc, char** argv) {
   app.add_option("--threads", threads, "Threads running the replays")
       ->capture_default_str()
       ->check(bench::more_than_zero());
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   args.finish(app);
   if (prefetch_option->count() > 0) prefetch = prefetch_value;
   const std::size_t runs = args.runs, budget = args.budget;

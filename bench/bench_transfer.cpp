@@ -49,7 +49,7 @@ int main(int argc, char** argv) try {
   app.add_option("datasets", paths, "Two or more measured datasets of the same kernel")
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tune::bench::parse_options(app, argc, argv)) return *rc;
   for (const auto& h : hypers) {
     auto eq = h.find('=');
     if (eq == std::string::npos) throw std::invalid_argument("--hyper " + h + ": expected name=value");
