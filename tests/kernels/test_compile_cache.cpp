@@ -1,5 +1,9 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -25,6 +29,23 @@ std::vector<fs::path> files_in(const fs::path& dir) {
   std::vector<fs::path> out;
   for (const auto& entry : fs::directory_iterator(dir)) out.push_back(entry.path());
   return out;
+}
+
+/// A process number that no process has now: a child's, once it has exited
+/// and been waited for.
+pid_t exited_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+/// A file written `age` ago.
+void plant(const fs::path& file, std::chrono::seconds age) {
+  std::ofstream(file) << "left behind";
+  fs::last_write_time(file, fs::file_time_type::clock::now() - age);
 }
 
 constexpr std::size_t artifact_bytes = 1 << 20;
@@ -158,4 +179,51 @@ TEST_CASE("compile cache: write_file replaces a file whole and reports an unwrit
   CHECK(files_in(scratch.path()).size() == 1);
   auto problem = compile_cache::write_file(scratch.path() / "missing" / "kernel.cpp", "int z;");
   CHECK(problem.find("missing") != std::string::npos);
+}
+
+TEST_CASE("compile cache: what a killed build left is removed once old, never a live build's", "[kernels]") {
+  using namespace std::chrono_literals;
+  tune::test::kernel_scratch scratch("compile-cache-stale");
+  const fs::path dir = scratch.path() / "cuda";
+  fs::create_directories(dir);
+  const auto dead = std::to_string(exited_pid()), self = std::to_string(::getpid()),
+             parent = std::to_string(::getppid());
+  const std::string hash = "0123456789abcdef0123456789abcdef";
+  // Left by a killed build: its temporary cubin and the source beside it.
+  plant(dir / (hash + ".cubin.tmp" + dead + "-77"), 2h);
+  plant(dir / (hash + ".cubin.tmp" + dead + "-77.cu"), 2h);
+  // Kept: too young to be judged (a build in progress on another machine
+  // sharing the folder), this process's own, a running process's, an
+  // artifact, and names that only look alike.
+  const std::vector<std::string> kept = {hash + ".cubin.tmp" + dead + "-78",
+                                         hash + ".cubin.tmp" + self + "-1",
+                                         hash + ".cubin.tmp" + parent + "-1",
+                                         hash + ".cubin",
+                                         hash + ".cubin.tmpfile",
+                                         hash + ".cubin.tmp-5"};
+  plant(dir / kept[0], 10min);
+  for (std::size_t i = 1; i < kept.size(); ++i) plant(dir / kept[i], 2h);
+
+  CHECK(compile_cache::remove_stale_temporaries(dir) == 2);
+  for (const auto& name : kept) {
+    INFO(name);
+    CHECK(fs::exists(dir / name));
+  }
+  CHECK(files_in(dir).size() == kept.size());
+  // A younger limit takes the ten-minute-old one too; a folder that does not
+  // exist has nothing to remove.
+  CHECK(compile_cache::remove_stale_temporaries(dir, 5min) == 1);
+  CHECK(compile_cache::remove_stale_temporaries(scratch.path() / "none") == 0);
+
+  // A process's first fetch in a folder sweeps it.
+  const fs::path other = scratch.path() / "cpu";
+  fs::create_directories(other);
+  plant(other / ("feed.so.tmp" + dead + "-3"), 3h);
+  compile_cache cache(other, ".so");
+  auto built = cache.fetch({"kernel"}, [](const fs::path& file) {
+    std::ofstream(file) << "whole";
+    return build_result{status::ok, {}, 0.1, {}};
+  });
+  CHECK(built.state == status::ok);
+  CHECK(files_in(other) == std::vector<fs::path>{built.artifact});
 }

@@ -12,7 +12,14 @@
 // workers) may build the same key at once: each writes a temporary file of
 // its own and renames it, so a reader sees no file or a whole one, never a
 // torn one, and the last rename wins with identical content.
+//
+// A process killed mid-build (SIGKILL, a power cut) leaves its temporary
+// behind; the first fetch of a process in a folder removes the temporaries
+// there that are more than an hour old and whose process is not running
+// (remove_stale_temporaries).
 
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -49,6 +56,17 @@ class compile_cache {
 
   /// `base` + ".tmp<pid>-<thread>" + `suffix`: a name of this thread's own.
   static std::filesystem::path temporary_name(const std::filesystem::path& base, const std::string& suffix = {});
+
+  /// Removes the temporaries in `dir` (names with ".tmp<pid>-", as
+  /// temporary_name gives, whatever follows) that were last written more
+  /// than `min_age` ago and whose process is not running on this machine:
+  /// what a killed build left. A live build's temporary is never that old
+  /// (builds have time limits of seconds to minutes), and the age also spares
+  /// another machine's builds in a shared folder, whose process numbers mean
+  /// nothing here. Returns how many were removed; a folder that does not
+  /// exist or cannot be read removes none.
+  static std::size_t remove_stale_temporaries(const std::filesystem::path& dir,
+                                              std::chrono::seconds min_age = std::chrono::hours(1));
 
   /// Writes `bytes` to `file` through a temporary name and a rename. Returns
   /// the problem, empty on success.
