@@ -1,9 +1,13 @@
 #pragma once
 // `tune-engine node` processes on loopback for the benchmarks that spread
 // their devices over nodes (bench_nodes, bench_model_busy): started with a
-// node topology, their port read from what they print, killed at the end.
+// node topology, their port read from what they print, killed at the end,
+// and by the kernel when the benchmark dies first (a signal, a crash): each
+// asks for SIGKILL at its parent's death. Start them from the main thread,
+// whose end is the process's.
 // Needs TUNE_CLI_PATH (the tune-engine executable) defined by the target.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,9 +29,12 @@ node_child start_node(const std::string& topology) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
   node_child node;
+  const pid_t parent = getpid();
   node.pid = fork();
   if (node.pid < 0) throw std::runtime_error("fork failed");
   if (node.pid == 0) {
+    // The parent may have died between fork and prctl: then no signal comes.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     dup2(pipe_fds[1], STDERR_FILENO);
     close(pipe_fds[0]);
     close(pipe_fds[1]);

@@ -2,15 +2,20 @@
 // refuses an option it does not know or a malformed value, before it
 // measures anything: a typo must not run a long benchmark with a default in
 // place of what was asked, and --help must not start one.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "kernels/process_checks.hpp"
 #include "skip.hpp"
 #include "tune/kernels/subprocess.hpp"
 
@@ -116,4 +121,34 @@ TEST_CASE("a benchmark takes the last value of an option given twice and refuses
   INFO(twice.output);
   CHECK(twice.ok());
   CHECK(twice.output.find(", 1 configurations (seed") != std::string::npos);
+}
+
+TEST_CASE("a benchmark's node processes die with it, also when it is killed", "[bench]") {
+  // bench_nodes starts four tune-engine node processes; killed by a signal
+  // it cannot catch, it cannot stop them itself: the kernel does
+  // (PR_SET_PDEATHSIG).
+  const auto program = std::filesystem::path(TUNE_BENCH_DIR) / "bench_nodes";
+  if (!std::filesystem::is_regular_file(program)) SKIP_TEST("bench_nodes is not built in " TUNE_BENCH_DIR);
+  const pid_t bench = ::fork();
+  REQUIRE(bench >= 0);
+  if (bench == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    ::execl(program.c_str(), program.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::vector<long> nodes;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((nodes = tune::test::children_of(bench, "tune-engine")).size() < 4 &&
+         std::chrono::steady_clock::now() < deadline && !tune::test::has_ended(bench))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(bench, SIGKILL);
+  ::waitpid(bench, nullptr, 0);
+  REQUIRE(nodes.size() == 4);
+  for (long node : nodes) {
+    INFO(node);
+    CHECK(tune::test::ends_soon(node));
+    if (!tune::test::has_ended(node)) ::kill(static_cast<pid_t>(node), SIGKILL);
+  }
 }
