@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -76,6 +78,34 @@ std::vector<std::string> strategy_names() {
 std::string default_strategy_name() { return "bo"; }
 
 std::map<std::string, double> strategy_defaults(std::string_view name) { return find(name).defaults(); }
+
+std::vector<trial_result> merged_prior(const std::vector<trial_result>& results) {
+  struct merged {
+    double log_sum = 0;
+    std::size_t ok = 0;
+    status failure = status::ok;
+  };
+  std::map<configuration, merged> by_config;
+  for (const auto& r : results) {
+    auto& m = by_config[r.config];
+    if (r.state == status::ok && r.time_ms > 0) {
+      m.log_sum += std::log(r.time_ms);
+      ++m.ok;
+    } else if (m.failure == status::ok) {
+      m.failure = r.state == status::ok ? status::runtime_error : r.state;
+    }
+  }
+  std::vector<trial_result> out;
+  out.reserve(by_config.size());
+  for (auto& [config, m] : by_config) {
+    trial_result r;
+    r.config = config;
+    r.state = m.failure;
+    if (m.failure == status::ok) r.time_ms = std::exp(m.log_sum / static_cast<double>(m.ok));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
 std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr space,
                                         const strategy_options& options) {

@@ -28,45 +28,27 @@ replay_evaluation evaluate(const replay_dataset& dataset, const configuration& c
 }
 
 std::vector<trial_result> replay_prior(const std::vector<const replay_dataset*>& priors, const search_space& space) {
-  struct merged {
-    double log_sum = 0;
-    std::size_t ok = 0;
-    status failure = status::ok;
-  };
-  std::map<configuration, merged> by_config;
+  std::vector<trial_result> carried;
   for (const auto* prior : priors) {
     for (std::size_t i = 0; i < prior->configs.size(); ++i) {
       std::map<std::string, parameter_value> values;
       for (auto& [name, value] : prior->space->values(prior->configs[i])) values.emplace(name, value);
-      configuration config;
+      trial_result r;
       try {
-        config = space.from_values(values);
+        r.config = space.from_values(values);
       } catch (const std::invalid_argument&) {
         continue;  // a value this space does not have
       }
-      auto& m = by_config[config];
-      const auto& rec = prior->records[i];
-      if (rec.state == status::ok && rec.time_ms > 0) {
-        m.log_sum += std::log(rec.time_ms);
-        ++m.ok;
-      } else if (m.failure == status::ok) {
-        m.failure = rec.state == status::ok ? status::runtime_error : rec.state;
-      }
+      r.state = prior->records[i].state;
+      r.time_ms = prior->records[i].time_ms;
+      carried.push_back(std::move(r));
     }
   }
-  if (by_config.empty())
+  if (carried.empty())
     throw std::invalid_argument((priors.empty() ? std::string("prior") : priors.front()->origin) +
                                 ": no configuration of the prior is in the search space " + space.origin() +
                                 "; a prior must come from the same kernel's space");
-  std::vector<trial_result> out;
-  for (auto& [config, m] : by_config) {
-    trial_result r;
-    r.config = config;
-    r.state = m.failure;
-    if (m.failure == status::ok) r.time_ms = std::exp(m.log_sum / static_cast<double>(m.ok));
-    out.push_back(std::move(r));
-  }
-  return out;
+  return merged_prior(carried);
 }
 
 replay_run_result replay_search(const replay_dataset& dataset, const replay_run_options& options) {

@@ -72,6 +72,13 @@ std::string default_strategy_name();
 /// std::invalid_argument for an unknown name, listing the names.
 std::map<std::string, double> strategy_defaults(std::string_view name);
 
+/// A prior with one result per configuration, from results of several
+/// sources (runs, devices, tasks) that may share configurations: a
+/// configuration's time is the geometric mean of its ok times; one that
+/// failed in any source keeps its first failure (an ok time that is not
+/// positive counts as a runtime_error). Ordered by configuration.
+std::vector<trial_result> merged_prior(const std::vector<trial_result>& results);
+
 /// Throws std::invalid_argument for an unknown name or hyperparameter.
 std::unique_ptr<strategy> make_strategy(std::string_view name, search_space_ptr space, const strategy_options& options);
 
