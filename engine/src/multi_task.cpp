@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "tune/engine/nearest_configuration.hpp"
 
 namespace tune {
 
@@ -89,6 +92,43 @@ multi_task_strategy::multi_task_strategy(std::vector<std::unique_ptr<strategy>> 
   for (auto& t : tasks_) t.best_ms = std::nan("");
 }
 
+void multi_task_strategy::set_transfer(multi_task_transfer transfer) {
+  if (transfer.spaces.size() != tasks_.size())
+    throw std::invalid_argument("multi_task_strategy: " + std::to_string(transfer.spaces.size()) +
+                                " spaces for the transfer of " + std::to_string(tasks_.size()) + " tasks");
+  for (const auto& space : transfer.spaces)
+    if (!space) throw std::invalid_argument("multi_task_strategy: a task of the transfer has no space");
+  if (!transfer.remake) throw std::invalid_argument("multi_task_strategy: a transfer needs a way to remake a strategy");
+  transfer_ = std::move(transfer);
+}
+
+void multi_task_strategy::start_from_family(std::size_t task) {
+  if (!transfer_ || tasks_[task].observed > 0) return;
+  const std::string& family = scheduler_.task(task).family;
+  if (family.empty()) return;
+  const search_space& space = *transfer_->spaces[task];
+  std::vector<trial_result> carried;
+  std::vector<std::size_t> from;
+  for (std::size_t other = 0; other < tasks_.size(); ++other) {
+    if (other == task || scheduler_.task(other).family != family) continue;
+    const search_space& other_space = *transfer_->spaces[other];
+    bool gave = false;
+    for (const auto& r : tasks_[other].results) {
+      std::map<std::string, parameter_value> values;
+      for (auto& [name, value] : other_space.values(r.config)) values.emplace(name, value);
+      auto config = nearest_configuration(space, values);
+      if (!config) continue;  // a value it lacks (a category, a loop order)
+      trial_result own = r;
+      own.config = std::move(*config);
+      carried.push_back(std::move(own));
+      gave = true;
+    }
+    if (gave) from.push_back(other);
+  }
+  if (carried.empty()) return;
+  if (auto made = transfer_->remake(task, merged_prior(carried), from)) searches_[task] = std::move(made);
+}
+
 std::string multi_task_strategy::name() const { return searches_.front()->name(); }
 
 void multi_task_strategy::close_open_round() {
@@ -130,6 +170,10 @@ std::vector<configuration> multi_task_strategy::propose(std::size_t n) {
       // (another may fill the pipeline); none left: wait for results.
       auto pick = scheduler_.next(busy, offered_nothing);
       if (!pick) break;
+      if (!tasks_[*pick].opened) {
+        tasks_[*pick].opened = true;
+        start_from_family(*pick);
+      }
       open_ = *pick;
       open_left_ = round_trials_;
       open_handed_ = 0;
@@ -168,6 +212,8 @@ void multi_task_strategy::observe(const trial_result& result) {
   own.config = untagged(result.config);
   searches_[task]->observe(own);
   auto& t = tasks_[task];
+  ++t.observed;
+  if (transfer_) t.results.push_back(own);
   if (result.ok() && !(result.time_ms >= t.best_ms)) t.best_ms = result.time_ms;
   if (handed_out_.erase(result.config) == 0) return;  // recorded earlier, not handed out by this run
   for (auto& left : t.pending)

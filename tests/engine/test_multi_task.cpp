@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "tune/engine/multi_task.hpp"
+#include "tune/engine/nearest_configuration.hpp"
 
 using namespace tune;
 using Catch::Matchers::Contains;
@@ -215,4 +216,93 @@ TEST_CASE("multi_task_strategy proposes the same from the same seeds and results
       b.observe(result_of(c, t));
     }
   }
+}
+
+TEST_CASE("a task whose first round opens starts from its family's results so far, carried onto its space") {
+  // Tasks 0 and 1 are two shapes of one operator, task 2 another operator,
+  // task 3 a third shape of the first resumed with a result of its own.
+  auto split = [](std::int64_t extent) {
+    return std::make_shared<search_space>(
+        std::vector<parameter_ptr>{make_factorization_parameter("n", extent, 2), make_discrete_parameter("u", {1, 2})});
+  };
+  const std::vector<search_space_ptr> spaces{split(64), split(128), line_space(4), split(256)};
+  const std::vector<std::string> families{"matmul", "matmul", "conv2d", "matmul"};
+  std::vector<std::unique_ptr<strategy>> searches;
+  std::vector<scheduled_task> scheduled;
+  for (std::size_t t = 0; t < spaces.size(); ++t) {
+    strategy_options so;
+    so.seed = t + 1;
+    searches.push_back(make_strategy("random", spaces[t], so));
+    scheduled.push_back({"t" + std::to_string(t), 1.0, 0.0, families[t]});
+  }
+  multi_task_strategy search(std::move(searches), task_scheduler(scheduled, options(scheduler_kind::round_robin)), 2);
+  struct remade {
+    std::size_t task;
+    std::vector<trial_result> prior;
+    std::vector<std::size_t> from;
+  };
+  std::vector<remade> calls;
+  multi_task_transfer transfer;
+  transfer.spaces = spaces;
+  transfer.remake = [&](std::size_t task, std::vector<trial_result> prior, const std::vector<std::size_t>& from) {
+    calls.push_back({task, prior, from});
+    strategy_options so;
+    so.seed = 9;
+    so.prior = std::move(prior);
+    return make_strategy("bo", spaces[task], so);  // proposes the prior's fastest first
+  };
+  search.set_transfer(transfer);
+
+  auto first = search.propose(2);  // task 0: nothing of its family measured yet
+  REQUIRE(first.size() == 2);
+  CHECK(task_of(first[0]) == 0);
+  CHECK(calls.empty());
+  // Task 3's result recorded by the run this one resumes: its family's too.
+  search.observe(
+      result_of(tagged(3, spaces[3]->from_values({{"n", std::vector<std::int64_t>{16, 16}}, {"u", 1.0}})), 7.0));
+  search.observe(result_of(first[0], 5.0));
+  trial_result failed;
+  failed.config = first[1];
+  failed.state = status::runtime_error;
+  search.observe(failed);
+
+  auto second = search.propose(2);  // task 1: the results of tasks 0 and 3, carried onto its space
+  REQUIRE(second.size() == 2);
+  CHECK(task_of(second[0]) == 1);
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].task == 1);
+  CHECK(calls[0].from == std::vector<std::size_t>{0, 3});
+  std::map<std::string, parameter_value> values;
+  for (auto& [name, value] : spaces[0]->values(untagged(first[0]))) values.emplace(name, value);
+  const auto carried = nearest_configuration(*spaces[1], values);
+  REQUIRE(carried);
+  bool found = false;
+  for (const auto& r : calls[0].prior) {
+    CHECK(spaces[1]->is_valid(r.config));
+    if (r.config == *carried) {
+      found = true;
+      CHECK(r.ok());
+      CHECK(r.time_ms == Approx(5.0));
+    }
+  }
+  CHECK(found);
+  CHECK(calls[0].prior.size() <= 3);
+  // The remade strategy is the one asked: bo's first proposal is the prior's fastest.
+  CHECK(untagged(second[0]) == *carried);
+
+  auto third = search.propose(2);  // task 2: no other task of its family
+  REQUIRE(!third.empty());
+  CHECK(task_of(third[0]) == 2);
+  auto fourth = search.propose(2);  // task 3: has a result of its own (resumed)
+  REQUIRE(!fourth.empty());
+  CHECK(task_of(fourth[0]) == 3);
+  CHECK(calls.size() == 1);
+
+  multi_task_transfer bad;
+  bad.spaces = {spaces[0]};
+  bad.remake = transfer.remake;
+  CHECK_THROWS_WITH(search.set_transfer(bad), Contains("1 spaces for the transfer of 4 tasks"));
+  bad.spaces = spaces;
+  bad.remake = nullptr;
+  CHECK_THROWS_WITH(search.set_transfer(bad), Contains("a way to remake"));
 }

@@ -18,9 +18,14 @@
 //   observe(r) <── to the task's strategy, untagged; once every result of a
 //                  round is in, the scheduler records the round (the task's
 //                  best time after it).
+//
+// With a transfer (set_transfer), a task whose first round opens before it
+// has a result of its own starts from its family's results so far: they are
+// carried onto its space and its strategy is made again with them as prior.
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +54,24 @@ configuration untagged(const configuration& config);
 /// std::invalid_argument for no space or a null one.
 search_space_ptr multi_task_space(std::vector<search_space_ptr> spaces);
 
+/// Transfer within the run between tasks of one family (the scheduler's
+/// scheduled_task::family; an empty family shares with none). In rounds, a
+/// task's first round takes as prior the runs of its family's tasks that ran
+/// before it; through one pipeline the tasks run together, so a task takes
+/// what its family's tasks have measured when its first round opens: their
+/// results (failures included) carried onto its space by
+/// nearest_configuration, merged (merged_prior).
+struct multi_task_transfer {
+  /// Each task's own space, in the scheduler's task order.
+  std::vector<search_space_ptr> spaces;
+  /// Makes the task's strategy again with this prior; `from` are the tasks
+  /// whose results gave some of it. Returning nullptr keeps the strategy the
+  /// task has.
+  std::function<std::unique_ptr<strategy>(std::size_t task, std::vector<trial_result> prior,
+                                          const std::vector<std::size_t>& from)>
+      remake;
+};
+
 class multi_task_strategy final : public strategy {
  public:
   /// One strategy per task, in the scheduler's task order. Throws
@@ -67,6 +90,12 @@ class multi_task_strategy final : public strategy {
   /// no round. Throws std::invalid_argument for a task that does not exist.
   void observe(const trial_result& result) override;
 
+  /// Starts each task from its family's results so far (see
+  /// multi_task_transfer), from the next round that opens. Throws
+  /// std::invalid_argument when the spaces are not one per task, one is
+  /// null, or remake is empty.
+  void set_transfer(multi_task_transfer transfer);
+
   const task_scheduler& scheduler() const { return scheduler_; }
   /// Rounds of the task whose every result is in.
   std::uint32_t rounds(std::size_t task) const { return scheduler_.rounds(task); }
@@ -79,6 +108,12 @@ class multi_task_strategy final : public strategy {
     /// still to come.
     std::deque<std::uint32_t> pending;
     double best_ms;
+    /// Results observed, recorded ones included.
+    std::uint64_t observed = 0;
+    /// Its first round has opened.
+    bool opened = false;
+    /// Its results, untagged, kept for its family's tasks (with a transfer).
+    std::vector<trial_result> results;
 
     /// Handed out, results not yet in.
     std::uint64_t in_flight() const {
@@ -89,6 +124,7 @@ class multi_task_strategy final : public strategy {
   };
 
   void close_open_round();
+  void start_from_family(std::size_t task);
   void record_finished_rounds(std::size_t task);
 
   std::vector<std::unique_ptr<strategy>> searches_;
@@ -101,6 +137,7 @@ class multi_task_strategy final : public strategy {
   std::uint32_t open_handed_ = 0;
   configuration_set handed_out_;  ///< tagged, results not yet observed
   bool started_ = false;
+  std::optional<multi_task_transfer> transfer_;
 };
 
 }  // namespace tune
