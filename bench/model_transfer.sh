@@ -10,7 +10,10 @@
 # tasks that had no prior in either run show the run-to-run noise).
 #
 #   bench/model_transfer.sh [--model examples/models/bert_layer.yaml] [--budget 160] [--seeds "1 2 3"]
-#                           [--round-trials 16] [--first 8] [--strategy bo] [--out DIR]
+#                           [--round-trials 16] [--first 8] [--strategy bo] [--one-pipeline yes] [--out DIR]
+#
+# --one-pipeline yes runs every task through one pipeline: a task's first
+# round then takes its family's trials measured so far in the run.
 #
 # The command is $TUNE_ENGINE, else build/cli/tune-engine; the demo's topology
 # (one compile worker, device cpu0 on core 0). Run it on an idle machine.
@@ -23,11 +26,17 @@ seeds="1 2 3"
 round_trials=16
 first=8
 strategy=bo
+one_pipeline=no
 out=${TMPDIR:-/tmp}/model-transfer-$$
 bench_options "$@"
 engine=${TUNE_ENGINE:-$here/../build/cli/tune-engine}
 [ -x "$engine" ] || { echo "$0: no $engine (build first, or set TUNE_ENGINE)" >&2; exit 2; }
 [ -f "$model" ] || { echo "$0: --model $model: no such file" >&2; exit 2; }
+case $one_pipeline in
+  yes) pipeline_option=(--one-pipeline) ;;
+  no) pipeline_option=() ;;
+  *) echo "$0: --one-pipeline takes yes or no, not '$one_pipeline'" >&2; exit 2 ;;
+esac
 bench_setup "$out"
 
 run() {  # name, then extra options
@@ -36,7 +45,7 @@ run() {  # name, then extra options
   rm -rf "$out/cache-$name" "$out/$name.db"
   TUNE_CACHE_DIR=$out/cache-$name "$engine" tune --topology "$out/topology.yaml" --model "$model" \
     --budget "$budget" --round-trials "$round_trials" --strategy "$strategy" --seed "$seed" --quiet \
-    --db "$out/$name.db" --summary-json "$out/$name.json" "$@" >"$out/$name.log" 2>&1 ||
+    --db "$out/$name.db" --summary-json "$out/$name.json" "${pipeline_option[@]}" "$@" >"$out/$name.log" 2>&1 ||
     { echo "$0: run $name failed, see $out/$name.log" >&2; exit 1; }
   python3 - "$out/$name.json" "$out/$name.db" "$name" "$seed" "$first" <<'PY'
 import json, math, sqlite3, sys

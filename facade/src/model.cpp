@@ -331,6 +331,7 @@ model_report tune_model(const model& m, model_options options) {
     together.scheduler = options.scheduler;
     together.round_trials = options.round_trials;
     together.budget_trials = budget;
+    together.transfer = base.auto_prior;
     double last_latency = std::nan(""), last_at = -1.0;
     together.on_progress = [&](const std::vector<std::uint64_t>& trials, const std::vector<double>& best_ms,
                                bool final) {
@@ -371,6 +372,7 @@ model_report tune_model(const model& m, model_options options) {
       task_report.run_id = r.run_id;
       task_report.best = r.best;
       task_report.rounds = result.rounds[t];
+      for (std::size_t other : result.prior_from[t]) task_report.prior_from.push_back(report.tasks[other].label);
       task_keys[t] = r.task_key;
       // A task the budget never reached keeps its empty run, stopped: no end
       // to give it (a budget of 0 would be the default one).

@@ -160,6 +160,7 @@ struct session::impl {
   search_space_ptr space;
   std::string strategy_name;
   std::unique_ptr<strategy> search;
+  strategy_options search_options;           ///< what `search` was made with (its prior included)
   std::unique_ptr<dashboard::server> board;  ///< dashboard_listen: bound now, served during run()
   bool ran = false;
 
@@ -322,6 +323,7 @@ struct session::impl {
         throw input_error(name("start") + " " + text +
                           ": the search space's constraints exclude it; give a configuration the space holds");
     }
+    search_options = so;
     search = what->make_strategy(strategy_name, be, std::move(so));
   }
 };
@@ -1135,6 +1137,35 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
   po.listener = routing;
   auto search = std::make_shared<multi_task_strategy>(
       std::move(searches), task_scheduler(options.tasks, options.scheduler), options.round_trials);
+  std::vector<std::vector<std::size_t>> prior_from(sessions.size());
+  if (options.transfer) {
+    // A task's first round takes its family's results so far as prior, with
+    // what its own prior had (earlier runs, other devices): its strategy made
+    // again, as its session made it.
+    multi_task_transfer transfer;
+    for (std::size_t i = 0; i < sessions.size(); ++i) transfer.spaces.push_back(impl(i).space);
+    transfer.remake = [&](std::size_t task, std::vector<trial_result> prior, const std::vector<std::size_t>& from) {
+      auto& s = impl(task);
+      std::unique_ptr<strategy> made;
+      strategy_options so = s.search_options;
+      so.prior.insert(so.prior.end(), std::make_move_iterator(prior.begin()), std::make_move_iterator(prior.end()));
+      so.prior = merged_prior(so.prior);
+      const std::size_t configurations = so.prior.size();
+      try {
+        made = s.what->make_strategy(s.strategy_name, s.be, std::move(so));
+      } catch (const std::exception&) {
+        return made;  // made once with these options but for the prior: keep that one, cold
+      }
+      s.prior_configurations = configurations;
+      for (std::size_t other : from) {
+        s.prior_tasks_used.push_back(impl(other).be->task_key());
+        s.prior_sources.push_back("this run's trials of task " + impl(other).be->task_key());
+      }
+      prior_from[task] = from;
+      return made;
+    };
+    search->set_transfer(std::move(transfer));
+  }
   auto backend = std::make_shared<multi_task_backend>(backends);
 
   actors::run_summary summary;
@@ -1165,6 +1196,7 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
     own.reason = summary.reason == end_reason::failed ? end_reason::failed : end_reason::stopped;
     out.reports.push_back(session_access::finish(impl(i), runs[i], std::move(own)));
     out.rounds.push_back(search->rounds(i));
+    out.prior_from.push_back(prior_from[i]);
     out.done.push_back(search->scheduler().done(i));
   }
   return out;

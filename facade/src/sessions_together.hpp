@@ -23,6 +23,10 @@ struct together_options {
   std::uint32_t round_trials = 16;
   /// Trials of every task in all, recorded ones included.
   std::uint64_t budget_trials = 0;
+  /// A task whose first round opens before it has a result of its own
+  /// starts from its family's results so far (multi_task_transfer); the
+  /// model's auto_prior.
+  bool transfer = true;
   /// About four times a second while the pipeline runs, and once at its end
   /// (`final`), on the pipeline's thread: each task's trials (recorded ones
   /// included) and its best time so far (NaN: none), after committing what
@@ -37,6 +41,8 @@ struct together_result {
   std::vector<run_report> reports;
   std::vector<std::uint32_t> rounds;  ///< each task's rounds whose results all came in
   std::vector<bool> done;             ///< the scheduler ended the task
+  /// Each task's family tasks whose trials in this run gave it its prior.
+  std::vector<std::vector<std::size_t>> prior_from;
   /// budget, exhausted (every task done), stopped or failed.
   end_reason reason = end_reason::budget;
   /// Each device's busy share and the compile workers', from the end of the

@@ -42,6 +42,14 @@ std::string two_dataset_model(int heavy_count = 10) {
          data_dir + "/datasets/gemm_clblast/RTX_3090.json.gz\n    count: 1\n";
 }
 
+/// Two small CPU tasks of one family (a, b) and one of another (c).
+std::string family_model() {
+  return "tasks:\n"
+         "  - {name: a, task: bmm:2x32x32x32}\n"
+         "  - {name: b, task: bmm:4x32x32x32}\n"
+         "  - {name: c, task: conv2d:1x4x8x8:4x3x3:p1}\n";
+}
+
 model_options replayed_model_options(const std::filesystem::path& db, std::uint64_t budget) {
   model_options o;
   o.session.db_path = db.string();
@@ -447,12 +455,7 @@ TEST_CASE("model: CPU tasks end confirmed and compared with the vendors, the mod
 TEST_CASE("model: a task's search starts from the runs of its family's tasks that ran before it", "[facade][model]") {
   scratch_dir dir("tune-model-prior");
   ::setenv("TUNE_CACHE_DIR", (dir / "cache").c_str(), 1);
-  auto m = read_model(write(dir, "m.yaml",
-                            "tasks:\n"
-                            "  - {name: a, task: bmm:2x32x32x32}\n"
-                            "  - {name: b, task: bmm:4x32x32x32}\n"
-                            "  - {name: c, task: conv2d:1x4x8x8:4x3x3:p1}\n")
-                          .string());
+  auto m = read_model(write(dir, "m.yaml", family_model()).string());
   model_options o;
   o.session.db_path = (dir / "r.db").string();
   o.session.seed = 2;
@@ -478,6 +481,53 @@ TEST_CASE("model: a task's search starts from the runs of its family's tasks tha
   auto cold_run = cold_db.find_run(cold.tasks[1].run_id);
   REQUIRE(cold_run);
   CHECK_THAT(cold_run->options_json, !Catch::Contains("of task bmm:2x32x32x32"));
+}
+
+TEST_CASE("model: through one pipeline a task's first round starts from its family's trials so far",
+          "[facade][model]") {
+  // The tasks run together, so what a task's family has measured when its
+  // first round opens depends on the pipeline's timing, except for a resumed
+  // run's trials, which the run knows before its first hand-out: task a's
+  // run, stopped after one round alone, is continued beside b and c.
+  for (bool auto_prior : {true, false}) {
+    INFO("auto_prior " << auto_prior);
+    scratch_dir dir(auto_prior ? "tune-model-one-pipeline-prior" : "tune-model-one-pipeline-cold");
+    ::setenv("TUNE_CACHE_DIR", (dir / "cache").c_str(), 1);
+    model_options o;
+    o.session.db_path = (dir / "r.db").string();
+    o.session.seed = 2;
+    o.session.confirm.top = 0;
+    o.session.auto_prior = auto_prior;
+    o.round_trials = 2;
+    o.budget_trials = 4;
+    stop_source stop = o.session.stop;
+    o.on_round = [&](const model_progress&) { stop.request_stop(); };
+    auto alone = read_model(write(dir, "a.yaml", "tasks:\n  - {name: a, task: bmm:2x32x32x32}\n").string());
+    auto first = tune_model(alone, o);
+    REQUIRE(first.reason == end_reason::stopped);
+    REQUIRE(first.tasks[0].trials == 2);
+
+    auto m = read_model(write(dir, "m.yaml", family_model()).string());
+    model_options more;
+    more.session.db_path = o.session.db_path;
+    more.session.seed = 2;
+    more.session.confirm.top = 0;
+    more.session.auto_prior = auto_prior;
+    more.session.resume = true;
+    more.round_trials = 2;
+    more.budget_trials = 8;
+    more.one_pipeline = true;
+    auto r = tune_model(m, more);
+    CHECK(r.tasks[0].run_id == first.tasks[0].run_id);
+    CHECK(r.tasks[1].trials > 0);
+    CHECK(r.tasks[0].prior_from.empty());  // its own run's trials came first
+    CHECK(r.tasks[2].prior_from.empty());  // another operator
+    if (auto_prior) {
+      CHECK(r.tasks[1].prior_from == std::vector<std::string>{"a"});
+    } else {
+      CHECK(r.tasks[1].prior_from.empty());
+    }
+  }
 }
 
 TEST_CASE("model: one pipeline for every task records each task's run and ends each as rounds do", "[facade][model]") {
