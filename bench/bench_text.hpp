@@ -2,7 +2,6 @@
 // Command-line text helpers shared by the benchmark programs.
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <sstream>

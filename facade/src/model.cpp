@@ -266,6 +266,15 @@ model_report tune_model(const model& m, model_options options) {
   std::vector<bool> started(m.tasks.size(), false);
   std::vector<std::string> task_keys(m.tasks.size());                // each task's run_report::task_key
   std::vector<std::vector<std::string>> prior_keys(m.tasks.size());  // its prior tasks' keys
+  // The labels of the tasks among `others` whose runs gave run `r` some of
+  // its prior (run_report::prior_tasks_used, by task key).
+  auto prior_labels = [&](const run_report& r, const std::vector<std::size_t>& others) {
+    std::vector<std::string> labels;
+    for (std::size_t other : others)
+      if (std::find(r.prior_tasks_used.begin(), r.prior_tasks_used.end(), task_keys[other]) != r.prior_tasks_used.end())
+        labels.push_back(report.tasks[other].label);
+    return labels;
+  };
   auto task_options = [&](std::size_t t) {
     session_options o = base;
     o.task = m.tasks[t].task;
@@ -372,13 +381,19 @@ model_report tune_model(const model& m, model_options options) {
       task_report.run_id = r.run_id;
       task_report.best = r.best;
       task_report.rounds = result.rounds[t];
-      for (std::size_t other : result.prior_from[t]) task_report.prior_from.push_back(report.tasks[other].label);
       task_keys[t] = r.task_key;
       // A task the budget never reached keeps its empty run, stopped: no end
       // to give it (a budget of 0 would be the default one).
       started[t] = r.trials > 0;
       report.trials += r.trials;
       if (result.done[t]) scheduler.mark_done(t);
+    }
+    // A task's prior came from its family's trials in this run (any task's).
+    for (std::size_t t = 0; t < m.tasks.size(); ++t) {
+      std::vector<std::size_t> others;
+      for (std::size_t other = 0; other < m.tasks.size(); ++other)
+        if (other != t) others.push_back(other);
+      report.tasks[t].prior_from = prior_labels(result.reports[t], others);
     }
     report.reason = result.reason;
     report.device_busy = result.device_busy;
@@ -420,9 +435,7 @@ model_report tune_model(const model& m, model_options options) {
     o.compare_vendor = false;  // nor a time to compare
     o.stop_after_trials = std::min<std::uint64_t>(options.round_trials, budget - report.trials);
     run_report r = session(std::move(o)).run();
-    for (std::size_t other : family)
-      if (std::find(r.prior_tasks_used.begin(), r.prior_tasks_used.end(), task_keys[other]) != r.prior_tasks_used.end())
-        task_report.prior_from.push_back(report.tasks[other].label);
+    if (!family.empty()) task_report.prior_from = prior_labels(r, family);
     started[t] = true;
     task_keys[t] = r.task_key;
     for (std::size_t other = 0; other < m.tasks.size(); ++other)

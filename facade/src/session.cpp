@@ -323,8 +323,8 @@ struct session::impl {
         throw input_error(name("start") + " " + text +
                           ": the search space's constraints exclude it; give a configuration the space holds");
     }
-    search_options = so;
-    search = what->make_strategy(strategy_name, be, std::move(so));
+    search_options = std::move(so);
+    search = what->make_strategy(strategy_name, be, search_options);
   }
 };
 
@@ -1137,7 +1137,6 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
   po.listener = routing;
   auto search = std::make_shared<multi_task_strategy>(
       std::move(searches), task_scheduler(options.tasks, options.scheduler), options.round_trials);
-  std::vector<std::vector<std::size_t>> prior_from(sessions.size());
   if (options.transfer) {
     // A task's first round takes its family's results so far as prior, with
     // what its own prior had (earlier runs, other devices): its strategy made
@@ -1161,7 +1160,6 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
         s.prior_tasks_used.push_back(impl(other).be->task_key());
         s.prior_sources.push_back("this run's trials of task " + impl(other).be->task_key());
       }
-      prior_from[task] = from;
       return made;
     };
     search->set_transfer(std::move(transfer));
@@ -1196,7 +1194,6 @@ detail::together_result detail::run_together(const std::vector<session*>& sessio
     own.reason = summary.reason == end_reason::failed ? end_reason::failed : end_reason::stopped;
     out.reports.push_back(session_access::finish(impl(i), runs[i], std::move(own)));
     out.rounds.push_back(search->rounds(i));
-    out.prior_from.push_back(prior_from[i]);
     out.done.push_back(search->scheduler().done(i));
   }
   return out;

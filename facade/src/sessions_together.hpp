@@ -41,8 +41,6 @@ struct together_result {
   std::vector<run_report> reports;
   std::vector<std::uint32_t> rounds;  ///< each task's rounds whose results all came in
   std::vector<bool> done;             ///< the scheduler ended the task
-  /// Each task's family tasks whose trials in this run gave it its prior.
-  std::vector<std::vector<std::size_t>> prior_from;
   /// budget, exhausted (every task done), stopped or failed.
   end_reason reason = end_reason::budget;
   /// Each device's busy share and the compile workers', from the end of the
