@@ -240,7 +240,7 @@ void add_tune_command(CLI::App& app, command_list& commands) {
            "repeatable; the strategy goes on knowing its result");
   f.flag("auto_prior", "--no-auto-prior", args->no_auto_prior,
          "do not take the runs of this task on other device kinds in --db as a prior (with --model: nor a task's "
-         "family's runs)");
+         "family's runs, nor, with --one-pipeline, its family's trials so far in this run)");
   f.flag("progress_line", "--quiet", args->quiet, "no progress line on stderr");
   f.flag("compare_vendor", "--compare-vendor,--compare-blas", o.compare_vendor,
          "--task (or each task of --model): after the run, time the vendor kernels (oneDNN; OpenBLAS sgemm with "

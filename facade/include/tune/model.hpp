@@ -12,7 +12,9 @@
 //
 // A task's first round takes as prior the runs of the tasks of its family (its
 // operator) that ran before it (session_options::prior_tasks): `bo` starts from
-// the configurations that were fast on the other shapes (not with
+// the configurations that were fast on the other shapes. With
+// model_options::one_pipeline, a task whose first round opens with no result
+// of its own also takes its family's trials so far in the run (neither with
 // session_options::auto_prior off).
 //
 // A model file (YAML):

@@ -207,7 +207,8 @@ struct session_options {
   std::vector<std::string> priors;
   /// Also take as prior the runs of the same task on other device kinds that
   /// db_path already holds; in a model run (tune/model.hpp), also each task's
-  /// family's runs (prior_tasks). Off: only the priors named here.
+  /// family's runs (prior_tasks) and, through one pipeline, its family's
+  /// trials so far in the run. Off: only the priors named here.
   bool auto_prior = true;
   /// Also take as prior the runs in db_path of these other tasks (their task
   /// keys, run_report::task_key; e.g. other shapes of the same operator, as a
