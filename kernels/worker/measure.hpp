@@ -8,6 +8,8 @@
 // expected outputs, then timed runs until the request's minimum time and
 // repeats, stopped early by measure_rules::stop_timing.
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "huge_pages.hpp"
 #include "tune/kernels/kernel_program.hpp"
 
 namespace tune::worker {
@@ -73,6 +76,19 @@ void poison_outputs(std::vector<argument_buffer>& buffers);
 /// them): mapping BMM1's output in 4 KiB pages took 16-20 ms, in 2 MiB pages
 /// 5-6 ms, and the child's fork and exit take less too.
 void own_output_pages(std::vector<argument_buffer>& buffers);
+/// In a process forked from the one that made the buffers: one byte of every
+/// page of every input array read (huge_pages.hpp, touch_pages), so that the
+/// checked run that follows does not pay the first access to the inherited
+/// pages, which some virtual machines make costly (MM1: 6 ms of a 7 ms
+/// kernel; the checked run's time is a timing: measure_rules::
+/// stop_after_checked_run). Returns the pages read.
+inline std::size_t touch_input_pages(const std::vector<argument_buffer>& buffers) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  std::size_t pages = 0;
+  for (const auto& b : buffers)
+    if (!b.output && is_array(b.type)) pages += touch_pages(b.bytes.data(), b.bytes.size(), page);
+  return pages;
+}
 /// One output buffer poisoned as poison_outputs() does.
 void poison_output(argument_buffer& buffer);
 

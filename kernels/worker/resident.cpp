@@ -232,6 +232,7 @@ nlohmann::json keep_inputs(const nlohmann::json& request, resident_state& state)
       shared_marks marks(state.page);
       bool device_failed = false;
       own_output_pages(state.buffers);
+      touch_input_pages(state.buffers);
       if (request.value("mode", "measure") == "interleave") {
         // Built configurations of the same task against each other: every
         // library loaded into this child, each with its own runner.

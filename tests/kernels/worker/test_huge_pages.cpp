@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <fstream>
@@ -92,4 +94,51 @@ TEST_CASE("huge_page_storage holds the count of elements asked for, each the val
   std::size_t other = 0;
   for (float x : halves) other += x != 0.5f;
   CHECK(other == 0);
+}
+
+TEST_CASE("touch_pages reads every page a buffer touches, the partial ones at its ends included") {
+  using tune::worker::touch_pages;
+  constexpr std::uintptr_t page = 4096;
+  std::vector<unsigned char> storage(8 * page);
+  const auto base = (reinterpret_cast<std::uintptr_t>(storage.data()) + page - 1) & ~(page - 1);
+  const auto* aligned = reinterpret_cast<const unsigned char*>(base);
+  CHECK(touch_pages(aligned, 0, page) == 0);
+  CHECK(touch_pages(aligned, 1, page) == 1);
+  CHECK(touch_pages(aligned, page, page) == 1);
+  CHECK(touch_pages(aligned, page + 1, page) == 2);
+  CHECK(touch_pages(aligned, 3 * page, page) == 3);
+  // Starting inside a page: that page, then the next whole ones, then the last partial one.
+  CHECK(touch_pages(aligned + 100, page, page) == 2);
+  CHECK(touch_pages(aligned + page - 1, 2, page) == 2);
+  CHECK(touch_pages(aligned + 100, 2 * page - 100, page) == 2);
+  CHECK(touch_pages(aligned + 100, 2 * page - 99, page) == 3);
+}
+
+TEST_CASE("touch_input_pages reads the input arrays' pages, not the outputs' or the scalars'") {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  using tune::argument_type;
+  using tune::worker::argument_buffer;
+  auto buffer = [](argument_type type, std::size_t bytes, bool output) {
+    argument_buffer b;
+    b.type = type;
+    b.output = output;
+    b.bytes.assign(bytes, 1);
+    b.count = bytes / 4;
+    return b;
+  };
+  std::vector<argument_buffer> buffers;
+  buffers.push_back(buffer(argument_type::f32_array, 40000, false));
+  buffers.push_back(buffer(argument_type::f32_array, 80000, true));
+  buffers.push_back(buffer(argument_type::i32, 4, false));
+  buffers.push_back(buffer(argument_type::f64_array, 24000, false));
+  REQUIRE(buffers.size() == 4);
+  std::size_t expected = 0;
+  for (std::size_t i : {0u, 3u}) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(buffers[i].bytes.data());
+    const auto end = begin + buffers[i].bytes.size();
+    expected += (end - 1) / page - begin / page + 1;
+  }
+  const auto before = buffers[0].bytes;
+  CHECK(tune::worker::touch_input_pages(buffers) == expected);
+  CHECK(buffers[0].bytes == before);
 }
