@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "../../kernels/src/cpu/measure_rules.hpp"
 #include "kernel_fixtures.hpp"
 #include "kernels/process_checks.hpp"
 #include "resident_channel.hpp"
@@ -319,6 +320,65 @@ TEST_CASE("a kernel whose checked run alone is clearly slower is timed from that
   CHECK_FALSE(full.stopped_early);
   CHECK(full.repeats >= 5);
   CHECK(full.message.empty());
+}
+
+TEST_CASE("the checked run's allowance is learned from the device's own first runs", "[kernels]") {
+  // A kernel whose first run in a process takes five times its others (4 and
+  // 20 ms): as if first touches cost that much on this machine.
+  auto program = std::make_shared<tune::kernel_program>();
+  program->key = "slow_first_run:cpu";
+  auto variant = two_way_space(*program, "variant");
+  program->source = [](const tune::configuration&) {
+    return std::string(R"(#include <unistd.h>
+extern "C" void tune_entry(void* const* a) {
+  static bool first = true;
+  usleep(first ? 20000 : 4000);
+  first = false;
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
+}
+)");
+  };
+  program->reference_source = R"(
+extern "C" void tune_reference(void* const* a) {
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
+}
+)";
+  program->arguments = {tune::float_array_argument("out", 4, true), tune::float_array_argument("in", 4)};
+  tune::test::kernel_scratch scratch{"first-runs"};
+  auto options = scratch.options();
+  options.measurement.min_repeats = 3;
+  options.measurement.min_time_s = 0.0;
+  auto backend = tune::make_cpu_backend(program, options);
+  auto config = backend->space()->from_values({{"variant", 1.0}});
+  auto build = backend->build(config, 120.0);
+  REQUIRE(build.state == status::ok);
+  (void)variant;
+
+  // Against a best as fast as the kernel (4 ms, margin 0.5, no slow limit):
+  // the default allowance (1.5) takes the 20 ms checked run for a kernel
+  // over 6 ms, and hides it from the search.
+  auto limits = against(4.0);
+  limits.early_stop.margin = 0.5;
+  limits.early_stop.slow_factor = 0;
+  auto hidden = backend->run(config, build, 0, limits);
+  INFO(hidden.message);
+  REQUIRE(hidden.state == status::ok);
+  CHECK(hidden.message.find("timed from its checked run alone") != std::string::npos);
+
+  // Once the device has timed enough kernels from timed runs (no best known,
+  // so no early stop), it allows first runs their fivefold slowness.
+  for (std::size_t i = 0; i < tune::measure_rules::first_run_allowance::least; ++i) {
+    auto timed = backend->run(config, build, 0, 20.0);
+    REQUIRE(timed.state == status::ok);
+    CHECK_FALSE(timed.stopped_early);
+  }
+  auto seen = backend->run(config, build, 0, limits);
+  INFO(seen.message);
+  REQUIRE(seen.state == status::ok);
+  CHECK(seen.message.empty());
+  CHECK_FALSE(seen.stopped_early);
+  CHECK(seen.repeats >= 3);
+  CHECK(seen.time_ms < 6.0);
 }
 
 TEST_CASE("output pages a kernel leaves unwritten still read as poison where the reference holds zeros", "[kernels]") {

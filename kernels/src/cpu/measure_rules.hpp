@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace tune::measure_rules {
 
@@ -65,25 +67,63 @@ inline bool stop_timing(double fastest_ms, double reference_ms, double margin) {
   return margin > 0 && reference_ms > 0 && std::isfinite(reference_ms) && fastest_ms > reference_ms * (1.0 + margin);
 }
 
-/// How much slower than the kernel can go its checked run may be: the first
-/// run in a fresh process, with cold caches, code pages and branch history
-/// (its outputs' pages already the process's own). Measured over the
-/// candidates timed in full in whole runs of MM1, C2 and BMM1
-/// (docs/pipeline.md, "The checked run as the first timing"): the checked run
-/// took a median 1.05-1.26x the timed runs' median, 1.15-1.50x at the 95th
-/// percentile. A candidate as fast as the best is stopped by it only when its
-/// checked run took more than 1.5 x (1 + margin) its time.
+/// How much slower than the kernel can go its checked run may be, before the
+/// device has shown its own: the first run in a fresh process, with cold
+/// caches, code pages and branch history (its outputs' pages already the
+/// process's own, its inputs' pages read). Measured over the candidates timed
+/// in full in whole runs of MM1, C2 and BMM1 on a Zen 4 VM (docs/pipeline.md,
+/// "The checked run as the first timing"): the checked run took a median
+/// 1.05-1.26x the timed runs' median, 1.15-1.50x at the 95th percentile. On
+/// other machines it is more (a Zen 5 VM: up to 2.1x, the kernels' own first
+/// allocations at 10 us a page), so each device learns its own
+/// (first_run_allowance).
 constexpr double checked_run_allowance = 1.5;
+
+/// The allowance a device's own first runs call for: the ratios of checked
+/// run to timed runs' time of the kernels it timed from timed runs, the last
+/// `window` of them kept; with at least `least` of them, the 90th percentile
+/// when that is above checked_run_allowance, else checked_run_allowance. A
+/// candidate as fast as the best is then hidden from the search by its checked
+/// run only when its first run was slower than nine in ten of the device's
+/// recent first runs by more than 1 + margin.
+class first_run_allowance {
+ public:
+  static constexpr std::size_t window = 64, least = 8;
+
+  /// A kernel timed from timed runs: its checked run's time and its time.
+  /// Ignored unless both are positive and finite.
+  void add(double checked_ms, double time_ms) {
+    if (!(checked_ms > 0) || !(time_ms > 0) || !std::isfinite(checked_ms) || !std::isfinite(time_ms)) return;
+    if (ratios_.size() == window) ratios_.erase(ratios_.begin());
+    ratios_.push_back(checked_ms / time_ms);
+  }
+
+  std::size_t size() const { return ratios_.size(); }
+
+  double value() const {
+    if (ratios_.size() < least) return checked_run_allowance;
+    std::vector<double> sorted = ratios_;
+    std::sort(sorted.begin(), sorted.end());
+    // The nearest rank: the smallest ratio at least 90% of them reach.
+    const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(sorted.size())));
+    return std::max(checked_run_allowance, sorted[rank - 1]);
+  }
+
+ private:
+  std::vector<double> ratios_;
+};
 
 /// Early stopping before any timed run: whether the checked run alone,
 /// `checked_ms`, already shows the candidate clearly slower than the best.
 /// The rule of stop_timing() applied to the checked run's time divided by
-/// checked_run_allowance: even granting that the first run went that much
+/// `allowance` (at least 1; checked_run_allowance, or the device's
+/// first_run_allowance): even granting that the first run went that much
 /// slower than the kernel can, it is more than (1 + margin) × the best time
 /// known. Off as stop_timing() is, and when the checked run's time is not
 /// known (NaN: a runner whose checked run is not a run like the timed ones).
-inline bool stop_after_checked_run(double checked_ms, double reference_ms, double margin) {
-  return checked_ms >= 0 && stop_timing(checked_ms / checked_run_allowance, reference_ms, margin);
+inline bool stop_after_checked_run(double checked_ms, double reference_ms, double margin,
+                                   double allowance = checked_run_allowance) {
+  return checked_ms >= 0 && stop_timing(checked_ms / std::max(allowance, 1.0), reference_ms, margin);
 }
 
 }  // namespace tune::measure_rules

@@ -41,3 +41,50 @@ TEST_CASE("the checked run's rule is the timed runs' rule at the allowance and g
         if (stops) CHECK(rules::stop_after_checked_run(checked * 1.01, reference, margin));
       }
 }
+
+TEST_CASE("a larger allowance lets a slower checked run through, and none below 1 is taken", "[kernels]") {
+  // Best 10 ms, margin 0.25: the cut is 12.5 ms times the allowance.
+  CHECK(rules::stop_after_checked_run(20.0, 10.0, 0.25, 1.5));
+  CHECK_FALSE(rules::stop_after_checked_run(20.0, 10.0, 0.25, 2.0));
+  CHECK_FALSE(rules::stop_after_checked_run(25.0, 10.0, 0.25, 2.0));
+  CHECK(rules::stop_after_checked_run(25.01, 10.0, 0.25, 2.0));
+  // An allowance under 1 counts as 1: the checked run is never taken as faster than it ran.
+  CHECK(rules::stop_after_checked_run(12.6, 10.0, 0.25, 0.5) == rules::stop_after_checked_run(12.6, 10.0, 0.25, 1.0));
+  CHECK_FALSE(rules::stop_after_checked_run(12.4, 10.0, 0.25, 0.5));
+  CHECK_FALSE(rules::stop_after_checked_run(1000.0, 10.0, 0.25, std::nan("")));
+}
+
+TEST_CASE("a device's first-run allowance follows its own first runs, never below the default", "[kernels]") {
+  rules::first_run_allowance a;
+  CHECK(a.value() == rules::checked_run_allowance);
+  // Fewer than `least` observations: the default, however slow they were.
+  for (std::size_t i = 0; i + 1 < rules::first_run_allowance::least; ++i) a.add(30.0, 10.0);
+  CHECK(a.value() == rules::checked_run_allowance);
+  a.add(30.0, 10.0);
+  CHECK(a.value() == Approx(3.0));
+  // Bad pairs are not observations.
+  const auto n = a.size();
+  a.add(std::nan(""), 10.0);
+  a.add(10.0, 0.0);
+  a.add(-1.0, 10.0);
+  a.add(10.0, std::numeric_limits<double>::infinity());
+  CHECK(a.size() == n);
+
+  // The 90th percentile (nearest rank) of the ratios: 1.0, 1.1, ..., 1.9 -> 1.9 at rank 9 of 10.
+  rules::first_run_allowance b;
+  for (int i = 0; i < 10; ++i) b.add(10.0 + i, 10.0);
+  CHECK(b.value() == Approx(1.8));
+  b.add(100.0, 10.0);  // one outlier of eleven: rank 10 is 1.9
+  CHECK(b.value() == Approx(1.9));
+  // First runs as fast as the kernel: the default stays.
+  rules::first_run_allowance c;
+  for (int i = 0; i < 20; ++i) c.add(10.0, 10.0);
+  CHECK(c.value() == rules::checked_run_allowance);
+  // Only the last `window` count: slow first runs long ago are forgotten.
+  rules::first_run_allowance d;
+  for (std::size_t i = 0; i < rules::first_run_allowance::window; ++i) d.add(25.0, 10.0);
+  CHECK(d.value() == Approx(2.5));
+  for (std::size_t i = 0; i < rules::first_run_allowance::window; ++i) d.add(11.0, 10.0);
+  CHECK(d.size() == rules::first_run_allowance::window);
+  CHECK(d.value() == rules::checked_run_allowance);
+}
