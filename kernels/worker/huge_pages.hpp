@@ -55,11 +55,11 @@ inline bool prefer_huge_pages(void* data, std::size_t size) {
 /// [data, data + size) touches, the first and the last partial ones
 /// included; returns how many pages it read. In a process forked from the one
 /// that wrote the buffer, the first access to each inherited page can cost
-/// far more than a cache miss: on a 2-core VM (kernel 6.18, probably nested
-/// paging) 4.1 us per 4 KiB page, with no page fault counted, against 17 ns
-/// for the next access; reading MM1's 6 MB of inputs took 6 ms, half its
-/// kernel's time. The measuring child reads its inputs so before the checked
-/// run, whose time must be the kernel's.
+/// far more than a cache miss: on a 2-core Zen 5 VM (Linux 6.18) 4.1-4.7 us
+/// per 4 KiB page, with no page fault counted, against about 20 ns for the
+/// next access (bench/fork_page_cost.c); MM1's 6 MB of inputs added about
+/// 7 ms to a checked run of a 7 ms kernel. The measuring child reads its
+/// inputs so before the checked run, whose time must be the kernel's.
 inline std::size_t touch_pages(const void* data, std::size_t size, std::uintptr_t page_bytes) {
   if (size == 0) return 0;
   const auto begin = reinterpret_cast<std::uintptr_t>(data);

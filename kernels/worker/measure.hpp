@@ -79,7 +79,7 @@ void own_output_pages(std::vector<argument_buffer>& buffers);
 /// In a process forked from the one that made the buffers: one byte of every
 /// page of every input array read (huge_pages.hpp, touch_pages), so that the
 /// checked run that follows does not pay the first access to the inherited
-/// pages, which some virtual machines make costly (MM1: 6 ms of a 7 ms
+/// pages, which some virtual machines make costly (MM1: about 7 ms on a 7 ms
 /// kernel; the checked run's time is a timing: measure_rules::
 /// stop_after_checked_run). Returns the pages read.
 inline std::size_t touch_input_pages(const std::vector<argument_buffer>& buffers) {

@@ -75,7 +75,7 @@ inline bool stop_timing(double fastest_ms, double reference_ms, double margin) {
 /// "The checked run as the first timing"): the checked run took a median
 /// 1.05-1.26x the timed runs' median, 1.15-1.50x at the 95th percentile. On
 /// other machines it is more (a Zen 5 VM: up to 2.1x, the kernels' own first
-/// allocations at 10 us a page), so each device learns its own
+/// allocations at about 11 us a fresh page), so each device learns its own
 /// (first_run_allowance).
 constexpr double checked_run_allowance = 1.5;
 
