@@ -1,11 +1,12 @@
 #pragma once
-// Transparent huge pages for the arrays every trial maps afresh or reads in
-// full: the output arrays (each trial's child drops the resident process's
-// copy-on-write share of them and maps fresh pages, own_output_pages) and the
-// expected outputs (read by every check). Mapping BMM1's 63 MB output took
-// 16-20 ms in 4 KiB pages and 5-6 ms in 2 MiB pages, and the child's fork
-// and exit take less with fewer pages. Input arrays keep the pages a kernel
-// would find in a program of its own.
+// Pages of a trial's arrays. Transparent huge pages for the arrays every
+// trial maps afresh or reads in full: the output arrays (each trial's child
+// drops the resident process's copy-on-write share of them and maps fresh
+// pages, own_output_pages) and the expected outputs (read by every check).
+// Mapping BMM1's 63 MB output took 16-20 ms in 4 KiB pages and 5-6 ms in
+// 2 MiB pages, and the child's fork and exit take less with fewer pages.
+// Input arrays keep the pages a kernel would find in a program of its own; a
+// trial's child reads one byte of each before its checked run (touch_pages).
 //
 // A kernel writing its output to huge pages runs a little faster (fewer
 // address translations: BMM1's configurations about 1% faster), so

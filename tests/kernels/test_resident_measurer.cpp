@@ -29,10 +29,23 @@ namespace {
 
 const std::string worker_name = "tune-kernel-wor";  // comm: the first 15 characters
 
+// A program whose kernels double their input of 4 floats (the reference's
+// answer), under `key`; its space and source for the caller to give.
+std::shared_ptr<tune::kernel_program> doubling_program(const std::string& key) {
+  auto program = std::make_shared<tune::kernel_program>();
+  program->key = key;
+  program->reference_source = R"(
+extern "C" void tune_reference(void* const* a) {
+  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
+}
+)";
+  program->arguments = {tune::float_array_argument("out", 4, true), tune::float_array_argument("in", 4)};
+  return program;
+}
+
 // A kernel that sleeps `sleep_ms` per run and doubles its input.
 tune::kernel_program_ptr sleeping_program() {
-  auto program = std::make_shared<tune::kernel_program>();
-  program->key = "sleeping:cpu";
+  auto program = doubling_program("sleeping:cpu");
   auto sleep_ms = tune::make_discrete_parameter("sleep_ms", {0, 5, 20, 200, 3000});
   program->space = std::make_shared<tune::search_space>(std::vector<tune::parameter_ptr>{sleep_ms}, "test");
   program->source = [sleep_ms](const tune::configuration& config) {
@@ -44,12 +57,6 @@ extern "C" void tune_entry(void* const* a) {
 }
 )";
   };
-  program->reference_source = R"(
-extern "C" void tune_reference(void* const* a) {
-  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
-}
-)";
-  program->arguments = {tune::float_array_argument("out", 4, true), tune::float_array_argument("in", 4)};
   return program;
 }
 
@@ -325,9 +332,8 @@ TEST_CASE("a kernel whose checked run alone is clearly slower is timed from that
 TEST_CASE("the checked run's allowance is learned from the device's own first runs", "[kernels]") {
   // A kernel whose first run in a process takes five times its others (4 and
   // 20 ms): as if first touches cost that much on this machine.
-  auto program = std::make_shared<tune::kernel_program>();
-  program->key = "slow_first_run:cpu";
-  auto variant = two_way_space(*program, "variant");
+  auto program = doubling_program("slow_first_run:cpu");
+  two_way_space(*program, "variant");
   program->source = [](const tune::configuration&) {
     return std::string(R"(#include <unistd.h>
 extern "C" void tune_entry(void* const* a) {
@@ -338,12 +344,6 @@ extern "C" void tune_entry(void* const* a) {
 }
 )");
   };
-  program->reference_source = R"(
-extern "C" void tune_reference(void* const* a) {
-  for (int i = 0; i < 4; ++i) static_cast<float*>(a[0])[i] = 2 * static_cast<const float*>(a[1])[i];
-}
-)";
-  program->arguments = {tune::float_array_argument("out", 4, true), tune::float_array_argument("in", 4)};
   tune::test::kernel_scratch scratch{"first-runs"};
   auto options = scratch.options();
   options.measurement.min_repeats = 3;
@@ -352,7 +352,6 @@ extern "C" void tune_reference(void* const* a) {
   auto config = backend->space()->from_values({{"variant", 1.0}});
   auto build = backend->build(config, 120.0);
   REQUIRE(build.state == status::ok);
-  (void)variant;
 
   // Against a best as fast as the kernel (4 ms, margin 0.5, no slow limit):
   // the default allowance (1.5) takes the 20 ms checked run for a kernel
