@@ -107,6 +107,22 @@ TEST_CASE("run_process ends as the program ended: its exit code or its signal", 
   CHECK(denied.error.find("/dev/null") != std::string::npos);
 }
 
+TEST_CASE("run_process sets the environment entries it is given over the caller's", "[kernels]") {
+  ::setenv("TUNE_TEST_KEPT", "kept", 1);
+  ::setenv("TUNE_TEST_REPLACED", "old", 1);
+  auto shown = tune::run_process(
+      {"sh", "-c",
+       "echo \"$TUNE_TEST_KEPT $TUNE_TEST_REPLACED $TUNE_TEST_ADDED\"; env | grep -c '^TUNE_TEST_REPLACED='"},
+      10.0, 1 << 20, {}, {"TUNE_TEST_REPLACED=new", "TUNE_TEST_ADDED=a=b"});
+  auto plain = tune::run_process({"sh", "-c", "echo \"$TUNE_TEST_KEPT $TUNE_TEST_REPLACED $TUNE_TEST_ADDED\""}, 10.0);
+  ::unsetenv("TUNE_TEST_KEPT");
+  ::unsetenv("TUNE_TEST_REPLACED");
+  REQUIRE(shown.ok());
+  CHECK(shown.output == "kept new a=b\n1\n");
+  REQUIRE(plain.ok());
+  CHECK(plain.output == "kept old \n");
+}
+
 TEST_CASE("run_process gives the program no descriptor of the caller but its output", "[kernels]") {
   int kept = ::open("/dev/null", O_RDONLY);  // not close-on-exec
   REQUIRE(kept > 2);
@@ -145,6 +161,38 @@ TEST_CASE("run_process: a program and what it started die when the process that 
   REQUIRE(helper > 1);
   CHECK(ends_soon(shell));
   CHECK(ends_soon(helper));
+}
+
+TEST_CASE("run_process: the program dies with its guard when the guard alone is killed", "[kernels]") {
+  // The program records its parent (the guard) and itself, then sleeps in a
+  // session of its own (out of the group, which run_process kills once the
+  // guard has ended); the guard is killed with SIGKILL, which it cannot pass
+  // on: the program's own death signal ends it, and run_process reports the
+  // guard's end.
+  auto file = std::filesystem::temp_directory_path() / ("tune-guard-" + std::to_string(::getpid()));
+  std::filesystem::remove(file);
+  tune::process_result result;
+  std::thread runner([&] {
+    result = tune::run_process({"sh", "-c",
+                                "echo $PPID $$ >" + file.string() + ".tmp && mv " + file.string() + ".tmp " +
+                                    file.string() + " && exec setsid sleep 300"},
+                               60.0);
+  });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(file) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  long guard = 0, program = 0;
+  std::ifstream(file) >> guard >> program;
+  std::filesystem::remove(file);
+  if (guard > 1) ::kill(static_cast<pid_t>(guard), SIGKILL);
+  runner.join();
+  REQUIRE(guard > 1);
+  REQUIRE(program > 1);
+  CHECK(guard != ::getpid());
+  CHECK(ends_soon(program));
+  CHECK(result.started);
+  CHECK(result.signal == SIGKILL);
+  CHECK_FALSE(result.timed_out);
 }
 
 TEST_CASE("run_process: a fork bomb stops at max_processes", "[kernels]") {

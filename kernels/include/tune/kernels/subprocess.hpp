@@ -88,8 +88,10 @@ channel_process start_with_channel(const std::vector<std::string>& argv, const s
 /// Runs argv[0] (looked up in PATH when it has no '/') with arguments argv[1..].
 /// Thread-safe. The program starts with only stdin (/dev/null), stdout and
 /// stderr open, no signal blocked, and SIGPIPE and the termination signals
-/// at their defaults.
+/// at their defaults, in the caller's environment with `environment`'s
+/// NAME=VALUE entries set over it (an entry replaces the caller's variable of
+/// that name).
 process_result run_process(const std::vector<std::string>& argv, double timeout_s, std::size_t output_limit = 1 << 20,
-                           const process_limits& limits = {});
+                           const process_limits& limits = {}, const std::vector<std::string>& environment = {});
 
 }  // namespace tune
