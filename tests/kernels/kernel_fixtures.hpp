@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -16,6 +17,12 @@
 #include "tune/kernels/task.hpp"
 
 namespace tune::test {
+
+/// A file's whole content.
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 class kernel_scratch {
  public:
@@ -52,6 +59,21 @@ class kernel_scratch {
  private:
   std::filesystem::path path_;
 };
+
+/// The task string of packed_matmul's space.
+inline const char* small_matmul_task = "matmul:24x40x48";
+
+/// A configuration of small_matmul_task's space with both panels packed and
+/// tiles that divide none of its sizes evenly.
+inline configuration packed_matmul(const search_space& space) {
+  return space.from_values({{"tile_n", std::vector<std::int64_t>{1, 2, 3, 4}},
+                            {"tile_m", std::vector<std::int64_t>{1, 1, 3, 16}},
+                            {"tile_k", std::vector<std::int64_t>{2, 4, 5}},
+                            {"loop_order", std::vector<std::int64_t>{2, 0, 1}},
+                            {"a_panel", std::string("packed")},
+                            {"b_panel", std::string("packed")},
+                            {"prefetch", 1.0}});
+}
 
 /// Draws configurations until one builds past instantiation (at most `tries`).
 inline std::pair<configuration, build_result> build_some(backend& b, rng_type& rng, int tries = 200) {

@@ -60,14 +60,8 @@ const std::vector<std::string> shared_flags{"-std=c++20", "-fPIC", "-shared", "-
 
 TEST_CASE("a MatMul and a Conv2D kernel link against nothing and verify against the reference", "[kernels]") {
   tune::test::kernel_scratch scratch("builds-verify");
-  auto backend = tune::make_task_backend("matmul:24x40x48", "cpu", scratch.options());
-  auto matmul = backend->space()->from_values({{"tile_n", std::vector<std::int64_t>{1, 2, 3, 4}},
-                                               {"tile_m", std::vector<std::int64_t>{1, 1, 3, 16}},
-                                               {"tile_k", std::vector<std::int64_t>{2, 4, 5}},
-                                               {"loop_order", std::vector<std::int64_t>{2, 0, 1}},
-                                               {"a_panel", std::string("packed")},
-                                               {"b_panel", std::string("packed")},
-                                               {"prefetch", 1.0}});
+  auto backend = tune::make_task_backend(tune::test::small_matmul_task, "cpu", scratch.options());
+  auto matmul = tune::test::packed_matmul(*backend->space());
   check_self_contained(*backend, matmul);
 
   // f_outer: the per-thread weight block (a thread_local) needs no more.

@@ -81,7 +81,8 @@ bool link_failed(const std::string& output) {
 }
 
 build_result build_shared_object(const std::string& compiler, const std::vector<std::string>& flags,
-                                 const std::string& source, const std::string& output, double timeout_s) {
+                                 const std::string& source, const std::string& output, double timeout_s,
+                                 const std::vector<std::string>& environment) {
   const std::string key = link_key(compiler, flags);
   auto& known = links_needed();
   link_way first = link_way::none;
@@ -94,7 +95,7 @@ build_result build_shared_object(const std::string& compiler, const std::vector<
     const double left = timeout_s - spent;
     if (left <= 0)
       return {status::build_timeout, {}, spent, "compiler killed after " + std::to_string(timeout_s) + " s"};
-    auto result = run_process(link_argv(way, compiler, flags, source, output), left, 64 * 1024);
+    auto result = run_process(link_argv(way, compiler, flags, source, output), left, 64 * 1024, {}, environment);
     spent += result.seconds;
     auto out = outcome_of(result, timeout_s);
     out.compile_s = spent;

@@ -35,8 +35,10 @@ bool link_failed(const std::string& compiler_output);
 /// `flags` (they hold -shared) within `timeout_s` seconds in all: ok, or a
 /// compile_error with the compiler's message, or a build_timeout. compile_s
 /// is the time of every compiler run. The artifact field is left empty.
-/// Thread-safe.
+/// The compiler runs with `environment`'s NAME=VALUE entries set
+/// (run_process). Thread-safe.
 build_result build_shared_object(const std::string& compiler, const std::vector<std::string>& flags,
-                                 const std::string& source, const std::string& output, double timeout_s);
+                                 const std::string& source, const std::string& output, double timeout_s,
+                                 const std::vector<std::string>& environment = {});
 
 }  // namespace tune

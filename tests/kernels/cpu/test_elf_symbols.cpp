@@ -19,10 +19,7 @@
 
 namespace {
 
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using tune::test::file_bytes;
 
 // A shared object linked against nothing that calls memcpy (the C
 // library's), sinf (libm's) and a weak function nobody defines.

@@ -57,6 +57,10 @@ struct task_backend_options {
   std::string cache_dir;
   /// Host compiler for CPU kernels (looked up in PATH).
   std::string compiler = "c++";
+  /// The host compiler runs with its large memory mappings on transparent
+  /// huge pages (a preload library built in the cache; the same output, fewer
+  /// page faults: compiler_huge_pages.hpp). false: as it runs by itself.
+  bool compiler_huge_pages = true;
   /// Threads one CPU kernel may use; each CPU device is this many cores.
   int threads = 1;
   /// Core of CPU device 0; device d is pinned to cores first_core + d*threads ...
