@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "../src/dl_bind.hpp"
+
 namespace tune::worker {
 
 namespace {
@@ -26,12 +28,6 @@ struct nvrtc_api {
   const char* (*error_string)(int) = nullptr;
 };
 
-template <typename F>
-bool bind(void* library, F& slot, const char* symbol) {
-  slot = reinterpret_cast<F>(dlsym(library, symbol));
-  return slot != nullptr;
-}
-
 int cannot(const std::string& why) {
   std::printf("%s\n", why.c_str());
   return 3;
@@ -49,10 +45,13 @@ int run_nvrtc_mode(const char* library, const char* arch, const char* source_pat
   void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (!handle) return cannot(std::string("cannot load NVRTC: ") + dlerror());
   nvrtc_api api;
-  if (!(bind(handle, api.create, "nvrtcCreateProgram") && bind(handle, api.compile, "nvrtcCompileProgram") &&
-        bind(handle, api.log_size, "nvrtcGetProgramLogSize") && bind(handle, api.log, "nvrtcGetProgramLog") &&
-        bind(handle, api.cubin_size, "nvrtcGetCUBINSize") && bind(handle, api.cubin, "nvrtcGetCUBIN") &&
-        bind(handle, api.destroy, "nvrtcDestroyProgram") && bind(handle, api.error_string, "nvrtcGetErrorString")))
+  if (!(bind_symbol(handle, api.create, "nvrtcCreateProgram") &&
+        bind_symbol(handle, api.compile, "nvrtcCompileProgram") &&
+        bind_symbol(handle, api.log_size, "nvrtcGetProgramLogSize") &&
+        bind_symbol(handle, api.log, "nvrtcGetProgramLog") &&
+        bind_symbol(handle, api.cubin_size, "nvrtcGetCUBINSize") && bind_symbol(handle, api.cubin, "nvrtcGetCUBIN") &&
+        bind_symbol(handle, api.destroy, "nvrtcDestroyProgram") &&
+        bind_symbol(handle, api.error_string, "nvrtcGetErrorString")))
     return cannot(std::string(library) + " lacks an NVRTC entry point: " + dlerror());
 
   std::ifstream in(source_path, std::ios::binary);

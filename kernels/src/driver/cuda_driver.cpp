@@ -4,6 +4,8 @@
 
 #include <mutex>
 
+#include "../dl_bind.hpp"
+
 namespace tune::cuda {
 
 std::string driver_api::error_text(result_code code) const {
@@ -20,12 +22,6 @@ struct loaded_driver {
   std::string why;
 };
 
-template <typename F>
-bool bind(void* library, F& slot, const char* symbol) {
-  slot = reinterpret_cast<F>(dlsym(library, symbol));
-  return slot != nullptr;
-}
-
 loaded_driver load() {
   loaded_driver d;
   void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -35,21 +31,25 @@ loaded_driver load() {
   }
   auto& a = d.api;
   bool all =
-      bind(library, a.init, "cuInit") && bind(library, a.device_get_count, "cuDeviceGetCount") &&
-      bind(library, a.device_get, "cuDeviceGet") && bind(library, a.device_get_name, "cuDeviceGetName") &&
-      bind(library, a.device_get_attribute, "cuDeviceGetAttribute") &&
-      bind(library, a.device_total_mem, "cuDeviceTotalMem_v2") &&
-      bind(library, a.primary_ctx_retain, "cuDevicePrimaryCtxRetain") &&
-      bind(library, a.ctx_set_current, "cuCtxSetCurrent") && bind(library, a.ctx_synchronize, "cuCtxSynchronize") &&
-      bind(library, a.module_load_data, "cuModuleLoadData") && bind(library, a.module_unload, "cuModuleUnload") &&
-      bind(library, a.module_get_function, "cuModuleGetFunction") &&
-      bind(library, a.func_get_attribute, "cuFuncGetAttribute") && bind(library, a.mem_alloc, "cuMemAlloc_v2") &&
-      bind(library, a.mem_free, "cuMemFree_v2") && bind(library, a.memcpy_htod, "cuMemcpyHtoD_v2") &&
-      bind(library, a.memcpy_dtoh, "cuMemcpyDtoH_v2") && bind(library, a.memset_d32, "cuMemsetD32_v2") &&
-      bind(library, a.launch_kernel, "cuLaunchKernel") && bind(library, a.event_create, "cuEventCreate") &&
-      bind(library, a.event_record, "cuEventRecord") && bind(library, a.event_synchronize, "cuEventSynchronize") &&
-      bind(library, a.event_elapsed_time, "cuEventElapsedTime") &&
-      bind(library, a.get_error_string, "cuGetErrorString");
+      bind_symbol(library, a.init, "cuInit") && bind_symbol(library, a.device_get_count, "cuDeviceGetCount") &&
+      bind_symbol(library, a.device_get, "cuDeviceGet") && bind_symbol(library, a.device_get_name, "cuDeviceGetName") &&
+      bind_symbol(library, a.device_get_attribute, "cuDeviceGetAttribute") &&
+      bind_symbol(library, a.device_total_mem, "cuDeviceTotalMem_v2") &&
+      bind_symbol(library, a.primary_ctx_retain, "cuDevicePrimaryCtxRetain") &&
+      bind_symbol(library, a.ctx_set_current, "cuCtxSetCurrent") &&
+      bind_symbol(library, a.ctx_synchronize, "cuCtxSynchronize") &&
+      bind_symbol(library, a.module_load_data, "cuModuleLoadData") &&
+      bind_symbol(library, a.module_unload, "cuModuleUnload") &&
+      bind_symbol(library, a.module_get_function, "cuModuleGetFunction") &&
+      bind_symbol(library, a.func_get_attribute, "cuFuncGetAttribute") &&
+      bind_symbol(library, a.mem_alloc, "cuMemAlloc_v2") && bind_symbol(library, a.mem_free, "cuMemFree_v2") &&
+      bind_symbol(library, a.memcpy_htod, "cuMemcpyHtoD_v2") &&
+      bind_symbol(library, a.memcpy_dtoh, "cuMemcpyDtoH_v2") && bind_symbol(library, a.memset_d32, "cuMemsetD32_v2") &&
+      bind_symbol(library, a.launch_kernel, "cuLaunchKernel") &&
+      bind_symbol(library, a.event_create, "cuEventCreate") && bind_symbol(library, a.event_record, "cuEventRecord") &&
+      bind_symbol(library, a.event_synchronize, "cuEventSynchronize") &&
+      bind_symbol(library, a.event_elapsed_time, "cuEventElapsedTime") &&
+      bind_symbol(library, a.get_error_string, "cuGetErrorString");
   if (!all) {
     d.why = std::string("libcuda.so.1 lacks a driver API entry point: ") + dlerror();
     return d;
