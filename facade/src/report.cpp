@@ -66,11 +66,13 @@ early_stop_policy set_early_stop(const std::map<std::string, double>& settings, 
       {"first_limit_ms", &early_stop_policy::first_limit_ms},
       {"build_factor", &early_stop_policy::build_factor},
       {"min_build_s", &early_stop_policy::min_build_s}};
+  auto field_named = [&fields](std::string_view name) {
+    return std::find_if(std::begin(fields), std::end(fields), [&](const auto& f) { return name == f.first; });
+  };
   const early_stop_policy before = policy;
   for (const auto& [name, value] : settings) {
     const std::string where = std::string(field) + " " + name + "=" + fmt::format("{:g}", value);
-    auto known = std::find_if(std::begin(fields), std::end(fields),
-                              [&name = name](const auto& setting) { return name == setting.first; });
+    auto known = field_named(name);
     if (known == std::end(fields)) {
       std::string names;
       for (const auto& setting : fields) names += std::string(names.empty() ? "" : ", ") + setting.first;
@@ -84,11 +86,8 @@ early_stop_policy set_early_stop(const std::map<std::string, double>& settings, 
   // --no-early-stop is the default rule, not 10 x the median with no least limit.
   const std::pair<const char*, const char*> floors[] = {{"slow_factor", "min_slow_ms"},
                                                         {"build_factor", "min_build_s"}};
-  auto member = [&fields](const std::string& name) {
-    return std::find_if(std::begin(fields), std::end(fields), [&](const auto& f) { return name == f.first; })->second;
-  };
   for (const auto& [rule, least] : floors) {
-    auto rule_of = member(rule), least_of = member(least);
+    auto rule_of = field_named(rule)->second, least_of = field_named(least)->second;
     if (settings.count(rule) && !(before.*rule_of > 0) && policy.*rule_of > 0 && !settings.count(least) &&
         !(policy.*least_of > 0))
       policy.*least_of = early_stop_policy{}.*least_of;
