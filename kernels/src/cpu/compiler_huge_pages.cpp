@@ -1,10 +1,12 @@
 // Transparent huge pages for the compiler's memory (compiler_huge_pages.hpp).
 #include "compiler_huge_pages.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "tune/kernels/compile_cache.hpp"
 #include "tune/kernels/subprocess.hpp"
@@ -12,6 +14,14 @@
 namespace tune {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// A few lines of C build in well under a second; a compiler that takes
+// longer does not hold up the build that asked for the library for long.
+constexpr double preload_build_limit_s = 30.0;
+
+}  // namespace
 
 std::string_view huge_pages_preload_source() {
   return R"(/* Built by tune-engine: run with its compilers (LD_PRELOAD) to ask for
@@ -49,11 +59,16 @@ std::vector<std::string> huge_pages_environment(const std::string& preload, cons
 
 std::string huge_pages_preload(const compile_cache& cache, const std::string& compiler,
                                const std::string& compiler_identity, double timeout_s) {
+  // Per folder and compiler: the library (empty when it could not be built),
+  // or absent while a thread builds it; the other threads' builds do not wait.
   static std::mutex mutex;
-  static std::map<std::string, std::string> known;  // folder and compiler: the library, or empty
+  static std::map<std::string, std::optional<std::string>> known;
   const std::string key = cache.dir().string() + '\n' + compiler_identity;
-  std::lock_guard lock(mutex);
-  if (auto it = known.find(key); it != known.end()) return it->second;
+  {
+    std::lock_guard lock(mutex);
+    auto [it, first] = known.try_emplace(key);
+    if (!first) return it->second.value_or(std::string());
+  }
   const std::vector<std::string> key_parts{std::string(huge_pages_preload_source()), compiler_identity,
                                            "huge pages preload"};
   fs::path source = fs::path(cache.artifact_path(key_parts)).replace_extension(".c");
@@ -65,13 +80,16 @@ std::string huge_pages_preload(const compile_cache& cache, const std::string& co
     }
     auto result = run_process(
         {compiler, "-x", "c", "-O2", "-fPIC", "-shared", "-nostdlib", "-o", library.string(), source.string()},
-        timeout_s, 64 * 1024);
+        std::min(timeout_s, preload_build_limit_s), 64 * 1024);
     out.compile_s = result.seconds;
     out.message = result.ok() ? std::string() : result.error + result.output;
     if (result.ok()) out.state = status::ok;
     return out;
   });
-  return known[key] = built.state == status::ok ? built.artifact : std::string();
+  std::string library = built.state == status::ok ? built.artifact : std::string();
+  std::lock_guard lock(mutex);
+  known[key] = library;
+  return library;
 }
 
 }  // namespace tune

@@ -39,9 +39,11 @@ std::vector<std::string> huge_pages_environment(const std::string& preload, cons
                                                 const char* tunables);
 
 /// The preload library for `compiler` in `cache` (built there on first use
-/// with `compiler`, which must compile C with -x c, within `timeout_s`; looked
-/// up once per process, cache folder and compiler): its path, or empty when it
-/// could not be built (the compiler then runs without it).
+/// with `compiler`, which must compile C with -x c, within `timeout_s` and at
+/// most 30 s; looked up once per process, cache folder and compiler): its
+/// path, or empty when it could not be built (the compiler then runs without
+/// it) or while another thread is building it (that thread's build goes on,
+/// this one does not wait).
 std::string huge_pages_preload(const compile_cache& cache, const std::string& compiler,
                                const std::string& compiler_identity, double timeout_s);
 

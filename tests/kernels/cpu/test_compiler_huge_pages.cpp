@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include "../../../kernels/src/cpu/compiler_huge_pages.hpp"
 #include "../kernel_fixtures.hpp"
@@ -85,6 +87,29 @@ TEST_CASE("the preload library is built once per cache and compiler, and a compi
   tune::compile_cache third(scratch.path() / "three", ".so");
   CHECK(tune::huge_pages_preload(third, "false", "false identity", 120.0).empty());
   CHECK(tune::huge_pages_preload(third, "false", "false identity", 120.0).empty());
+}
+
+TEST_CASE("while one thread builds the preload library, the others' builds go on without it", "[kernels]") {
+  tune::test::kernel_scratch scratch("huge-pages-waiting");
+  // A compiler that records its start and never ends.
+  auto started = scratch.path() / "started";
+  auto compiler = scratch.write("hangs", "#!/bin/sh\necho $$ >'" + started.string() + "'\nexec sleep 300\n");
+  std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  tune::compile_cache cache(scratch.path() / "cache", ".so");
+  std::string first = "not returned";
+  std::thread builder([&] { first = tune::huge_pages_preload(cache, compiler, "hangs identity", 3.0); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(started) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const bool compiler_started = std::filesystem::exists(started);
+  auto asked = std::chrono::steady_clock::now();
+  auto second = tune::huge_pages_preload(cache, compiler, "hangs identity", 3.0);
+  auto waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  builder.join();
+  REQUIRE(compiler_started);
+  CHECK(second.empty());
+  CHECK(waited < 2.0);   // not the 3 s the hanging build lasts
+  CHECK(first.empty());  // its compiler was killed at the limit
 }
 
 TEST_CASE("under the preload a program's large anonymous mapping asks for huge pages", "[kernels]") {
