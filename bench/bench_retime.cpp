@@ -109,12 +109,12 @@ int main(int argc, char** argv) {
     }
     // Round after round, each configuration in turn, each a measurement of
     // its own.
+    tune::run_limits limits(10.0);
+    limits.early_stop = tune::early_stop_policy::off();
     for (int r = 0; r < rounds; ++r) {
       for (auto& e : entries) {
         for (auto* be : {backend.get(), flushed_backend.get()}) {
           if (!be) continue;
-          tune::run_limits limits(10.0);
-          limits.early_stop = tune::early_stop_policy::off();
           auto run = be->run(e.config, be == backend.get() ? e.build : e.flushed_build, 0, limits);
           if (run.state != tune::status::ok) {
             std::fprintf(stderr, "round %d: %s: %s\n", r, std::string(tune::to_string(run.state)).c_str(),
