@@ -43,7 +43,8 @@ std::string find_chromium() {
 }
 
 /// Runs chromium headless on `url` with `extra` arguments, stdout into
-/// `out_file`; returns its exit status (-1 when killed after 60 s).
+/// `out_file` and stderr into `out_file`.err; returns its exit status (-1
+/// when killed after 60 s).
 int run_chromium_once(const std::string& chromium, const std::filesystem::path& profile, const std::string& url,
                       std::vector<std::string> extra, const std::filesystem::path& out_file) {
   std::vector<std::string> args = {chromium,
@@ -65,9 +66,9 @@ int run_chromium_once(const std::string& chromium, const std::filesystem::path& 
   pid_t pid = fork();
   if (pid == 0) {
     int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int null = ::open("/dev/null", O_WRONLY);
+    int err = ::open((out_file.string() + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
+    dup2(err, STDERR_FILENO);
     // Nothing of this process (the servers' sockets) may live on in the browser.
     for (int fd = 3; fd < 1024; ++fd) ::close(fd);
     std::vector<char*> argv;
@@ -89,21 +90,36 @@ int run_chromium_once(const std::string& chromium, const std::filesystem::path& 
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/// Chromium's own lines on why a page was not dumped ("Page load failed:
+/// net::ERR_…"), from the stderr of the run that wrote `out_file`; the
+/// D-Bus complaints of a machine without a session bus left out.
+std::string chromium_errors(const std::filesystem::path& out_file) {
+  std::ifstream in(out_file.string() + ".err");
+  std::string line, kept;
+  while (std::getline(in, line))
+    if (line.find("ERROR:") != std::string::npos && line.find("dbus") == std::string::npos) kept += line + "\n";
+  return kept;
+}
+
 /// Headless chromium, run again (with a fresh profile) when it exits 0 having
-/// printed nothing: on a loaded 2-core machine it sometimes does, a DOM dump
-/// being never empty otherwise. Three empty dumps in a row fail the checks on
-/// the page, as they should.
+/// printed nothing, which is how it reports a page that failed to load: on a
+/// loaded 2-core machine it sometimes does, a DOM dump being never empty
+/// otherwise. Three empty dumps in a row return -2, with chromium's reasons
+/// for each as a message of the failed check.
 int run_chromium(const std::string& chromium, const std::filesystem::path& profile, const std::string& url,
                  const std::vector<std::string>& extra, const std::filesystem::path& out_file) {
   int rc = -1;
+  std::string reasons;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto attempt_profile = profile;
     if (attempt > 0) attempt_profile += "-again" + std::to_string(attempt);
     rc = run_chromium_once(chromium, attempt_profile, url, extra, out_file);
     std::error_code ec;
-    if (rc != 0 || std::filesystem::file_size(out_file, ec) > 0) break;
+    if (rc != 0 || std::filesystem::file_size(out_file, ec) > 0) return rc;
+    reasons += "attempt " + std::to_string(attempt + 1) + ", empty dump of " + url + ":\n" + chromium_errors(out_file);
   }
-  return rc;
+  UNSCOPED_INFO(reasons);
+  return -2;
 }
 
 std::string read_file(const std::filesystem::path& path) {
