@@ -261,23 +261,27 @@ TEST_CASE("CPU Conv2D multiplies only the kernel rows inside the image and is ri
   // Output rows whose kernel rows reach into the padding at the top, the
   // bottom or both (a 3-row image under a 5-row kernel), rows that lie in the
   // padding altogether (padding 3 under a 3-row kernel: zeros), strides 1
-  // to 3; plain and own layouts, both reductions, unrolled and not.
+  // to 3; plain and own layouts, both reductions, unrolled and not; tiles
+  // of 2 pixels, and tiles of a whole row, whose kernel columns reach into
+  // the padding on both sides (runs of columns with the same pixels inside).
   tune::test::kernel_scratch scratch("conv-rows");
   for (const char* task : {"conv2d:1x2x3x6:16x5x5:s1:p2", "conv2d:1x3x4x5:16x3x3:s1:p3", "conv2d:2x2x9x7:16x3x3:s3:p2",
                            "conv2d:1x2x8x8:16x3x3:s2:p1:own", "conv2d:1x3x4x5:16x3x3:s2:p3:own"}) {
     auto backend = tune::make_task_backend(task, "cpu", scratch.options());
     auto space = backend->space();
+    const auto row = static_cast<double>(tune::parse_task(task).out_width());
     for (const char* reduction : {"c_outer", "c_inner"})
-      for (double unroll : {0.0, 1.0}) {
-        auto config = space->from_values({{"block_f", std::get<double>(space->parameters()[0]->value(0))},
-                                          {"tile_x", 2.0},
-                                          {"input_layout", std::string("nchw")},
-                                          {"reduction", std::string(reduction)},
-                                          {"loop_order", std::string("f_outer")},
-                                          {"unroll_inner", unroll}});
-        INFO(task << " " << reduction << " unroll " << unroll);
-        check_correct(*backend, config);
-      }
+      for (double unroll : {0.0, 1.0})
+        for (double tile_x : {2.0, row}) {
+          auto config = space->from_values({{"block_f", std::get<double>(space->parameters()[0]->value(0))},
+                                            {"tile_x", tile_x},
+                                            {"input_layout", std::string("nchw")},
+                                            {"reduction", std::string(reduction)},
+                                            {"loop_order", std::string("f_outer")},
+                                            {"unroll_inner", unroll}});
+          INFO(task << " " << reduction << " unroll " << unroll << " tile_x " << tile_x);
+          check_correct(*backend, config);
+        }
   }
 }
 
