@@ -19,11 +19,13 @@
 // when the arguments fit in the last-level cache), and "flushed_rounds_ms",
 // "flushed_ms" and "flush_ratio" (flushed / not, the rounds' statistic) are
 // added: what flushing does to one configuration's time.
-// With --top K, the run's next K − 1 fastest configurations timed in full
-// (by their search figures) are built and timed too, every configuration in
-// turn round after round, and with --interleaved all K together as the
-// confirmation times its top-k: a line each, the best first, the others'
-// "reported_ms" their search figures and "seq" their trial.
+// With --top K, K − 1 more of the run's configurations are built and timed
+// too, every configuration in turn round after round, and with
+// --interleaved all K together as the confirmation times its top-k: those
+// the run's confirmation timed beside the best (its recorded rounds), or in
+// a run without one its next fastest timed in full, fastest search figure
+// first; a line each, the best first, the others' "reported_ms" their search
+// figures and "seq" their trial.
 // bench/winners_curse.sh runs it after each run, under the same load.
 //
 //   build/bench/bench_retime --db runs.db --task matmul:512x1024x1024 [--rounds 5] [--statistic min]
@@ -32,6 +34,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,13 +76,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: no ok trial of %s\n", db_path.c_str(), backend->task_key().c_str());
       return 1;
     }
-    // The reported best, then with --top K the run's next fastest
-    // configurations timed in full (by their search figures).
+    // The reported best, then with --top K the others the run's confirmation
+    // timed (a run without one: its next fastest timed in full), by their
+    // search figures.
     std::vector<tune::storage::trial_record> picked{*summary->best};
     if (top > 1 && summary->best_run) {
       auto trials = db.trials(summary->best_run->id);
+      std::set<std::int64_t> confirmed;
+      for (const auto& row : db.confirmations(summary->best_run->id)) confirmed.insert(row.seq);
       std::erase_if(trials, [&](const auto& t) {
-        return t.state != tune::status::ok || t.stopped_early || t.config_json == summary->best->config_json;
+        if (t.config_json == summary->best->config_json) return true;
+        if (!confirmed.empty()) return !confirmed.contains(t.seq);
+        return t.state != tune::status::ok || t.stopped_early;
       });
       std::stable_sort(trials.begin(), trials.end(),
                        [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
