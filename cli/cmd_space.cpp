@@ -140,12 +140,14 @@ void add_space_command(CLI::App& app, command_list& commands) {
   sub->add_option("FILE", options->file, "search-space file")->required();
   sub->add_option("--limit", options->limit,
                   "count valid configurations exactly only when the Cartesian size is at most this (else estimate)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(not_negative());
   sub->add_option("--draws", options->draws,
                   "uniform draws that estimate the valid count when the space is too large to count")
       ->capture_default_str()
+      ->check(not_negative())
       ->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
-  sub->add_option("--seed", options->seed, "seed of those draws")->capture_default_str();
+  sub->add_option("--seed", options->seed, "seed of those draws")->capture_default_str()->check(not_negative());
   sub->add_flag("--json", options->json, "print the description as JSON");
   commands.emplace_back(sub, [options] { return run_space(*options); });
 }

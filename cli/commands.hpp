@@ -6,8 +6,10 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,13 +40,36 @@ run_report run_until_signal(session& s, const stop_source& stop);
 /// (session_options, …): each is declared once, through this, and the map
 /// of field -> flag that the library's messages use is what was declared, so
 /// a message names every option as the user typed it.
+/// Refuses a negative number for an option of an unsigned type: CLI11 reads
+/// "-1" into a 64-bit unsigned as its largest value (a --budget of
+/// 18446744073709551615 trials, or a --seed other than the one given).
+inline CLI::Validator not_negative() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        const auto first = value.find_first_not_of(" \t");
+        if (first != std::string::npos && value[first] == '-') return "must not be negative: " + value;
+        return {};
+      },
+      "", "not negative");
+}
+
+/// Whether an option's value is an unsigned count (or an optional one).
+template <class T>
+struct is_unsigned_count
+    : std::bool_constant<std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>> {};
+template <class T>
+struct is_unsigned_count<std::optional<T>> : is_unsigned_count<T> {};
+
 class field_options {
  public:
   explicit field_options(CLI::App* command) : command_(command) {}
 
+  /// An option of `field`; one of an unsigned type refuses a negative number.
   template <class T>
   CLI::Option* option(const std::string& field, const std::string& flags, T& value, const std::string& help) {
-    return remember(field, command_->add_option(flags, value, help));
+    auto* added = command_->add_option(flags, value, help);
+    if constexpr (is_unsigned_count<T>::value) added->check(not_negative());
+    return remember(field, added);
   }
   CLI::Option* flag(const std::string& field, const std::string& flags, bool& value, const std::string& help) {
     return remember(field, command_->add_flag(flags, value, help));

@@ -46,6 +46,12 @@ TEST_CASE("tune-engine space does not enumerate beyond --limit", "[cli][space]")
   cli_process j({"space", "--json", "--limit", "1000", spec("convolution_milo_T1.json")});
   REQUIRE(j.wait() == 0);
   CHECK(nlohmann::json::parse(j.out())["valid"].is_null());
+  // A negative limit, draws or seed is refused (not read as a huge number).
+  for (const char* option : {"--limit", "--draws", "--seed"}) {
+    cli_process negative({"space", option, "-1", spec("convolution_milo_T1.json")});
+    CHECK(negative.wait() == 2);
+    CHECK_THAT(negative.err(), Contains(std::string(option) + ": must not be negative: -1"));
+  }
 }
 
 TEST_CASE("tune-engine space answers at once on a space of 10^21 configurations", "[cli][space]") {

@@ -412,6 +412,21 @@ TEST_CASE("tune: malformed topology or command line exits with 2 and names the p
     CHECK(run_cli(args, log) == 2);
     CHECK(read_text(log).find("--budget") != std::string::npos);
   }
+  // CLI11 reads "-1" into a 64-bit unsigned as its largest value: a run of
+  // 18446744073709551615 trials, or another seed than the one given.
+  SECTION("negative budget") {
+    auto args = base;
+    args[8] = "-1";
+    CHECK(run_cli(args, log) == 2);
+    CHECK(read_text(log).find("--budget: must not be negative: -1") != std::string::npos);
+  }
+  SECTION("negative seed") {
+    auto args = base;
+    args.push_back("--seed");
+    args.push_back("-3");
+    CHECK(run_cli(args, log) == 2);
+    CHECK(read_text(log).find("--seed: must not be negative: -3") != std::string::npos);
+  }
   SECTION("malformed hyperparameter") {
     auto args = base;
     args.push_back("--hyper");
