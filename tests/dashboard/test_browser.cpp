@@ -2,13 +2,19 @@
 // dashboard while a replay run publishes, and again once it has ended; the
 // DOM it dumps must show what the database holds, with a configuration value
 // holding <script> shown as text. Skipped when chromium is not installed.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -101,11 +107,49 @@ std::string chromium_errors(const std::filesystem::path& out_file) {
   return kept;
 }
 
+/// For a page chromium could not load from 127.0.0.1: whether a plain
+/// connect() to its port is accepted now, and whether a socket listens on
+/// that port (/proc/net/tcp) and is this process's (/proc/self/fd).
+std::string listener_state(const std::string& url) {
+  std::smatch m;
+  if (!std::regex_search(url, m, std::regex(R"(^http://127\.0\.0\.1:([0-9]+)/)"))) return "";
+  const int port = std::stoi(m[1]);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+  const int error = errno;
+  ::close(fd);
+  std::string state = "connect() to port " + std::to_string(port) +
+                      " now: " + (connected == 0 ? std::string("accepted") : std::string(std::strerror(error)));
+  // /proc/net/tcp: "sl local_address rem_address st ... inode", addresses
+  // as hex IP:port, state 0A for LISTEN.
+  char local[32];
+  std::snprintf(local, sizeof local, "0100007F:%04X", port);
+  std::ifstream tcp("/proc/net/tcp");
+  std::string line, inode;
+  while (std::getline(tcp, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string field; fields >> field;) f.push_back(field);
+    if (f.size() > 9 && f[1] == local && f[3] == "0A") inode = f[9];
+  }
+  if (inode.empty()) return state + "; no socket listens on it";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec))
+    if (std::filesystem::read_symlink(entry.path(), ec).string() == "socket:[" + inode + "]")
+      return state + "; this process's socket (inode " + inode + ") listens on it";
+  return state + "; another process's socket (inode " + inode + ") listens on it";
+}
+
 /// Headless chromium, run again (with a fresh profile) when it exits 0 having
 /// printed nothing, which is how it reports a page that failed to load: on a
 /// loaded 2-core machine it sometimes does, a DOM dump being never empty
 /// otherwise. Three empty dumps in a row return -2, with chromium's reasons
-/// for each as a message of the failed check.
+/// for each and the port's state (listener_state) as a message of the
+/// failed check.
 int run_chromium(const std::string& chromium, const std::filesystem::path& profile, const std::string& url,
                  const std::vector<std::string>& extra, const std::filesystem::path& out_file) {
   int rc = -1;
@@ -118,7 +162,7 @@ int run_chromium(const std::string& chromium, const std::filesystem::path& profi
     if (rc != 0 || std::filesystem::file_size(out_file, ec) > 0) return rc;
     reasons += "attempt " + std::to_string(attempt + 1) + ", empty dump of " + url + ":\n" + chromium_errors(out_file);
   }
-  UNSCOPED_INFO(reasons);
+  UNSCOPED_INFO(reasons << listener_state(url));
   return -2;
 }
 
