@@ -36,10 +36,6 @@ void with_stop_signals(const stop_source& stop, const std::function<void()>& bod
 /// of the options it was made from (copies share one flag).
 run_report run_until_signal(session& s, const stop_source& stop);
 
-/// A command's options that set fields of a library options struct
-/// (session_options, …): each is declared once, through this, and the map
-/// of field -> flag that the library's messages use is what was declared, so
-/// a message names every option as the user typed it.
 /// Refuses a negative number for an option of an unsigned type: CLI11 reads
 /// "-1" into a 64-bit unsigned as its largest value (a --budget of
 /// 18446744073709551615 trials, or a --seed other than the one given).
@@ -60,6 +56,10 @@ struct is_unsigned_count
 template <class T>
 struct is_unsigned_count<std::optional<T>> : is_unsigned_count<T> {};
 
+/// A command's options that set fields of a library options struct
+/// (session_options, …): each is declared once, through this, and the map
+/// of field -> flag that the library's messages use is what was declared, so
+/// a message names every option as the user typed it.
 class field_options {
  public:
   explicit field_options(CLI::App* command) : command_(command) {}

@@ -211,7 +211,8 @@ std::vector<std::pair<std::size_t, double>> trial_rows(const std::string& dom) {
   return rows;
 }
 
-/// A Kernel Tuner cache of 12 x `ys` configurations (y = 1 .. ys); the
+/// A Kernel Tuner cache of 12 x `y_count` configurations (y = 1 ..
+/// y_count); the
 /// variant whose value holds a <script> is the fastest.
 std::string write_cache(const std::filesystem::path& dir, int y_count = 4) {
   nlohmann::json cache = nlohmann::json::object();
