@@ -19,7 +19,8 @@
 //                 over the rows of every image (the plain task repacks the
 //                 block just before, into a buffer of the thread's); y_outer:
 //                 an input row stays while the tile runs over the weight blocks
-//   unroll_inner  1: the innermost reduction loop is unrolled fully
+//   unroll_inner  1: the innermost reduction loop is unrolled, at most
+//                 max_inner_unroll (16) times: fully when it is shorter
 //
 // The plain task does every conversion (weight repacking, padded or NHWC
 // input, the per-tile transpose into the NCHW output, in vector registers)
@@ -366,19 +367,22 @@ std::int64_t inner_extent(const task_spec& task, const conv_knobs& k) {
   return k.c_inner ? task.in_channels : task.kernel_w;
 }
 
-// Most vector multiply-adds of an unrolled reduction body. A 1x1 kernel's
-// channel loop unrolled is its whole reduction in one straight run of code,
-// and g++ builds it far more slowly than the same body inside a 3x3 kernel's
-// loops (ResNet-18's 1x1 convolutions, 2026-11-29: bodies of 1600-2048
-// multiply-adds 55 s to over the 60 s build timeout, 1024 in a few seconds;
-// most 3x3 ones of 2048 in 3-6 s, though one of a single pixel's tile over
-// 512 channels took 50 s).
-std::int64_t unrolled_body_limit(const task_spec& task, bool c_inner) {
-  return c_inner && task.kernel_h * task.kernel_w == 1 ? max_unrolled_body / 2 : max_unrolled_body;
+// Most copies of the reduction's step in an unrolled innermost loop. Until
+// 2026-12-02 the loop was unrolled fully: C2's channel loop of 64 steps in
+// one run of code took g++ 1.0-1.6 s to build, unrolled 16 times 0.4-0.5 s,
+// and the kernels ran 0.91-0.98x as long (the 8 fastest such configurations
+// of a bo run, docs/kernels.md). With at most 16 copies an unrolled body
+// stays within the bound of cpu_register_tile_problem for every register tile
+// the space holds (at most 30 accumulators x 16).
+constexpr std::int64_t max_inner_unroll = 16;
+
+// Times the innermost reduction loop is unrolled: 1 when it is not.
+std::int64_t inner_unroll(const task_spec& task, const conv_knobs& k) {
+  return k.unroll ? std::min(inner_extent(task, k), max_inner_unroll) : 1;
 }
 
 std::string reduction_code(const task_spec& task, const conv_knobs& k) {
-  std::string inner = k.unroll ? "#pragma GCC unroll " + std::to_string(inner_extent(task, k)) + "\n" : "";
+  std::string inner = k.unroll ? "#pragma GCC unroll " + std::to_string(inner_unroll(task, k)) + "\n" : "";
   if (k.c_inner)
     return "  for (long ry = ry0; ry < ry1; ++ry)\n    for (long rx = 0; rx < KW; ++rx)\n" + inner +
            "      for (long c = 0; c < C; ++c) step(c, ry, rx);\n";
@@ -449,19 +453,12 @@ std::vector<parameter_ptr> cpu_conv2d_parameters(const task_spec& task) {
 kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
   // Register tiles beyond the register file are outside the space (the
   // strategies never propose them): accumulators + weight vectors + the
-  // broadcast input, in lanes. So are unrolled bodies over the check's bound
-  // (accumulators x the unrolled loop's extent; block_f / lanes vectors, the
-  // lanes being those of every block): a trial refused before building still
-  // took one of the budget's trials.
+  // broadcast input, in lanes (the lanes being those of every block). An
+  // unrolled body is within its bound for every such tile (inner_unroll).
   const std::string lanes = std::to_string(vector_lanes(task.out_channels));
-  auto body_within = [&](const std::string& reduction, std::int64_t extent) {
-    return "unroll_inner == 0 or reduction != '" + reduction + "' or tile_x * block_f * " + std::to_string(extent) +
-           " <= " + std::to_string(unrolled_body_limit(task, reduction == "c_inner")) + " * " + lanes;
-  };
   auto program = new_task_program(
       task, cpu_conv2d_parameters(task), "cpu",
-      {"tile_x * block_f + block_f + " + lanes + " <= " + std::to_string(vector_registers()) + " * " + lanes,
-       body_within("c_inner", task.in_channels), body_within("c_outer", task.kernel_w)});
+      {"tile_x * block_f + block_f + " + lanes + " <= " + std::to_string(vector_registers()) + " * " + lanes});
   auto space = program->space;
   program->source = [task, threads, space](const configuration& config) {
     return conv_source(task, threads, knobs_of(*space, config));
@@ -472,8 +469,7 @@ kernel_program_ptr make_cpu_conv2d_program(const task_spec& task, int threads) {
     const std::string tile = std::to_string(k.tile_x) + " pixels x " + std::to_string(k.block_f) + " channels";
     // The space's constraints keep the strategies within these bounds; this
     // refuses a configuration given from outside them (a start, --config).
-    return cpu_register_tile_problem(tile, accumulators, k.unroll ? inner_extent(task, k) : 1,
-                                     unrolled_body_limit(task, k.c_inner));
+    return cpu_register_tile_problem(tile, accumulators, inner_unroll(task, k));
   };
   program->flags = [threads](const configuration&) { return cpu_template_flags(threads); };
   program->gcc_build_flags = cpu_template_gcc_build_flags();
