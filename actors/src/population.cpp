@@ -4,6 +4,8 @@
 // tells the generator (and so the strategy), reports it once to its listener,
 // tracks the best, and decides when the budget is spent; then it waits for the
 // work in flight and reports a summary.
+#include <unistd.h>
+
 #include <algorithm>
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
@@ -50,8 +52,9 @@ struct population_state {
   };
   std::unordered_map<std::uint64_t, awaited> awaiting;
   bool demand_pending = false;
-  double demand_sent_at = 0.0;     // steady seconds
-  double demand_noticed_at = 0.0;  // steady seconds of the last notice of a silent generator
+  double demand_sent_at = 0.0;        // steady seconds
+  double demand_noticed_at = 0.0;     // steady seconds of the last notice of a silent generator
+  double progress_printed_at = -1.0;  // steady seconds of the last progress line into a file or pipe; -1: none
   bool handing_out = true;
   bool finished = false;
   /// Set when hand-out closes; a run always closes it before it finishes.
@@ -140,18 +143,33 @@ double mean(const std::vector<double>& xs) {
   return sum / static_cast<double>(xs.size());
 }
 
-void print_progress(const population_state& st, bool final_line) {
+/// A progress line into a file or a pipe (stderr not a terminal) comes at
+/// most this often, each on a line of its own.
+constexpr double progress_log_interval_s = 10.0;
+
+/// On a terminal, one status line rewritten in place (\r) at every tick; into
+/// a file or a pipe, a line every progress_log_interval_s and the last one, so
+/// that a log reads line by line (redirected, the \r lines made one line of
+/// hundreds of statuses).
+void print_progress(population_state& st, bool final_line) {
   if (!st.options.progress_line) return;
+  const bool terminal = isatty(fileno(stderr)) != 0;
+  if (!terminal && !final_line) {
+    const double now = detail::steady_seconds();
+    if (st.progress_printed_at >= 0 && now - st.progress_printed_at < progress_log_interval_s) return;
+    st.progress_printed_at = now;
+  }
   std::uint64_t trials = st.options.prior.size() + st.completed;
   double at = backend_seconds(st, detail::steady_seconds());
   char best[64] = "-";
   if (const auto* b = st.best_of(0); b && !st.options.multi_task)
     std::snprintf(best, sizeof best, "%.4g ms", b->best_judged_ms());
-  std::fprintf(stderr,
-               "\rtrials %llu/%llu  best %s  %.2f trials/s  compile %3.0f%%  devices %3.0f%%  in flight %llu   %s",
-               static_cast<unsigned long long>(trials), static_cast<unsigned long long>(st.options.budget.trials), best,
+  std::fprintf(stderr, "%strials %llu/%llu  best %s  %.2f trials/s  compile %3.0f%%  devices %3.0f%%  in flight %llu%s",
+               terminal ? "\r" : "", static_cast<unsigned long long>(trials),
+               static_cast<unsigned long long>(st.options.budget.trials), best,
                at > 0 ? static_cast<double>(st.completed) / at : 0.0, 100.0 * st.compile_busy,
-               100.0 * mean(st.device_busy), static_cast<unsigned long long>(st.in_flight), final_line ? "\n" : "");
+               100.0 * mean(st.device_busy), static_cast<unsigned long long>(st.in_flight),
+               terminal ? (final_line ? "   \n" : "   ") : "\n");
   std::fflush(stderr);
 }
 

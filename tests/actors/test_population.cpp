@@ -1,11 +1,19 @@
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "actors/pipeline_fixtures.hpp"
+#include "actors/scratch_dir.hpp"
 #include "tune/actors/pipeline.hpp"
 #include "tune/engine/multi_task.hpp"
 #include "tune/kernels/multi_task_backend.hpp"
@@ -310,6 +318,44 @@ TEST_CASE("progress reports count the candidates in flight", "[actors]") {
   }
   // The devices were busy throughout: the ticks saw work in flight.
   CHECK(most > 0);
+}
+
+TEST_CASE("progress into a file is whole lines, not a status rewritten in place", "[actors]") {
+  session s(16, 16);
+  s.backend->run_time = std::chrono::milliseconds(15);
+  // About 0.5 s of runs: several ticks, each of which rewrites the status
+  // line on a terminal; stderr goes to a file for the run.
+  s.options.budget.trials = 64;
+  s.options.progress_line = true;
+  tune::test::scratch_dir dir("progress-file");
+  const auto log_path = dir / "stderr.txt";
+  std::fflush(stderr);
+  const int saved = ::dup(STDERR_FILENO);
+  REQUIRE(saved >= 0);
+  {
+    const int file = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(file >= 0);
+    ::dup2(file, STDERR_FILENO);
+    ::close(file);
+  }
+  auto summary = s.run();
+  std::fflush(stderr);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  CHECK(summary.trials == 64);
+  REQUIRE_FALSE(s.listener->progress.empty());  // a tick, which prints
+  std::ifstream in(log_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(text.find('\r') == std::string::npos);
+  // The first tick's line, one at most every 10 s after it, and the last.
+  std::vector<std::string> lines;
+  std::istringstream split(text);
+  for (std::string line; std::getline(split, line);) lines.push_back(line);
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines.size() <= 2 + static_cast<std::size_t>(summary.wall_s / 10.0));
+  for (const auto& line : lines) CHECK(line.rfind("trials ", 0) == 0);
+  CHECK(lines.back().rfind("trials 64/64  best ", 0) == 0);
 }
 
 namespace {

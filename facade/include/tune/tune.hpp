@@ -240,7 +240,7 @@ struct session_options {
   /// several runs in turn on one stream, as a model run's rounds share one
   /// (tune/model.hpp). Used by one run at a time.
   std::shared_ptr<storage::event_publisher> publisher;
-  bool progress_line = false;  ///< a \r status line on stderr
+  bool progress_line = false;  ///< a status line on stderr: rewritten in place on a terminal, every 10 s into a file
   /// Serves the live web dashboard (serve_dashboard) on HOST:PORT while the
   /// run lasts, fed by the run's own events (published on a free loopback port
   /// when publish_endpoint is empty) and db_path; empty: none. Checked and

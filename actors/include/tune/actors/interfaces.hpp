@@ -540,7 +540,7 @@ struct population_options {
   /// many are out, the hand-out closes as a stop closes it and the run ends
   /// `stopped` (resumable) when they are in. 0: no limit.
   std::uint64_t hand_out_limit = 0;
-  bool progress_line = false;  ///< print a \r status line on stderr
+  bool progress_line = false;  ///< a status line on stderr: rewritten in place on a terminal, every 10 s into a file
   std::shared_ptr<trial_listener> listener;
   /// Looked up before a candidate is built; a hit is a trial at once.
   trial_cache cache;
