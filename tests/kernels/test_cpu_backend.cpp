@@ -519,9 +519,17 @@ TEST_CASE("a Conv2D's innermost reduction loop is unrolled at most 16 times and 
     }
     CHECK(widest >= 5);
   }
+  // The check passes every configuration of a small task's space.
+  auto small = tune::make_cpu_task_program(tune::parse_task("conv2d:1x96x9x9:32x1x1"));
+  for (std::uint64_t flat = 0; flat < *small->space->cartesian_size(); ++flat) {
+    auto c = small->space->unflatten(flat);
+    INFO(small->space->to_json(c));
+    if (small->space->is_valid(c)) CHECK(small->check(c).empty());
+  }
+  // 40 channels: two unrolled rounds of 16 and a remainder of 8, in the
+  // interior tile of a row of 12 (4 pixels from the left padding's end).
   tune::test::kernel_scratch scratch("conv-unroll");
-  auto backend = tune::make_task_backend("conv2d:1x40x6x6:16x3x3:s1:p1", "cpu", scratch.options());
-  // 40 channels: two unrolled rounds of 16 and a remainder of 8.
+  auto backend = tune::make_task_backend("conv2d:1x40x12x12:16x3x3:s1:p1", "cpu", scratch.options());
   check_correct(*backend, config_of(*backend->space(), 4.0, "c_inner", 1.0));
 }
 
