@@ -6,10 +6,12 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "actors/pipeline_fixtures.hpp"
@@ -320,6 +322,35 @@ TEST_CASE("progress reports count the candidates in flight", "[actors]") {
   CHECK(most > 0);
 }
 
+namespace {
+/// Sends this process's stderr to a file while it lives.
+class stderr_to_file {
+ public:
+  explicit stderr_to_file(const std::filesystem::path& path) {
+    std::fflush(stderr);
+    saved_ = ::dup(STDERR_FILENO);
+    const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (saved_ < 0 || file < 0) {
+      if (saved_ >= 0) ::close(saved_);
+      if (file >= 0) ::close(file);
+      throw std::runtime_error("cannot send stderr to " + path.string());
+    }
+    ::dup2(file, STDERR_FILENO);
+    ::close(file);
+  }
+  ~stderr_to_file() {
+    std::fflush(stderr);
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+  }
+  stderr_to_file(const stderr_to_file&) = delete;
+  stderr_to_file& operator=(const stderr_to_file&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+}  // namespace
+
 TEST_CASE("progress into a file is whole lines, not a status rewritten in place", "[actors]") {
   session s(16, 16);
   s.backend->run_time = std::chrono::milliseconds(15);
@@ -329,19 +360,11 @@ TEST_CASE("progress into a file is whole lines, not a status rewritten in place"
   s.options.progress_line = true;
   tune::test::scratch_dir dir("progress-file");
   const auto log_path = dir / "stderr.txt";
-  std::fflush(stderr);
-  const int saved = ::dup(STDERR_FILENO);
-  REQUIRE(saved >= 0);
+  run_summary summary;
   {
-    const int file = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(file >= 0);
-    ::dup2(file, STDERR_FILENO);
-    ::close(file);
+    stderr_to_file redirected(log_path);
+    summary = s.run();
   }
-  auto summary = s.run();
-  std::fflush(stderr);
-  ::dup2(saved, STDERR_FILENO);
-  ::close(saved);
   CHECK(summary.trials == 64);
   REQUIRE_FALSE(s.listener->progress.empty());  // a tick, which prints
   std::ifstream in(log_path);
