@@ -154,13 +154,13 @@ constexpr double progress_log_interval_s = 10.0;
 void print_progress(population_state& st, bool final_line) {
   if (!st.options.progress_line) return;
   const bool terminal = isatty(fileno(stderr)) != 0;
+  const double now = detail::steady_seconds();
   if (!terminal && !final_line) {
-    const double now = detail::steady_seconds();
     if (st.progress_printed_at >= 0 && now - st.progress_printed_at < progress_log_interval_s) return;
     st.progress_printed_at = now;
   }
   std::uint64_t trials = st.options.prior.size() + st.completed;
-  double at = backend_seconds(st, detail::steady_seconds());
+  double at = backend_seconds(st, now);
   char best[64] = "-";
   if (const auto* b = st.best_of(0); b && !st.options.multi_task)
     std::snprintf(best, sizeof best, "%.4g ms", b->best_judged_ms());
