@@ -7,7 +7,8 @@
 // out of time kills the compiler and everything it started. With GCC the
 // templates compile without predictive commoning (their pragma, and only for
 // their own code), and GCC's build flags are left out for clang. An emitted
-// Conv2D is right in every call when the weights change between calls.
+// Conv2D is right in every call when the weights change between calls, and
+// its tiles share one NCHW store function per pixel count.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <iterator>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "../../kernels/src/cpu/elf_symbols.hpp"
@@ -361,4 +363,46 @@ TEST_CASE("GCC's build flags of the templates are left out for clang", "[kernels
   auto measured = backend->run(config, built, 0, 120.0);
   INFO(measured.message);
   CHECK(measured.state == status::ok);
+}
+
+TEST_CASE("a Conv2D's NCHW stores are one function per pixel count, shared by the tiles of a row", "[kernels]") {
+  // A row of 27 pixels in tiles of 6 with a padding of 2: a left tile at the
+  // padding, interior tiles and a remainder of 3 at the right. Each tile's
+  // transposing NCHW store was inlined into it (half of a C2 build's time);
+  // the tiles of one pixel count now call one function of it.
+  tune::test::kernel_scratch scratch("builds-nchw-stores");
+  const char* task = "conv2d:1x4x6x27:16x5x5:s1:p2";
+  auto program = tune::make_cpu_task_program(tune::parse_task(task));
+  const auto& block_f = *program->space->parameters()[*program->space->find("block_f")];
+  auto config = program->space->from_values({{"block_f", block_f.value(0)},
+                                             {"tile_x", 6.0},
+                                             {"input_layout", std::string("nchw")},
+                                             {"reduction", std::string("c_outer")},
+                                             {"loop_order", std::string("f_outer")},
+                                             {"unroll_inner", 1.0}});
+  REQUIRE(program->space->is_valid(config));
+  const std::string source = program->source(config);
+  std::smatch lanes_match;
+  REQUIRE(std::regex_search(source, lanes_match, std::regex("constexpr long VL = ([0-9]+);")));
+  const long lanes = std::stol(lanes_match[1]);
+  // The pixel counts of the tiles' groups of at most `lanes` pixels.
+  std::set<long> counts;
+  for (long pixels : {6L, 3L})
+    for (long first = 0; first < pixels; first += lanes) counts.insert(std::min(pixels - first, lanes));
+  const auto assembly = assembly_of(scratch, "stores", source, tune::cpu_build_flags(*program, config, "c++"));
+  std::set<long> defined;
+  const std::regex definition("\n(_Z[A-Za-z0-9_]*store_groupILl([0-9]+)E[A-Za-z0-9_]*):\n");
+  for (auto it = std::sregex_iterator(assembly.begin(), assembly.end(), definition); it != std::sregex_iterator(); ++it)
+    defined.insert(std::stol((*it)[2]));
+  INFO("lanes " << lanes);
+  CHECK(defined == counts);
+  // Its own layouts store the pixels' vectors as they are: no transposing.
+  auto own = tune::make_cpu_task_program(tune::parse_task(std::string(task) + ":own"));
+  CHECK(own->space->is_valid(config));
+  const auto own_assembly =
+      assembly_of(scratch, "own-stores", own->source(config), tune::cpu_build_flags(*own, config, "c++"));
+  CHECK_FALSE(std::regex_search(own_assembly, definition));
+  // And the kernel is right: built and verified against the reference.
+  auto backend = tune::make_task_backend(task, "cpu", scratch.options());
+  check_self_contained(*backend, config);
 }

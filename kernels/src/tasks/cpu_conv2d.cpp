@@ -62,21 +62,30 @@ float* aligned_floats(long n) { return static_cast<float*>(aligned_alloc(64, (n 
 
 inline void store(float* p, vec v) { __builtin_memcpy(p, &v, sizeof v); }
 TRANSPOSE
-// NCHW output of pixels J0 .. J0 + VL - 1 (or to NX) of a tile: per vector
-// of channels, the block of VL pixels x VL channels is transposed in
-// registers and each channel's pixels stored as one (partial) vector.
-template <long NX, long J0>
-__attribute__((always_inline)) inline void store_nchw(vec (&acc)[NX][NV], float* __restrict out) {
-  constexpr long COUNT = NX - J0 < VL ? NX - J0 : VL;
+// NCHW output of COUNT pixels of a tile (acc: their rows): per vector of
+// channels, the block of VL pixels x VL channels is transposed in registers
+// and each channel's pixels stored as one (partial) vector. One function per
+// pixel count, not inlined: the tiles of a row (interior, at the padding, the
+// remainder) call the same copy. Inlined into every tile, the transposes were
+// half of a C2 build (0.69 of 1.1 s, docs/kernels.md); a call per tile at the
+// end of its whole reduction: the kernels of 30 C2 configurations ran 0.96-
+// 1.12x as fast, median 1.01x.
+template <long COUNT>
+__attribute__((noinline)) void store_group(const vec (*acc)[NV], float* __restrict out) {
 #pragma GCC unroll 64
   for (long v = 0; v < NV; ++v) {
     vec r[VL];
 #pragma GCC unroll 16
-    for (long i = 0; i < VL; ++i) r[i] = i < COUNT ? acc[J0 + i < NX ? J0 + i : 0][v] : vec{};
+    for (long i = 0; i < VL; ++i) r[i] = i < COUNT ? acc[i][v] : vec{};
     transpose(r);
 #pragma GCC unroll 16
-    for (long c = 0; c < VL; ++c) __builtin_memcpy(out + (v * VL + c) * HO * WO + J0, &r[c], COUNT * sizeof(float));
+    for (long c = 0; c < VL; ++c) __builtin_memcpy(out + (v * VL + c) * HO * WO, &r[c], COUNT * sizeof(float));
   }
+}
+// Pixels J0 .. J0 + VL - 1 (or to NX) of a tile.
+template <long NX, long J0>
+__attribute__((always_inline)) inline void store_nchw(vec (&acc)[NX][NV], float* __restrict out) {
+  store_group<NX - J0 < VL ? NX - J0 : VL>(acc + J0, out + J0);
 }
 template <long NX, long... G>
 __attribute__((always_inline)) inline void store_nchw(vec (&acc)[NX][NV], float* __restrict out,
