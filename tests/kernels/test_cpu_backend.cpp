@@ -533,6 +533,41 @@ TEST_CASE("a Conv2D's innermost reduction loop is unrolled at most 16 times and 
   check_correct(*backend, config_of(*backend->space(), 4.0, "c_inner", 1.0));
 }
 
+TEST_CASE("unroll_inner leaves a Conv2D's source alone where no tile of a row runs the unrolled loop", "[kernels]") {
+  // Rows of 27 pixels under a 5-column kernel with a padding of 2 (C2's):
+  // pixels 0-1 and 25-26 read the padding. Tiles of up to 12 pixels leave
+  // one tile (or the remainder) inside the image, which runs the unrolled
+  // loop; from 13 on every tile of a row is at one of its ends, whose loops
+  // stay rolled, and unroll_inner 1 is the source of 0: built once.
+  const char* task = "conv2d:1x16x6x27:16x5x5:s1:p2";
+  auto program = tune::make_cpu_task_program(tune::parse_task(task));
+  auto config_of = [&](double tile_x, double unroll) {
+    return program->space->from_values({{"block_f", program->space->parameters()[0]->value(0)},
+                                        {"tile_x", tile_x},
+                                        {"input_layout", std::string("nhwc")},
+                                        {"reduction", std::string("c_inner")},
+                                        {"loop_order", std::string("f_outer")},
+                                        {"unroll_inner", unroll}});
+  };
+  for (double tile_x = 1; tile_x <= 27; ++tile_x) {
+    INFO("tile_x " << tile_x);
+    const bool same = program->source(config_of(tile_x, 0.0)) == program->source(config_of(tile_x, 1.0));
+    CHECK(same == (tile_x >= 13));
+  }
+  // The second is the first's build, from the compile cache; both right.
+  tune::test::kernel_scratch scratch("conv-unroll-inert");
+  auto backend = tune::make_task_backend(task, "cpu", scratch.options());
+  for (double tile_x : {12.0, 13.0}) {
+    INFO("tile_x " << tile_x);
+    auto rolled = backend->build(config_of(tile_x, 0.0), 120.0);
+    REQUIRE(rolled.state == status::ok);
+    auto unrolled = backend->build(config_of(tile_x, 1.0), 120.0);
+    REQUIRE(unrolled.state == status::ok);
+    CHECK((unrolled.message == "cached") == (tile_x == 13.0));
+    check_correct(*backend, config_of(tile_x, 1.0));
+  }
+}
+
 TEST_CASE("a compiler that cannot be run is a compile error, not an exception", "[kernels]") {
   tune::test::kernel_scratch scratch("compiler");
   auto options = scratch.options();

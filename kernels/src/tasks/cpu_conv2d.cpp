@@ -20,7 +20,9 @@
 //                 block just before, into a buffer of the thread's); y_outer:
 //                 an input row stays while the tile runs over the weight blocks
 //   unroll_inner  1: the innermost reduction loop is unrolled, at most
-//                 max_inner_unroll (16) times: fully when it is shorter
+//                 max_inner_unroll (16) times: fully when it is shorter; in
+//                 the tiles that read no padding column (where a row has
+//                 none, the source is the same as with 0)
 //
 // The plain task does every conversion (weight repacking, padded or NHWC
 // input, the per-tile transpose into the NCHW output, in vector registers)
@@ -272,6 +274,8 @@ constexpr long right_start() {
   return n;
 }
 constexpr long RIGHT = right_start();
+// The generator emits the pragma of REDUCTION only where some tile runs it.
+static_assert((RIGHT > LEFT || (XREST > 0 && REST_INSIDE)) == SOME_TILE_INSIDE, "the generator's tiles inside");
 
 // Full tiles FIRST + I of a row, each masked at its columns.
 template <long FIRST, long... I>
@@ -385,13 +389,33 @@ std::int64_t inner_extent(const task_spec& task, const conv_knobs& k) {
 // the space holds (at most 30 accumulators x 16).
 constexpr std::int64_t max_inner_unroll = 16;
 
+// Whether some tile of a row of tiles `tile_x` wide reads no padding column,
+// as the template's inside() decides: an interior tile, or a remainder
+// inside the image. Only such tiles run REDUCTION, the loop that
+// unroll_inner unrolls; the tiles at a row's ends keep their loops rolled.
+bool some_tile_inside(const task_spec& task, std::int64_t tile_x) {
+  const std::int64_t wo = task.out_width(), rest = wo % tile_x;
+  auto inside = [&](std::int64_t x0, std::int64_t x1) {
+    return x0 * task.stride >= task.pad && (x1 - 1) * task.stride + task.kernel_w - 1 - task.pad < task.width;
+  };
+  for (std::int64_t x0 = 0; x0 + tile_x <= wo; x0 += tile_x)
+    if (inside(x0, x0 + tile_x)) return true;
+  return rest > 0 && inside(wo - rest, wo);
+}
+
+// Whether the innermost reduction loop is unrolled somewhere: asked for and
+// run by some tile. Where no tile runs it (C2's rows of 27 pixels in tiles of
+// 13 or more) unroll_inner changes nothing, and the source is the same as
+// without it: the compile cache builds the kernel once.
+bool unrolled(const task_spec& task, const conv_knobs& k) { return k.unroll && some_tile_inside(task, k.tile_x); }
+
 // Times the innermost reduction loop is unrolled: 1 when it is not.
 std::int64_t inner_unroll(const task_spec& task, const conv_knobs& k) {
-  return k.unroll ? std::min(inner_extent(task, k), max_inner_unroll) : 1;
+  return unrolled(task, k) ? std::min(inner_extent(task, k), max_inner_unroll) : 1;
 }
 
 std::string reduction_code(const task_spec& task, const conv_knobs& k) {
-  std::string inner = k.unroll ? "#pragma GCC unroll " + std::to_string(inner_unroll(task, k)) + "\n" : "";
+  std::string inner = unrolled(task, k) ? "#pragma GCC unroll " + std::to_string(inner_unroll(task, k)) + "\n" : "";
   if (k.c_inner)
     return "  for (long ry = ry0; ry < ry1; ++ry)\n    for (long rx = 0; rx < KW; ++rx)\n" + inner +
            "      for (long c = 0; c < C; ++c) step(c, ry, rx);\n";
@@ -426,7 +450,8 @@ std::string conv_source(const task_spec& task, int threads, const conv_knobs& k)
   s += constant("FB", k.block_f) + constant("XR", k.tile_x) + constant("VL", vector_lanes(k.block_f));
   s += std::string("constexpr bool NHWC = ") + (k.nhwc ? "true" : "false") +
        ", C_INNER = " + (k.c_inner ? "true" : "false") + ", Y_OUTER = " + (k.y_outer ? "true" : "false") +
-       ", OWN = " + (task.own_layouts ? "true" : "false") + ";\n";
+       ", OWN = " + (task.own_layouts ? "true" : "false") +
+       ", SOME_TILE_INSIDE = " + (some_tile_inside(task, k.tile_x) ? "true" : "false") + ";\n";
   s += cpu_vector_helpers;
   std::string body = conv_body;
   auto put = [&](const std::string& what, const std::string& with) {
