@@ -368,7 +368,7 @@ TEST_CASE("GCC's build flags of the templates are left out for clang", "[kernels
 TEST_CASE("a Conv2D's NCHW stores are one function per pixel count, shared by the tiles of a row", "[kernels]") {
   // A row of 27 pixels in tiles of 6 with a padding of 2: a left tile at the
   // padding, interior tiles and a remainder of 3 at the right. Each tile's
-  // transposing NCHW store was inlined into it (half of a C2 build's time);
+  // transposing NCHW store was inlined into it (a third of a C2 build);
   // the tiles of one pixel count now call one function of it.
   tune::test::kernel_scratch scratch("builds-nchw-stores");
   const char* task = "conv2d:1x4x6x27:16x5x5:s1:p2";

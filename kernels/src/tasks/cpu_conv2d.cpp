@@ -68,10 +68,10 @@ TRANSPOSE
 // channels, the block of VL pixels x VL channels is transposed in registers
 // and each channel's pixels stored as one (partial) vector. One function per
 // pixel count, not inlined: the tiles of a row (interior, at the padding, the
-// remainder) call the same copy. Inlined into every tile, the transposes were
-// half of a C2 build (0.69 of 1.1 s, docs/kernels.md); a call per tile at the
-// end of its whole reduction: the kernels of 30 C2 configurations ran 0.96-
-// 1.12x as fast, median 1.01x.
+// remainder) call the same copy. Inlined into every tile, the transposes took
+// a third of a C2 build (one source: 0.69 s, 0.44 s with this; builds of 30
+// configurations 0.78x as long, docs/kernels.md); a call per tile at the end
+// of its whole reduction: their kernels ran 0.96-1.12x as fast, median 1.01x.
 template <long COUNT>
 __attribute__((noinline)) void store_group(const vec (*acc)[NV], float* __restrict out) {
 #pragma GCC unroll 64
@@ -169,8 +169,11 @@ MASKED_REDUCTION
   }
 }
 
-// Position in the reduction of OIHW's step s = (c * KH + ry) * KW + rx.
-constexpr long step_at(long s) { return w_at(s / (KH * KW), s / KW % KH, s % KW); }
+// Position in the reduction of OIHW's step s = (c * KH + ry) * KW + rx:
+// w_at(s / (KH * KW), s / KW % KH, s % KW), with one division (c_inner) or
+// none (c_outer: the same order). Written as w_at of the three, it took g++
+// 15-35 ms more a build (C2: 0.92x the build time, docs/kernels.md).
+constexpr long step_at(long s) { return C_INNER ? s % (KH * KW) * C + s / (KH * KW) : s; }
 
 // Weight block fb repacked into [reduction][FB], VL channels at a time (F
 // is a multiple of FB, FB of VL): VL channels x VL steps read as VL vectors
